@@ -1,0 +1,97 @@
+{{/*
+Expand the name of the chart.
+*/}}
+{{- define "platform-operators.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Create a default fully qualified app name.
+We truncate at 63 chars because some Kubernetes name fields are limited to this (by the DNS naming spec).
+If release name contains chart name it will be used as a full name.
+*/}}
+{{- define "platform-operators.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Create chart name and version as used by the chart label.
+*/}}
+{{- define "platform-operators.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Common labels, carried by every object of the chart.
+*/}}
+{{- define "platform-operators.labels" -}}
+helm.sh/chart: {{ include "platform-operators.chart" . }}
+{{ include "platform-operators.selectorLabels" . }}
+{{- if .Chart.AppVersion }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+{{- end }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: platform-operators
+app.kubernetes.io/component: manager
+{{- end }}
+
+{{/*
+Selector labels. The Deployment's selector is immutable: do not add keys here.
+*/}}
+{{- define "platform-operators.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "platform-operators.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/*
+Name of the ServiceAccount the manager runs as.
+*/}}
+{{- define "platform-operators.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "platform-operators.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/*
+Manager image: <registry>/<repository>:<tag>, or @<digest> when image.digest is set.
+global.imageRegistry wins over image.registry; an empty registry means no prefix.
+*/}}
+{{- define "platform-operators.image" -}}
+{{- $registry := .Values.image.registry }}
+{{- with .Values.global }}
+{{- if .imageRegistry }}
+{{- $registry = .imageRegistry }}
+{{- end }}
+{{- end }}
+{{- $repository := .Values.image.repository }}
+{{- if $registry }}
+{{- $repository = printf "%s/%s" (trimSuffix "/" $registry) $repository }}
+{{- end }}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" $repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" $repository (toString (default .Chart.AppVersion .Values.image.tag)) }}
+{{- end }}
+{{- end }}
+
+{{/*
+Value of the manager's --controllers flag: "*" (every controller that is on by default)
+followed by one entry per optional controller, "name" to enable it or "-name" to disable it.
+Add a line here for each new optional controller.
+*/}}
+{{- define "platform-operators.controllers" -}}
+{{- $controllers := list "*" }}
+{{- $controllers = append $controllers (ternary "podwatcher" "-podwatcher" (.Values.podWatcher.enabled | default false)) }}
+{{- join "," $controllers }}
+{{- end }}

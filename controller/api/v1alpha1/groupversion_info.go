@@ -1,0 +1,20 @@
+// Package v1alpha1 holds the API of platform-operators, group ops.platform-operators.io.
+// +kubebuilder:object:generate=true
+// +groupName=ops.platform-operators.io
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/scheme"
+)
+
+var (
+	// GroupVersion is the group and version of every kind in this package.
+	GroupVersion = schema.GroupVersion{Group: "ops.platform-operators.io", Version: "v1alpha1"}
+
+	// SchemeBuilder registers the kinds of this package with a runtime.Scheme.
+	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+
+	// AddToScheme adds the kinds of this package to a runtime.Scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)

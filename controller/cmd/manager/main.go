@@ -1,0 +1,204 @@
+// Command manager runs the platform-operators controllers. It parses flags and wires the
+// controllers into one controller-runtime manager; the logic lives in the controller packages.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/enablement"
+	"github.com/platform-operators/platform-operators/controller/logging"
+	"github.com/platform-operators/platform-operators/controller/podwatcher"
+	"github.com/platform-operators/platform-operators/controller/version"
+)
+
+// The manager's own RBAC needs (controllers add theirs next to their code).
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+type options struct {
+	metricsAddr, probeAddr     string
+	leaderElect                bool
+	leaderElectionID, leaderNS string
+	controllers                string
+	logFormat, logLevel        string
+	qps                        float64
+	burst                      int
+	gracefulShutdown           time.Duration
+	podWatcherNamespaces       string
+	showVersion                bool
+}
+
+// known lists every controller the manager can run; "*" in --controllers means those on by default.
+var known = []enablement.Controller{
+	{Name: podwatcher.Name, OnDefault: false},
+}
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
+	fs.BoolVar(&o.leaderElect, "leader-elect", true, "Elect a leader through a Lease so only one replica runs the controllers.")
+	fs.StringVar(&o.leaderElectionID, "leader-election-id", "platform-operators", "Name of the leader election Lease.")
+	fs.StringVar(&o.leaderNS, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the pod's namespace; required out of cluster).")
+	fs.StringVar(&o.controllers, "controllers", "*", "Controllers to run: '*' (all on by default), 'name' to add, '-name' to remove, comma-separated. Known: "+knownNames()+".")
+	fs.StringVar(&o.logFormat, "log-format", "json", "Log format: json or text.")
+	fs.StringVar(&o.logLevel, "log-level", "info", "Log level: debug, info, error, or a verbosity number.")
+	fs.Float64Var(&o.qps, "kube-api-qps", 50, "Steady queries per second to the Kubernetes API.")
+	fs.IntVar(&o.burst, "kube-api-burst", 100, "Burst of queries to the Kubernetes API.")
+	fs.DurationVar(&o.gracefulShutdown, "graceful-shutdown-timeout", 30*time.Second, "How long to wait for controllers to stop on shutdown.")
+	fs.StringVar(&o.podWatcherNamespaces, "podwatcher-namespaces", "", "Namespaces the pod watcher watches, comma-separated (default: all).")
+	fs.BoolVar(&o.showVersion, "version", false, "Print the version and exit.")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if o.qps <= 0 || o.burst <= 0 {
+		return o, errors.New("--kube-api-qps and --kube-api-burst must be positive")
+	}
+	return o, nil
+}
+
+func knownNames() string {
+	names := make([]string, 0, len(known))
+	for _, c := range known {
+		names = append(names, c.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, w := range strings.Split(s, ",") {
+		if w = strings.TrimSpace(w); w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func run(args []string) error {
+	o, err := parseFlags(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if o.showVersion {
+		fmt.Println(version.String())
+		return nil
+	}
+	log, err := logging.New(os.Stderr, o.logFormat, o.logLevel)
+	if err != nil {
+		return err
+	}
+	ctrl.SetLogger(log)
+	klog.SetLogger(log)
+	enabled, err := enablement.Resolve(splitList(o.controllers), known)
+	if err != nil {
+		return err
+	}
+	log.Info("Starting", "version", version.Version, "commit", version.Commit, "controllers", enabled)
+
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return err
+	}
+
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
+	cfg.UserAgent = "platform-operators/" + version.Version
+
+	isOn := func(name string) bool {
+		for _, e := range enabled {
+			if e == name {
+				return true
+			}
+		}
+		return false
+	}
+	cacheOpts := cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject:         map[client.Object]cache.ByObject{},
+	}
+	if isOn(podwatcher.Name) {
+		obj, by := podwatcher.CacheByObject(splitList(o.podWatcherNamespaces))
+		cacheOpts.ByObject[obj] = by
+	}
+
+	shutdown := o.gracefulShutdown
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                        scheme,
+		Cache:                         cacheOpts,
+		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress:        o.probeAddr,
+		LeaderElection:                o.leaderElect,
+		LeaderElectionID:              o.leaderElectionID,
+		LeaderElectionNamespace:       o.leaderNS,
+		LeaderElectionReleaseOnCancel: true,
+		GracefulShutdownTimeout:       &shutdown,
+	})
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	// Ready once the informers the controllers started have synced.
+	if err := mgr.AddReadyzCheck("informers", func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
+		defer cancel()
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return errors.New("informers not synced")
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+
+	if isOn(podwatcher.Name) {
+		m, err := podwatcher.NewMetrics(crmetrics.Registry)
+		if err != nil {
+			return err
+		}
+		if err := mgr.Add(&podwatcher.Watcher{Informers: mgr.GetCache(), Log: log.WithName(podwatcher.Name), Metrics: m}); err != nil {
+			return err
+		}
+	}
+	log.Info("Starting manager")
+	return mgr.Start(ctrl.SetupSignalHandler())
+}

@@ -1,0 +1,64 @@
+// Package enablement decides which controllers a manager runs from the --controllers flag,
+// with the syntax kube-controller-manager users know: "*" means every controller that is on by
+// default, "name" turns one on, "-name" turns one off. The last word about a name wins.
+package enablement
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Controller is one controller the manager knows, and whether "*" includes it.
+type Controller struct {
+	Name      string
+	OnDefault bool
+}
+
+// Resolve returns the names of the controllers to run, sorted, for the given flag words. An
+// unknown name is an error that lists the known ones, so a typo never silently disables a
+// controller.
+func Resolve(words []string, known []Controller) ([]string, error) {
+	byName := make(map[string]Controller, len(known))
+	for _, c := range known {
+		byName[c.Name] = c
+	}
+	on := map[string]bool{}
+	for _, raw := range words {
+		w := strings.TrimSpace(raw)
+		switch {
+		case w == "":
+			continue
+		case w == "*":
+			for _, c := range known {
+				if c.OnDefault {
+					on[c.Name] = true
+				}
+			}
+		default:
+			name, enable := strings.CutPrefix(w, "-")
+			enable = !enable
+			if _, ok := byName[name]; !ok {
+				return nil, fmt.Errorf("unknown controller %q in --controllers (known: %s)", name, strings.Join(names(known), ", "))
+			}
+			on[name] = enable
+		}
+	}
+	var out []string
+	for name, enabled := range on {
+		if enabled {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func names(known []Controller) []string {
+	out := make([]string, 0, len(known))
+	for _, c := range known {
+		out = append(out, c.Name)
+	}
+	sort.Strings(out)
+	return out
+}

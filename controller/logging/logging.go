@@ -1,0 +1,53 @@
+// Package logging builds the manager's logger from the --log-format and --log-level flags.
+package logging
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/go-logr/logr"
+	"go.uber.org/zap/zapcore"
+	crzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
+)
+
+// New returns a zap-backed logr.Logger writing to w. format is "json" or "text"; level is
+// "debug", "info", "error" or a verbosity number (2 shows V(2) lines and below).
+func New(w io.Writer, format, level string) (logr.Logger, error) {
+	lvl, err := parseLevel(level)
+	if err != nil {
+		return logr.Discard(), err
+	}
+	opts := []crzap.Opts{crzap.WriteTo(w), crzap.Level(lvl), crzap.StacktraceLevel(zapcore.PanicLevel)}
+	switch format {
+	case "json":
+		opts = append(opts, crzap.UseDevMode(false), crzap.JSONEncoder(func(c *zapcore.EncoderConfig) {
+			c.TimeKey = "ts"
+			c.EncodeTime = zapcore.RFC3339NanoTimeEncoder
+		}))
+	case "text":
+		opts = append(opts, crzap.ConsoleEncoder(func(c *zapcore.EncoderConfig) {
+			c.EncodeTime = zapcore.RFC3339TimeEncoder
+		}))
+	default:
+		return logr.Discard(), fmt.Errorf("--log-format must be json or text, not %q", format)
+	}
+	return crzap.New(opts...), nil
+}
+
+func parseLevel(level string) (zapcore.Level, error) {
+	switch level {
+	case "debug":
+		return zapcore.DebugLevel, nil
+	case "info":
+		return zapcore.InfoLevel, nil
+	case "error":
+		return zapcore.ErrorLevel, nil
+	}
+	// logr verbosity V(n) maps to zap level -n.
+	n, err := strconv.Atoi(level)
+	if err != nil || n < 0 || n > 127 {
+		return 0, fmt.Errorf("--log-level must be debug, info, error or a verbosity 0-127, not %q", level)
+	}
+	return zapcore.Level(-n), nil
+}

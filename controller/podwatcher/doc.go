@@ -1,0 +1,7 @@
+// Package podwatcher logs the lifecycle of pods (added, phase changed, deleted) as structured
+// log lines and counts the transitions in a Prometheus counter. It is off by default.
+//
+// It is an informer event handler rather than a reconciler: a reconcile request carries only a
+// key, while a phase transition needs the old and the new object. The decision of what an event
+// means (Classify) is a pure function; the Watcher only feeds it and records the result.
+package podwatcher

@@ -1,0 +1,72 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/features"
+)
+
+type nsKey string
+
+// withNamespace creates the named namespace before a feature and deletes it after, so each
+// feature works in a namespace of its own.
+func withNamespace(b *features.FeatureBuilder, name string) *features.FeatureBuilder {
+	return b.
+		Setup(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+			if err := cfg.Client().Resources().Create(ctx, ns); err != nil {
+				t.Fatalf("creating namespace %s: %v", name, err)
+			}
+			return context.WithValue(ctx, nsKey(name), name)
+		}).
+		Teardown(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+			if err := cfg.Client().Resources().Delete(ctx, ns); err != nil {
+				t.Logf("deleting namespace %s: %v", name, err)
+			}
+			return ctx
+		})
+}
+
+// logLine is one JSON log line of the manager, with the fields the suite looks at.
+type logLine struct {
+	Msg      string `json:"msg"`
+	Logger   string `json:"logger"`
+	OldPhase string `json:"oldPhase"`
+	NewPhase string `json:"newPhase"`
+	Pod      struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"pod"`
+}
+
+// parseLogLines returns the JSON lines of a log, skipping anything else.
+func parseLogLines(log string) []logLine {
+	var out []logLine
+	sc := bufio.NewScanner(strings.NewReader(log))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var l logLine
+		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Msg != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// metricValue finds a sample by its exact name{labels} text in Prometheus exposition output.
+func metricValue(text, series string) (string, bool) {
+	for _, line := range strings.Split(text, "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			return strings.TrimSpace(v), true
+		}
+	}
+	return "", false
+}

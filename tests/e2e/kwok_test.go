@@ -1,0 +1,155 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+
+	"github.com/platform-operators/platform-operators/tests/testbed"
+)
+
+// kwokProvider runs a kwok cluster from bin/ and the manager as a local process with the
+// Deployment's args and env and a token of the chart's ServiceAccount, as `make up` does.
+type kwokProvider struct {
+	dir     string
+	cluster testbed.Kwok
+	manager *testbed.Manager
+	exited  chan error
+}
+
+func (p *kwokProvider) Setup(ctx context.Context, cfg *envconf.Config, values map[string]any) (context.Context, error) {
+	dir, err := os.MkdirTemp("", "po-e2e-")
+	if err != nil {
+		return ctx, err
+	}
+	p.dir = dir
+	bin := filepath.Join(root, "bin")
+	p.cluster = testbed.Kwok{Name: "po-e2e", Bin: bin, Workdir: filepath.Join(dir, "kwok"), Out: os.Stderr}
+	// A cluster left over from an interrupted run of this work dir cannot exist (fresh temp dir).
+	if err := p.cluster.Up(ctx, 2); err != nil {
+		return ctx, err
+	}
+	kc, err := p.cluster.Kubeconfig(ctx)
+	if err != nil {
+		return ctx, err
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+		return ctx, err
+	}
+	cfg.WithKubeconfigFile(kubeconfig)
+
+	managerBin := filepath.Join(dir, "manager")
+	build := exec.CommandContext(ctx, "go", "build", "-o", managerBin, "./controller/cmd/manager")
+	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return ctx, fmt.Errorf("building the manager: %w", err)
+	}
+
+	if _, err := testbed.UpgradeInstall(testbed.Release{
+		Name: releaseName, Namespace: releaseNamespace, ChartDir: filepath.Join(root, "charts", "platform-operators"),
+		Kubeconfig: kubeconfig, Values: values,
+	}, nil); err != nil {
+		return ctx, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg.Client().RESTConfig())
+	if err != nil {
+		return ctx, err
+	}
+	spec, err := testbed.ReadManagerSpec(ctx, cs, releaseNamespace, releaseName, "manager")
+	if err != nil {
+		return ctx, err
+	}
+	saKC, err := testbed.ServiceAccountKubeconfig(ctx, cs, cfg.Client().RESTConfig(), releaseNamespace, spec.ServiceAccount, 2*time.Hour)
+	if err != nil {
+		return ctx, err
+	}
+	managerKubeconfig := filepath.Join(dir, "manager.kubeconfig")
+	if err := os.WriteFile(managerKubeconfig, saKC, 0o600); err != nil {
+		return ctx, err
+	}
+	p.manager, err = testbed.StartManager(managerBin, spec, managerKubeconfig, filepath.Join(dir, "manager.log"), false)
+	if err != nil {
+		return ctx, err
+	}
+	p.exited = make(chan error, 1)
+	go func() { p.exited <- p.manager.Cmd.Wait() }()
+	readyCtx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	return ctx, p.manager.WaitReady(readyCtx)
+}
+
+func (p *kwokProvider) Finish(ctx context.Context, _ *envconf.Config) (context.Context, error) {
+	if p.manager != nil {
+		_ = p.manager.Stop(15 * time.Second)
+		<-p.exited
+	}
+	if p.dir == "" {
+		return ctx, nil
+	}
+	err := p.cluster.Down(ctx)
+	if err == nil {
+		err = os.RemoveAll(p.dir)
+	}
+	return ctx, err
+}
+
+func (p *kwokProvider) ExportLogs(ctx context.Context, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if p.manager != nil {
+		if b, err := os.ReadFile(p.manager.LogPath); err == nil {
+			_ = os.WriteFile(filepath.Join(dir, "manager.log"), b, 0o644)
+		}
+	}
+	return p.cluster.ExportLogs(ctx, filepath.Join(dir, "cluster"))
+}
+
+func (p *kwokProvider) ManagerLogs(context.Context, *envconf.Config) (string, error) {
+	b, err := os.ReadFile(p.manager.LogPath)
+	return string(b), err
+}
+
+func (p *kwokProvider) ManagerMetrics(ctx context.Context, _ *envconf.Config) (string, error) {
+	return httpGet(ctx, "http://"+p.manager.MetricsAddr+"/metrics")
+}
+
+func (p *kwokProvider) ManagerReady(ctx context.Context, _ *envconf.Config) (bool, error) {
+	_, err := httpGet(ctx, "http://"+p.manager.ProbeAddr+"/readyz")
+	return err == nil, nil
+}
+
+func (p *kwokProvider) LeaseHolderPrefix(context.Context, *envconf.Config) (string, error) {
+	// controller-runtime's identity is "<hostname>_<uuid>".
+	host, err := os.Hostname()
+	return host + "_", err
+}
+
+func httpGet(ctx context.Context, url string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return string(b), fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return string(b), nil
+}

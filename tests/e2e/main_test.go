@@ -1,0 +1,102 @@
+// Package e2e is the end-to-end suite: the chart installed into a real cluster and the manager
+// running as the chart's ServiceAccount. E2E_PROVIDER picks the cluster: "kwok" (default; real
+// control plane from bin/, manager as a local process) or "kind" (needs Docker; the image is built,
+// loaded and runs in-cluster).
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/e2e-framework/pkg/env"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+)
+
+const (
+	releaseName      = "platform-operators"
+	releaseNamespace = "platform-operators-system"
+	// podWatcherNamespace is the one namespace the suite's pod watcher watches.
+	podWatcherNamespace = "e2e-podwatcher"
+)
+
+var (
+	testenv env.Environment
+	bed     provider
+	root    = repoRoot()
+)
+
+// provider is what differs between running the manager next to a kwok cluster and inside kind.
+type provider interface {
+	// Setup creates the cluster and installs the chart with values, then starts the manager.
+	Setup(ctx context.Context, cfg *envconf.Config, values map[string]any) (context.Context, error)
+	Finish(ctx context.Context, cfg *envconf.Config) (context.Context, error)
+	// ExportLogs writes cluster and manager logs into dir.
+	ExportLogs(ctx context.Context, dir string) error
+	// ManagerLogs and ManagerMetrics read the running manager's log and /metrics text.
+	ManagerLogs(ctx context.Context, cfg *envconf.Config) (string, error)
+	ManagerMetrics(ctx context.Context, cfg *envconf.Config) (string, error)
+	// ManagerReady reports whether the manager answers /readyz (kwok) or its pod is Ready (kind).
+	ManagerReady(ctx context.Context, cfg *envconf.Config) (bool, error)
+	// LeaseHolderPrefix is how the leader lease's holderIdentity of our manager begins.
+	LeaseHolderPrefix(ctx context.Context, cfg *envconf.Config) (string, error)
+}
+
+// suiteValues are the chart values every provider installs with.
+func suiteValues() map[string]any {
+	return map[string]any{
+		"crds":       map[string]any{"keep": false},
+		"logging":    map[string]any{"format": "json", "level": "info"},
+		"podWatcher": map[string]any{"enabled": true, "namespaces": []any{podWatcherNamespace}},
+	}
+}
+
+func TestMain(m *testing.M) {
+	cfg, err := envconf.NewFromFlags()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	switch p := os.Getenv("E2E_PROVIDER"); p {
+	case "", "kwok":
+		bed = &kwokProvider{}
+	case "kind":
+		bed = &kindProvider{}
+	default:
+		fmt.Fprintf(os.Stderr, "E2E_PROVIDER must be kwok or kind, not %q\n", p)
+		os.Exit(2)
+	}
+	testenv = env.NewWithConfig(cfg)
+	testenv.Setup(func(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
+		return bed.Setup(ctx, cfg, suiteValues())
+	})
+	// Keep what a failure needs for diagnosis: cluster component logs and the manager's log.
+	testenv.AfterEachTest(func(ctx context.Context, cfg *envconf.Config, t *testing.T) (context.Context, error) {
+		if t.Failed() {
+			dir := filepath.Join(root, "tests", "e2e", "_artifacts", t.Name())
+			if err := bed.ExportLogs(ctx, dir); err != nil {
+				t.Logf("exporting logs: %v", err)
+			} else {
+				t.Logf("cluster and manager logs exported to %s", dir)
+			}
+		}
+		return ctx, nil
+	})
+	testenv.Finish(bed.Finish)
+	os.Exit(testenv.Run(m))
+}
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// poll is the interval and timeout assessments wait with.
+const (
+	pollInterval = 250 * time.Millisecond
+	waitTimeout  = 60 * time.Second
+)

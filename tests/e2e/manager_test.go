@@ -1,0 +1,98 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/e2e-framework/klient/wait"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/features"
+
+	"github.com/platform-operators/platform-operators/tests/testbed"
+)
+
+func TestManager(t *testing.T) {
+	ready := features.New("the manager is ready and leads").
+		Assess("the manager reports ready", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			err := wait.For(func(ctx context.Context) (bool, error) { return bed.ManagerReady(ctx, cfg) },
+				wait.WithContext(ctx), wait.WithInterval(pollInterval), wait.WithTimeout(waitTimeout))
+			if err != nil {
+				t.Fatalf("manager never became ready: %v", err)
+			}
+			return ctx
+		}).
+		Assess("the manager holds the leader election lease", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			prefix, err := bed.LeaseHolderPrefix(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: releaseName, Namespace: releaseNamespace}}
+			var holder string
+			err = wait.For(func(ctx context.Context) (bool, error) {
+				if err := cfg.Client().Resources().Get(ctx, lease.Name, lease.Namespace, lease); err != nil {
+					return false, nil
+				}
+				holder = ""
+				if lease.Spec.HolderIdentity != nil {
+					holder = *lease.Spec.HolderIdentity
+				}
+				return strings.HasPrefix(holder, prefix) && lease.Spec.RenewTime != nil &&
+					time.Since(lease.Spec.RenewTime.Time) < 30*time.Second, nil
+			}, wait.WithContext(ctx), wait.WithInterval(pollInterval), wait.WithTimeout(waitTimeout))
+			if err != nil {
+				t.Fatalf("lease %s/%s not held by %q* (holder %q): %v", releaseNamespace, releaseName, prefix, holder, err)
+			}
+			return ctx
+		}).Feature()
+
+	identity := features.New("the manager runs as the chart's ServiceAccount").
+		Assess("its credentials authenticate as the ServiceAccount and are bound by the chart's RBAC", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			admin, err := kubernetes.NewForConfig(cfg.Client().RESTConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec, err := testbed.ReadManagerSpec(ctx, admin, releaseNamespace, releaseName, "manager")
+			if err != nil {
+				t.Fatal(err)
+			}
+			kc, err := testbed.ServiceAccountKubeconfig(ctx, admin, cfg.Client().RESTConfig(), releaseNamespace, spec.ServiceAccount, 10*time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rc, err := clientcmd.RESTConfigFromKubeConfig(kc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sa, err := kubernetes.NewForConfig(rc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			review, err := sa.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+			if err != nil {
+				t.Fatalf("self subject review: %v", err)
+			}
+			if want := "system:serviceaccount:" + releaseNamespace + ":" + spec.ServiceAccount; review.Status.UserInfo.Username != want {
+				t.Fatalf("authenticated as %q, want %q", review.Status.UserInfo.Username, want)
+			}
+			// Granted by the chart: watching pods (pod watcher).
+			if _, err := sa.CoreV1().Pods(podWatcherNamespace).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+				t.Fatalf("listing pods, which the chart grants: %v", err)
+			}
+			// Not granted by the chart: reading Secrets cluster-wide.
+			_, err = sa.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{Limit: 1})
+			if !apierrors.IsForbidden(err) {
+				t.Fatalf("listing secrets in kube-system: err = %v, want Forbidden", err)
+			}
+			return ctx
+		}).Feature()
+
+	testenv.Test(t, ready, identity)
+}

@@ -1,0 +1,220 @@
+// Command testbed brings the local test bed up and down: `make up` and `make down`.
+//
+//	testbed up   [--values FILE]...   kwok cluster + chart + manager as the chart's ServiceAccount
+//	testbed down                      stop the manager, delete the cluster, remove .cluster/
+//
+// Everything it makes lives under .cluster/ in the repository: kubeconfig (admin),
+// manager.kubeconfig (the ServiceAccount token, nothing else), manager.log, manager.pid, kwok/.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"helm.sh/helm/v3/pkg/cli/values"
+	"helm.sh/helm/v3/pkg/getter"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/platform-operators/platform-operators/tests/testbed"
+)
+
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+type config struct {
+	root, bin, dir     string
+	cluster, release   string
+	namespace, manager string
+	valueFiles         stringList
+	nodes              int
+	tokenTTL           time.Duration
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: testbed up|down [flags]")
+		os.Exit(2)
+	}
+	var c config
+	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
+	fs.StringVar(&c.root, "root", ".", "Repository root.")
+	fs.StringVar(&c.cluster, "cluster", "platform-operators", "kwok cluster name.")
+	fs.StringVar(&c.release, "release", "platform-operators", "Helm release name (also the Deployment's name).")
+	fs.StringVar(&c.namespace, "namespace", "platform-operators-system", "Release namespace.")
+	fs.StringVar(&c.manager, "manager", "bin/manager", "Manager binary, relative to the root.")
+	fs.Var(&c.valueFiles, "values", "Helm values file (repeatable), as helm -f.")
+	fs.IntVar(&c.nodes, "nodes", 2, "Fake nodes to create.")
+	fs.DurationVar(&c.tokenTTL, "token-ttl", 24*time.Hour, "Lifetime of the manager's ServiceAccount token; `make up` again renews it.")
+	_ = fs.Parse(os.Args[2:])
+	root, err := filepath.Abs(c.root)
+	if err != nil {
+		fail(err)
+	}
+	c.root, c.bin, c.dir = root, filepath.Join(root, "bin"), filepath.Join(root, ".cluster")
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	switch os.Args[1] {
+	case "up":
+		err = up(ctx, c)
+	case "down":
+		err = down(ctx, c)
+	default:
+		err = fmt.Errorf("unknown command %q: want up or down", os.Args[1])
+	}
+	if err != nil {
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "testbed:", err)
+	os.Exit(1)
+}
+
+func step(format string, args ...any) { fmt.Printf("==> "+format+"\n", args...) }
+
+func (c config) kwok() testbed.Kwok {
+	return testbed.Kwok{Name: c.cluster, Bin: c.bin, Workdir: filepath.Join(c.dir, "kwok"), Out: os.Stderr}
+}
+
+func up(ctx context.Context, c config) error {
+	start := time.Now()
+	if err := os.MkdirAll(c.dir, 0o755); err != nil {
+		return err
+	}
+	step("kwok cluster %q (binary runtime, work dir %s)", c.cluster, filepath.Join(c.dir, "kwok"))
+	k := c.kwok()
+	if err := k.Up(ctx, c.nodes); err != nil {
+		return err
+	}
+	kc, err := k.Kubeconfig(ctx)
+	if err != nil {
+		return err
+	}
+	kubeconfig := filepath.Join(c.dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+		return err
+	}
+
+	step("helm upgrade -i %s charts/platform-operators -n %s %s", c.release, c.namespace, valuesArgs(c.valueFiles))
+	vals, err := (&values.Options{ValueFiles: c.valueFiles}).MergeValues(getter.All(nil))
+	if err != nil {
+		return fmt.Errorf("reading values: %w", err)
+	}
+	if _, err := testbed.UpgradeInstall(testbed.Release{
+		Name: c.release, Namespace: c.namespace, ChartDir: filepath.Join(c.root, "charts", "platform-operators"),
+		Kubeconfig: kubeconfig, Values: vals,
+	}, nil); err != nil {
+		return err
+	}
+
+	pidFile := filepath.Join(c.dir, "manager.pid")
+	if pid, err := readPID(pidFile); err == nil {
+		step("stopping the previous manager (pid %d)", pid)
+		if err := testbed.StopPID(pid, 15*time.Second); err != nil {
+			return err
+		}
+	}
+	restCfg, err := clientcmd.RESTConfigFromKubeConfig(kc)
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return err
+	}
+	spec, err := testbed.ReadManagerSpec(ctx, cs, c.namespace, c.release, "manager")
+	if err != nil {
+		return err
+	}
+	saKC, err := testbed.ServiceAccountKubeconfig(ctx, cs, restCfg, c.namespace, spec.ServiceAccount, c.tokenTTL)
+	if err != nil {
+		return err
+	}
+	managerKubeconfig := filepath.Join(c.dir, "manager.kubeconfig")
+	if err := os.WriteFile(managerKubeconfig, saKC, 0o600); err != nil {
+		return err
+	}
+	step("starting the manager as %s/%s: %s %s", c.namespace, spec.ServiceAccount, c.manager, strings.Join(spec.Args, " "))
+	logPath := filepath.Join(c.dir, "manager.log")
+	m, err := testbed.StartManager(filepath.Join(c.root, c.manager), spec, managerKubeconfig, logPath, true)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(m.Cmd.Process.Pid)+"\n"), 0o644); err != nil {
+		return err
+	}
+	readyCtx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	if err := m.WaitReady(readyCtx); err != nil {
+		return err
+	}
+	// The process is detached and must outlive us: let go of it without waiting.
+	_ = m.Cmd.Process.Release()
+
+	fmt.Printf(`
+Test bed is up in %s.
+  admin kubeconfig:   %s
+  manager:            pid %d, log %s
+  manager metrics:    http://%s/metrics   probes: http://%s/readyz
+
+Try:
+  export KUBECONFIG=%s
+  kubectl get nodes
+  kubectl -n %s get deploy,sa,lease
+  kubectl run demo --image=busybox --restart=Never && kubectl delete pod demo
+  tail -f %s
+Stop it all with: make down
+`, time.Since(start).Round(time.Second), kubeconfig, m.Cmd.Process.Pid, logPath, m.MetricsAddr, m.ProbeAddr,
+		kubeconfig, c.namespace, logPath)
+	return nil
+}
+
+func valuesArgs(files []string) string {
+	var b strings.Builder
+	for _, f := range files {
+		b.WriteString("-f " + f + " ")
+	}
+	return strings.TrimSpace(b.String())
+}
+
+func readPID(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(b)))
+}
+
+func down(ctx context.Context, c config) error {
+	pidFile := filepath.Join(c.dir, "manager.pid")
+	if pid, err := readPID(pidFile); err == nil {
+		step("stopping the manager (pid %d)", pid)
+		if err := testbed.StopPID(pid, 15*time.Second); err != nil {
+			return err
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(c.bin, "kwokctl")); err == nil {
+		step("deleting kwok cluster %q", c.cluster)
+		if err := c.kwok().Down(ctx); err != nil {
+			return err
+		}
+	}
+	step("removing %s", c.dir)
+	return os.RemoveAll(c.dir)
+}

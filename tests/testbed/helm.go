@@ -1,0 +1,69 @@
+package testbed
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/cli"
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
+)
+
+// Release names a chart installation.
+type Release struct {
+	Name       string
+	Namespace  string
+	ChartDir   string
+	Kubeconfig string
+	// Values are merged over the chart's values.yaml, as `-f`/`--set` would.
+	Values map[string]any
+	// Timeout bounds the wait for the release's resources to become ready.
+	Timeout time.Duration
+}
+
+// UpgradeInstall does what `helm upgrade -i --create-namespace --wait` does: install the
+// release when it does not exist, upgrade it otherwise. The Go SDK is used rather than the CLI
+// so values reach the chart byte-exact (no shell expansion of `$` in a robot account name).
+func UpgradeInstall(r Release, logf func(string, ...any)) (*release.Release, error) {
+	settings := cli.New()
+	settings.KubeConfig = r.Kubeconfig
+	cfg := new(action.Configuration)
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	if err := cfg.Init(settings.RESTClientGetter(), r.Namespace, "secret", logf); err != nil {
+		return nil, fmt.Errorf("helm init: %w", err)
+	}
+	chrt, err := loader.Load(r.ChartDir)
+	if err != nil {
+		return nil, fmt.Errorf("loading chart %s: %w", r.ChartDir, err)
+	}
+	timeout := r.Timeout
+	if timeout == 0 {
+		timeout = 3 * time.Minute
+	}
+	hist := action.NewHistory(cfg)
+	hist.Max = 1
+	if _, err := hist.Run(r.Name); errors.Is(err, driver.ErrReleaseNotFound) {
+		in := action.NewInstall(cfg)
+		in.ReleaseName, in.Namespace, in.CreateNamespace = r.Name, r.Namespace, true
+		in.Wait, in.Timeout = true, timeout
+		rel, err := in.Run(chrt, r.Values)
+		if err != nil {
+			return nil, fmt.Errorf("helm install %s: %w", r.Name, err)
+		}
+		return rel, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("helm history %s: %w", r.Name, err)
+	}
+	up := action.NewUpgrade(cfg)
+	up.Namespace, up.Wait, up.Timeout = r.Namespace, true, timeout
+	rel, err := up.Run(r.Name, chrt, r.Values)
+	if err != nil {
+		return nil, fmt.Errorf("helm upgrade %s: %w", r.Name, err)
+	}
+	return rel, nil
+}
