@@ -23,8 +23,6 @@ func testPod(namespace, name string) *corev1.Pod {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 		Spec: corev1.PodSpec{
 			Containers: []corev1.Container{{Name: "main", Image: "busybox", Command: []string{"sleep", "3600"}}},
-			// kwok's fake nodes carry this taint; kind ignores the toleration.
-			Tolerations: []corev1.Toleration{{Key: "kwok.x-k8s.io/node", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
 		},
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"helm.sh/helm/v3/pkg/cli"
 	"helm.sh/helm/v3/pkg/cli/values"
 	"helm.sh/helm/v3/pkg/getter"
 	"k8s.io/client-go/kubernetes"
@@ -110,7 +111,7 @@ func up(ctx context.Context, c config) error {
 	}
 
 	step("helm upgrade -i %s charts/platform-operators -n %s %s", c.release, c.namespace, valuesArgs(c.valueFiles))
-	vals, err := (&values.Options{ValueFiles: c.valueFiles}).MergeValues(getter.All(nil))
+	vals, err := (&values.Options{ValueFiles: c.valueFiles}).MergeValues(getter.All(cli.New()))
 	if err != nil {
 		return fmt.Errorf("reading values: %w", err)
 	}
@@ -162,6 +163,7 @@ func up(ctx context.Context, c config) error {
 	if err := m.WaitReady(readyCtx); err != nil {
 		return err
 	}
+	pid := m.Cmd.Process.Pid
 	// The process is detached and must outlive us: let go of it without waiting.
 	_ = m.Cmd.Process.Release()
 
@@ -178,7 +180,7 @@ Try:
   kubectl run demo --image=busybox --restart=Never && kubectl delete pod demo
   tail -f %s
 Stop it all with: make down
-`, time.Since(start).Round(time.Second), kubeconfig, m.Cmd.Process.Pid, logPath, m.MetricsAddr, m.ProbeAddr,
+`, time.Since(start).Round(time.Second), kubeconfig, pid, logPath, m.MetricsAddr, m.ProbeAddr,
 		kubeconfig, c.namespace, logPath)
 	return nil
 }
