@@ -13,6 +13,8 @@ LDFLAGS := -s -w -X github.com/platform-operators/platform-operators/controller/
 IMAGE   ?= platform-operators/manager:dev
 # envtest finds kube-apiserver and etcd here (built by scripts/tools.sh).
 export KUBEBUILDER_ASSETS := $(BIN)
+# ct calls helm (and yamllint) from PATH: the pinned helm in bin/ comes first.
+export PATH := $(BIN):$(PATH)
 E2E_PROVIDER ?= kwok
 GO_PACKAGES := ./controller/... ./tests/chart/... ./tests/testbed/...
 
