@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"strings"
@@ -23,9 +24,13 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/at"
 	"github.com/platform-operators/platform-operators/controller/enablement"
+	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/logging"
 	"github.com/platform-operators/platform-operators/controller/podwatcher"
+	"github.com/platform-operators/platform-operators/controller/scheduledjob"
+	"github.com/platform-operators/platform-operators/controller/secretsync"
 	"github.com/platform-operators/platform-operators/controller/version"
 )
 
@@ -43,12 +48,18 @@ type options struct {
 	burst                      int
 	gracefulShutdown           time.Duration
 	podWatcherNamespaces       string
+	secretSyncWorkers          int
+	defaultSync                secretsync.Default
+	jobImage                   string
 	showVersion                bool
 }
 
 // known lists every controller the manager can run; "*" in --controllers means those on by default.
 var known = []enablement.Controller{
 	{Name: podwatcher.Name, OnDefault: false},
+	{Name: secretsync.Name, OnDefault: true},
+	{Name: at.Name, OnDefault: true},
+	{Name: scheduledjob.Name, OnDefault: true},
 }
 
 func main() {
@@ -73,6 +84,11 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.burst, "kube-api-burst", 100, "Burst of queries to the Kubernetes API.")
 	fs.DurationVar(&o.gracefulShutdown, "graceful-shutdown-timeout", 30*time.Second, "How long to wait for controllers to stop on shutdown.")
 	fs.StringVar(&o.podWatcherNamespaces, "podwatcher-namespaces", "", "Namespaces the pod watcher watches, comma-separated (default: all).")
+	fs.IntVar(&o.secretSyncWorkers, "secretsync-workers", 32, "Concurrent API writes of one SecretSync reconcile.")
+	fs.StringVar(&o.defaultSync.Name, "default-secretsync-name", "", "Name of a SecretSync the manager keeps applied (the chart's default); empty: none.")
+	fs.StringVar(&o.defaultSync.SourceNamespace, "default-secretsync-source-namespace", "secretsync", "Source namespace of the default SecretSync.")
+	fs.StringVar(&o.defaultSync.Type, "default-secretsync-type", "platform-operators.io/secretsync", "Secret type the default SecretSync copies.")
+	fs.StringVar(&o.jobImage, "job-image", "docker.io/library/busybox:1.37", "Image in which an At's command runs when the At names none (needs /bin/sh).")
 	fs.BoolVar(&o.showVersion, "version", false, "Print the version and exit.")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -159,6 +175,13 @@ func run(args []string) error {
 		obj, by := podwatcher.CacheByObject(splitList(o.podWatcherNamespaces))
 		cacheOpts.ByObject[obj] = by
 	}
+	if isOn(secretsync.Name) {
+		maps.Copy(cacheOpts.ByObject, secretsync.CacheByObject())
+	}
+	if isOn(at.Name) || isOn(scheduledjob.Name) {
+		obj, by := jobs.CacheByObject()
+		cacheOpts.ByObject[obj] = by
+	}
 
 	shutdown := o.gracefulShutdown
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
@@ -190,6 +213,31 @@ func run(args []string) error {
 		return err
 	}
 
+	ctx := ctrl.SetupSignalHandler()
+	if isOn(secretsync.Name) {
+		m, err := secretsync.NewMetrics(crmetrics.Registry)
+		if err != nil {
+			return err
+		}
+		r := &secretsync.Reconciler{
+			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Metrics: m, Workers: o.secretSyncWorkers,
+			Recorder: mgr.GetEventRecorder(secretsync.Name),
+			Sources:  &secretsync.Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme()},
+		}
+		if err := r.SetupWithManager(ctx, mgr, 4); err != nil {
+			return fmt.Errorf("setting up %s: %w", secretsync.Name, err)
+		}
+		if o.defaultSync.Name != "" {
+			d := o.defaultSync
+			d.Client, d.Log = mgr.GetClient(), log.WithName(secretsync.Name)
+			if err := mgr.Add(&d); err != nil {
+				return err
+			}
+		}
+	}
+	if err := setupJobControllers(ctx, mgr, o.jobImage, isOn(at.Name), isOn(scheduledjob.Name)); err != nil {
+		return err
+	}
 	if isOn(podwatcher.Name) {
 		m, err := podwatcher.NewMetrics(crmetrics.Registry)
 		if err != nil {
@@ -200,5 +248,5 @@ func run(args []string) error {
 		}
 	}
 	log.Info("Starting manager")
-	return mgr.Start(ctrl.SetupSignalHandler())
+	return mgr.Start(ctx)
 }

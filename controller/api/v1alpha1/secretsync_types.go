@@ -1,0 +1,182 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DeletionPolicy says what happens to copies that are no longer wanted.
+// +kubebuilder:validation:Enum=Delete;Orphan
+type DeletionPolicy string
+
+const (
+	// DeletionPolicyDelete deletes copies that are no longer wanted.
+	DeletionPolicyDelete DeletionPolicy = "Delete"
+	// DeletionPolicyOrphan releases them: our label and annotations are removed and the Secret stays.
+	DeletionPolicyOrphan DeletionPolicy = "Orphan"
+)
+
+// SecretSyncSource selects the Secrets to copy.
+// +kubebuilder:validation:XValidation:rule="has(self.name) != has(self.selector)",message="exactly one of source.name or source.selector must be set"
+type SecretSyncSource struct {
+	// namespace holds the source Secrets. It is never a target.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Namespace string `json:"namespace"`
+
+	// name of the one Secret to copy. Exactly one of name and selector is set.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name,omitempty"`
+
+	// selector picks every Secret of the source namespace whose labels match (an empty selector
+	// matches all of them). Exactly one of name and selector is set.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist'])",message="selector.matchExpressions[].operator must be one of In, NotIn, Exists, DoesNotExist"
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, (e.operator in ['In', 'NotIn']) == (has(e.values) && size(e.values) > 0))",message="selector.matchExpressions[].values must be non-empty for In and NotIn and empty for Exists and DoesNotExist"
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+
+	// type, when set, copies only Secrets of this type (e.g. kubernetes.io/dockerconfigjson).
+	// +optional
+	Type corev1.SecretType `json:"type,omitempty"`
+}
+
+// SecretSyncTarget chooses the namespaces that get copies.
+type SecretSyncTarget struct {
+	// namespaceSelector picks target namespaces by label; empty or absent means all namespaces.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist'])",message="namespaceSelector.matchExpressions[].operator must be one of In, NotIn, Exists, DoesNotExist"
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, (e.operator in ['In', 'NotIn']) == (has(e.values) && size(e.values) > 0))",message="namespaceSelector.matchExpressions[].values must be non-empty for In and NotIn and empty for Exists and DoesNotExist"
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+
+	// excludeNamespaces never get copies, whatever the selector says. The source namespace is
+	// always excluded. Default: kube-system, kube-public, kube-node-lease.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:default={"kube-system","kube-public","kube-node-lease"}
+	// +kubebuilder:validation:items:MaxLength=63
+	ExcludeNamespaces []string `json:"excludeNamespaces,omitempty"`
+}
+
+// SecretSyncSpec is what to copy, where, and what to do with copies no longer wanted.
+type SecretSyncSpec struct {
+	// source selects the Secrets to copy.
+	// +required
+	Source SecretSyncSource `json:"source"`
+
+	// target chooses the namespaces that get copies. Default: every namespace except the
+	// excluded ones and the source namespace.
+	// +optional
+	// +kubebuilder:default={}
+	Target SecretSyncTarget `json:"target,omitempty"`
+
+	// deletionPolicy is what happens to a copy that is no longer wanted (its source is gone, its
+	// namespace stopped matching, or this SecretSync is deleted): Delete removes it, Orphan
+	// releases it (our label and annotations are removed; the Secret stays). Default: Delete.
+	// +optional
+	// +kubebuilder:default=Delete
+	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+
+	// imagePullSecretFor names ServiceAccounts that, in every target namespace, get the copies in
+	// their imagePullSecrets (also ServiceAccounts created later). Copies must be of type
+	// kubernetes.io/dockerconfigjson. Entries others added are never touched.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	ImagePullSecretFor []string `json:"imagePullSecretFor,omitempty"`
+}
+
+// TargetFailure is one copy that is not in step, and why.
+type TargetFailure struct {
+	// namespace of the copy.
+	Namespace string `json:"namespace"`
+	// name of the copy.
+	Name string `json:"name"`
+	// reason is a CamelCase word: Conflict (a Secret we do not manage has the name) or WriteFailed.
+	Reason string `json:"reason"`
+	// message says what went wrong and what to do.
+	Message string `json:"message"`
+}
+
+// MaxReportedFailures bounds status.failures.
+const MaxReportedFailures = 10
+
+// SecretSyncStatus is the observed state of a SecretSync, rebuilt from the cluster on every sync.
+type SecretSyncStatus struct {
+	// observedGeneration is the spec generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// sources is the number of source Secrets matched.
+	// +optional
+	Sources int32 `json:"sources"`
+	// targets is the number of target namespaces.
+	// +optional
+	Targets int32 `json:"targets"`
+	// desired is the number of copies wanted (sources × targets).
+	// +optional
+	Desired int32 `json:"desired"`
+	// synced is the number of copies in step with their source.
+	// +optional
+	Synced int32 `json:"synced"`
+	// conflicts is the number of target Secrets that exist but are not ours to manage.
+	// +optional
+	Conflicts int32 `json:"conflicts"`
+	// failed is the number of copies that could not be written.
+	// +optional
+	Failed int32 `json:"failed"`
+	// syncedRatio is synced/desired for display, e.g. "41/42".
+	// +optional
+	SyncedRatio string `json:"syncedRatio,omitempty"`
+	// failures lists up to 10 copies that are not in step, with the reason.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=10
+	Failures []TargetFailure `json:"failures,omitempty"`
+	// conditions: Ready is True when every wanted copy is in step.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// SecretSync copies Secrets from a source namespace into target namespaces and keeps the copies
+// in step. It is cluster-scoped so that only cluster administrators can aim it at a source.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=ssync,categories=platform-operators
+// +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.spec.source.namespace`
+// +kubebuilder:printcolumn:name="Synced",type=string,JSONPath=`.status.syncedRatio`
+// +kubebuilder:printcolumn:name="Conflicts",type=integer,JSONPath=`.status.conflicts`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type SecretSync struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is what to copy and where.
+	// +required
+	Spec SecretSyncSpec `json:"spec"`
+	// status is what the controller observed.
+	// +optional
+	Status SecretSyncStatus `json:"status,omitempty"`
+}
+
+// SecretSyncList is a list of SecretSyncs.
+// +kubebuilder:object:root=true
+type SecretSyncList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []SecretSync `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&SecretSync{}, &SecretSyncList{})
+}

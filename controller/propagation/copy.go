@@ -1,0 +1,117 @@
+package propagation
+
+import (
+	"bytes"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Desired is the copy of src that namespace should hold for the named SecretSync: same name,
+// type, data and immutability; our label and source annotation; none of the source's server
+// fields (uid, resourceVersion, ...), labels, annotations or owner references.
+func Desired(src *corev1.Secret, namespace, secretSync string) *corev1.Secret {
+	cp := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      src.Name,
+			Namespace: namespace,
+			Labels:    map[string]string{LabelSecretSync: secretSync, LabelManagedBy: ManagedByValue},
+			Annotations: map[string]string{
+				AnnotationSource: src.Namespace + "/" + src.Name,
+			},
+		},
+		Type: src.Type,
+	}
+	if src.Data != nil {
+		cp.Data = make(map[string][]byte, len(src.Data))
+		for k, v := range src.Data {
+			cp.Data[k] = bytes.Clone(v)
+		}
+	}
+	if src.Immutable != nil {
+		v := *src.Immutable
+		cp.Immutable = &v
+	}
+	return cp
+}
+
+// InStep reports whether the live copy cur already is what want describes, looking only at what
+// we own: data, type, immutability, our label and annotation. Nothing else matters, so metadata
+// others add never causes a write.
+func InStep(cur, want *corev1.Secret) bool {
+	return cur.Type == want.Type &&
+		isTrue(cur.Immutable) == isTrue(want.Immutable) &&
+		sameData(cur.Data, want.Data) &&
+		ownKeysMatch(cur.Labels, want.Labels, LabelSecretSync, LabelManagedBy) &&
+		ownKeysMatch(cur.Annotations, want.Annotations, AnnotationSource, AnnotationDeletionPolicy)
+}
+
+// NeedsReplace reports whether cur can only become want by delete and create: the API refuses to
+// change a Secret's type, or anything of an immutable Secret.
+func NeedsReplace(cur, want *corev1.Secret) bool {
+	return cur.Type != want.Type || isTrue(cur.Immutable)
+}
+
+// Merged is cur with what we own set from want and everything else kept: the object to Update.
+func Merged(cur, want *corev1.Secret) *corev1.Secret {
+	out := cur.DeepCopy()
+	out.Type = want.Type
+	out.Data = want.Data
+	out.StringData = nil
+	out.Immutable = want.Immutable
+	out.Labels = setKeys(out.Labels, want.Labels, LabelSecretSync, LabelManagedBy)
+	out.Annotations = setKeys(out.Annotations, want.Annotations, AnnotationSource, AnnotationDeletionPolicy)
+	return out
+}
+
+// Released is cur with our label and annotation removed: the Secret is no longer managed and
+// stays as it is (DeletionPolicy Orphan).
+func Released(cur *corev1.Secret) *corev1.Secret {
+	out := cur.DeepCopy()
+	delete(out.Labels, LabelSecretSync)
+	if out.Labels[LabelManagedBy] == ManagedByValue {
+		delete(out.Labels, LabelManagedBy)
+	}
+	delete(out.Annotations, AnnotationSource)
+	delete(out.Annotations, AnnotationDeletionPolicy)
+	return out
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }
+
+// sameData compares data byte for byte; nil and empty are the same (the API drops empty maps).
+func sameData(a, b map[string][]byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, va := range a {
+		vb, ok := b[k]
+		if !ok || !bytes.Equal(va, vb) {
+			return false
+		}
+	}
+	return true
+}
+
+func ownKeysMatch(cur, want map[string]string, keys ...string) bool {
+	for _, k := range keys {
+		if cur[k] != want[k] {
+			return false
+		}
+	}
+	return true
+}
+
+func setKeys(dst, src map[string]string, keys ...string) map[string]string {
+	if dst == nil {
+		dst = map[string]string{}
+	}
+	for _, k := range keys {
+		if v, ok := src[k]; ok {
+			dst[k] = v
+		} else {
+			delete(dst, k)
+		}
+	}
+	return dst
+}

@@ -1,0 +1,91 @@
+package propagation
+
+import (
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Op is one kind of write.
+type Op string
+
+// The writes a plan can hold. Conflict is not a write: it reports a target we may not touch.
+const (
+	OpCreate   Op = "create"
+	OpUpdate   Op = "update"
+	OpReplace  Op = "replace"
+	OpDelete   Op = "delete"
+	OpRelease  Op = "release"
+	OpConflict Op = "conflict"
+)
+
+// Action is one step of a plan.
+type Action struct {
+	Op Op
+	// Key is the copy's namespace and name.
+	Key types.NamespacedName
+	// Want is the desired copy (create, update, replace).
+	Want *corev1.Secret
+	// Current is the live Secret (update, replace, delete, release, conflict).
+	Current *corev1.Secret
+	// Message explains a conflict.
+	Message string
+}
+
+// Plan is what a SecretSync needs done, and the counts its status reports.
+type Plan struct {
+	Actions []Action
+	// Desired copies, and those already in step.
+	Desired, InStep int
+}
+
+// Lookup finds a live Secret carrying LabelSecretSync (any value) by key, or nil.
+type Lookup func(types.NamespacedName) *corev1.Secret
+
+// Compute compares the wanted copies with the live ones and returns the writes that close the
+// gap. owned are the live copies labelled with this SecretSync; a copy that is owned but no
+// longer wanted is deleted or released per policy (orphan=true releases). A wanted copy whose
+// name is taken by another SecretSync's copy is a conflict: the first one keeps it.
+func Compute(secretSync string, want []*corev1.Secret, live Lookup, owned []*corev1.Secret, orphan bool) Plan {
+	p := Plan{Desired: len(want)}
+	wanted := make(map[types.NamespacedName]bool, len(want))
+	for _, w := range want {
+		key := types.NamespacedName{Namespace: w.Namespace, Name: w.Name}
+		wanted[key] = true
+		cur := live(key)
+		switch {
+		case cur == nil:
+			p.Actions = append(p.Actions, Action{Op: OpCreate, Key: key, Want: w})
+		case cur.Labels[LabelSecretSync] != secretSync:
+			p.Actions = append(p.Actions, Action{Op: OpConflict, Key: key, Current: cur,
+				Message: fmt.Sprintf("Secret %s is managed by SecretSync %q", key, cur.Labels[LabelSecretSync])})
+		case InStep(cur, w):
+			p.InStep++
+		case NeedsReplace(cur, w):
+			p.Actions = append(p.Actions, Action{Op: OpReplace, Key: key, Want: w, Current: cur})
+		default:
+			p.Actions = append(p.Actions, Action{Op: OpUpdate, Key: key, Want: Merged(cur, w), Current: cur})
+		}
+	}
+	for _, o := range owned {
+		key := types.NamespacedName{Namespace: o.Namespace, Name: o.Name}
+		if wanted[key] || o.DeletionTimestamp != nil {
+			continue
+		}
+		op := OpDelete
+		if orphan {
+			op = OpRelease
+		}
+		p.Actions = append(p.Actions, Action{Op: op, Key: key, Current: o})
+	}
+	sort.SliceStable(p.Actions, func(i, j int) bool {
+		a, b := p.Actions[i].Key, p.Actions[j].Key
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name < b.Name
+	})
+	return p
+}

@@ -1,0 +1,12 @@
+// Package secretsync is the SecretSync controller: it copies Secrets from a source namespace
+// into target namespaces and keeps the copies exactly in step.
+//
+// A reconcile handles one SecretSync whole: it reads the sources, the namespaces and the live
+// copies from caches, asks propagation.Compute for the writes that close the gap, performs them
+// with bounded concurrency, brings ServiceAccounts' imagePullSecrets in line, and writes status
+// once (only when it changed). A reconcile with nothing to do makes no API call that writes.
+//
+// Memory: the manager's cache holds only Secrets carrying propagation.LabelSecretSync (our
+// copies). Source Secrets are read through one small cache per source namespace, started when a
+// SecretSync first names that namespace (Sources). Unrelated Secrets are never cached.
+package secretsync

@@ -1,0 +1,402 @@
+package secretsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/propagation"
+)
+
+// Name is the controller's name in --controllers.
+const Name = "secretsync"
+
+// +kubebuilder:rbac:groups=ops.platform-operators.io,resources=secretsyncs,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=ops.platform-operators.io,resources=secretsyncs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;patch
+
+// Reconciler brings one SecretSync's copies in step.
+type Reconciler struct {
+	// Client reads from the manager's cache (our copies, namespaces, ServiceAccounts) and writes.
+	Client client.Client
+	// APIReader reads past the cache: to look at a Secret we do not manage (a conflict).
+	APIReader client.Reader
+	Sources   *Sources
+	Recorder  events.EventRecorder
+	Metrics   *Metrics
+	// Workers bounds the concurrent writes of one reconcile.
+	Workers int
+
+	// unmanaged remembers targets found held by a Secret we do not manage, so later reconciles
+	// look (a read) instead of trying to create (a failed write) each time.
+	unmanaged sync.Map
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	ss := &v1alpha1.SecretSync{}
+	if err := r.Client.Get(ctx, req.NamespacedName, ss); err != nil {
+		if apierrors.IsNotFound(err) {
+			return r.cleanup(ctx, req.Name)
+		}
+		return ctrl.Result{}, err
+	}
+
+	obs, err := r.observe(ctx, ss)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	var res result
+	if obs.blocked == nil {
+		plan := propagation.Compute(ss.Name, obs.want, obs.lookup, obs.owned, ss.Spec.DeletionPolicy == v1alpha1.DeletionPolicyOrphan)
+		res = r.apply(ctx, ss.Name, plan)
+		res.desired, res.inStep = plan.Desired, plan.InStep
+		r.syncPullSecrets(ctx, ss, obs, plan, &res)
+	}
+	return r.writeStatus(ctx, ss, obs, res)
+}
+
+// observation is what a reconcile read from the world.
+type observation struct {
+	// blocked, when set, stops the sync: a condition reason and message for the user.
+	blocked *blocker
+	sources []*corev1.Secret
+	targets []string
+	want    []*corev1.Secret
+	owned   []*corev1.Secret
+	lookup  propagation.Lookup
+	// sourceMissing is set when a named source does not exist (copies are then removed per policy).
+	sourceMissing bool
+}
+
+type blocker struct{ reason, message string }
+
+func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync) (observation, error) {
+	var obs observation
+	src := ss.Spec.Source
+	var srcSel labels.Selector
+	if src.Selector != nil {
+		s, err := metav1.LabelSelectorAsSelector(src.Selector)
+		if err != nil {
+			obs.blocked = &blocker{"InvalidSpec", fmt.Sprintf("spec.source.selector: %v", err)}
+			return obs, nil
+		}
+		srcSel = s
+	}
+	var nsSel labels.Selector
+	if ss.Spec.Target.NamespaceSelector != nil {
+		s, err := metav1.LabelSelectorAsSelector(ss.Spec.Target.NamespaceSelector)
+		if err != nil {
+			obs.blocked = &blocker{"InvalidSpec", fmt.Sprintf("spec.target.namespaceSelector: %v", err)}
+			return obs, nil
+		}
+		nsSel = s
+	}
+	// A missing source namespace is most likely a typo or a namespace not created yet: report it
+	// and touch nothing, rather than treat every copy as unwanted.
+	srcNS := &corev1.Namespace{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Name: src.Namespace}, srcNS); err != nil {
+		if apierrors.IsNotFound(err) {
+			obs.blocked = &blocker{"SourceNamespaceNotFound", fmt.Sprintf("source namespace %q does not exist; nothing is copied or removed until it does", src.Namespace)}
+			return obs, nil
+		}
+		return obs, err
+	}
+	reader, err := r.Sources.Reader(ctx, src.Namespace)
+	if err != nil {
+		return obs, err
+	}
+	secrets := &corev1.SecretList{}
+	if err := reader.List(ctx, secrets, client.InNamespace(src.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return obs, err
+	}
+	for i := range secrets.Items {
+		if propagation.SourceMatches(&secrets.Items[i], src.Name, srcSel, src.Type) {
+			obs.sources = append(obs.sources, &secrets.Items[i])
+		}
+	}
+	obs.sourceMissing = src.Name != "" && len(obs.sources) == 0
+
+	nsList := &corev1.NamespaceList{}
+	if err := r.Client.List(ctx, nsList, client.UnsafeDisableDeepCopy); err != nil {
+		return obs, err
+	}
+	nss := make([]*corev1.Namespace, len(nsList.Items))
+	for i := range nsList.Items {
+		nss[i] = &nsList.Items[i]
+	}
+	obs.targets = propagation.Targets(nss, nsSel, ss.Spec.Target.ExcludeNamespaces, src.Namespace)
+	policy := string(ss.Spec.DeletionPolicy)
+	if policy == "" {
+		policy = string(v1alpha1.DeletionPolicyDelete)
+	}
+	for _, s := range obs.sources {
+		for _, ns := range obs.targets {
+			w := propagation.Desired(s, ns, ss.Name)
+			w.Annotations[propagation.AnnotationDeletionPolicy] = policy
+			obs.want = append(obs.want, w)
+		}
+	}
+
+	// Every Secret in the cache carries our label (the cache selects on it).
+	copies := &corev1.SecretList{}
+	if err := r.Client.List(ctx, copies, client.UnsafeDisableDeepCopy); err != nil {
+		return obs, err
+	}
+	live := make(map[types.NamespacedName]*corev1.Secret, len(copies.Items))
+	for i := range copies.Items {
+		c := &copies.Items[i]
+		live[types.NamespacedName{Namespace: c.Namespace, Name: c.Name}] = c
+		if c.Labels[propagation.LabelSecretSync] == ss.Name {
+			obs.owned = append(obs.owned, c)
+		}
+	}
+	obs.lookup = func(k types.NamespacedName) *corev1.Secret { return live[k] }
+	return obs, nil
+}
+
+// result is what a reconcile did.
+type result struct {
+	desired, inStep int
+	written         map[propagation.Op]int
+	conflicts       []v1alpha1.TargetFailure
+	failures        []v1alpha1.TargetFailure
+	// requeue is set when a write met a conflict (stale cache): retry shortly, not an error.
+	requeue bool
+	// notDockerConfig lists copies that cannot be image pull secrets.
+	notDockerConfig []string
+	// writeErr is the first unexpected write error (returned to back off).
+	writeErr error
+	// justCreated are copies created now, for pull secrets.
+	ok map[types.NamespacedName]bool
+}
+
+func (r *Reconciler) apply(ctx context.Context, name string, plan propagation.Plan) result {
+	res := result{written: map[propagation.Op]int{}, ok: map[types.NamespacedName]bool{}}
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(1, r.Workers))
+	for _, a := range plan.Actions {
+		if a.Op == propagation.OpConflict {
+			res.conflicts = append(res.conflicts, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: "Conflict", Message: a.Message})
+			continue
+		}
+		g.Go(func() error {
+			op, err := r.write(gctx, a)
+			mu.Lock()
+			defer mu.Unlock()
+			var conflict *unmanagedError
+			switch {
+			case err == nil:
+				if op != "" {
+					res.written[op]++
+					r.Metrics.Writes.WithLabelValues(name, string(op)).Inc()
+				}
+				if a.Op == propagation.OpCreate || a.Op == propagation.OpUpdate || a.Op == propagation.OpReplace {
+					res.ok[a.Key] = true
+				}
+			case errors.As(err, &conflict):
+				res.conflicts = append(res.conflicts, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: "Conflict", Message: conflict.Error()})
+			case apierrors.IsConflict(err) || apierrors.IsNotFound(err) || apierrors.IsAlreadyExists(err):
+				// The cache was behind the API: the watch event that follows brings us back.
+				res.requeue = true
+			default:
+				r.Metrics.Failures.WithLabelValues(name).Inc()
+				res.failures = append(res.failures, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: "WriteFailed", Message: fmt.Sprintf("%s: %v", a.Op, err)})
+				if res.writeErr == nil {
+					res.writeErr = err
+				}
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return res
+}
+
+type unmanagedError struct{ key types.NamespacedName }
+
+func (e *unmanagedError) Error() string {
+	return fmt.Sprintf("Secret %s exists and is not managed by platform-operators; it is left untouched (delete or rename it to let the copy in)", e.key)
+}
+
+// write performs one action and returns the operation that was written ("" when nothing was).
+func (r *Reconciler) write(ctx context.Context, a propagation.Action) (propagation.Op, error) {
+	switch a.Op {
+	case propagation.OpCreate:
+		if _, known := r.unmanaged.Load(a.Key); known {
+			// Held by a Secret we do not manage last time: look before writing.
+			cur := &corev1.Secret{}
+			err := r.APIReader.Get(ctx, a.Key, cur)
+			if err == nil {
+				return "", &unmanagedError{a.Key}
+			}
+			if !apierrors.IsNotFound(err) {
+				return "", err
+			}
+			r.unmanaged.Delete(a.Key)
+		}
+		err := r.Client.Create(ctx, a.Want.DeepCopy())
+		if apierrors.IsAlreadyExists(err) {
+			// Not in our cache, so not labelled by us: someone else's Secret. Unless it was
+			// created by us a moment ago and the cache is behind, which a read tells apart.
+			cur := &corev1.Secret{}
+			if gerr := r.APIReader.Get(ctx, a.Key, cur); gerr == nil && cur.Labels[propagation.LabelSecretSync] == "" {
+				r.unmanaged.Store(a.Key, struct{}{})
+				return "", &unmanagedError{a.Key}
+			}
+		}
+		return propagation.OpCreate, err
+	case propagation.OpUpdate:
+		return propagation.OpUpdate, r.Client.Update(ctx, a.Want.DeepCopy())
+	case propagation.OpReplace:
+		// Type changes and immutable Secrets cannot be updated: delete exactly the object we
+		// compared (uid and resourceVersion preconditions), then create.
+		if err := r.deleteExact(ctx, a.Current); err != nil && !apierrors.IsNotFound(err) {
+			return "", err
+		}
+		return propagation.OpReplace, r.Client.Create(ctx, a.Want.DeepCopy())
+	case propagation.OpDelete:
+		return propagation.OpDelete, r.deleteExact(ctx, a.Current)
+	case propagation.OpRelease:
+		return propagation.OpRelease, r.Client.Update(ctx, propagation.Released(a.Current))
+	}
+	return "", fmt.Errorf("unknown action %q", a.Op)
+}
+
+func (r *Reconciler) deleteExact(ctx context.Context, s *corev1.Secret) error {
+	uid, rv := s.UID, s.ResourceVersion
+	return r.Client.Delete(ctx, s.DeepCopy(), client.Preconditions{UID: &uid, ResourceVersion: &rv})
+}
+
+// syncPullSecrets brings the imagePullSecrets of the named ServiceAccounts in line with the
+// copies, in every namespace where this SecretSync has or wants copies.
+func (r *Reconciler) syncPullSecrets(ctx context.Context, ss *v1alpha1.SecretSync, obs observation, plan propagation.Plan, res *result) {
+	forSA := map[string]bool{}
+	for _, n := range ss.Spec.ImagePullSecretFor {
+		forSA[n] = true
+	}
+	want := map[string]map[string]bool{}  // namespace -> copy names to list
+	known := map[string]map[string]bool{} // namespace -> copy names this SecretSync manages
+	add := func(m map[string]map[string]bool, ns, name string) {
+		if m[ns] == nil {
+			m[ns] = map[string]bool{}
+		}
+		m[ns][name] = true
+	}
+	blocked := map[types.NamespacedName]bool{}
+	for _, a := range plan.Actions {
+		if a.Op != propagation.OpCreate && a.Op != propagation.OpUpdate && a.Op != propagation.OpReplace {
+			blocked[a.Key] = true
+		}
+	}
+	notDocker := map[string]bool{}
+	for _, w := range obs.want {
+		key := types.NamespacedName{Namespace: w.Namespace, Name: w.Name}
+		add(known, w.Namespace, w.Name)
+		inStep := !blocked[key] && (res.ok[key] || obs.lookup(key) != nil)
+		for _, c := range res.conflicts {
+			if c.Namespace == key.Namespace && c.Name == key.Name {
+				inStep = false
+			}
+		}
+		if len(forSA) == 0 || !inStep {
+			continue
+		}
+		if w.Type != corev1.SecretTypeDockerConfigJson {
+			notDocker[w.Name] = true
+			continue
+		}
+		add(want, w.Namespace, w.Name)
+	}
+	for _, o := range obs.owned {
+		add(known, o.Namespace, o.Name)
+	}
+	for n := range notDocker {
+		res.notDockerConfig = append(res.notDockerConfig, n)
+	}
+
+	sas := &corev1.ServiceAccountList{}
+	if err := r.Client.List(ctx, sas, client.UnsafeDisableDeepCopy); err != nil {
+		res.writeErr = errors.Join(res.writeErr, err)
+		return
+	}
+	for i := range sas.Items {
+		sa := &sas.Items[i]
+		if known[sa.Namespace] == nil || (!forSA[sa.Name] && sa.Annotations[propagation.AnnotationPullSecrets] == "") {
+			continue
+		}
+		w := want[sa.Namespace]
+		if !forSA[sa.Name] {
+			w = nil
+		}
+		updated, changed := propagation.PullSecrets(sa, w, known[sa.Namespace])
+		if !changed {
+			continue
+		}
+		if err := r.Client.Patch(ctx, updated, client.MergeFromWithOptions(sa, client.MergeFromWithOptimisticLock{})); err != nil {
+			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+				res.requeue = true
+				continue
+			}
+			r.Metrics.Failures.WithLabelValues(ss.Name).Inc()
+			res.writeErr = errors.Join(res.writeErr, fmt.Errorf("patching ServiceAccount %s: %w", klog.KObj(sa), err))
+			continue
+		}
+		r.Metrics.Writes.WithLabelValues(ss.Name, "serviceaccount").Inc()
+	}
+}
+
+// cleanup handles a SecretSync that is gone: every copy still labelled with its name is
+// deleted or released as the copy's deletion-policy annotation says, and the imagePullSecrets
+// entries we added for them are removed. Copies carry the policy so that no finalizer is needed:
+// deleting a SecretSync never hangs, even when the manager is not running, and the cleanup runs
+// when the manager next sees the copies.
+func (r *Reconciler) cleanup(ctx context.Context, name string) (ctrl.Result, error) {
+	copies := &corev1.SecretList{}
+	if err := r.Client.List(ctx, copies, client.MatchingLabels{propagation.LabelSecretSync: name}, client.UnsafeDisableDeepCopy); err != nil {
+		return ctrl.Result{}, err
+	}
+	obs := observation{lookup: func(types.NamespacedName) *corev1.Secret { return nil }}
+	for i := range copies.Items {
+		obs.owned = append(obs.owned, &copies.Items[i])
+	}
+	if len(obs.owned) == 0 {
+		r.Metrics.forget(name)
+		return ctrl.Result{}, nil
+	}
+	plan := propagation.Compute(name, nil, obs.lookup, obs.owned, false)
+	for i, a := range plan.Actions {
+		if a.Op == propagation.OpDelete && a.Current.Annotations[propagation.AnnotationDeletionPolicy] == string(v1alpha1.DeletionPolicyOrphan) {
+			plan.Actions[i].Op = propagation.OpRelease
+		}
+	}
+	res := r.apply(ctx, name, plan)
+	gone := &v1alpha1.SecretSync{}
+	gone.Name = name
+	r.syncPullSecrets(ctx, gone, obs, plan, &res)
+	if res.writeErr != nil {
+		return ctrl.Result{}, res.writeErr
+	}
+	if res.requeue || len(res.failures) > 0 {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	r.Metrics.forget(name)
+	return ctrl.Result{}, nil
+}

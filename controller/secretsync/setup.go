@@ -1,0 +1,165 @@
+package secretsync
+
+import (
+	"context"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/propagation"
+)
+
+// sourceNamespaceIndex indexes SecretSyncs by spec.source.namespace.
+const sourceNamespaceIndex = "spec.source.namespace"
+
+// CacheByObject is the manager cache configuration the controller needs: Secrets only when they
+// carry our label (copies; never every Secret of the cluster), and Namespaces and
+// ServiceAccounts trimmed to the fields the controller reads.
+func CacheByObject() map[client.Object]cache.ByObject {
+	managed, _ := labels.NewRequirement(propagation.LabelSecretSync, selection.Exists, nil)
+	return map[client.Object]cache.ByObject{
+		&corev1.Secret{}:         {Label: labels.NewSelector().Add(*managed)},
+		&corev1.Namespace{}:      {Transform: trimNamespace},
+		&corev1.ServiceAccount{}: {Transform: trimServiceAccount},
+	}
+}
+
+func trimNamespace(obj any) (any, error) {
+	ns, ok := obj.(*corev1.Namespace)
+	if !ok {
+		return obj, nil
+	}
+	return &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{Name: ns.Name, UID: ns.UID, ResourceVersion: ns.ResourceVersion, Labels: ns.Labels, DeletionTimestamp: ns.DeletionTimestamp},
+		Status:     corev1.NamespaceStatus{Phase: ns.Status.Phase},
+	}, nil
+}
+
+// trimServiceAccount keeps identity, imagePullSecrets and only our annotation: the controller
+// patches ServiceAccounts with a merge patch computed from this trimmed object, which touches
+// exactly the fields that differ.
+func trimServiceAccount(obj any) (any, error) {
+	sa, ok := obj.(*corev1.ServiceAccount)
+	if !ok {
+		return obj, nil
+	}
+	out := &corev1.ServiceAccount{
+		ObjectMeta:       metav1.ObjectMeta{Name: sa.Name, Namespace: sa.Namespace, UID: sa.UID, ResourceVersion: sa.ResourceVersion},
+		ImagePullSecrets: sa.ImagePullSecrets,
+	}
+	if v, ok := sa.Annotations[propagation.AnnotationPullSecrets]; ok {
+		out.Annotations = map[string]string{propagation.AnnotationPullSecrets: v}
+	}
+	return out, nil
+}
+
+// SetupWithManager wires the controller: it watches SecretSyncs, namespaces, our copies,
+// ServiceAccounts and (through Sources) the source Secrets.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, workers int) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.SecretSync{}, sourceNamespaceIndex, func(o client.Object) []string {
+		return []string{o.(*v1alpha1.SecretSync).Spec.Source.Namespace}
+	}); err != nil {
+		return err
+	}
+	r.Sources.Handler = handler.EnqueueRequestsFromMapFunc(r.forSourceSecret)
+	c, err := ctrl.NewControllerManagedBy(mgr).
+		Named(Name).
+		For(&v1alpha1.SecretSync{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.all), builder.WithPredicates(namespacePredicate())).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(forCopy)).
+		Watches(&corev1.ServiceAccount{}, handler.EnqueueRequestsFromMapFunc(r.forServiceAccount), builder.WithPredicates(serviceAccountPredicate())).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Build(r)
+	if err != nil {
+		return err
+	}
+	r.Sources.SetController(c)
+	return mgr.Add(r.Sources)
+}
+
+// namespacePredicate passes namespace events that can change the target set.
+func namespacePredicate() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return !maps.Equal(e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels()) ||
+				e.ObjectOld.GetDeletionTimestamp().IsZero() != e.ObjectNew.GetDeletionTimestamp().IsZero()
+		},
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
+
+// serviceAccountPredicate passes ServiceAccounts appearing and changes of their imagePullSecrets.
+func serviceAccountPredicate() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, n := e.ObjectOld.(*corev1.ServiceAccount), e.ObjectNew.(*corev1.ServiceAccount)
+			return !slices.Equal(o.ImagePullSecrets, n.ImagePullSecrets) ||
+				o.Annotations[propagation.AnnotationPullSecrets] != n.Annotations[propagation.AnnotationPullSecrets]
+		},
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
+
+func (r *Reconciler) all(ctx context.Context, _ client.Object) []reconcile.Request {
+	list := &v1alpha1.SecretSyncList{}
+	if err := r.Client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}})
+	}
+	return out
+}
+
+// forCopy maps a copy to the SecretSync named by its label (old and new label both arrive on
+// an update, so a relabelled copy wakes both).
+func forCopy(_ context.Context, o client.Object) []reconcile.Request {
+	if n := o.GetLabels()[propagation.LabelSecretSync]; n != "" {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: n}}}
+	}
+	return nil
+}
+
+func (r *Reconciler) forSourceSecret(ctx context.Context, o client.Object) []reconcile.Request {
+	list := &v1alpha1.SecretSyncList{}
+	if err := r.Client.List(ctx, list, client.MatchingFields{sourceNamespaceIndex: o.GetNamespace()}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}})
+	}
+	return out
+}
+
+func (r *Reconciler) forServiceAccount(ctx context.Context, o client.Object) []reconcile.Request {
+	list := &v1alpha1.SecretSyncList{}
+	if err := r.Client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	ours := o.GetAnnotations()[propagation.AnnotationPullSecrets] != ""
+	var out []reconcile.Request
+	for i := range list.Items {
+		if ours || slices.Contains(list.Items[i].Spec.ImagePullSecretFor, o.GetName()) {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}})
+		}
+	}
+	return out
+}

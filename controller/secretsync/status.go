@@ -1,0 +1,139 @@
+package secretsync
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/propagation"
+)
+
+// ConditionReady is True when every wanted copy is in step.
+const ConditionReady = "Ready"
+
+// readyCondition decides the Ready condition from what the reconcile saw and did. Reasons are
+// ordered by what the user must fix first.
+func readyCondition(obs observation, res result, generation int64) metav1.Condition {
+	c := metav1.Condition{Type: ConditionReady, ObservedGeneration: generation, Status: metav1.ConditionFalse}
+	synced := res.inStep + res.written[propagation.OpCreate] + res.written[propagation.OpUpdate] + res.written[propagation.OpReplace]
+	switch {
+	case obs.blocked != nil:
+		c.Reason, c.Message = obs.blocked.reason, obs.blocked.message
+	case obs.sourceMissing:
+		c.Reason, c.Message = "SourceNotFound", "the source Secret does not exist; copies are removed per deletionPolicy and return when it does"
+	case len(res.failures) > 0:
+		c.Reason, c.Message = "WriteFailed", fmt.Sprintf("%d copies could not be written; see status.failures", len(res.failures))
+	case len(res.conflicts) > 0:
+		c.Reason, c.Message = "Conflict", fmt.Sprintf("%d targets are held by Secrets this SecretSync may not manage; see status.failures", len(res.conflicts))
+	case len(res.notDockerConfig) > 0:
+		sort.Strings(res.notDockerConfig)
+		c.Reason, c.Message = "NotDockerConfigJSON", fmt.Sprintf("imagePullSecretFor needs copies of type kubernetes.io/dockerconfigjson; not: %s", strings.Join(res.notDockerConfig, ", "))
+	case res.requeue:
+		c.Reason, c.Message = "Progressing", fmt.Sprintf("synced %d/%d copies", synced, res.desired)
+	default:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, "Synced", fmt.Sprintf("synced %d/%d copies", synced, res.desired)
+	}
+	return c
+}
+
+// writeStatus writes the status when it changed, then emits events for what changed, and says
+// when to come back.
+func (r *Reconciler) writeStatus(ctx context.Context, ss *v1alpha1.SecretSync, obs observation, res result) (ctrl.Result, error) {
+	prev := ss.Status.DeepCopy()
+	synced := res.inStep + res.written[propagation.OpCreate] + res.written[propagation.OpUpdate] + res.written[propagation.OpReplace]
+	st := ss.Status.DeepCopy()
+	st.ObservedGeneration = ss.Generation
+	st.Sources, st.Targets = int32(len(obs.sources)), int32(len(obs.targets))
+	st.Desired, st.Synced = int32(res.desired), int32(synced)
+	st.Conflicts, st.Failed = int32(len(res.conflicts)), int32(len(res.failures))
+	st.SyncedRatio = fmt.Sprintf("%d/%d", synced, res.desired)
+	st.Failures = boundedFailures(res.failures, res.conflicts)
+	meta.SetStatusCondition(&st.Conditions, readyCondition(obs, res, ss.Generation))
+
+	r.Metrics.Desired.WithLabelValues(ss.Name).Set(float64(res.desired))
+	r.Metrics.Synced.WithLabelValues(ss.Name).Set(float64(synced))
+	r.Metrics.Conflicts.WithLabelValues(ss.Name).Set(float64(len(res.conflicts)))
+
+	if !equality.Semantic.DeepEqual(prev, st) {
+		patch := client.MergeFrom(ss.DeepCopy())
+		ss.Status = *st
+		if err := r.Client.Status().Patch(ctx, ss, patch); err != nil {
+			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+				return ctrl.Result{RequeueAfter: time.Second}, nil
+			}
+			return ctrl.Result{}, err
+		}
+	}
+	r.emitEvents(ss, prev, st, res)
+
+	if res.writeErr != nil {
+		return ctrl.Result{}, res.writeErr
+	}
+	if res.requeue {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// emitEvents reports what changed since the last status: writes done, new conflicts, a new
+// blocking reason. A resync with nothing new emits nothing (an Event is an API write too).
+func (r *Reconciler) emitEvents(ss *v1alpha1.SecretSync, prev, cur *v1alpha1.SecretSyncStatus, res result) {
+	if n := len(res.written); n > 0 {
+		var parts []string
+		for _, op := range []propagation.Op{propagation.OpCreate, propagation.OpUpdate, propagation.OpReplace, propagation.OpDelete, propagation.OpRelease} {
+			if c := res.written[op]; c > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d", op, c))
+			}
+		}
+		r.Recorder.Eventf(ss, nil, corev1.EventTypeNormal, "CopiesWritten", "Sync", "Copies written: %s (synced %s)", strings.Join(parts, ", "), cur.SyncedRatio)
+	}
+	seen := map[string]bool{}
+	for _, f := range prev.Failures {
+		seen[f.Namespace+"/"+f.Name+"/"+f.Reason] = true
+	}
+	for _, f := range cur.Failures {
+		if !seen[f.Namespace+"/"+f.Name+"/"+f.Reason] {
+			r.Recorder.Eventf(ss, nil, corev1.EventTypeWarning, f.Reason, "Sync", "%s/%s: %s", f.Namespace, f.Name, f.Message)
+		}
+	}
+	before := meta.FindStatusCondition(prev.Conditions, ConditionReady)
+	after := meta.FindStatusCondition(cur.Conditions, ConditionReady)
+	if after != nil && after.Status == metav1.ConditionFalse && after.Reason != "Conflict" && after.Reason != "WriteFailed" && after.Reason != "Progressing" &&
+		(before == nil || before.Reason != after.Reason) {
+		r.Recorder.Eventf(ss, nil, corev1.EventTypeWarning, after.Reason, "Sync", "%s", after.Message)
+	}
+}
+
+// boundedFailures lists failures first, then conflicts, at most MaxReportedFailures, sorted
+// within each kind so the status does not change order between reconciles.
+func boundedFailures(failures, conflicts []v1alpha1.TargetFailure) []v1alpha1.TargetFailure {
+	sortF := func(fs []v1alpha1.TargetFailure) {
+		sort.Slice(fs, func(i, j int) bool {
+			if fs[i].Namespace != fs[j].Namespace {
+				return fs[i].Namespace < fs[j].Namespace
+			}
+			return fs[i].Name < fs[j].Name
+		})
+	}
+	sortF(failures)
+	sortF(conflicts)
+	out := append(append([]v1alpha1.TargetFailure{}, failures...), conflicts...)
+	if len(out) > v1alpha1.MaxReportedFailures {
+		out = out[:v1alpha1.MaxReportedFailures]
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
