@@ -60,7 +60,7 @@ manager: ## Build the manager binary into bin/manager.
 .PHONY: manifests
 manifests: ## Generate deepcopy, CRDs and the manager ClusterRole (from kubebuilder markers) into the chart.
 	$(BIN)/controller-gen object paths=./controller/api/...
-	$(BIN)/controller-gen rbac:roleName=manager-role crd paths=./controller/... \
+	$(BIN)/controller-gen rbac:roleName=manager-role crd:generateEmbeddedObjectMeta=true paths=./controller/... \
 		output:rbac:artifacts:config=$(CHART)/files/rbac output:crd:artifacts:config=$(CHART)/files/crds
 	$(BIN)/helm-docs --chart-search-root charts --template-files README.md.gotmpl >/dev/null
 

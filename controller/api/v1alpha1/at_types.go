@@ -1,0 +1,130 @@
+package v1alpha1
+
+import (
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// AtPhase is where an At is in its life.
+// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed
+type AtPhase string
+
+const (
+	// AtPending means the scheduled time has not come yet (or the Job is not created yet).
+	AtPending AtPhase = "Pending"
+	// AtRunning means the Job exists and has not finished.
+	AtRunning AtPhase = "Running"
+	// AtSucceeded means the Job completed.
+	AtSucceeded AtPhase = "Succeeded"
+	// AtFailed means the Job failed, or the start was missed (startingDeadlineSeconds).
+	AtFailed AtPhase = "Failed"
+)
+
+// AtSpec is what to run once, and when.
+// +kubebuilder:validation:XValidation:rule="has(self.command) != has(self.jobTemplate)",message="exactly one of command or jobTemplate must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.image) || has(self.command)",message="image applies only to command; with jobTemplate, set the image in the template"
+type AtSpec struct {
+	// schedule is when to run: an RFC 3339 time with any UTC offset, e.g.
+	// 2026-05-01T09:30:00+02:00 or 2026-05-01T07:30:00Z. A time in the past runs at once
+	// (unless startingDeadlineSeconds says it is too late).
+	// +required
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
+	Schedule metav1.Time `json:"schedule"`
+
+	// command is a shell command line, run as `/bin/sh -c <command>` in image, so quoting, pipes
+	// and variables work as in a shell. Exactly one of command and jobTemplate is set.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=32768
+	Command string `json:"command,omitempty"`
+
+	// image is the container image that runs command. Default: the manager's job image (the
+	// chart value jobImage). Only with command.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	Image string `json:"image,omitempty"`
+
+	// jobTemplate is a full Job template to run instead of command. Its pod template's
+	// restartPolicy must be Never or OnFailure (the Job API requires it); backoffLimit defaults
+	// as in batch/v1 unless set.
+	// +optional
+	JobTemplate *batchv1.JobTemplateSpec `json:"jobTemplate,omitempty"`
+
+	// startingDeadlineSeconds is how late, in seconds after schedule, the Job may still be
+	// started. Later than that the At is Failed with reason MissedDeadline instead of running
+	// hours late (for example after the manager was down). Unset means no deadline.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self >= 1",message="startingDeadlineSeconds must be at least 1: 0 would never run"
+	StartingDeadlineSeconds *int64 `json:"startingDeadlineSeconds,omitempty"`
+}
+
+// AtStatus is what the controller observed.
+type AtStatus struct {
+	// observedGeneration is the metadata.generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// phase is Pending, Running, Succeeded or Failed.
+	// +optional
+	Phase AtPhase `json:"phase,omitempty"`
+
+	// jobName is the name of the Job that runs (or ran) the command, in the At's namespace.
+	// +optional
+	JobName string `json:"jobName,omitempty"`
+
+	// startTime is when the Job was created.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// completionTime is when the Job finished (succeeded or failed), or when the start was
+	// found to be too late.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// message says, for people, why the At is in its phase.
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// conditions: Succeeded (True when the Job completed, False when it failed or was too late,
+	// Unknown while waiting or running), and InvalidSpec problems the schema cannot catch.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// At runs a command (or a Job template) once, at a given time, as a Job it owns.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Namespaced,categories=platform-operators
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 52",message="name must be at most 52 characters: the Job gets a suffix of up to 11 characters and Job names are limited to 63"
+// +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
+// +kubebuilder:printcolumn:name="Command",type=string,JSONPath=`.spec.command`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Job",type=string,JSONPath=`.status.jobName`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type At struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is what to run and when.
+	// +required
+	Spec AtSpec `json:"spec"`
+	// status is what the controller observed.
+	// +optional
+	Status AtStatus `json:"status,omitempty"`
+}
+
+// AtList is a list of At.
+// +kubebuilder:object:root=true
+type AtList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []At `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&At{}, &AtList{})
+}

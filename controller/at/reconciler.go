@@ -1,0 +1,275 @@
+package at
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/schedule"
+)
+
+// Name is the controller's name in --controllers.
+const Name = "at"
+
+// ConditionSucceeded is True when the Job completed, False when it failed or the start was
+// missed, Unknown while waiting or running.
+const ConditionSucceeded = "Succeeded"
+
+// Reasons of the Succeeded condition and of Events.
+const (
+	ReasonWaiting        = "Waiting"
+	ReasonRunning        = "Running"
+	ReasonJobComplete    = "JobComplete"
+	ReasonJobFailed      = "JobFailed"
+	ReasonMissedDeadline = "MissedDeadline"
+	ReasonJobDeleted     = "JobDeleted"
+	ReasonJobNotOurs     = "JobNameTaken"
+)
+
+// +kubebuilder:rbac:groups=ops.platform-operators.io,resources=ats,verbs=get;list;watch
+// +kubebuilder:rbac:groups=ops.platform-operators.io,resources=ats/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+
+// Reconciler reconciles At objects.
+type Reconciler struct {
+	Client client.Client
+	// APIReader reads around the cache, for a Job the cache may not have seen yet.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	Clock     clock.PassiveClock
+	// JobImage is the image a command runs in when the At sets none (--job-image).
+	JobImage string
+}
+
+// SetupWithManager registers the controller; the Job field index must already be registered.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(Name).
+		For(&v1alpha1.At{}).
+		Owns(&batchv1.Job{}).
+		Complete(r)
+}
+
+type event struct{ kind, reason, note string }
+
+// Reconcile runs one pass: read, decide, act, write status once.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	var at v1alpha1.At
+	if err := r.Client.Get(ctx, req.NamespacedName, &at); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if at.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil
+	}
+	now := r.Clock.Now()
+	before := at.DeepCopy()
+	st := &at.Status
+
+	job, err := r.findJob(ctx, &at)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	var result ctrl.Result
+	var evs []event
+	switch {
+	case job != nil:
+		observeJob(st, job)
+	case st.JobName != "":
+		// The Job existed and is gone (deleted by a user or a TTL): never run again.
+		if st.Phase != v1alpha1.AtSucceeded && st.Phase != v1alpha1.AtFailed {
+			setPhase(st, v1alpha1.AtFailed, ReasonJobDeleted, fmt.Sprintf("Job %s was deleted before it finished", st.JobName), now)
+			evs = append(evs, event{corev1.EventTypeWarning, ReasonJobDeleted, "Job " + st.JobName + " was deleted before it finished"})
+		}
+	default:
+		action, wait := schedule.Once(at.Spec.Schedule.Time, at.Spec.StartingDeadlineSeconds, now)
+		switch action {
+		case schedule.Wait:
+			setPhase(st, v1alpha1.AtPending, ReasonWaiting, "Waiting for "+at.Spec.Schedule.UTC().Format(time.RFC3339), time.Time{})
+			result.RequeueAfter = wait
+		case schedule.TooLate:
+			msg := fmt.Sprintf("Not started: scheduled for %s, more than %ds ago (startingDeadlineSeconds)",
+				at.Spec.Schedule.UTC().Format(time.RFC3339), ptr.Deref(at.Spec.StartingDeadlineSeconds, 0))
+			setPhase(st, v1alpha1.AtFailed, ReasonMissedDeadline, msg, now)
+			evs = append(evs, event{corev1.EventTypeWarning, ReasonMissedDeadline, msg})
+		case schedule.Run:
+			created, ev, err := r.createJob(ctx, &at)
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			evs = append(evs, ev)
+			if created == nil {
+				setPhase(st, v1alpha1.AtFailed, ReasonJobNotOurs, ev.note, now)
+			} else {
+				observeJob(st, created)
+			}
+		}
+	}
+
+	st.ObservedGeneration = at.Generation
+	if err := r.Client.Status().Patch(ctx, &at, client.MergeFrom(before)); err != nil {
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{RequeueAfter: time.Second}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	// Events only after the status that explains them is written.
+	for _, e := range evs {
+		r.Recorder.Eventf(&at, nil, e.kind, e.reason, "Run", "%s", e.note)
+	}
+	if before.Status.Phase != st.Phase {
+		log.Info("At phase changed", "at", klog.KObj(&at), "oldPhase", before.Status.Phase, "newPhase", st.Phase, "job", st.JobName)
+	}
+	return result, nil
+}
+
+// findJob returns the At's Job: from the cache through the controller-UID index, or, when the
+// status names a Job the cache has not seen yet, from the API server.
+func (r *Reconciler) findJob(ctx context.Context, at *v1alpha1.At) (*batchv1.Job, error) {
+	var list batchv1.JobList
+	if err := r.Client.List(ctx, &list, client.InNamespace(at.Namespace), client.MatchingFields{jobs.ControllerUIDIndex: string(at.UID)}); err != nil {
+		return nil, err
+	}
+	for i := range list.Items {
+		if at.Status.JobName == "" || list.Items[i].Name == at.Status.JobName {
+			return &list.Items[i], nil
+		}
+	}
+	if at.Status.JobName == "" {
+		return nil, nil
+	}
+	var job batchv1.Job
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: at.Namespace, Name: at.Status.JobName}, &job)
+	if apierrors.IsNotFound(err) || (err == nil && !metav1.IsControlledBy(&job, at)) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &job, nil
+}
+
+// createJob creates the Job; if it exists already (a crash after an earlier create) it adopts
+// it when this At controls it. A nil Job with no error means the name is taken by a Job that
+// is not ours: the event says so.
+func (r *Reconciler) createJob(ctx context.Context, at *v1alpha1.At) (*batchv1.Job, event, error) {
+	job := NewJob(at, r.JobImage)
+	err := r.Client.Create(ctx, job)
+	if err == nil {
+		return job, event{corev1.EventTypeNormal, "SuccessfulCreate", "Created Job " + job.Name}, nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		return nil, event{}, fmt.Errorf("creating Job %s: %w", job.Name, err)
+	}
+	var existing batchv1.Job
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(job), &existing); err != nil {
+		return nil, event{}, err
+	}
+	if !metav1.IsControlledBy(&existing, at) {
+		return nil, event{corev1.EventTypeWarning, ReasonJobNotOurs, "Job " + job.Name + " exists and is not controlled by this At"}, nil
+	}
+	return &existing, event{corev1.EventTypeNormal, "AdoptedJob", "Job " + job.Name + " already existed (created earlier by this At)"}, nil
+}
+
+// NewJob builds the At's Job: named "<name>-<unix minutes of the schedule>", owned by the At,
+// restartPolicy Never and backoffLimit 0 unless the template says otherwise, so a command runs
+// once.
+func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
+	labels := map[string]string{}
+	annotations := map[string]string{}
+	var spec batchv1.JobSpec
+	if at.Spec.JobTemplate != nil {
+		for k, v := range at.Spec.JobTemplate.Labels {
+			labels[k] = v
+		}
+		for k, v := range at.Spec.JobTemplate.Annotations {
+			annotations[k] = v
+		}
+		at.Spec.JobTemplate.Spec.DeepCopyInto(&spec)
+	} else {
+		image := at.Spec.Image
+		if image == "" {
+			image = defaultImage
+		}
+		spec.Template.Spec.Containers = []corev1.Container{{
+			Name:    "command",
+			Image:   image,
+			Command: []string{"/bin/sh", "-c", at.Spec.Command},
+		}}
+	}
+	if spec.Template.Spec.RestartPolicy == "" {
+		spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
+	}
+	if spec.BackoffLimit == nil {
+		spec.BackoffLimit = ptr.To[int32](0)
+	}
+	labels[jobs.CreatedByLabel] = Name
+	annotations[batchv1.CronJobScheduledTimestampAnnotation] = at.Spec.Schedule.UTC().Format(time.RFC3339)
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            schedule.JobName(at.Name, at.Spec.Schedule.Time),
+			Namespace:       at.Namespace,
+			Labels:          labels,
+			Annotations:     annotations,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(at, v1alpha1.GroupVersion.WithKind("At"))},
+		},
+		Spec: spec,
+	}
+}
+
+// observeJob sets the status from the Job (pure).
+func observeJob(st *v1alpha1.AtStatus, job *batchv1.Job) {
+	st.JobName = job.Name
+	if st.StartTime == nil {
+		t := job.CreationTimestamp
+		if t.IsZero() {
+			t = metav1.Now()
+		}
+		st.StartTime = &t
+	}
+	finished, how, when := jobs.Finished(job)
+	switch {
+	case !finished:
+		setPhase(st, v1alpha1.AtRunning, ReasonRunning, "Job "+job.Name+" is running", time.Time{})
+	case how == batchv1.JobComplete:
+		setPhase(st, v1alpha1.AtSucceeded, ReasonJobComplete, "Job "+job.Name+" completed", when)
+	default:
+		msg := "Job " + job.Name + " failed"
+		if m := jobs.FailureMessage(job); m != "" {
+			msg += ": " + m
+		}
+		setPhase(st, v1alpha1.AtFailed, ReasonJobFailed, msg, when)
+	}
+}
+
+// setPhase sets phase, message, the Succeeded condition and, for a final phase, the completion
+// time (kept if already set).
+func setPhase(st *v1alpha1.AtStatus, phase v1alpha1.AtPhase, reason, msg string, completed time.Time) {
+	st.Phase = phase
+	st.Message = msg
+	status := metav1.ConditionUnknown
+	switch phase {
+	case v1alpha1.AtSucceeded:
+		status = metav1.ConditionTrue
+	case v1alpha1.AtFailed:
+		status = metav1.ConditionFalse
+	}
+	if !completed.IsZero() && st.CompletionTime == nil {
+		st.CompletionTime = &metav1.Time{Time: completed}
+	}
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: ConditionSucceeded, Status: status, Reason: reason, Message: msg})
+}

@@ -1,0 +1,91 @@
+// Package jobs holds what the At and ScheduledJob controllers share about the batch/v1 Jobs they
+// create: the label that marks them (and scopes the manager's Job cache), the field index that
+// finds a parent's Jobs by controller UID, and pure helpers to read a Job's outcome.
+package jobs
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// CreatedByLabel marks every Job the manager creates; its value is the kind of the parent in
+// lower case ("at" or "scheduledjob"). The manager caches only Jobs with this label.
+const CreatedByLabel = "ops.platform-operators.io/created-by"
+
+// ControllerUIDIndex is the field index of Jobs by the UID of their controller (owner
+// reference with controller=true), so a parent finds its Jobs without listing the namespace.
+const ControllerUIDIndex = ".metadata.ownerReferences.controller.uid"
+
+// IndexByControllerUID registers ControllerUIDIndex for Jobs with the manager's field indexer.
+func IndexByControllerUID(ctx context.Context, indexer client.FieldIndexer) error {
+	return indexer.IndexField(ctx, &batchv1.Job{}, ControllerUIDIndex, func(obj client.Object) []string {
+		if ref := metav1.GetControllerOf(obj); ref != nil {
+			return []string{string(ref.UID)}
+		}
+		return nil
+	})
+}
+
+// CacheByObject limits the manager's Job cache to the Jobs it created, so clusters with many
+// other Jobs (built-in CronJobs, CI) cost no memory.
+func CacheByObject() (client.Object, cache.ByObject) {
+	req, err := labels.NewRequirement(CreatedByLabel, selection.Exists, nil)
+	if err != nil {
+		panic(err) // a constant, valid requirement
+	}
+	return &batchv1.Job{}, cache.ByObject{Label: labels.NewSelector().Add(*req)}
+}
+
+// Finished reports whether the Job has finished and how: batch/v1 JobComplete or JobFailed,
+// with the time it finished (completionTime, else the condition's transition time).
+func Finished(j *batchv1.Job) (bool, batchv1.JobConditionType, time.Time) {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			at := c.LastTransitionTime.Time
+			if c.Type == batchv1.JobComplete && j.Status.CompletionTime != nil {
+				at = j.Status.CompletionTime.Time
+			}
+			return true, c.Type, at
+		}
+	}
+	return false, "", time.Time{}
+}
+
+// FailureMessage is the reason and message of the Job's Failed condition, if any.
+func FailureMessage(j *batchv1.Job) string {
+	for _, c := range j.Status.Conditions {
+		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+			if c.Message != "" {
+				return c.Reason + ": " + c.Message
+			}
+			return c.Reason
+		}
+	}
+	return ""
+}
+
+// SortByStartTime sorts Jobs oldest first by status.startTime (Jobs not started last), names
+// breaking ties, as upstream does before pruning history.
+func SortByStartTime(js []*batchv1.Job) {
+	sort.SliceStable(js, func(a, b int) bool {
+		x, y := js[a].Status.StartTime, js[b].Status.StartTime
+		switch {
+		case x == nil && y != nil:
+			return false
+		case x != nil && y == nil:
+			return true
+		case x == nil && y == nil, x.Equal(y):
+			return js[a].Name < js[b].Name
+		}
+		return x.Before(y)
+	})
+}

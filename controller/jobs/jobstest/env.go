@@ -1,0 +1,124 @@
+package jobstest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/jobs"
+)
+
+// Env is a started envtest API server with the chart's CRDs and a manager whose cache holds
+// the manager's Jobs, indexed by controller UID, as in production.
+type Env struct {
+	Manager ctrl.Manager
+	Client  client.Client
+	Ctx     context.Context
+}
+
+// Start starts envtest and the manager (controllers are added by setup before the start).
+func Start(t *testing.T, setup func(mgr ctrl.Manager) error) *Env {
+	t.Helper()
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Fatal("KUBEBUILDER_ASSETS is not set: run through `make test-go`, which points it at bin/ (built by `make tools`)")
+	}
+	_, file, _, _ := runtime.Caller(0)
+	crds := filepath.Join(filepath.Dir(file), "..", "..", "..", "charts", "platform-operators", "files", "crds")
+	env := &envtest.Environment{CRDDirectoryPaths: []string{crds}, ErrorIfCRDPathMissing: true}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatalf("starting envtest: %v", err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+
+	scheme := k8sruntime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	obj, by := jobs.CacheByObject()
+	skip := true
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:     scheme,
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Cache:      cache.Options{ByObject: map[client.Object]cache.ByObject{obj: by}},
+		Controller: ctrlConfig(skip),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if err := jobs.IndexByControllerUID(ctx, mgr.GetFieldIndexer()); err != nil {
+		t.Fatal(err)
+	}
+	if setup != nil {
+		if err := setup(mgr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	go func() { _ = mgr.Start(ctx) }()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		t.Fatal("cache never synced")
+	}
+	return &Env{Manager: mgr, Client: mgr.GetClient(), Ctx: ctx}
+}
+
+// Namespace creates a namespace for one test.
+func (e *Env) Namespace(t *testing.T, name string) string {
+	t.Helper()
+	if err := e.Client.Create(e.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// Eventually polls cond every 50ms for up to 10s and fails the test with msg if it never holds.
+func Eventually(t *testing.T, msg string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("timed out: %s", msg)
+}
+
+// ctrlConfig lets several tests of a package register the same controller name.
+func ctrlConfig(skipNameValidation bool) config.Controller {
+	return config.Controller{SkipNameValidation: &skipNameValidation}
+}
+
+// WaitCacheCurrent waits until the manager's cache holds obj at the API server's current
+// resourceVersion, so a directly called Reconcile reads what the test just wrote.
+func WaitCacheCurrent(t *testing.T, e *Env, obj client.Object) {
+	t.Helper()
+	key := client.ObjectKeyFromObject(obj)
+	live := obj.DeepCopyObject().(client.Object)
+	if err := e.Manager.GetAPIReader().Get(e.Ctx, key, live); err != nil {
+		t.Fatal(err)
+	}
+	cached := obj.DeepCopyObject().(client.Object)
+	Eventually(t, "the cache catches up with "+key.String(), func() bool {
+		return e.Client.Get(e.Ctx, key, cached) == nil && cached.GetResourceVersion() == live.GetResourceVersion()
+	})
+}

@@ -1,0 +1,40 @@
+// Package jobstest helps envtest tests play the Job controller, which does not run in envtest:
+// it marks Jobs finished the way kube-controller-manager does, with the conditions the API
+// server requires (SuccessCriteriaMet before Complete, FailureTarget before Failed).
+package jobstest
+
+import (
+	"context"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Finish sets the Job's status to Complete (succeeded) or Failed, started at start and finished
+// at end.
+func Finish(ctx context.Context, c client.Client, job *batchv1.Job, succeeded bool, start, end time.Time) error {
+	s, e := metav1.NewTime(start), metav1.NewTime(end)
+	job.Status.StartTime = &s
+	cond := func(t batchv1.JobConditionType, reason string) batchv1.JobCondition {
+		return batchv1.JobCondition{Type: t, Status: corev1.ConditionTrue, Reason: reason, Message: reason, LastProbeTime: e, LastTransitionTime: e}
+	}
+	if succeeded {
+		job.Status.CompletionTime = &e
+		job.Status.Succeeded = 1
+		job.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobSuccessCriteriaMet, "CompletionsReached"), cond(batchv1.JobComplete, "CompletionsReached")}
+	} else {
+		job.Status.Failed = 1
+		job.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget, "BackoffLimitExceeded"), cond(batchv1.JobFailed, "BackoffLimitExceeded")}
+	}
+	return c.Status().Update(ctx, job)
+}
+
+// MarkStarted marks the Job as started (running) at start.
+func MarkStarted(ctx context.Context, c client.Client, job *batchv1.Job, start time.Time) error {
+	s := metav1.NewTime(start)
+	job.Status.StartTime = &s
+	return c.Status().Update(ctx, job)
+}

@@ -1,0 +1,336 @@
+package scheduledjob
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"sort"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/schedule"
+)
+
+// ConditionReady is True when the schedule and time zone are usable.
+const ConditionReady = "Ready"
+
+// Condition reasons, Event reasons and skipped-slot metric reasons.
+const (
+	ReasonScheduled          = "Scheduled"
+	ReasonSuspended          = "Suspended"
+	ReasonInvalidSchedule    = "InvalidSchedule"
+	ReasonUnknownTimeZone    = "UnknownTimeZone"
+	ReasonScheduleNeverFires = "ScheduleNeverFires"
+	ReasonMissedDeadline     = "MissedDeadline"
+	ReasonJobAlreadyActive   = "JobAlreadyActive"
+	ReasonTooManyMissedTimes = "TooManyMissedTimes"
+	ReasonRunNowSkipped      = "RunNowSkipped"
+	ReasonSawCompletedJob    = "SawCompletedJob"
+	ReasonMissingJob         = "MissingJob"
+)
+
+type event struct{ kind, reason, note string }
+
+// creation is a Job to create: for a scheduled slot, or for a run-now token.
+type creation struct {
+	job   *batchv1.Job
+	slot  *time.Time
+	token string
+}
+
+// plan is what one reconcile should do; decide computes it without calling the API.
+type plan struct {
+	// status is the new status before the creates and deletes below are applied.
+	status v1alpha1.ScheduledJobStatus
+	// replace are active Jobs to delete before creating (concurrencyPolicy Replace).
+	replace []*batchv1.Job
+	creates []creation
+	// prune are finished Jobs beyond the history limits.
+	prune  []*batchv1.Job
+	events []event
+	// skipped is the reason a slot was skipped ("" if none): counted in the metric.
+	skipped string
+	// requeueAfter is when to look again; 0 means only on a change.
+	requeueAfter time.Duration
+}
+
+// decide is the whole ScheduledJob logic as a function of the object, its Jobs and now.
+func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time) plan {
+	p := plan{status: *sj.Status.DeepCopy()}
+	st := &p.status
+	st.ObservedGeneration = sj.Generation
+
+	// Observe the Jobs: active ones, finished ones, last success. The active list is rebuilt
+	// from the Jobs that exist, never trusted from the last status.
+	var succeeded, failed []*batchv1.Job
+	active := []corev1.ObjectReference{}
+	seen := map[types.UID]bool{}
+	for _, j := range children {
+		seen[j.UID] = true
+		finished, how, when := jobs.Finished(j)
+		if !finished {
+			active = append(active, jobRef(j))
+			continue
+		}
+		if wasActive(sj, j.UID) {
+			p.events = append(p.events, event{corev1.EventTypeNormal, ReasonSawCompletedJob, fmt.Sprintf("Saw completed job: %s, condition: %s", j.Name, how)})
+		}
+		if how == batchv1.JobComplete {
+			succeeded = append(succeeded, j)
+			if st.LastSuccessfulTime == nil || when.After(st.LastSuccessfulTime.Time) {
+				st.LastSuccessfulTime = &metav1.Time{Time: when}
+			}
+		} else {
+			failed = append(failed, j)
+		}
+	}
+	for _, ref := range sj.Status.Active {
+		if !seen[ref.UID] {
+			p.events = append(p.events, event{corev1.EventTypeNormal, ReasonMissingJob, "Active job went missing: " + ref.Name})
+		}
+	}
+	st.Active = active
+	// History is pruned whatever else happens: suspended, bad schedule, failing creates.
+	p.prune = append(oldest(succeeded, ptr.Deref(sj.Spec.SuccessfulJobsHistoryLimit, 3)), oldest(failed, ptr.Deref(sj.Spec.FailedJobsHistoryLimit, 1))...)
+
+	if sj.DeletionTimestamp != nil {
+		return p
+	}
+
+	tz := ptr.Deref(sj.Spec.TimeZone, "")
+	sched, err := schedule.Parse(sj.Spec.Schedule, tz, now)
+	if err != nil {
+		// A user error: say so once and wait for a spec change (no requeue, no hot loop).
+		reason := ReasonInvalidSchedule
+		switch {
+		case errors.Is(err, schedule.ErrUnknownTimeZone):
+			reason = ReasonUnknownTimeZone
+		case errors.Is(err, schedule.ErrNeverFires):
+			reason = ReasonScheduleNeverFires
+		}
+		if setReady(sj, st, metav1.ConditionFalse, reason, err.Error()) {
+			p.events = append(p.events, event{corev1.EventTypeWarning, reason, err.Error()})
+		}
+		st.NextScheduleTime = nil
+		return p
+	}
+
+	// Slots before the time the current schedule was first seen never run: an edit of the
+	// schedule or time zone must not fire a run for the past (upstream does).
+	observed := tz + " " + sj.Spec.Schedule
+	if st.ObservedSchedule != observed {
+		t := sj.CreationTimestamp
+		if st.ObservedSchedule != "" {
+			t = metav1.Time{Time: now}
+		}
+		st.ObservedSchedule, st.ObservedScheduleTime = observed, &t
+	}
+	var last, seenAt *time.Time
+	if st.LastScheduleTime != nil {
+		last = &st.LastScheduleTime.Time
+	}
+	if st.ObservedScheduleTime != nil {
+		seenAt = &st.ObservedScheduleTime.Time
+	}
+	deadline := sj.Spec.StartingDeadlineSeconds
+	earliestAll := schedule.Earliest(sj.CreationTimestamp.Time, last, seenAt, deadline, now, false)
+	earliestOK := schedule.Earliest(sj.CreationTimestamp.Time, last, seenAt, deadline, now, true)
+	recentAll, _ := sched.MostRecent(earliestAll, now)
+	recentOK, missed := sched.MostRecent(earliestOK, now)
+	if d, next, ok := sched.RequeueAfter(earliestAll, now); ok {
+		p.requeueAfter = d
+		st.NextScheduleTime = &metav1.Time{Time: next}
+	} else {
+		st.NextScheduleTime = nil
+	}
+	unhandled := func(slot *time.Time) bool {
+		return slot != nil && (last == nil || slot.After(*last)) &&
+			(st.LastSkippedTime == nil || !st.LastSkippedTime.Time.Equal(*slot))
+	}
+	skip := func(slot time.Time, reason, note string) {
+		st.LastSkippedTime = &metav1.Time{Time: slot}
+		p.skipped = reason
+		p.events = append(p.events, event{corev1.EventTypeWarning, reason, note})
+	}
+	token := sj.Annotations[v1alpha1.RunNowAnnotation]
+	runNow := token != "" && token != st.LastRunNowToken
+
+	if ptr.Deref(sj.Spec.Suspend, false) {
+		setReady(sj, st, metav1.ConditionTrue, ReasonSuspended, "Suspended: no new Jobs are created")
+		st.NextScheduleTime = nil
+		if unhandled(recentAll) {
+			skip(*recentAll, ReasonSuspended, fmt.Sprintf("Skipped the run of %s: suspended", formatSlot(*recentAll, sched)))
+		}
+		if runNow {
+			st.LastRunNowToken = token
+			p.events = append(p.events, event{corev1.EventTypeWarning, ReasonRunNowSkipped, fmt.Sprintf("Run-now %q not started: suspended", token)})
+		}
+		return p
+	}
+	setReady(sj, st, metav1.ConditionTrue, ReasonScheduled, "Next run at "+formatNext(st.NextScheduleTime, sched))
+
+	activeNames := func() []string {
+		names := make([]string, 0, len(st.Active))
+		for _, a := range st.Active {
+			names = append(names, a.Name)
+		}
+		for _, c := range p.creates {
+			names = append(names, c.job.Name)
+		}
+		return names
+	}
+	replaceActive := func() {
+		for _, a := range st.Active {
+			if j := byUID(children, a.UID); j != nil {
+				p.replace = append(p.replace, j)
+			}
+		}
+	}
+
+	if runNow {
+		switch {
+		case sj.Spec.ConcurrencyPolicy == v1alpha1.ForbidConcurrent && len(st.Active) > 0:
+			st.LastRunNowToken = token
+			p.events = append(p.events, event{corev1.EventTypeWarning, ReasonRunNowSkipped,
+				fmt.Sprintf("Run-now %q not started: concurrencyPolicy is Forbid and %v is active", token, activeNames())})
+		default:
+			if sj.Spec.ConcurrencyPolicy == v1alpha1.ReplaceConcurrent {
+				replaceActive()
+			}
+			p.creates = append(p.creates, creation{job: newJob(sj, RunNowJobName(sj.Name, token), now, sched.Location(), token), token: token})
+		}
+	}
+
+	switch {
+	case recentOK == nil:
+		// A slot passed but is older than startingDeadlineSeconds: upstream is silent here.
+		if unhandled(recentAll) {
+			skip(*recentAll, ReasonMissedDeadline, fmt.Sprintf("Missed scheduled time to start a job: %s (startingDeadlineSeconds %d)", formatSlot(*recentAll, sched), ptr.Deref(deadline, 0)))
+		}
+	case last != nil && last.Equal(*recentOK), slices.Contains(activeNames(), schedule.JobName(sj.Name, *recentOK)):
+		// Already processed.
+	default:
+		slot := *recentOK
+		if missed == schedule.ManyMissed {
+			p.events = append(p.events, event{corev1.EventTypeWarning, ReasonTooManyMissedTimes, "too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew"})
+		}
+		if sj.Spec.ConcurrencyPolicy == v1alpha1.ForbidConcurrent && len(activeNames()) > 0 {
+			if unhandled(&slot) {
+				skip(slot, ReasonJobAlreadyActive, fmt.Sprintf("Not starting the run of %s because prior execution is running and concurrency policy is Forbid: %v", formatSlot(slot, sched), activeNames()))
+			}
+			break
+		}
+		if sj.Spec.ConcurrencyPolicy == v1alpha1.ReplaceConcurrent && len(p.replace) == 0 {
+			replaceActive()
+		}
+		p.creates = append(p.creates, creation{job: newJob(sj, schedule.JobName(sj.Name, slot), slot, sched.Location(), ""), slot: &slot})
+	}
+	return p
+}
+
+// RunNowJobName is the Job name for a run-now token: "<name>-r<8 hex digits of the token's
+// hash>", deterministic so the same token never creates two Jobs.
+func RunNowJobName(name, token string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(token))
+	return fmt.Sprintf("%s-r%08x", name, h.Sum32())
+}
+
+// newJob builds a Job from the template, owned by the ScheduledJob, with the scheduled-timestamp
+// annotation (in the schedule's time zone) that upstream sets.
+func newJob(sj *v1alpha1.ScheduledJob, name string, scheduled time.Time, loc *time.Location, token string) *batchv1.Job {
+	labels := map[string]string{}
+	annotations := map[string]string{}
+	for k, v := range sj.Spec.JobTemplate.Labels {
+		labels[k] = v
+	}
+	for k, v := range sj.Spec.JobTemplate.Annotations {
+		annotations[k] = v
+	}
+	labels[jobs.CreatedByLabel] = Name
+	annotations[batchv1.CronJobScheduledTimestampAnnotation] = scheduled.In(loc).Format(time.RFC3339)
+	if token != "" {
+		annotations[v1alpha1.RunNowTokenAnnotation] = token
+	}
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            name,
+			Namespace:       sj.Namespace,
+			Labels:          labels,
+			Annotations:     annotations,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(sj, v1alpha1.GroupVersion.WithKind("ScheduledJob"))},
+		},
+	}
+	sj.Spec.JobTemplate.Spec.DeepCopyInto(&job.Spec)
+	return job
+}
+
+// setReady sets the Ready condition and reports whether it changed (reason or message), so a
+// Warning is emitted once per problem rather than per reconcile.
+func setReady(sj *v1alpha1.ScheduledJob, st *v1alpha1.ScheduledJobStatus, status metav1.ConditionStatus, reason, msg string) bool {
+	old := meta.FindStatusCondition(st.Conditions, ConditionReady)
+	changed := old == nil || old.Status != status || old.Reason != reason || old.Message != msg
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: ConditionReady, Status: status, Reason: reason, Message: msg, ObservedGeneration: sj.Generation})
+	return changed
+}
+
+func wasActive(sj *v1alpha1.ScheduledJob, uid types.UID) bool {
+	for _, a := range sj.Status.Active {
+		if a.UID == uid {
+			return true
+		}
+	}
+	return false
+}
+
+func byUID(js []*batchv1.Job, uid types.UID) *batchv1.Job {
+	for _, j := range js {
+		if j.UID == uid {
+			return j
+		}
+	}
+	return nil
+}
+
+// oldest returns the Jobs beyond limit, oldest first (by start time, as upstream).
+func oldest(js []*batchv1.Job, limit int32) []*batchv1.Job {
+	n := len(js) - int(limit)
+	if n <= 0 {
+		return nil
+	}
+	sorted := slices.Clone(js)
+	jobs.SortByStartTime(sorted)
+	return sorted[:n]
+}
+
+func jobRef(j *batchv1.Job) corev1.ObjectReference {
+	return corev1.ObjectReference{
+		APIVersion: "batch/v1", Kind: "Job",
+		Namespace: j.Namespace, Name: j.Name, UID: j.UID, ResourceVersion: j.ResourceVersion,
+	}
+}
+
+func formatSlot(t time.Time, s schedule.Schedule) string {
+	return t.In(s.Location()).Format(time.RFC3339)
+}
+
+func formatNext(t *metav1.Time, s schedule.Schedule) string {
+	if t == nil {
+		return "never"
+	}
+	return formatSlot(t.Time, s)
+}
+
+// sortJobs orders Jobs by name, so plans do not depend on cache order.
+func sortJobs(js []*batchv1.Job) {
+	sort.Slice(js, func(a, b int) bool { return js[a].Name < js[b].Name })
+}

@@ -1,0 +1,242 @@
+package scheduledjob
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/jobs"
+)
+
+// Name is the controller's name in --controllers.
+const Name = "scheduledjob"
+
+// +kubebuilder:rbac:groups=ops.platform-operators.io,resources=scheduledjobs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=ops.platform-operators.io,resources=scheduledjobs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+
+// Metrics are the ScheduledJob controller's Prometheus series.
+type Metrics struct {
+	// SkippedSlots counts slots that did not get a Job, by reason (Suspended, MissedDeadline,
+	// JobAlreadyActive). Upstream is silent about these.
+	SkippedSlots *prometheus.CounterVec
+	// CreationSkew observes how late after its slot a Job was created.
+	CreationSkew prometheus.Histogram
+}
+
+// NewMetrics creates the series and registers them with reg.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		SkippedSlots: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "platform_operators_scheduledjob_skipped_slots_total",
+			Help: "Scheduled slots that did not get a Job, by reason (Suspended, MissedDeadline, JobAlreadyActive).",
+		}, []string{"reason"}),
+		CreationSkew: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "platform_operators_scheduledjob_job_creation_skew_seconds",
+			Help:    "Time between a slot and the creation of its Job.",
+			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300},
+		}),
+	}
+	for _, c := range []prometheus.Collector{m.SkippedSlots, m.CreationSkew} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("registering scheduledjob metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// Reconciler reconciles ScheduledJob objects.
+type Reconciler struct {
+	Client client.Client
+	// APIReader reads around the cache: an active Job the cache has not seen yet is not
+	// missing, and an AlreadyExists Job must be read to check who controls it.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	Clock     clock.PassiveClock
+	Metrics   *Metrics
+}
+
+// SetupWithManager registers the controller; the Job field index must already be registered.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(Name).
+		For(&v1alpha1.ScheduledJob{}).
+		Owns(&batchv1.Job{}).
+		Complete(r)
+}
+
+// Reconcile runs one pass: read, decide, act, write status once, then emit Events.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	var sj v1alpha1.ScheduledJob
+	if err := r.Client.Get(ctx, req.NamespacedName, &sj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	children, err := r.children(ctx, &sj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	now := r.Clock.Now()
+	p := decide(&sj, children, now)
+	st := &p.status
+
+	// Act: replace, create, prune. A failing create still lets pruning and the status write
+	// happen; its error is returned afterwards so the request backs off.
+	var actErr error
+	for _, j := range p.replace {
+		if err := r.deleteJob(ctx, j); err != nil {
+			p.events = append(p.events, event{corev1.EventTypeWarning, "FailedDelete", fmt.Sprintf("Deleting job %s: %v", j.Name, err)})
+			actErr = err
+			break
+		}
+		removeActive(st, j)
+		p.events = append(p.events, event{corev1.EventTypeNormal, "SuccessfulDelete", "Deleted job " + j.Name})
+	}
+	for _, c := range p.creates {
+		if actErr != nil {
+			break
+		}
+		job, ev, err := r.createJob(ctx, &sj, c.job)
+		if ev.reason != "" {
+			p.events = append(p.events, ev)
+		}
+		if err != nil {
+			actErr = err
+			break
+		}
+		if job == nil {
+			continue
+		}
+		if finished, _, _ := jobs.Finished(job); !finished && !hasActive(st, job) {
+			st.Active = append(st.Active, jobRef(job))
+		}
+		if c.slot != nil {
+			st.LastScheduleTime = &metav1.Time{Time: *c.slot}
+			if ev.reason == "SuccessfulCreate" {
+				r.Metrics.CreationSkew.Observe(now.Sub(*c.slot).Seconds())
+			}
+		} else {
+			st.LastRunNowToken = c.token
+		}
+	}
+	for _, j := range p.prune {
+		if err := r.deleteJob(ctx, j); err != nil {
+			p.events = append(p.events, event{corev1.EventTypeWarning, "FailedDelete", fmt.Sprintf("Deleting job %s: %v", j.Name, err)})
+			continue
+		}
+		p.events = append(p.events, event{corev1.EventTypeNormal, "SuccessfulDelete", "Deleted job " + j.Name})
+	}
+
+	before := sj.DeepCopy()
+	sj.Status = *st
+	if err := r.Client.Status().Patch(ctx, &sj, client.MergeFrom(before)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	for _, e := range p.events {
+		r.Recorder.Eventf(&sj, nil, e.kind, e.reason, "Schedule", "%s", e.note)
+	}
+	if p.skipped != "" {
+		r.Metrics.SkippedSlots.WithLabelValues(p.skipped).Inc()
+		log.Info("Skipped a slot", "scheduledJob", klog.KObj(&sj), "reason", p.skipped, "slot", st.LastSkippedTime)
+	}
+	if actErr != nil {
+		return ctrl.Result{}, actErr
+	}
+	return ctrl.Result{RequeueAfter: p.requeueAfter}, nil
+}
+
+// children returns the ScheduledJob's Jobs from the cache (controller-UID index), plus active
+// Jobs of the last status that the cache has not seen yet but the API server has; an active Job
+// the API server does not have is gone.
+func (r *Reconciler) children(ctx context.Context, sj *v1alpha1.ScheduledJob) ([]*batchv1.Job, error) {
+	var list batchv1.JobList
+	if err := r.Client.List(ctx, &list, client.InNamespace(sj.Namespace), client.MatchingFields{jobs.ControllerUIDIndex: string(sj.UID)}); err != nil {
+		return nil, err
+	}
+	out := make([]*batchv1.Job, 0, len(list.Items))
+	seen := map[string]bool{}
+	for i := range list.Items {
+		if list.Items[i].DeletionTimestamp != nil {
+			continue
+		}
+		out = append(out, &list.Items[i])
+		seen[list.Items[i].Name] = true
+	}
+	for _, ref := range sj.Status.Active {
+		if seen[ref.Name] {
+			continue
+		}
+		var j batchv1.Job
+		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: sj.Namespace, Name: ref.Name}, &j)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, err
+		case metav1.IsControlledBy(&j, sj) && j.DeletionTimestamp == nil:
+			out = append(out, &j)
+		}
+	}
+	sortJobs(out)
+	return out, nil
+}
+
+// createJob creates a Job. AlreadyExists means an earlier reconcile created it and crashed or
+// lost its status write (the deterministic name is the lock): the Job is adopted if this
+// ScheduledJob controls it, otherwise left alone.
+func (r *Reconciler) createJob(ctx context.Context, sj *v1alpha1.ScheduledJob, job *batchv1.Job) (*batchv1.Job, event, error) {
+	err := r.Client.Create(ctx, job)
+	switch {
+	case err == nil:
+		return job, event{corev1.EventTypeNormal, "SuccessfulCreate", "Created job " + job.Name}, nil
+	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+		return nil, event{}, err
+	case !apierrors.IsAlreadyExists(err):
+		return nil, event{corev1.EventTypeWarning, "FailedCreate", fmt.Sprintf("Error creating job: %v", err)}, err
+	}
+	var existing batchv1.Job
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(job), &existing); err != nil {
+		return nil, event{}, err
+	}
+	if !metav1.IsControlledBy(&existing, sj) {
+		return nil, event{corev1.EventTypeWarning, "JobNameTaken", "Job " + job.Name + " exists and is not controlled by this ScheduledJob"}, nil
+	}
+	return &existing, event{}, nil
+}
+
+func (r *Reconciler) deleteJob(ctx context.Context, j *batchv1.Job) error {
+	err := r.Client.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &j.UID})
+	return client.IgnoreNotFound(err)
+}
+
+func removeActive(st *v1alpha1.ScheduledJobStatus, j *batchv1.Job) {
+	out := st.Active[:0]
+	for _, a := range st.Active {
+		if a.UID != j.UID {
+			out = append(out, a)
+		}
+	}
+	st.Active = out
+}
+
+func hasActive(st *v1alpha1.ScheduledJobStatus, j *batchv1.Job) bool {
+	for _, a := range st.Active {
+		if a.UID == j.UID {
+			return true
+		}
+	}
+	return false
+}
