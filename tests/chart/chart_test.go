@@ -204,6 +204,18 @@ func roleFileRules(t *testing.T) []rbacv1.PolicyRule {
 	return role.Rules
 }
 
+// withoutGeneratedCRDs returns ch without the CRDs `make manifests` wrote, so a test can put
+// its own in files/crds and count exactly those.
+func withoutGeneratedCRDs(ch *chart.Chart) *chart.Chart {
+	ch.Files = slices.DeleteFunc(ch.Files, func(f *chart.File) bool { return strings.HasPrefix(f.Name, "files/crds/") })
+	return ch
+}
+
+// controllersArg returns the words of the manager's --controllers flag.
+func controllersArg(args []string) []string {
+	return strings.Split(strings.TrimPrefix(argWithPrefix(args, "--controllers="), "--controllers="), ",")
+}
+
 // withFile returns ch with the file name set to data (replaced if present, added otherwise),
 // the way controller-gen would have written it.
 func withFile(ch *chart.Chart, name, data string) *chart.Chart {
@@ -294,7 +306,11 @@ func TestRender(t *testing.T) {
 					"--leader-elect=true",
 					"--leader-election-id=platform-operators",
 					"--leader-election-namespace=platform-operators-system",
-					"--controllers=*,-podwatcher",
+					"--controllers=" + strings.Join(controllersArg(c.Args), ","),
+					"--secretsync-workers=32",
+					"--default-secretsync-name=secretsync-default",
+					"--default-secretsync-source-namespace=secretsync",
+					"--default-secretsync-type=platform-operators.io/secretsync",
 					"--log-format=json",
 					"--log-level=info",
 					"--kube-api-qps=50",
@@ -464,10 +480,23 @@ func TestRender(t *testing.T) {
 			},
 		},
 		{
-			name: "default values render no CRD while files/crds holds no YAML",
+			name: "default values run every controller but the pod watcher",
 			check: func(t *testing.T, r rendered) {
-				if crds := objectsOf[*apiextensionsv1.CustomResourceDefinition](r); len(crds) != 0 {
-					t.Errorf("rendered %d CRDs, want none", len(crds))
+				words := controllersArg(manager(t, r).Args)
+				if len(words) == 0 || words[0] != "*" || !slices.Contains(words, "-podwatcher") || !slices.Contains(words, "secretsync") {
+					t.Errorf("--controllers words = %q, want *, -podwatcher and secretsync", words)
+				}
+			},
+		},
+		{
+			name: "default values render one CRD per generated file in files/crds",
+			check: func(t *testing.T, r rendered) {
+				files, err := filepath.Glob(filepath.Join(chartDir, "files", "crds", "*.yaml"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if crds := objectsOf[*apiextensionsv1.CustomResourceDefinition](r); len(crds) != len(files) || len(files) == 0 {
+					t.Errorf("rendered %d CRDs, want %d (the files in files/crds)", len(crds), len(files))
 				}
 			},
 		},
@@ -491,10 +520,50 @@ func TestRender(t *testing.T) {
 			values: "crds:\n  keep: false\npodWatcher:\n  enabled: true\n  namespaces: [default]\n",
 			check: func(t *testing.T, r rendered) {
 				args := manager(t, r).Args
-				for _, want := range []string{"--controllers=*,podwatcher", "--podwatcher-namespaces=default"} {
+				if !slices.Contains(controllersArg(args), "podwatcher") || !hasArg(args, "--podwatcher-namespaces=default") {
+					t.Errorf("args = %q, want podwatcher in --controllers and --podwatcher-namespaces=default", args)
+				}
+			},
+		},
+		{
+			name: "default values create the default SecretSync's source namespace and keep it on uninstall",
+			check: func(t *testing.T, r rendered) {
+				ns := only[*corev1.Namespace](t, r)
+				if ns.Name != "secretsync" || ns.Annotations["helm.sh/resource-policy"] != "keep" {
+					t.Errorf("namespace %s with annotations %v, want secretsync kept", ns.Name, ns.Annotations)
+				}
+			},
+		},
+		{
+			name:   "the default SecretSync can be aimed at another namespace and type without creating it",
+			values: "secretSync:\n  default:\n    sourceNamespace: platform\n    type: kubernetes.io/dockerconfigjson\n    createSourceNamespace: false\n",
+			check: func(t *testing.T, r rendered) {
+				args := manager(t, r).Args
+				for _, want := range []string{"--default-secretsync-source-namespace=platform", "--default-secretsync-type=kubernetes.io/dockerconfigjson"} {
 					if !hasArg(args, want) {
-						t.Errorf("args = %q, want %q among them", args, want)
+						t.Errorf("args = %q, want %q", args, want)
 					}
+				}
+				if nss := objectsOf[*corev1.Namespace](r); len(nss) != 0 {
+					t.Errorf("rendered %d namespaces, want none", len(nss))
+				}
+			},
+		},
+		{
+			name:   "secretSync.enabled=false turns the controller off and renders no default SecretSync",
+			values: "secretSync:\n  enabled: false\n",
+			check: func(t *testing.T, r rendered) {
+				args := manager(t, r).Args
+				if !slices.Contains(controllersArg(args), "-secretsync") {
+					t.Errorf("args = %q, want -secretsync in --controllers", args)
+				}
+				for _, prefix := range []string{"--default-secretsync-name", "--secretsync-workers"} {
+					if a := argWithPrefix(args, prefix); a != "" {
+						t.Errorf("args hold %q, want none", a)
+					}
+				}
+				if nss := objectsOf[*corev1.Namespace](r); len(nss) != 0 {
+					t.Errorf("rendered %d namespaces, want none", len(nss))
 				}
 			},
 		},
@@ -503,8 +572,8 @@ func TestRender(t *testing.T) {
 			values: "podWatcher:\n  enabled: true\n",
 			check: func(t *testing.T, r rendered) {
 				args := manager(t, r).Args
-				if !hasArg(args, "--controllers=*,podwatcher") {
-					t.Errorf("args = %q, want --controllers=*,podwatcher", args)
+				if !slices.Contains(controllersArg(args), "podwatcher") {
+					t.Errorf("args = %q, want podwatcher in --controllers", args)
 				}
 				if a := argWithPrefix(args, "--podwatcher-namespaces"); a != "" {
 					t.Errorf("args hold %q, want no --podwatcher-namespaces", a)
@@ -888,7 +957,7 @@ rules:
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ch := loadChart(t)
+			ch := withoutGeneratedCRDs(loadChart(t))
 			for name, data := range tc.files {
 				ch = withFile(ch, name, data)
 			}

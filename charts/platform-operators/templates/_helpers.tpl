@@ -93,5 +93,6 @@ Add a line here for each new optional controller.
 {{- define "platform-operators.controllers" -}}
 {{- $controllers := list "*" }}
 {{- $controllers = append $controllers (ternary "podwatcher" "-podwatcher" (.Values.podWatcher.enabled | default false)) }}
+{{- $controllers = append $controllers (ternary "secretsync" "-secretsync" (.Values.secretSync.enabled | default false)) }}
 {{- join "," $controllers }}
 {{- end }}
