@@ -216,8 +216,12 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time) p
 		if unhandled(recentAll) {
 			skip(*recentAll, ReasonMissedDeadline, fmt.Sprintf("Missed scheduled time to start a job: %s (startingDeadlineSeconds %d)", formatSlot(*recentAll, sched), ptr.Deref(deadline, 0)))
 		}
-	case last != nil && last.Equal(*recentOK), slices.Contains(activeNames(), schedule.JobName(sj.Name, *recentOK)):
+	case last != nil && last.Equal(*recentOK):
 		// Already processed.
+	case hasJobNamed(children, schedule.JobName(sj.Name, *recentOK)):
+		// The slot's Job exists but the status does not say so: an earlier reconcile created it
+		// and lost its status write (crash, conflict). Record the slot; never create twice.
+		st.LastScheduleTime = &metav1.Time{Time: *recentOK}
 	default:
 		slot := *recentOK
 		if missed == schedule.ManyMissed {
@@ -290,6 +294,10 @@ func wasActive(sj *v1alpha1.ScheduledJob, uid types.UID) bool {
 		}
 	}
 	return false
+}
+
+func hasJobNamed(js []*batchv1.Job, name string) bool {
+	return slices.ContainsFunc(js, func(j *batchv1.Job) bool { return j.Name == name })
 }
 
 func byUID(js []*batchv1.Job, uid types.UID) *batchv1.Job {

@@ -1,0 +1,365 @@
+package scheduledjob
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/schedule"
+)
+
+// The fixed times of upstream's cronjob_controllerv2_test.go (2016-05-19 is a Thursday).
+var (
+	topOfTheHour      = mustTime("2016-05-19T10:00:00Z")
+	justBeforeTheHour = mustTime("2016-05-19T09:59:00Z")
+	justAfterTheHour  = mustTime("2016-05-19T10:01:00Z")
+	thePriorHour      = mustTime("2016-05-19T09:00:00Z")
+	weekAfterTheHour  = mustTime("2016-05-26T10:00:00Z")
+)
+
+const onTheHour = "0 * * * *"
+
+func mustTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// sjOpt changes a test ScheduledJob; newSJ builds one as upstream's cronJob() does.
+type sjOpt func(*v1alpha1.ScheduledJob)
+
+func newSJ(opts ...sjOpt) *v1alpha1.ScheduledJob {
+	sj := &v1alpha1.ScheduledJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "mycronjob", Namespace: "snazzycats", UID: "1a2b3c", Generation: 2,
+			CreationTimestamp: metav1.NewTime(justBeforeTheHour.Add(-time.Hour))},
+		Spec: v1alpha1.ScheduledJobSpec{
+			Schedule: onTheHour, ConcurrencyPolicy: v1alpha1.AllowConcurrent,
+			SuccessfulJobsHistoryLimit: ptr.To[int32](3), FailedJobsHistoryLimit: ptr.To[int32](1),
+			JobTemplate: batchv1.JobTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"a": "b"}, Annotations: map[string]string{"x": "y"}},
+				Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "foo/bar"}}}}},
+			},
+		},
+	}
+	for _, o := range opts {
+		o(sj)
+	}
+	return sj
+}
+
+func policy(p v1alpha1.ConcurrencyPolicy) sjOpt {
+	return func(sj *v1alpha1.ScheduledJob) { sj.Spec.ConcurrencyPolicy = p }
+}
+func suspended(sj *v1alpha1.ScheduledJob) { sj.Spec.Suspend = ptr.To(true) }
+func deadline(s int64) sjOpt {
+	return func(sj *v1alpha1.ScheduledJob) { sj.Spec.StartingDeadlineSeconds = &s }
+}
+func spec(s string) sjOpt      { return func(sj *v1alpha1.ScheduledJob) { sj.Spec.Schedule = s } }
+func timeZone(tz string) sjOpt { return func(sj *v1alpha1.ScheduledJob) { sj.Spec.TimeZone = &tz } }
+func runNow(token string) sjOpt {
+	return func(sj *v1alpha1.ScheduledJob) { sj.Annotations = map[string]string{v1alpha1.RunNowAnnotation: token} }
+}
+func lastRunNow(token string) sjOpt {
+	return func(sj *v1alpha1.ScheduledJob) { sj.Status.LastRunNowToken = token }
+}
+func created(t time.Time) sjOpt {
+	return func(sj *v1alpha1.ScheduledJob) { sj.CreationTimestamp = metav1.NewTime(t) }
+}
+func lastSchedule(t time.Time) sjOpt {
+	return func(sj *v1alpha1.ScheduledJob) { sj.Status.LastScheduleTime = ptr.To(metav1.NewTime(t)) }
+}
+func history(succeeded, failed int32) sjOpt {
+	return func(sj *v1alpha1.ScheduledJob) {
+		sj.Spec.SuccessfulJobsHistoryLimit, sj.Spec.FailedJobsHistoryLimit = &succeeded, &failed
+	}
+}
+func observedSchedule(s string, at time.Time) sjOpt {
+	return func(sj *v1alpha1.ScheduledJob) {
+		sj.Status.ObservedSchedule, sj.Status.ObservedScheduleTime = s, ptr.To(metav1.NewTime(at))
+	}
+}
+
+// activeIn lists jobs in the ScheduledJob's last status.
+func activeIn(js ...*batchv1.Job) sjOpt {
+	return func(sj *v1alpha1.ScheduledJob) {
+		for _, j := range js {
+			sj.Status.Active = append(sj.Status.Active, jobRef(j))
+		}
+	}
+}
+
+type jobState int
+
+const (
+	running jobState = iota
+	succeededJob
+	failedJob
+)
+
+// childJob is a Job of newSJ for slot, started at the slot, finished a minute later if done.
+func childJob(slot time.Time, state jobState) *batchv1.Job {
+	sj := newSJ()
+	j := newJob(sj, schedule.JobName(sj.Name, slot), slot, time.UTC, "")
+	j.UID = types.UID(fmt.Sprintf("uid-%d", slot.Unix()))
+	j.Status.StartTime = ptr.To(metav1.NewTime(slot))
+	end := metav1.NewTime(slot.Add(time.Minute))
+	switch state {
+	case succeededJob:
+		j.Status.CompletionTime = &end
+		j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: end}}
+	case failedJob:
+		j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, LastTransitionTime: end, Reason: "BackoffLimitExceeded"}}
+	}
+	return j
+}
+
+func createdNames(p plan) []string {
+	var out []string
+	for _, c := range p.creates {
+		out = append(out, c.job.Name)
+	}
+	return out
+}
+
+func names(js []*batchv1.Job) []string {
+	var out []string
+	for _, j := range js {
+		out = append(out, j.Name)
+	}
+	return out
+}
+
+func reasons(p plan) []string {
+	var out []string
+	for _, e := range p.events {
+		out = append(out, e.reason)
+	}
+	return out
+}
+
+func slotName(t time.Time) string { return schedule.JobName("mycronjob", t) }
+
+// TestDecide ports the behaviour of upstream's TestControllerV2SyncCronJob (our own cases,
+// same semantics) and adds what we do beyond upstream.
+func TestDecide(t *testing.T) {
+	prior := childJob(thePriorHour, running)
+	priorDone := childJob(thePriorHour, succeededJob)
+	cases := []struct {
+		name         string
+		sj           *v1alpha1.ScheduledJob
+		jobs         []*batchv1.Job
+		now          time.Time
+		wantCreate   []string
+		wantReplace  []string
+		wantPrune    []string
+		wantActive   int
+		wantEvents   []string // reasons, in order
+		wantSkipped  string
+		wantRequeue  time.Duration
+		wantNextTime *time.Time
+		check        func(t *testing.T, p plan)
+	}{
+		{name: "never ran, not time: nothing to do, wake at the slot",
+			sj: newSJ(created(justBeforeTheHour)), now: justBeforeTheHour.Add(30 * time.Second), wantRequeue: 30*time.Second + schedule.Padding, wantNextTime: &topOfTheHour},
+		{name: "never ran, is time, Allow: creates the slot's Job",
+			sj: newSJ(), now: justAfterTheHour, wantCreate: []string{slotName(topOfTheHour)}, wantRequeue: 59*time.Minute + schedule.Padding},
+		{name: "never ran, is time, Forbid: creates the slot's Job",
+			sj: newSJ(policy(v1alpha1.ForbidConcurrent)), now: justAfterTheHour, wantCreate: []string{slotName(topOfTheHour)}, wantRequeue: 59*time.Minute + schedule.Padding},
+		{name: "never ran, is time, Replace: creates the slot's Job",
+			sj: newSJ(policy(v1alpha1.ReplaceConcurrent)), now: justAfterTheHour, wantCreate: []string{slotName(topOfTheHour)}, wantRequeue: 59*time.Minute + schedule.Padding},
+		{name: "never ran, is time, suspended: no Job, the slot is reported skipped, no next time shown",
+			sj: newSJ(suspended), now: justAfterTheHour, wantEvents: []string{ReasonSuspended}, wantSkipped: ReasonSuspended, wantRequeue: 59*time.Minute + schedule.Padding,
+			check: func(t *testing.T, p plan) {
+				if p.status.NextScheduleTime != nil || !p.status.LastSkippedTime.Time.Equal(topOfTheHour) {
+					t.Errorf("nextScheduleTime %v, lastSkippedTime %v; want none and 10:00", p.status.NextScheduleTime, p.status.LastSkippedTime)
+				}
+			}},
+		{name: "suspended, the skipped slot already reported: no second Event",
+			sj:  newSJ(suspended, func(sj *v1alpha1.ScheduledJob) { sj.Status.LastSkippedTime = ptr.To(metav1.NewTime(topOfTheHour)) }),
+			now: justAfterTheHour.Add(time.Minute), wantRequeue: 58*time.Minute + schedule.Padding},
+		{name: "never ran, is time, past the deadline: no Job, a MissedDeadline Event (upstream is silent)",
+			sj: newSJ(deadline(30)), now: justAfterTheHour, wantEvents: []string{ReasonMissedDeadline}, wantSkipped: ReasonMissedDeadline, wantRequeue: 59*time.Minute + schedule.Padding},
+		{name: "never ran, is time, not past the deadline: creates the Job",
+			sj: newSJ(deadline(120)), now: justAfterTheHour, wantCreate: []string{slotName(topOfTheHour)}, wantRequeue: 59*time.Minute + schedule.Padding},
+		{name: "prev ran but done, is time: creates the next slot's Job and sees the completion",
+			sj: newSJ(lastSchedule(thePriorHour), activeIn(priorDone)), jobs: []*batchv1.Job{priorDone}, now: justAfterTheHour,
+			wantCreate: []string{slotName(topOfTheHour)}, wantEvents: []string{ReasonSawCompletedJob}, wantRequeue: 59*time.Minute + schedule.Padding,
+			check: func(t *testing.T, p plan) {
+				if p.status.LastSuccessfulTime == nil || !p.status.LastSuccessfulTime.Time.Equal(thePriorHour.Add(time.Minute)) {
+					t.Errorf("lastSuccessfulTime = %v, want 09:01", p.status.LastSuccessfulTime)
+				}
+			}},
+		{name: "prev ran but done, not time: nothing",
+			sj: newSJ(lastSchedule(topOfTheHour)), now: justAfterTheHour, wantRequeue: 59*time.Minute + schedule.Padding},
+		{name: "still active, is time, Allow: creates a second Job next to it",
+			sj: newSJ(lastSchedule(thePriorHour), activeIn(prior)), jobs: []*batchv1.Job{prior}, now: justAfterTheHour,
+			wantCreate: []string{slotName(topOfTheHour)}, wantActive: 1, wantRequeue: 59*time.Minute + schedule.Padding},
+		{name: "still active, is time, Forbid: skips the slot and says so",
+			sj: newSJ(policy(v1alpha1.ForbidConcurrent), lastSchedule(thePriorHour), activeIn(prior)), jobs: []*batchv1.Job{prior}, now: justAfterTheHour,
+			wantActive: 1, wantEvents: []string{ReasonJobAlreadyActive}, wantSkipped: ReasonJobAlreadyActive, wantRequeue: 59*time.Minute + schedule.Padding},
+		{name: "still active, is time, Replace: deletes the active Job, then creates",
+			sj: newSJ(policy(v1alpha1.ReplaceConcurrent), lastSchedule(thePriorHour), activeIn(prior)), jobs: []*batchv1.Job{prior}, now: justAfterTheHour,
+			wantCreate: []string{slotName(topOfTheHour)}, wantReplace: []string{prior.Name}, wantActive: 1, wantRequeue: 59*time.Minute + schedule.Padding},
+		{name: "still active, not time, Replace: nothing is deleted",
+			sj: newSJ(policy(v1alpha1.ReplaceConcurrent), lastSchedule(topOfTheHour), activeIn(prior)), jobs: []*batchv1.Job{prior}, now: justAfterTheHour,
+			wantActive: 1, wantRequeue: 59*time.Minute + schedule.Padding},
+		{name: "long overdue, no deadline: one catch-up run for the most recent slot and TooManyMissedTimes",
+			sj: newSJ(lastSchedule(thePriorHour)), now: weekAfterTheHour,
+			wantCreate: []string{slotName(weekAfterTheHour)}, wantEvents: []string{ReasonTooManyMissedTimes}, wantRequeue: time.Hour + schedule.Padding},
+		{name: "long overdue, past a short deadline: the most recent slot is within it and runs, no warning",
+			sj: newSJ(lastSchedule(thePriorHour), deadline(15*60)), now: weekAfterTheHour,
+			wantCreate: []string{slotName(weekAfterTheHour)}, wantRequeue: time.Hour + schedule.Padding},
+		{name: "long overdue, Forbid, no deadline: still one catch-up run",
+			sj: newSJ(policy(v1alpha1.ForbidConcurrent), lastSchedule(thePriorHour)), now: weekAfterTheHour,
+			wantCreate: []string{slotName(weekAfterTheHour)}, wantEvents: []string{ReasonTooManyMissedTimes}, wantRequeue: time.Hour + schedule.Padding},
+		{name: "the clock drifted back behind the last slot: nothing, wake at the slot after it",
+			sj: newSJ(lastSchedule(topOfTheHour)), now: justBeforeTheHour, wantRequeue: 61*time.Minute + schedule.Padding},
+		{name: "the slot's Job exists but the status write was lost: the slot is recorded, nothing created",
+			sj: newSJ(), jobs: []*batchv1.Job{childJob(topOfTheHour, running)}, now: justAfterTheHour,
+			wantActive: 1, wantRequeue: 59*time.Minute + schedule.Padding,
+			check: func(t *testing.T, p plan) {
+				if p.status.LastScheduleTime == nil || !p.status.LastScheduleTime.Time.Equal(topOfTheHour) {
+					t.Errorf("lastScheduleTime = %v, want 10:00", p.status.LastScheduleTime)
+				}
+			}},
+		{name: "lastScheduleTime is kept, not rebuilt from Jobs: with no history left the slot does not run again",
+			sj: newSJ(lastSchedule(topOfTheHour), history(0, 0)), now: topOfTheHour.Add(30 * time.Minute), wantRequeue: 30*time.Minute + schedule.Padding},
+		{name: "an active Job that went missing is dropped from active",
+			sj: newSJ(lastSchedule(topOfTheHour), activeIn(childJob(topOfTheHour, running))), now: justAfterTheHour,
+			wantEvents: []string{ReasonMissingJob}, wantRequeue: 59*time.Minute + schedule.Padding},
+		{name: "history beyond the limits is pruned, oldest first",
+			sj: newSJ(lastSchedule(topOfTheHour), history(1, 1)),
+			jobs: []*batchv1.Job{childJob(topOfTheHour.Add(-4*time.Hour), succeededJob), childJob(topOfTheHour.Add(-3*time.Hour), failedJob),
+				childJob(topOfTheHour.Add(-2*time.Hour), succeededJob), childJob(thePriorHour, failedJob)},
+			now:       justAfterTheHour,
+			wantPrune: []string{slotName(topOfTheHour.Add(-4 * time.Hour)), slotName(topOfTheHour.Add(-3 * time.Hour))}, wantRequeue: 59*time.Minute + schedule.Padding},
+		{name: "history is pruned while suspended too",
+			sj: newSJ(suspended, lastSchedule(topOfTheHour), history(0, 0)), jobs: []*batchv1.Job{priorDone}, now: justAfterTheHour,
+			wantPrune: []string{priorDone.Name}, wantRequeue: 59*time.Minute + schedule.Padding},
+		{name: "history is pruned when the schedule is invalid too",
+			sj: newSJ(timeZone("Mars/Olympus"), history(0, 0)), jobs: []*batchv1.Job{priorDone}, now: justAfterTheHour,
+			wantPrune: []string{priorDone.Name}, wantEvents: []string{ReasonUnknownTimeZone}},
+		{name: "an unknown time zone: Ready False, a Warning, no Job and no requeue",
+			sj: newSJ(timeZone("Mars/Olympus")), now: justAfterTheHour, wantEvents: []string{ReasonUnknownTimeZone},
+			check: func(t *testing.T, p plan) {
+				c := meta.FindStatusCondition(p.status.Conditions, ConditionReady)
+				if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonUnknownTimeZone {
+					t.Errorf("Ready = %+v, want False/UnknownTimeZone", c)
+				}
+			}},
+		{name: "an unknown time zone already reported: no second Warning",
+			sj: func() *v1alpha1.ScheduledJob {
+				sj := newSJ(timeZone("Mars/Olympus"))
+				sj.Status = decide(sj, nil, justAfterTheHour).status
+				return sj
+			}(), now: justAfterTheHour.Add(time.Minute)},
+		{name: "a schedule that never fires: Ready False ScheduleNeverFires, no requeue",
+			sj: newSJ(spec("0 0 30 2 *")), now: justAfterTheHour, wantEvents: []string{ReasonScheduleNeverFires}},
+		{name: "a schedule in a time zone fires at local time",
+			sj: newSJ(spec("0 12 * * *"), timeZone("Europe/Berlin")), now: topOfTheHour.Add(10 * time.Second), // 12:00:10 in Berlin (CEST)
+			wantCreate: []string{slotName(topOfTheHour)}, wantRequeue: 24*time.Hour - 10*time.Second + schedule.Padding,
+			check: func(t *testing.T, p plan) {
+				if got := p.creates[0].job.Annotations[batchv1.CronJobScheduledTimestampAnnotation]; got != "2016-05-19T12:00:00+02:00" {
+					t.Errorf("scheduled-timestamp annotation = %q, want the slot in the zone", got)
+				}
+			}},
+		{name: "editing the schedule does not fire a run for the past",
+			sj: newSJ(spec("30 * * * *"), lastSchedule(topOfTheHour), observedSchedule(" "+onTheHour, justBeforeTheHour.Add(-time.Hour))), now: topOfTheHour.Add(40 * time.Minute),
+			wantRequeue: 50*time.Minute + schedule.Padding,
+			check: func(t *testing.T, p plan) {
+				if p.status.ObservedSchedule != " 30 * * * *" || !p.status.ObservedScheduleTime.Time.Equal(topOfTheHour.Add(40*time.Minute)) {
+					t.Errorf("observed schedule %q since %v, want the new one since now", p.status.ObservedSchedule, p.status.ObservedScheduleTime)
+				}
+			}},
+		{name: "upstream would: without an observed schedule (first sight) slots since creation count",
+			sj: newSJ(spec("30 * * * *"), lastSchedule(topOfTheHour)), now: topOfTheHour.Add(40 * time.Minute),
+			wantCreate: []string{slotName(topOfTheHour.Add(30 * time.Minute))}, wantRequeue: 50*time.Minute + schedule.Padding},
+		{name: "run-now creates one Job named after the token",
+			sj: newSJ(lastSchedule(topOfTheHour), runNow("t1")), now: justAfterTheHour,
+			wantCreate: []string{RunNowJobName("mycronjob", "t1")}, wantRequeue: 59*time.Minute + schedule.Padding,
+			check: func(t *testing.T, p plan) {
+				if p.creates[0].token != "t1" || p.creates[0].job.Annotations[v1alpha1.RunNowTokenAnnotation] != "t1" {
+					t.Errorf("creation = %+v, want token t1 recorded", p.creates[0])
+				}
+			}},
+		{name: "run-now with a token already handled does nothing",
+			sj: newSJ(lastSchedule(topOfTheHour), runNow("t1"), lastRunNow("t1")), now: justAfterTheHour, wantRequeue: 59*time.Minute + schedule.Padding},
+		{name: "run-now under Forbid with an active Job is skipped and the token consumed",
+			sj: newSJ(policy(v1alpha1.ForbidConcurrent), lastSchedule(thePriorHour.Add(30*time.Minute)), activeIn(prior), runNow("t2")), jobs: []*batchv1.Job{prior}, now: thePriorHour.Add(40 * time.Minute),
+			wantActive: 1, wantEvents: []string{ReasonRunNowSkipped}, wantRequeue: 20*time.Minute + schedule.Padding,
+			check: func(t *testing.T, p plan) {
+				if p.status.LastRunNowToken != "t2" {
+					t.Errorf("lastRunNowToken = %q, want t2", p.status.LastRunNowToken)
+				}
+			}},
+		{name: "run-now under Replace deletes the active Job first",
+			sj: newSJ(policy(v1alpha1.ReplaceConcurrent), lastSchedule(thePriorHour), activeIn(prior), runNow("t3")), jobs: []*batchv1.Job{prior}, now: thePriorHour.Add(10 * time.Minute),
+			wantCreate: []string{RunNowJobName("mycronjob", "t3")}, wantReplace: []string{prior.Name}, wantActive: 1, wantRequeue: 50*time.Minute + schedule.Padding},
+		{name: "run-now while suspended is skipped",
+			sj: newSJ(suspended, lastSchedule(topOfTheHour), runNow("t4")), now: justAfterTheHour, wantEvents: []string{ReasonRunNowSkipped}, wantRequeue: 59*time.Minute + schedule.Padding},
+		{name: "run-now and a due slot under Forbid: the run-now Job holds the slot back",
+			sj: newSJ(policy(v1alpha1.ForbidConcurrent), lastSchedule(thePriorHour), runNow("t5")), now: justAfterTheHour,
+			wantCreate: []string{RunNowJobName("mycronjob", "t5")}, wantEvents: []string{ReasonJobAlreadyActive}, wantSkipped: ReasonJobAlreadyActive, wantRequeue: 59*time.Minute + schedule.Padding},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := decide(tc.sj, tc.jobs, tc.now)
+			if got := createdNames(p); !slices.Equal(got, tc.wantCreate) {
+				t.Errorf("creates = %v, want %v", got, tc.wantCreate)
+			}
+			if got := names(p.replace); !slices.Equal(got, tc.wantReplace) {
+				t.Errorf("replace = %v, want %v", got, tc.wantReplace)
+			}
+			if got := names(p.prune); !slices.Equal(got, tc.wantPrune) {
+				t.Errorf("prune = %v, want %v", got, tc.wantPrune)
+			}
+			if len(p.status.Active) != tc.wantActive {
+				t.Errorf("active = %v, want %d", p.status.Active, tc.wantActive)
+			}
+			if got := reasons(p); !slices.Equal(got, tc.wantEvents) {
+				t.Errorf("events = %v, want %v", got, tc.wantEvents)
+			}
+			if p.skipped != tc.wantSkipped {
+				t.Errorf("skipped = %q, want %q", p.skipped, tc.wantSkipped)
+			}
+			if p.requeueAfter != tc.wantRequeue {
+				t.Errorf("requeue after %v, want %v", p.requeueAfter, tc.wantRequeue)
+			}
+			if tc.wantNextTime != nil && (p.status.NextScheduleTime == nil || !p.status.NextScheduleTime.Time.Equal(*tc.wantNextTime)) {
+				t.Errorf("nextScheduleTime = %v, want %v", p.status.NextScheduleTime, tc.wantNextTime)
+			}
+			if p.status.ObservedGeneration != tc.sj.Generation {
+				t.Errorf("observedGeneration = %d, want %d", p.status.ObservedGeneration, tc.sj.Generation)
+			}
+			for _, c := range p.creates {
+				j := c.job
+				if !metav1.IsControlledBy(j, tc.sj) || j.Labels["a"] != "b" || j.Annotations["x"] != "y" ||
+					j.Annotations[batchv1.CronJobScheduledTimestampAnnotation] == "" || j.Labels[jobName] != Name {
+					t.Errorf("job %s: owner %v, labels %v, annotations %v; want controlled, template metadata, scheduled-timestamp", j.Name, j.OwnerReferences, j.Labels, j.Annotations)
+				}
+				if len(j.Name) > 63 || !strings.HasPrefix(j.Name, "mycronjob-") {
+					t.Errorf("job name %q", j.Name)
+				}
+			}
+			if tc.check != nil {
+				tc.check(t, p)
+			}
+		})
+	}
+}
+
+// jobName is the created-by label key, named for readability in the check above.
+const jobName = "ops.platform-operators.io/created-by"

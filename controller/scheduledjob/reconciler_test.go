@@ -1,0 +1,355 @@
+package scheduledjob
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/jobs/jobstest"
+	"github.com/platform-operators/platform-operators/controller/schedule"
+)
+
+type fixture struct {
+	env   *jobstest.Env
+	clock *clocktesting.FakeClock
+	rec   *Reconciler
+	evs   *events.FakeRecorder
+}
+
+// newFixture starts envtest; with wired, the reconciler also runs in the manager.
+func newFixture(t *testing.T, wired bool) *fixture {
+	f := &fixture{clock: clocktesting.NewFakeClock(time.Now()), evs: events.NewFakeRecorder(1000)}
+	m, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.env = jobstest.Start(t, func(mgr ctrl.Manager) error {
+		f.rec = &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: f.evs, Clock: f.clock, Metrics: m}
+		if wired {
+			return f.rec.SetupWithManager(mgr)
+		}
+		return nil
+	})
+	return f
+}
+
+func (f *fixture) reconcile(t *testing.T, sj *v1alpha1.ScheduledJob) ctrl.Result {
+	t.Helper()
+	jobstest.WaitCacheCurrent(t, f.env, sj)
+	res, err := f.rec.Reconcile(f.env.Ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(sj)})
+	if err != nil {
+		t.Fatalf("reconcile: %v", err)
+	}
+	if err := f.env.Manager.GetAPIReader().Get(f.env.Ctx, client.ObjectKeyFromObject(sj), sj); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// jobsOf lists the ScheduledJob's Jobs from the API server, by name.
+func (f *fixture) jobsOf(t *testing.T, sj *v1alpha1.ScheduledJob) []batchv1.Job {
+	t.Helper()
+	var list batchv1.JobList
+	if err := f.env.Manager.GetAPIReader().List(f.env.Ctx, &list, client.InNamespace(sj.Namespace)); err != nil {
+		t.Fatal(err)
+	}
+	var out []batchv1.Job
+	for _, j := range list.Items {
+		if metav1.IsControlledBy(&j, sj) && j.DeletionTimestamp == nil {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// waitJobsCached waits until the cache has n Jobs in the namespace, the last changes included.
+func (f *fixture) waitJobsCached(t *testing.T, sj *v1alpha1.ScheduledJob) {
+	t.Helper()
+	for _, j := range f.jobsOf(t, sj) {
+		jobstest.WaitCacheCurrent(t, f.env, &j)
+	}
+}
+
+func (f *fixture) drainEvents() []string {
+	var out []string
+	for {
+		select {
+		case e := <-f.evs.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+func everyMinute(ns, name string) *v1alpha1.ScheduledJob {
+	return &v1alpha1.ScheduledJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1alpha1.ScheduledJobSpec{
+			Schedule: "*/1 * * * *",
+			JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}},
+		},
+	}
+}
+
+// create creates sj and sets the fake clock to its creation time (which the API server set).
+func (f *fixture) create(t *testing.T, sj *v1alpha1.ScheduledJob) {
+	t.Helper()
+	if err := f.env.Client.Create(f.env.Ctx, sj); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.SetTime(sj.CreationTimestamp.Time)
+}
+
+// nextMinute moves the clock to 2s past the next minute and returns that minute.
+func (f *fixture) nextMinute() time.Time {
+	slot := f.clock.Now().Truncate(time.Minute).Add(time.Minute)
+	f.clock.SetTime(slot.Add(2 * time.Second))
+	return slot
+}
+
+func TestScheduledJob(t *testing.T) {
+	f := newFixture(t, false)
+	c, ctx := f.env.Client, f.env.Ctx
+
+	t.Run("an every-minute schedule creates exactly one Job per slot and reports its times", func(t *testing.T) {
+		sj := everyMinute(f.env.Namespace(t, "sj-every"), "tick")
+		f.create(t, sj)
+		f.reconcile(t, sj)
+		if n := len(f.jobsOf(t, sj)); n != 0 {
+			t.Fatalf("%d jobs before the first slot, want 0", n)
+		}
+		slot := f.nextMinute()
+		res := f.reconcile(t, sj)
+		f.reconcile(t, sj) // a second pass in the same slot must not create again
+		js := f.jobsOf(t, sj)
+		if len(js) != 1 || js[0].Name != schedule.JobName("tick", slot) {
+			t.Fatalf("jobs = %d (%v), want one named for %v", len(js), js, slot)
+		}
+		if got := js[0].Annotations[batchv1.CronJobScheduledTimestampAnnotation]; got != slot.UTC().Format(time.RFC3339) {
+			t.Errorf("scheduled-timestamp = %q, want %s", got, slot.UTC().Format(time.RFC3339))
+		}
+		st := sj.Status
+		if st.LastScheduleTime == nil || !st.LastScheduleTime.Time.Equal(slot) || st.NextScheduleTime == nil || !st.NextScheduleTime.Time.Equal(slot.Add(time.Minute)) ||
+			len(st.Active) != 1 || st.ObservedGeneration != sj.Generation {
+			t.Errorf("status = %+v, want last %v, next %v, one active", st, slot, slot.Add(time.Minute))
+		}
+		if want := time.Minute - 2*time.Second + schedule.Padding; res.RequeueAfter != want {
+			t.Errorf("requeue after %v, want %v", res.RequeueAfter, want)
+		}
+		next := f.nextMinute()
+		f.reconcile(t, sj)
+		if js := f.jobsOf(t, sj); len(js) != 2 || !sj.Status.LastScheduleTime.Time.Equal(next) {
+			t.Errorf("after the second slot: %d jobs, last %v; want 2 and %v", len(js), sj.Status.LastScheduleTime, next)
+		}
+	})
+
+	t.Run("a Job created before a crash is adopted: AlreadyExists plus IsControlledBy", func(t *testing.T) {
+		sj := everyMinute(f.env.Namespace(t, "sj-crash"), "crash")
+		f.create(t, sj)
+		f.reconcile(t, sj)
+		slot := f.nextMinute()
+		// What a reconcile created just before crashing, without its status write; the cache
+		// has not seen it, so only the create's AlreadyExists tells.
+		pre := newJob(sj, schedule.JobName(sj.Name, slot), slot, time.UTC, "")
+		if err := f.env.Manager.GetClient().Create(ctx, pre); err != nil {
+			t.Fatal(err)
+		}
+		f.reconcile(t, sj)
+		if js := f.jobsOf(t, sj); len(js) != 1 || len(sj.Status.Active) != 1 || !sj.Status.LastScheduleTime.Time.Equal(slot) {
+			t.Fatalf("jobs %d, status %+v; want the one Job adopted as active and the slot recorded", len(js), sj.Status)
+		}
+	})
+
+	t.Run("Forbid skips a slot while a Job is active, says so in an Event and counts it", func(t *testing.T) {
+		sj := everyMinute(f.env.Namespace(t, "sj-forbid"), "forbid")
+		sj.Spec.ConcurrencyPolicy = v1alpha1.ForbidConcurrent
+		f.create(t, sj)
+		f.nextMinute()
+		f.reconcile(t, sj)
+		f.drainEvents()
+		before := testutil.ToFloat64(f.rec.Metrics.SkippedSlots.WithLabelValues(ReasonJobAlreadyActive))
+		f.waitJobsCached(t, sj)
+		skipped := f.nextMinute()
+		f.reconcile(t, sj)
+		if n := len(f.jobsOf(t, sj)); n != 1 {
+			t.Fatalf("%d jobs, want still 1", n)
+		}
+		if sj.Status.LastSkippedTime == nil || !sj.Status.LastSkippedTime.Time.Equal(skipped) {
+			t.Errorf("lastSkippedTime = %v, want %v", sj.Status.LastSkippedTime, skipped)
+		}
+		evs := strings.Join(f.drainEvents(), "\n")
+		if !strings.Contains(evs, "Warning "+ReasonJobAlreadyActive) {
+			t.Errorf("events = %q, want a %s Warning", evs, ReasonJobAlreadyActive)
+		}
+		if d := testutil.ToFloat64(f.rec.Metrics.SkippedSlots.WithLabelValues(ReasonJobAlreadyActive)) - before; d != 1 {
+			t.Errorf("skipped-slot metric grew by %v, want 1", d)
+		}
+		f.reconcile(t, sj) // the same skipped slot is not reported twice
+		if d := testutil.ToFloat64(f.rec.Metrics.SkippedSlots.WithLabelValues(ReasonJobAlreadyActive)) - before; d != 1 {
+			t.Errorf("after another pass the metric grew by %v, want still 1", d)
+		}
+	})
+
+	t.Run("Replace deletes the active Job and starts the new one", func(t *testing.T) {
+		sj := everyMinute(f.env.Namespace(t, "sj-replace"), "replace")
+		sj.Spec.ConcurrencyPolicy = v1alpha1.ReplaceConcurrent
+		f.create(t, sj)
+		f.nextMinute()
+		f.reconcile(t, sj)
+		f.waitJobsCached(t, sj)
+		slot := f.nextMinute()
+		f.reconcile(t, sj)
+		js := f.jobsOf(t, sj)
+		if len(js) != 1 || js[0].Name != schedule.JobName(sj.Name, slot) || len(sj.Status.Active) != 1 || sj.Status.Active[0].Name != js[0].Name {
+			t.Fatalf("jobs %v, active %v; want only the new slot's Job", js, sj.Status.Active)
+		}
+	})
+
+	t.Run("history limits keep the newest finished Jobs and lastSuccessfulTime is set", func(t *testing.T) {
+		sj := everyMinute(f.env.Namespace(t, "sj-history"), "hist")
+		sj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](1)
+		f.create(t, sj)
+		var last time.Time
+		for range 3 {
+			slot := f.nextMinute()
+			f.reconcile(t, sj)
+			for _, j := range f.jobsOf(t, sj) {
+				if j.Name == schedule.JobName(sj.Name, slot) {
+					if err := jobstest.Finish(ctx, c, &j, true, slot, slot.Add(time.Second)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			last = slot
+			f.waitJobsCached(t, sj)
+		}
+		f.reconcile(t, sj)
+		js := f.jobsOf(t, sj)
+		if len(js) != 1 || js[0].Name != schedule.JobName(sj.Name, last) {
+			t.Fatalf("jobs %v, want only the newest", js)
+		}
+		if sj.Status.LastSuccessfulTime == nil || !sj.Status.LastSuccessfulTime.Time.Equal(last.Add(time.Second)) || len(sj.Status.Active) != 0 {
+			t.Errorf("status = %+v, want lastSuccessfulTime %v and nothing active", sj.Status, last.Add(time.Second))
+		}
+	})
+
+	t.Run("suspend stops runs and reports the skipped slot", func(t *testing.T) {
+		sj := everyMinute(f.env.Namespace(t, "sj-suspend"), "sleepy")
+		sj.Spec.Suspend = ptr.To(true)
+		f.create(t, sj)
+		f.nextMinute()
+		f.reconcile(t, sj)
+		if n := len(f.jobsOf(t, sj)); n != 0 || sj.Status.NextScheduleTime != nil || sj.Status.LastSkippedTime == nil {
+			t.Fatalf("jobs %d, status %+v; want none, no next time, the skipped slot", n, sj.Status)
+		}
+		if c := meta.FindStatusCondition(sj.Status.Conditions, ConditionReady); c == nil || c.Reason != ReasonSuspended {
+			t.Errorf("Ready = %+v, want reason Suspended", c)
+		}
+	})
+
+	t.Run("run-now creates one Job per token, and the same token again does nothing", func(t *testing.T) {
+		sj := everyMinute(f.env.Namespace(t, "sj-runnow"), "manual")
+		sj.Spec.Schedule = "0 0 1 1 *"
+		f.create(t, sj)
+		f.reconcile(t, sj)
+		sj.Annotations = map[string]string{v1alpha1.RunNowAnnotation: "deploy-42"}
+		if err := c.Update(ctx, sj); err != nil {
+			t.Fatal(err)
+		}
+		f.reconcile(t, sj)
+		f.reconcile(t, sj)
+		js := f.jobsOf(t, sj)
+		if len(js) != 1 || js[0].Name != RunNowJobName(sj.Name, "deploy-42") || js[0].Annotations[v1alpha1.RunNowTokenAnnotation] != "deploy-42" {
+			t.Fatalf("jobs %v, want one run-now Job for the token", js)
+		}
+		if sj.Status.LastRunNowToken != "deploy-42" || sj.Status.LastScheduleTime != nil {
+			t.Errorf("status %+v, want the token recorded and no scheduled slot", sj.Status)
+		}
+	})
+
+	t.Run("an unknown time zone is a condition and a Warning, with no requeue", func(t *testing.T) {
+		sj := everyMinute(f.env.Namespace(t, "sj-badtz"), "badtz")
+		sj.Spec.TimeZone = ptr.To("Mars/Olympus")
+		f.create(t, sj)
+		f.drainEvents()
+		res := f.reconcile(t, sj)
+		c := meta.FindStatusCondition(sj.Status.Conditions, ConditionReady)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonUnknownTimeZone || res.RequeueAfter != 0 {
+			t.Fatalf("Ready = %+v, requeue %v; want False/UnknownTimeZone and no requeue", c, res.RequeueAfter)
+		}
+		if evs := strings.Join(f.drainEvents(), "\n"); !strings.Contains(evs, "Warning "+ReasonUnknownTimeZone) {
+			t.Errorf("events = %q, want an UnknownTimeZone Warning", evs)
+		}
+	})
+
+	t.Run("the schema defaults fields and rejects bad input with clear messages", func(t *testing.T) {
+		ns := f.env.Namespace(t, "sj-schema")
+		sj := everyMinute(ns, "defaults")
+		if err := c.Create(ctx, sj); err != nil {
+			t.Fatal(err)
+		}
+		if sj.Spec.ConcurrencyPolicy != v1alpha1.AllowConcurrent || sj.Spec.Suspend == nil || *sj.Spec.Suspend ||
+			ptr.Deref(sj.Spec.SuccessfulJobsHistoryLimit, 0) != 3 || ptr.Deref(sj.Spec.FailedJobsHistoryLimit, 0) != 1 {
+			t.Errorf("defaults = %+v, want Allow, suspend false, limits 3/1", sj.Spec)
+		}
+		for _, ok := range []string{"@hourly", "@every 90m", "0 9 * * MON-FRI", "*/15 0-6 1,15 * ?"} {
+			s := everyMinute(ns, "ok")
+			s.GenerateName, s.Name = "ok-", ""
+			s.Spec.Schedule = ok
+			if err := c.Create(ctx, s); err != nil {
+				t.Errorf("schedule %q rejected: %v", ok, err)
+			}
+		}
+		cases := []struct {
+			name string
+			mod  func(*v1alpha1.ScheduledJob)
+			want string
+		}{
+			{"a name longer than 52", func(s *v1alpha1.ScheduledJob) { s.Name = strings.Repeat("n", 53) }, "at most 52 characters"},
+			{"a zero starting deadline", func(s *v1alpha1.ScheduledJob) { s.Spec.StartingDeadlineSeconds = ptr.To[int64](0) }, "0 means no run could ever start"},
+			{"six fields", func(s *v1alpha1.ScheduledJob) { s.Spec.Schedule = "0 0 9 * * *" }, "schedule must be five cron fields"},
+			{"words", func(s *v1alpha1.ScheduledJob) { s.Spec.Schedule = "every day" }, "schedule must be five cron fields"},
+			{"a TZ prefix", func(s *v1alpha1.ScheduledJob) { s.Spec.Schedule = "TZ=UTC 0 * * * *" }, "not TZ="},
+			{"an unknown concurrency policy", func(s *v1alpha1.ScheduledJob) { s.Spec.ConcurrencyPolicy = "Sometimes" }, "Unsupported value"},
+			{"a negative history limit", func(s *v1alpha1.ScheduledJob) { s.Spec.FailedJobsHistoryLimit = ptr.To[int32](-1) }, "failedJobsHistoryLimit"},
+		}
+		for _, tc := range cases {
+			s := everyMinute(ns, "bad")
+			tc.mod(s)
+			err := c.Create(ctx, s)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: err = %v, want it to say %q", tc.name, err, tc.want)
+			}
+		}
+	})
+}
+
+func TestScheduledJobControllerRunsInTheManager(t *testing.T) {
+	f := newFixture(t, true)
+	c, ctx := f.env.Client, f.env.Ctx
+	sj := everyMinute(f.env.Namespace(t, "sj-manager"), "wired")
+	sj.Spec.Schedule = "0 0 1 1 *"
+	sj.Annotations = map[string]string{v1alpha1.RunNowAnnotation: "now"}
+	if err := c.Create(ctx, sj); err != nil {
+		t.Fatal(err)
+	}
+	jobstest.Eventually(t, "the controller creates the run-now Job and reports it active", func() bool {
+		_ = c.Get(ctx, client.ObjectKeyFromObject(sj), sj)
+		return len(sj.Status.Active) == 1 && len(f.jobsOf(t, sj)) == 1 && sj.Status.NextScheduleTime != nil
+	})
+}
