@@ -311,6 +311,7 @@ func TestRender(t *testing.T) {
 					"--default-secretsync-name=secretsync-default",
 					"--default-secretsync-source-namespace=secretsync",
 					"--default-secretsync-type=platform-operators.io/secretsync",
+					"--job-image=docker.io/library/busybox:1.37",
 					"--log-format=json",
 					"--log-level=info",
 					"--kube-api-qps=50",
@@ -483,8 +484,8 @@ func TestRender(t *testing.T) {
 			name: "default values run every controller but the pod watcher",
 			check: func(t *testing.T, r rendered) {
 				words := controllersArg(manager(t, r).Args)
-				if len(words) == 0 || words[0] != "*" || !slices.Contains(words, "-podwatcher") || !slices.Contains(words, "secretsync") {
-					t.Errorf("--controllers words = %q, want *, -podwatcher and secretsync", words)
+				if want := []string{"*", "-podwatcher", "secretsync", "at", "scheduledjob"}; !slices.Equal(words, want) {
+					t.Errorf("--controllers words = %q, want %q", words, want)
 				}
 			},
 		},
@@ -564,6 +565,38 @@ func TestRender(t *testing.T) {
 				}
 				if nss := objectsOf[*corev1.Namespace](r); len(nss) != 0 {
 					t.Errorf("rendered %d namespaces, want none", len(nss))
+				}
+			},
+		},
+		{
+			name:   "at.enabled=false and scheduledJob.enabled=false turn both job controllers off and drop --job-image",
+			values: "at:\n  enabled: false\nscheduledJob:\n  enabled: false\n",
+			check: func(t *testing.T, r rendered) {
+				args := manager(t, r).Args
+				words := controllersArg(args)
+				if !slices.Contains(words, "-at") || !slices.Contains(words, "-scheduledjob") {
+					t.Errorf("--controllers words = %q, want -at and -scheduledjob", words)
+				}
+				if a := argWithPrefix(args, "--job-image"); a != "" {
+					t.Errorf("args hold %q, want no --job-image", a)
+				}
+			},
+		},
+		{
+			name:   "the job image comes from jobImage, and global.imageRegistry points it at Harbor",
+			values: "global:\n  imageRegistry: harbor.example.com/proxy/\njobImage:\n  repository: library/alpine\n  tag: \"3.22\"\n",
+			check: func(t *testing.T, r rendered) {
+				if args := manager(t, r).Args; !hasArg(args, "--job-image=harbor.example.com/proxy/library/alpine:3.22") {
+					t.Errorf("args = %q, want --job-image=harbor.example.com/proxy/library/alpine:3.22", args)
+				}
+			},
+		},
+		{
+			name:   "an empty job image registry means no prefix",
+			values: "jobImage:\n  registry: \"\"\n",
+			check: func(t *testing.T, r rendered) {
+				if args := manager(t, r).Args; !hasArg(args, "--job-image=library/busybox:1.37") {
+					t.Errorf("args = %q, want --job-image=library/busybox:1.37", args)
 				}
 			},
 		},
@@ -793,6 +826,9 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		{"a digest without an algorithm is rejected", "image:\n  digest: latest\n", []string{"/image/digest"}},
 		{"a pull secret given as a string is rejected", "imagePullSecrets: [harbor-pull]\n", []string{"/imagePullSecrets/0"}},
 		{"a string for the pod watcher switch is rejected", "podWatcher:\n  enabled: \"yes\"\n", []string{"/podWatcher/enabled"}},
+		{"a string for the At switch is rejected", "at:\n  enabled: \"yes\"\n", []string{"/at/enabled"}},
+		{"a misspelt scheduledJob key is rejected", "scheduledJob:\n  enable: true\n", []string{"enable"}},
+		{"an empty job image tag is rejected", "jobImage:\n  tag: \"\"\n", []string{"/jobImage/tag"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

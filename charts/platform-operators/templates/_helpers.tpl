@@ -94,5 +94,25 @@ Add a line here for each new optional controller.
 {{- $controllers := list "*" }}
 {{- $controllers = append $controllers (ternary "podwatcher" "-podwatcher" (.Values.podWatcher.enabled | default false)) }}
 {{- $controllers = append $controllers (ternary "secretsync" "-secretsync" (.Values.secretSync.enabled | default false)) }}
+{{- $controllers = append $controllers (ternary "at" "-at" (.Values.at.enabled | default false)) }}
+{{- $controllers = append $controllers (ternary "scheduledjob" "-scheduledjob" (.Values.scheduledJob.enabled | default false)) }}
 {{- join "," $controllers }}
+{{- end }}
+
+{{/*
+Image an At's command runs in when the At names none: <registry>/<repository>:<tag>.
+global.imageRegistry wins over jobImage.registry (a Harbor proxy for every image of the chart).
+*/}}
+{{- define "platform-operators.jobImage" -}}
+{{- $registry := .Values.jobImage.registry }}
+{{- with .Values.global }}
+{{- if .imageRegistry }}
+{{- $registry = .imageRegistry }}
+{{- end }}
+{{- end }}
+{{- $repository := .Values.jobImage.repository }}
+{{- if $registry }}
+{{- $repository = printf "%s/%s" (trimSuffix "/" $registry) $repository }}
+{{- end }}
+{{- printf "%s:%s" $repository (toString .Values.jobImage.tag) }}
 {{- end }}
