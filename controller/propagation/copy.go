@@ -47,9 +47,11 @@ func InStep(cur, want *corev1.Secret) bool {
 }
 
 // NeedsReplace reports whether cur can only become want by delete and create: the API refuses to
-// change a Secret's type, or anything of an immutable Secret.
+// change a Secret's type, and the data or immutability of an immutable Secret (its metadata
+// stays writable, so a label or annotation fix is an update).
 func NeedsReplace(cur, want *corev1.Secret) bool {
-	return cur.Type != want.Type || isTrue(cur.Immutable)
+	return cur.Type != want.Type ||
+		isTrue(cur.Immutable) && (!isTrue(want.Immutable) || !sameData(cur.Data, want.Data))
 }
 
 // Merged is cur with what we own set from want and everything else kept: the object to Update.

@@ -28,9 +28,10 @@ func PullSecrets(sa *corev1.ServiceAccount, want, known map[string]bool) (*corev
 	changed := false
 	// Remove ours that are known to this SecretSync and no longer wanted.
 	out.ImagePullSecrets = slices.DeleteFunc(out.ImagePullSecrets, func(r corev1.LocalObjectReference) bool {
+		// ours is updated by the loop below, after every listing of the name (the list is
+		// atomic and may hold a name twice) has been removed.
 		drop := ours[r.Name] && known[r.Name] && !want[r.Name]
 		if drop {
-			delete(ours, r.Name)
 			changed = true
 		}
 		return drop

@@ -32,7 +32,9 @@ func (p *kwokProvider) Setup(ctx context.Context, cfg *envconf.Config, values ma
 	}
 	p.dir = dir
 	bin := filepath.Join(root, "bin")
-	p.cluster = testbed.Kwok{Name: "po-e2e", Bin: bin, Workdir: filepath.Join(dir, "kwok"), Out: os.Stderr}
+	// The suite's stages: kwok's defaults plus one that fails labelled pods (failed Jobs).
+	stages := filepath.Join(root, "tests", "testbed", "kwok-stages.yaml")
+	p.cluster = testbed.Kwok{Name: "po-e2e", Bin: bin, Workdir: filepath.Join(dir, "kwok"), Out: os.Stderr, Configs: []string{stages}}
 	// A cluster left over from an interrupted run of this work dir cannot exist (fresh temp dir).
 	if err := p.cluster.Up(ctx, 2); err != nil {
 		return ctx, err
@@ -103,6 +105,10 @@ func (p *kwokProvider) Finish(ctx context.Context, _ *envconf.Config) (context.C
 }
 
 func (p *kwokProvider) ExportLogs(ctx context.Context, dir string) error {
+	// kwokctl refuses to export into a folder a previous run left behind.
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
