@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -50,12 +49,9 @@ func (p *kwokProvider) Setup(ctx context.Context, cfg *envconf.Config, values ma
 	cfg.WithKubeconfigFile(kubeconfig)
 
 	managerBin := filepath.Join(dir, "manager")
-	build := exec.CommandContext(ctx, "go", "build", "-o", managerBin, "./controller/cmd/manager")
-	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return ctx, fmt.Errorf("building the manager: %w", err)
+	if err := testbed.BuildManager(ctx, root, managerBin); err != nil {
+		return ctx, err
 	}
-
 	if _, err := testbed.UpgradeInstall(testbed.Release{
 		Name: releaseName, Namespace: releaseNamespace, ChartDir: filepath.Join(root, "charts", "platform-operators"),
 		Kubeconfig: kubeconfig, Values: values,
@@ -66,19 +62,7 @@ func (p *kwokProvider) Setup(ctx context.Context, cfg *envconf.Config, values ma
 	if err != nil {
 		return ctx, err
 	}
-	spec, err := testbed.ReadManagerSpec(ctx, cs, releaseNamespace, releaseName, "manager")
-	if err != nil {
-		return ctx, err
-	}
-	saKC, err := testbed.ServiceAccountKubeconfig(ctx, cs, cfg.Client().RESTConfig(), releaseNamespace, spec.ServiceAccount, 2*time.Hour)
-	if err != nil {
-		return ctx, err
-	}
-	managerKubeconfig := filepath.Join(dir, "manager.kubeconfig")
-	if err := os.WriteFile(managerKubeconfig, saKC, 0o600); err != nil {
-		return ctx, err
-	}
-	p.manager, err = testbed.StartManager(managerBin, spec, managerKubeconfig, filepath.Join(dir, "manager.log"), false)
+	p.manager, err = testbed.RunAsChart(ctx, cs, cfg.Client().RESTConfig(), managerBin, releaseName, releaseNamespace, dir, 2*time.Hour, false)
 	if err != nil {
 		return ctx, err
 	}

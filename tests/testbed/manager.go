@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -257,4 +258,34 @@ func tailFile(path string, n int) string {
 		return ""
 	}
 	return lastLines(string(b), n)
+}
+
+// BuildManager builds the manager binary from the repository at root into out.
+func BuildManager(ctx context.Context, root, out string) error {
+	build := exec.CommandContext(ctx, "go", "build", "-o", out, "./controller/cmd/manager")
+	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("building the manager: %w", err)
+	}
+	return nil
+}
+
+// RunAsChart starts binary the way the installed chart runs the manager: the args and env of the
+// Deployment named release in namespace, and a kubeconfig (written to dir/manager.kubeconfig)
+// holding only a token of the chart's ServiceAccount, valid for ttl. The log goes to
+// dir/manager.log. It returns once the process started; use WaitReady to wait for /readyz.
+func RunAsChart(ctx context.Context, cs kubernetes.Interface, admin *rest.Config, binary, release, namespace, dir string, ttl time.Duration, detach bool) (*Manager, error) {
+	spec, err := ReadManagerSpec(ctx, cs, namespace, release, "manager")
+	if err != nil {
+		return nil, err
+	}
+	kc, err := ServiceAccountKubeconfig(ctx, cs, admin, namespace, spec.ServiceAccount, ttl)
+	if err != nil {
+		return nil, err
+	}
+	kubeconfig := filepath.Join(dir, "manager.kubeconfig")
+	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+		return nil, err
+	}
+	return StartManager(binary, spec, kubeconfig, filepath.Join(dir, "manager.log"), detach)
 }

@@ -137,24 +137,13 @@ func up(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
-	spec, err := testbed.ReadManagerSpec(ctx, cs, c.namespace, c.release, "manager")
+	step("starting %s as the chart's ServiceAccount, with the Deployment's args", c.manager)
+	m, err := testbed.RunAsChart(ctx, cs, restCfg, filepath.Join(c.root, c.manager), c.release, c.namespace, c.dir, c.tokenTTL, true)
 	if err != nil {
 		return err
 	}
-	saKC, err := testbed.ServiceAccountKubeconfig(ctx, cs, restCfg, c.namespace, spec.ServiceAccount, c.tokenTTL)
-	if err != nil {
-		return err
-	}
-	managerKubeconfig := filepath.Join(c.dir, "manager.kubeconfig")
-	if err := os.WriteFile(managerKubeconfig, saKC, 0o600); err != nil {
-		return err
-	}
-	step("starting the manager as %s/%s: %s %s", c.namespace, spec.ServiceAccount, c.manager, strings.Join(spec.Args, " "))
-	logPath := filepath.Join(c.dir, "manager.log")
-	m, err := testbed.StartManager(filepath.Join(c.root, c.manager), spec, managerKubeconfig, logPath, true)
-	if err != nil {
-		return err
-	}
+	logPath := m.LogPath
+	step("manager args: %s", strings.Join(m.Cmd.Args[1:], " "))
 	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(m.Cmd.Process.Pid)+"\n"), 0o644); err != nil {
 		return err
 	}
