@@ -41,6 +41,11 @@ func (d *Default) Start(ctx context.Context) error {
 	}}
 	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Steps: 8, Cap: time.Minute}
 	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
+		// Already as the chart wants it (every restart): no write.
+		cur := &v1alpha1.SecretSync{}
+		if err := d.Client.Get(ctx, client.ObjectKey{Name: d.Name}, cur); err == nil && d.matches(cur) {
+			return true, nil
+		}
 		//nolint:staticcheck // Apply with an unstructured object needs no generated apply configurations.
 		if err := d.Client.Patch(ctx, u.DeepCopy(), client.Apply, client.FieldOwner(DefaultFieldOwner), client.ForceOwnership); err != nil {
 			d.Log.Error(err, "Applying the default SecretSync failed; retrying", "secretSync", d.Name)
@@ -55,4 +60,11 @@ func (d *Default) Start(ctx context.Context) error {
 	}
 	<-ctx.Done()
 	return nil
+}
+
+// matches reports whether the SecretSync already has the fields Default applies.
+func (d *Default) matches(cur *v1alpha1.SecretSync) bool {
+	src := cur.Spec.Source
+	return src.Namespace == d.SourceNamespace && string(src.Type) == d.Type && src.Name == "" &&
+		src.Selector != nil && len(src.Selector.MatchLabels) == 0 && len(src.Selector.MatchExpressions) == 0
 }
