@@ -21,6 +21,10 @@ type Kwok struct {
 	Workdir string
 	// Out receives kwokctl's progress output; nil discards it.
 	Out io.Writer
+	// Configs are kwokctl configuration files given to `create cluster` with --config (e.g.
+	// kwok-stages.yaml next to this file). A file holding any Stage replaces kwokctl's default
+	// stages, so such a file must carry the defaults too.
+	Configs []string
 }
 
 func (k Kwok) cmd(ctx context.Context, args ...string) *exec.Cmd {
@@ -78,6 +82,9 @@ func (k Kwok) Up(ctx context.Context, nodes int) error {
 			"--etcd-binary", filepath.Join(k.Bin, "etcd"),
 			"--kwok-controller-binary", filepath.Join(k.Bin, "kwok"),
 			"--wait", "2m"}
+		for _, c := range k.Configs {
+			args = append(args, "--config", c)
+		}
 		if _, err := k.run(ctx, args...); err != nil {
 			return err
 		}
