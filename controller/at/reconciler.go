@@ -7,6 +7,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -121,11 +122,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	st.ObservedGeneration = at.Generation
-	if err := r.Client.Status().Patch(ctx, &at, client.MergeFrom(before)); err != nil {
-		if apierrors.IsConflict(err) {
-			return ctrl.Result{RequeueAfter: time.Second}, nil
+	// Never write when nothing changed (a Job's pod moving changes no At status).
+	if !equality.Semantic.DeepEqual(before.Status, at.Status) {
+		if err := r.Client.Status().Patch(ctx, &at, client.MergeFrom(before)); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
-		return ctrl.Result{}, err
 	}
 	// Events only after the status that explains them is written.
 	for _, e := range evs {

@@ -287,7 +287,7 @@ func TestAt(t *testing.T) {
 			t.Fatalf("an RFC 3339 time with +02:00: %v", err)
 		}
 		var got v1alpha1.At
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "offset"}, &got); err != nil {
+		if err := f.env.Manager.GetAPIReader().Get(ctx, client.ObjectKey{Namespace: ns, Name: "offset"}, &got); err != nil {
 			t.Fatal(err)
 		}
 		if want := time.Date(2030, 5, 1, 7, 30, 0, 0, time.UTC); !got.Spec.Schedule.Equal(&metav1.Time{Time: want}) {

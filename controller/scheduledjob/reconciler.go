@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -140,11 +141,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	before := sj.DeepCopy()
 	sj.Status = *st
-	if err := r.Client.Status().Patch(ctx, &sj, client.MergeFrom(before)); err != nil {
-		if apierrors.IsNotFound(err) {
-			return ctrl.Result{}, nil
+	// Never write when nothing changed: most reconciles (a Job's pod moving) change no status.
+	if !equality.Semantic.DeepEqual(before.Status, sj.Status) {
+		if err := r.Client.Status().Patch(ctx, &sj, client.MergeFrom(before)); err != nil {
+			if apierrors.IsNotFound(err) {
+				return ctrl.Result{}, nil
+			}
+			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, err
 	}
 	for _, e := range p.events {
 		r.Recorder.Eventf(&sj, nil, e.kind, e.reason, "Schedule", "%s", e.note)
