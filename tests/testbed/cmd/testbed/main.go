@@ -88,7 +88,9 @@ func fail(err error) {
 func step(format string, args ...any) { fmt.Printf("==> "+format+"\n", args...) }
 
 func (c config) kwok() testbed.Kwok {
-	return testbed.Kwok{Name: c.cluster, Bin: c.bin, Workdir: filepath.Join(c.dir, "kwok"), Out: os.Stderr}
+	// The e2e suite's stages: kwok's defaults plus failing and long-running Job pods on request.
+	stages := filepath.Join(c.root, "tests", "testbed", "kwok-stages.yaml")
+	return testbed.Kwok{Name: c.cluster, Bin: c.bin, Workdir: filepath.Join(c.dir, "kwok"), Out: os.Stderr, Configs: []string{stages}}
 }
 
 func up(ctx context.Context, c config) error {
