@@ -24,7 +24,7 @@ func setupJobControllers(ctx context.Context, mgr ctrl.Manager, jobImage string,
 	if atOn {
 		r := &at.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(at.Name),
-			Clock: clock.RealClock{}, JobImage: jobImage,
+			Clock: clock.RealClock{}, JobImage: jobImage, Workers: 4,
 		}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up %s: %w", at.Name, err)
@@ -37,7 +37,7 @@ func setupJobControllers(ctx context.Context, mgr ctrl.Manager, jobImage string,
 		}
 		r := &scheduledjob.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(scheduledjob.Name),
-			Clock: clock.RealClock{}, Metrics: m,
+			Clock: clock.RealClock{}, Metrics: m, Workers: 16,
 		}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up %s: %w", scheduledjob.Name, err)
