@@ -224,7 +224,6 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 		spec.BackoffLimit = ptr.To[int32](0)
 	}
 	labels[jobs.CreatedByLabel] = Name
-	annotations[batchv1.CronJobScheduledTimestampAnnotation] = at.Spec.Schedule.UTC().Format(time.RFC3339)
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            schedule.JobName(at.Name, at.Spec.Schedule.Time),
