@@ -16,7 +16,7 @@ export KUBEBUILDER_ASSETS := $(BIN)
 # ct calls helm (and yamllint) from PATH: the pinned helm in bin/ comes first.
 export PATH := $(BIN):$(PATH)
 E2E_PROVIDER ?= kwok
-GO_PACKAGES := ./controller/... ./tests/chart/... ./tests/testbed/...
+GO_PACKAGES := ./controller/... ./tests/chart/... ./tests/testbed/... ./tests/bench/...
 
 ##@ Main jobs
 
@@ -46,6 +46,10 @@ test-chart: tools ## helm lint --strict (every ci/ values file), ct lint, yamlli
 .PHONY: test-e2e
 test-e2e: tools ## End-to-end suite through the chart (E2E_PROVIDER=kwok here; kind needs Docker).
 	E2E_PROVIDER=$(E2E_PROVIDER) go test -count=1 -timeout 30m -v ./tests/e2e/
+
+.PHONY: bench
+bench: tools ## Benchmarks on a kwok cluster (manager vs a bare-client floor); writes docs/benchmarks.md and docs/img/.
+	go run ./tests/bench
 
 ##@ Build and generate
 

@@ -314,8 +314,8 @@ func TestRender(t *testing.T) {
 					"--job-image=docker.io/library/busybox:1.37",
 					"--log-format=json",
 					"--log-level=info",
-					"--kube-api-qps=50",
-					"--kube-api-burst=100",
+					"--kube-api-qps=500",
+					"--kube-api-burst=1000",
 				}
 				if !reflect.DeepEqual(c.Args, wantArgs) {
 					t.Errorf("args = %q, want %q", c.Args, wantArgs)

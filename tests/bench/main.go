@@ -1,0 +1,161 @@
+// Command bench measures platform-operators on a kwok cluster built from bin/, with the manager
+// running exactly as in `make up` (the chart's args, the chart's ServiceAccount), against a floor
+// (a bare client doing the same API work on the same cluster in the same run). It writes its
+// results into docs/benchmarks.md (between markers, leaving the rest of the file alone) and
+// charts into docs/img/. Run it with `make bench`.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/platform-operators/platform-operators/tests/testbed"
+)
+
+const (
+	releaseName      = "platform-operators"
+	releaseNamespace = "platform-operators-system"
+)
+
+// env is a running bench cluster with the manager.
+type env struct {
+	root, dir string
+	admin     *rest.Config
+	cs        kubernetes.Interface
+	manager   *testbed.Manager
+	binary    string
+	cluster   testbed.Kwok
+}
+
+func main() {
+	var o secretSyncOptions
+	root := repoRoot()
+	out := flag.String("out", filepath.Join(root, "docs", "benchmarks.md"), "Markdown file the results are written into.")
+	flag.IntVar(&o.namespaces, "namespaces", 1000, "Target namespaces.")
+	flag.IntVar(&o.samples, "samples", 50, "Samples for the latency percentiles.")
+	flag.IntVar(&o.workers, "floor-workers", 32, "Concurrent writers of the floor client (the manager's --secretsync-workers default is the same).")
+	unrelated := flag.String("unrelated", "0,10000,20000", "Unrelated 2 KiB Secrets present at each memory measurement, cumulative.")
+	flag.Parse()
+	for _, f := range strings.Split(*unrelated, ",") {
+		var n int
+		if _, err := fmt.Sscan(f, &n); err != nil {
+			fail(fmt.Errorf("-unrelated: %w", err))
+		}
+		o.unrelated = append(o.unrelated, n)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	e, err := setup(ctx, root)
+	if err != nil {
+		fail(err)
+	}
+	res, err := runSecretSync(ctx, e, o)
+	e.teardown()
+	if err != nil {
+		fail(err)
+	}
+	cmd := "make bench"
+	if len(os.Args) > 1 {
+		cmd = "go run ./tests/bench " + strings.Join(os.Args[1:], " ")
+	}
+	if err := writeSecretSyncReport(*out, filepath.Join(root, "docs", "img"), res, o, cmd); err != nil {
+		fail(err)
+	}
+	fmt.Printf("results written to %s\n", *out)
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "bench:", err)
+	os.Exit(1)
+}
+
+func logf(format string, args ...any) {
+	fmt.Printf("[bench %s] %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// setup starts a kwok cluster, installs the chart with its default values and runs the manager
+// as the chart's ServiceAccount.
+func setup(ctx context.Context, root string) (*env, error) {
+	dir, err := os.MkdirTemp("", "po-bench-")
+	if err != nil {
+		return nil, err
+	}
+	e := &env{root: root, dir: dir, binary: filepath.Join(dir, "manager")}
+	e.cluster = testbed.Kwok{Name: "po-bench", Bin: filepath.Join(root, "bin"), Workdir: filepath.Join(dir, "kwok")}
+	logf("starting kwok cluster (work dir %s)", dir)
+	if err := e.cluster.Up(ctx, 1); err != nil {
+		return e, err
+	}
+	kc, err := e.cluster.Kubeconfig(ctx)
+	if err != nil {
+		return e, err
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+		return e, err
+	}
+	if e.admin, err = clientcmd.RESTConfigFromKubeConfig(kc); err != nil {
+		return e, err
+	}
+	// The bench's own client is not rate limited: it must never be the bottleneck it measures.
+	e.admin.QPS, e.admin.Burst = -1, 0
+	if e.cs, err = kubernetes.NewForConfig(e.admin); err != nil {
+		return e, err
+	}
+	if err := testbed.BuildManager(ctx, root, e.binary); err != nil {
+		return e, err
+	}
+	logf("installing the chart (default values)")
+	if _, err := testbed.UpgradeInstall(testbed.Release{
+		Name: releaseName, Namespace: releaseNamespace, ChartDir: filepath.Join(root, "charts", "platform-operators"),
+		Kubeconfig: kubeconfig, Values: map[string]any{"logging": map[string]any{"level": "error"}},
+	}, nil); err != nil {
+		return e, err
+	}
+	return e, e.startManager(ctx)
+}
+
+func (e *env) startManager(ctx context.Context) error {
+	m, err := testbed.RunAsChart(ctx, e.cs, e.admin, e.binary, releaseName, releaseNamespace, e.dir, 2*time.Hour, false)
+	if err != nil {
+		return err
+	}
+	go func() { _ = m.Cmd.Wait() }()
+	e.manager = m
+	readyCtx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	return m.WaitReady(readyCtx)
+}
+
+func (e *env) stopManager() {
+	if e.manager != nil {
+		_ = e.manager.Stop(15 * time.Second)
+		e.manager = nil
+	}
+}
+
+func (e *env) teardown() {
+	e.stopManager()
+	if err := e.cluster.Down(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: deleting the cluster:", err)
+	}
+	_ = os.RemoveAll(e.dir)
+}

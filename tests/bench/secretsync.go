@@ -1,0 +1,501 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/platform-operators/platform-operators/controller/propagation"
+)
+
+type secretSyncOptions struct {
+	namespaces, samples, workers int
+	unrelated                    []int
+}
+
+// memPoint is the manager's memory with a number of unrelated Secrets in the cluster.
+type memPoint struct {
+	unrelated  int
+	rssMiB     float64
+	peakMiB    float64
+	resyncCall int
+}
+
+type secretSyncResult struct {
+	floorCreate, oursCreate, floorUpdate, oursUpdate time.Duration
+	newNamespace, repair                             []time.Duration
+	mem                                              []memPoint
+	resyncWrites                                     map[string]int
+	managerWrites                                    float64
+}
+
+const (
+	benchSync    = "bench"
+	sourceNS     = "bench-source"
+	sourceName   = "shared-tls"
+	targetLabel  = "bench.platform-operators.io/tenant"
+	floorLabel   = "bench.platform-operators.io/floor"
+	versionKey   = "version"
+	payloadBytes = 2048
+)
+
+func nsName(i int) string { return fmt.Sprintf("bench-%04d", i) }
+
+// observer watches Secrets matching a label selector and records when each (namespace, version)
+// was first seen, so the floor and the manager are timed the same way: until the last object is
+// visible through a watch.
+type observer struct {
+	mu    sync.Mutex
+	first map[string]map[string]time.Time // version -> namespace -> first seen
+	byNS  map[string][]seen               // namespace -> events in order
+	stop  chan struct{}
+}
+
+type seen struct {
+	version string
+	rv      int64
+	at      time.Time
+}
+
+func newObserver(ctx context.Context, cs kubernetes.Interface, selector string) (*observer, error) {
+	o := &observer{first: map[string]map[string]time.Time{}, byNS: map[string][]seen{}, stop: make(chan struct{})}
+	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = selector }))
+	inf := f.Core().V1().Secrets().Informer()
+	record := func(obj any) {
+		s, ok := obj.(*corev1.Secret)
+		if !ok {
+			return
+		}
+		now := time.Now()
+		v := string(s.Data[versionKey])
+		rv, _ := strconv.ParseInt(s.ResourceVersion, 10, 64)
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if o.first[v] == nil {
+			o.first[v] = map[string]time.Time{}
+		}
+		if _, ok := o.first[v][s.Namespace]; !ok {
+			o.first[v][s.Namespace] = now
+		}
+		o.byNS[s.Namespace] = append(o.byNS[s.Namespace], seen{version: v, rv: rv, at: now})
+	}
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: record, UpdateFunc: func(_, n any) { record(n) }}); err != nil {
+		return nil, err
+	}
+	go inf.Run(o.stop)
+	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		return nil, fmt.Errorf("observer did not sync")
+	}
+	return o, nil
+}
+
+func (o *observer) close() { close(o.stop) }
+
+// waitAll waits until version was seen in n namespaces and returns when the last one was seen.
+func (o *observer) waitAll(ctx context.Context, version string, n int, timeout time.Duration) (time.Time, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		o.mu.Lock()
+		got := len(o.first[version])
+		var last time.Time
+		if got >= n {
+			for _, t := range o.first[version] {
+				if t.After(last) {
+					last = t
+				}
+			}
+		}
+		o.mu.Unlock()
+		if got >= n {
+			return last, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return time.Time{}, fmt.Errorf("version %q seen in %d of %d namespaces after %s", version, got, n, timeout)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitNS waits for namespace to show version at a resourceVersion above after.
+func (o *observer) waitNS(ctx context.Context, namespace, version string, after int64, timeout time.Duration) (time.Time, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		o.mu.Lock()
+		for _, s := range o.byNS[namespace] {
+			if s.rv > after && s.version == version {
+				o.mu.Unlock()
+				return s.at, nil
+			}
+		}
+		o.mu.Unlock()
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return time.Time{}, fmt.Errorf("namespace %s never showed version %q after rv %d", namespace, version, after)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func parallel(ctx context.Context, n, workers int, fn func(ctx context.Context, i int) error) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	for i := 0; i < n; i++ {
+		g.Go(func() error { return fn(gctx, i) })
+	}
+	return g.Wait()
+}
+
+func payload(version string) map[string][]byte {
+	b := make([]byte, payloadBytes)
+	_, _ = rand.Read(b)
+	return map[string][]byte{versionKey: []byte(version), "tls.crt": b[:payloadBytes/2], "tls.key": b[payloadBytes/2:]}
+}
+
+func runSecretSync(ctx context.Context, e *env, o secretSyncOptions) (*secretSyncResult, error) {
+	res := &secretSyncResult{}
+	cs := e.cs
+	logf("creating %d target namespaces and the source namespace", o.namespaces)
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: sourceNS}}, metav1.CreateOptions{}); err != nil {
+		return nil, err
+	}
+	if err := parallel(ctx, o.namespaces, 64, func(ctx context.Context, i int) error {
+		_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: nsName(i), Labels: map[string]string{targetLabel: "true"}}}, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return nil, err
+	}
+
+	// The floor: a bare client writing the same Secrets with the same concurrency.
+	floorObs, err := newObserver(ctx, cs, floorLabel)
+	if err != nil {
+		return nil, err
+	}
+	floorSecret := func(i int, version string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: nsName(i), Name: "floor", Labels: map[string]string{floorLabel: "true"}}, Type: corev1.SecretTypeOpaque, Data: payload(version)}
+	}
+	logf("floor: creating %d Secrets with %d workers", o.namespaces, o.workers)
+	t0 := time.Now()
+	if err := parallel(ctx, o.namespaces, o.workers, func(ctx context.Context, i int) error {
+		_, err := cs.CoreV1().Secrets(nsName(i)).Create(ctx, floorSecret(i, "f1"), metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	last, err := floorObs.waitAll(ctx, "f1", o.namespaces, time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	res.floorCreate = last.Sub(t0)
+	logf("floor: updating them")
+	t0 = time.Now()
+	if err := parallel(ctx, o.namespaces, o.workers, func(ctx context.Context, i int) error {
+		_, err := cs.CoreV1().Secrets(nsName(i)).Update(ctx, floorSecret(i, "f2"), metav1.UpdateOptions{})
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if last, err = floorObs.waitAll(ctx, "f2", o.namespaces, time.Minute); err != nil {
+		return nil, err
+	}
+	res.floorUpdate = last.Sub(t0)
+	floorObs.close()
+	if err := parallel(ctx, o.namespaces, o.workers, func(ctx context.Context, i int) error {
+		return cs.CoreV1().Secrets(nsName(i)).Delete(ctx, "floor", metav1.DeleteOptions{})
+	}); err != nil {
+		return nil, err
+	}
+	logf("floor: create %s, update %s", res.floorCreate.Round(time.Millisecond), res.floorUpdate.Round(time.Millisecond))
+
+	// The manager: one SecretSync from bench-source to every namespace labelled as a tenant.
+	obs, err := newObserver(ctx, cs, propagation.LabelSecretSync+"="+benchSync)
+	if err != nil {
+		return nil, err
+	}
+	defer obs.close()
+	dyn, err := dynamic.NewForConfig(e.admin)
+	if err != nil {
+		return nil, err
+	}
+	ss := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "ops.platform-operators.io/v1alpha1", "kind": "SecretSync",
+		"metadata": map[string]any{"name": benchSync},
+		"spec": map[string]any{
+			"source": map[string]any{"namespace": sourceNS, "name": sourceName},
+			"target": map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{targetLabel: "true"}}},
+		},
+	}}
+	gvr := schema.GroupVersionResource{Group: "ops.platform-operators.io", Version: "v1alpha1", Resource: "secretsyncs"}
+	if _, err := dyn.Resource(gvr).Create(ctx, ss, metav1.CreateOptions{}); err != nil {
+		return nil, err
+	}
+	time.Sleep(2 * time.Second) // let the first (empty) reconcile settle, so the clock below times the copy only
+	src := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: sourceNS, Name: sourceName}, Type: corev1.SecretTypeOpaque, Data: payload("v1")}
+	logf("manager: creating the source Secret")
+	t0 = time.Now()
+	if _, err := cs.CoreV1().Secrets(sourceNS).Create(ctx, src, metav1.CreateOptions{}); err != nil {
+		return nil, err
+	}
+	if last, err = obs.waitAll(ctx, "v1", o.namespaces, 5*time.Minute); err != nil {
+		return nil, err
+	}
+	res.oursCreate = last.Sub(t0)
+	logf("manager: updating the source Secret")
+	src.Data = payload("v2")
+	t0 = time.Now()
+	if _, err := cs.CoreV1().Secrets(sourceNS).Update(ctx, src, metav1.UpdateOptions{}); err != nil {
+		return nil, err
+	}
+	if last, err = obs.waitAll(ctx, "v2", o.namespaces, 5*time.Minute); err != nil {
+		return nil, err
+	}
+	res.oursUpdate = last.Sub(t0)
+	logf("manager: create %s, update %s", res.oursCreate.Round(time.Millisecond), res.oursUpdate.Round(time.Millisecond))
+	time.Sleep(2 * time.Second)
+
+	logf("new-namespace latency, %d samples", o.samples)
+	for i := 0; i < o.samples; i++ {
+		name := fmt.Sprintf("bench-new-%03d", i)
+		t0 := time.Now()
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{targetLabel: "true"}}}, metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
+		at, err := obs.waitNS(ctx, name, "v2", 0, 30*time.Second)
+		if err != nil {
+			return nil, err
+		}
+		res.newNamespace = append(res.newNamespace, at.Sub(t0))
+	}
+	logf("copy-repair latency, %d samples (half edited, half deleted)", o.samples)
+	for i := 0; i < o.samples; i++ {
+		ns := nsName(i * (o.namespaces / o.samples))
+		t0 := time.Now()
+		var after int64
+		if i%2 == 0 {
+			cur, err := cs.CoreV1().Secrets(ns).Get(ctx, sourceName, metav1.GetOptions{})
+			if err != nil {
+				return nil, err
+			}
+			cur.Data = payload("tampered")
+			t0 = time.Now()
+			upd, err := cs.CoreV1().Secrets(ns).Update(ctx, cur, metav1.UpdateOptions{})
+			if err != nil {
+				return nil, err
+			}
+			after, _ = strconv.ParseInt(upd.ResourceVersion, 10, 64)
+		} else {
+			cur, err := cs.CoreV1().Secrets(ns).Get(ctx, sourceName, metav1.GetOptions{})
+			if err != nil {
+				return nil, err
+			}
+			after, _ = strconv.ParseInt(cur.ResourceVersion, 10, 64)
+			t0 = time.Now()
+			if err := cs.CoreV1().Secrets(ns).Delete(ctx, sourceName, metav1.DeleteOptions{}); err != nil {
+				return nil, err
+			}
+		}
+		at, err := obs.waitNS(ctx, ns, "v2", after, 30*time.Second)
+		if err != nil {
+			return nil, err
+		}
+		res.repair = append(res.repair, at.Sub(t0))
+	}
+
+	for _, n := range o.unrelated {
+		if err := ensureUnrelated(ctx, cs, o.namespaces, n); err != nil {
+			return nil, err
+		}
+		p, err := measureResync(ctx, e, n)
+		if err != nil {
+			return nil, err
+		}
+		res.mem = append(res.mem, p)
+		if n == o.unrelated[len(o.unrelated)-1] {
+			res.resyncWrites, res.managerWrites, err = resyncWrites(ctx, e)
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return res, nil
+}
+
+// unrelatedCount is how many unrelated Secrets exist so far.
+var unrelatedCount int
+
+// ensureUnrelated grows the unrelated 2 KiB Secrets (spread over the target namespaces) to n.
+func ensureUnrelated(ctx context.Context, cs kubernetes.Interface, namespaces, n int) error {
+	if n <= unrelatedCount {
+		return nil
+	}
+	logf("creating unrelated Secrets %d..%d", unrelatedCount, n)
+	from := unrelatedCount
+	err := parallel(ctx, n-from, 64, func(ctx context.Context, i int) error {
+		k := from + i
+		_, err := cs.CoreV1().Secrets(nsName(k%namespaces)).Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("unrelated-%05d", k)}, Data: map[string][]byte{"blob": unrelatedBlob()},
+		}, metav1.CreateOptions{})
+		return err
+	})
+	if err == nil {
+		unrelatedCount = n
+	}
+	return err
+}
+
+// measureResync restarts the manager (a cold start lists and reconciles everything) and reads
+// its memory once it is idle again.
+func measureResync(ctx context.Context, e *env, unrelated int) (memPoint, error) {
+	e.stopManager()
+	if err := e.startManager(ctx); err != nil {
+		return memPoint{}, err
+	}
+	// Idle: every SecretSync reconciled (the watch events of the restart have drained).
+	time.Sleep(10 * time.Second)
+	rss, peak, err := procMemory(e.manager.Cmd.Process.Pid)
+	if err != nil {
+		return memPoint{}, err
+	}
+	logf("manager memory with %d unrelated Secrets: RSS %.1f MiB (peak %.1f MiB)", unrelated, rss, peak)
+	return memPoint{unrelated: unrelated, rssMiB: rss, peakMiB: peak}, nil
+}
+
+func procMemory(pid int) (rss, peak float64, err error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseFloat(fields[1], 64)
+		switch fields[0] {
+		case "VmRSS:":
+			rss = kb / 1024
+		case "VmHWM:":
+			peak = kb / 1024
+		}
+	}
+	return rss, peak, sc.Err()
+}
+
+// writeResources are the resources the manager writes. Only the manager (and, outside the
+// measured window, the bench) writes secrets and secretsyncs here; serviceaccounts and events are
+// also written by kube-controller-manager, so for those the manager's own counter is the measure.
+var writeResources = []string{"secrets", "secretsyncs", "serviceaccounts", "events"}
+
+// resyncWrites counts API writes (apiserver_request_total, mutating verbs) to the manager's
+// resources while the manager restarts and every SecretSync is enqueued again by a namespace
+// label change, with nothing to do.
+func resyncWrites(ctx context.Context, e *env) (map[string]int, float64, error) {
+	before, err := apiserverWrites(ctx, e.cs)
+	if err != nil {
+		return nil, 0, err
+	}
+	e.stopManager()
+	if err := e.startManager(ctx); err != nil {
+		return nil, 0, err
+	}
+	time.Sleep(5 * time.Second)
+	// A namespace label change enqueues every SecretSync.
+	patch := []byte(`{"metadata":{"labels":{"bench.platform-operators.io/touched":"yes"}}}`)
+	if _, err := e.cs.CoreV1().Namespaces().Patch(ctx, nsName(0), "application/merge-patch+json", patch, metav1.PatchOptions{}); err != nil {
+		return nil, 0, err
+	}
+	time.Sleep(5 * time.Second)
+	after, err := apiserverWrites(ctx, e.cs)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := map[string]int{}
+	for _, r := range writeResources {
+		out[r] = after[r] - before[r]
+	}
+	metrics, err := httpGet(ctx, "http://"+e.manager.MetricsAddr+"/metrics")
+	if err != nil {
+		return nil, 0, err
+	}
+	var mw float64
+	for _, line := range strings.Split(metrics, "\n") {
+		if strings.HasPrefix(line, "platform_operators_secretsync_writes_total{") {
+			f := strings.Fields(line)
+			v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+			mw += v
+		}
+	}
+	logf("writes during a resync with nothing to do: %v (manager's own counter since restart: %v)", out, mw)
+	return out, mw, nil
+}
+
+// apiserverWrites reads apiserver_request_total and sums mutating requests per resource.
+func apiserverWrites(ctx context.Context, cs kubernetes.Interface) (map[string]int, error) {
+	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		labels := line[strings.Index(line, "{")+1 : strings.LastIndex(line, "}")]
+		var resource, verb, sub string
+		for _, kv := range strings.Split(labels, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			v = strings.Trim(v, `"`)
+			switch k {
+			case "resource":
+				resource = v
+			case "verb":
+				verb = v
+			case "subresource":
+				sub = v
+			}
+		}
+		if verb != "POST" && verb != "PUT" && verb != "PATCH" && verb != "DELETE" && verb != "APPLY" {
+			continue
+		}
+		_ = sub
+		f := strings.Fields(line)
+		v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+		out[resource] += int(v)
+	}
+	return out, nil
+}
+
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	// Nearest rank: the smallest sample with at least p of the samples at or below it.
+	idx := int(math.Ceil(p*float64(len(s)))) - 1
+	return s[max(0, idx)]
+}
+
+func unrelatedBlob() []byte {
+	b := make([]byte, payloadBytes)
+	_, _ = rand.Read(b)
+	return b
+}
