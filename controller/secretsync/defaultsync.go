@@ -2,6 +2,7 @@ package secretsync
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -15,8 +16,9 @@ import (
 // DefaultFieldOwner is the server-side apply field manager of the default SecretSync.
 const DefaultFieldOwner = "platform-operators-default"
 
-// Default keeps the chart's default SecretSync applied: Secrets of Type in SourceNamespace
-// copied to every namespace (the seed's rule). The chart cannot render it as a manifest, because
+// Default keeps a SecretSync the chart asks for applied: the seed's rule (every Secret of Type in
+// SourceNamespace copied to every namespace), or one named Secret (SourceName), optionally added
+// to ServiceAccounts' imagePullSecrets (the chart's Harbor pull secret). The chart cannot render it as a manifest, because
 // Helm cannot create a custom resource in the same release that creates its CRD from templates/.
 // It is applied with server-side apply, so fields a user adds (e.g. target.namespaceSelector)
 // stay, while the fields set here follow the chart's values. It only runs on the leader.
@@ -24,20 +26,39 @@ type Default struct {
 	Client          client.Client
 	Name            string
 	SourceNamespace string
-	Type            string
-	Log             logr.Logger
+	// SourceName selects one Secret; empty selects every Secret (of Type, when set).
+	SourceName string
+	Type       string
+	// ImagePullSecretFor names ServiceAccounts that get the copies as image pull secrets.
+	ImagePullSecretFor []string
+	Log                logr.Logger
 }
 
 // Start applies the SecretSync, retrying with backoff (the CRD may be moments from ready), and
 // then waits for ctx to end.
 func (d *Default) Start(ctx context.Context) error {
+	source := map[string]any{"namespace": d.SourceNamespace}
+	if d.SourceName != "" {
+		source["name"] = d.SourceName
+	} else {
+		source["selector"] = map[string]any{}
+	}
+	if d.Type != "" {
+		source["type"] = d.Type
+	}
+	spec := map[string]any{"source": source}
+	if len(d.ImagePullSecretFor) > 0 {
+		sas := make([]any, len(d.ImagePullSecretFor))
+		for i, n := range d.ImagePullSecretFor {
+			sas[i] = n
+		}
+		spec["imagePullSecretFor"] = sas
+	}
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": v1alpha1.GroupVersion.String(),
 		"kind":       "SecretSync",
 		"metadata":   map[string]any{"name": d.Name},
-		"spec": map[string]any{
-			"source": map[string]any{"namespace": d.SourceNamespace, "selector": map[string]any{}, "type": d.Type},
-		},
+		"spec":       spec,
 	}}
 	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Steps: 8, Cap: time.Minute}
 	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
@@ -65,6 +86,16 @@ func (d *Default) Start(ctx context.Context) error {
 // matches reports whether the SecretSync already has the fields Default applies.
 func (d *Default) matches(cur *v1alpha1.SecretSync) bool {
 	src := cur.Spec.Source
-	return src.Namespace == d.SourceNamespace && string(src.Type) == d.Type && src.Name == "" &&
-		src.Selector != nil && len(src.Selector.MatchLabels) == 0 && len(src.Selector.MatchExpressions) == 0
+	if src.Namespace != d.SourceNamespace || string(src.Type) != d.Type || src.Name != d.SourceName {
+		return false
+	}
+	if d.SourceName == "" && (src.Selector == nil || len(src.Selector.MatchLabels) > 0 || len(src.Selector.MatchExpressions) > 0) {
+		return false
+	}
+	for _, n := range d.ImagePullSecretFor {
+		if !slices.Contains(cur.Spec.ImagePullSecretFor, n) {
+			return false
+		}
+	}
+	return true
 }
