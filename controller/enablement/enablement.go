@@ -26,10 +26,10 @@ func Resolve(words []string, known []Controller) ([]string, error) {
 	on := map[string]bool{}
 	for _, raw := range words {
 		w := strings.TrimSpace(raw)
-		switch {
-		case w == "":
+		switch w {
+		case "":
 			continue
-		case w == "*":
+		case "*":
 			for _, c := range known {
 				if c.OnDefault {
 					on[c.Name] = true

@@ -132,16 +132,6 @@ func render(t *testing.T, ch *chart.Chart, release string, vals map[string]any) 
 	return out, nil
 }
 
-// mustRender renders the chart from disk with the given values text and fails the test on error.
-func mustRender(t *testing.T, valuesText string) rendered {
-	t.Helper()
-	r, err := render(t, loadChart(t), releaseName, parseValues(t, valuesText))
-	if err != nil {
-		t.Fatalf("rendering with values %q: %v", valuesText, err)
-	}
-	return r
-}
-
 // objectsOf returns the rendered objects of type T.
 func objectsOf[T runtime.Object](r rendered) []T {
 	var out []T
