@@ -351,6 +351,16 @@ func TestScheduling(t *testing.T) {
 		if len(names) != 2 {
 			t.Errorf("run-now Jobs %v, want one per token", names)
 		}
+		// None of this made the controllers fail a reconcile (conflicts, bad plans, hot loops).
+		log, err := bed.ManagerLogs(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(log, "\n") {
+			if strings.Contains(line, "Reconciler error") && (strings.Contains(line, `"controller":"scheduledjob"`) || strings.Contains(line, `"controller":"at"`)) {
+				t.Errorf("manager log: %s", line)
+			}
+		}
 		return ctx
 	})
 	testenv.Test(t, f.Feature())
