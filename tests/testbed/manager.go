@@ -14,13 +14,12 @@ import (
 	"syscall"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/platform-operators/platform-operators/controller/tenantconfig"
 )
 
 // ManagerSpec is how the chart runs the manager: read back from the installed Deployment.
@@ -77,27 +76,10 @@ func envValue(e corev1.EnvVar, namespace string) (string, error) {
 
 // ServiceAccountKubeconfig asks the API for a token of the ServiceAccount (TokenRequest) and
 // returns a kubeconfig whose only credential is that token: a kubeconfig that also carried the
-// admin client certificate would authenticate as admin.
+// admin client certificate would authenticate as admin. It is the manager's `kubeconfig`
+// subcommand's code (controller/tenantconfig), so tests and users share one implementation.
 func ServiceAccountKubeconfig(ctx context.Context, cs kubernetes.Interface, admin *rest.Config, namespace, sa string, ttl time.Duration) ([]byte, error) {
-	secs := int64(ttl.Seconds())
-	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, sa, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &secs},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("requesting a token for %s/%s: %w", namespace, sa, err)
-	}
-	ca := admin.CAData
-	if len(ca) == 0 && admin.CAFile != "" {
-		if ca, err = os.ReadFile(admin.CAFile); err != nil {
-			return nil, err
-		}
-	}
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["cluster"] = &clientcmdapi.Cluster{Server: admin.Host, CertificateAuthorityData: ca, InsecureSkipTLSVerify: len(ca) == 0 && admin.Insecure}
-	kc.AuthInfos[sa] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
-	kc.Contexts[sa] = &clientcmdapi.Context{Cluster: "cluster", AuthInfo: sa, Namespace: namespace}
-	kc.CurrentContext = sa
-	return clientcmd.Write(*kc)
+	return tenantconfig.ForServiceAccount(ctx, cs, admin, namespace, sa, ttl)
 }
 
 // Manager is the manager running as a local process.

@@ -50,6 +50,8 @@ type options struct {
 	podWatcherNamespaces       string
 	secretSyncWorkers          int
 	defaultSync                secretsync.Default
+	pullSecretSync             secretsync.Default
+	pullSecretSAs              string
 	jobImage                   string
 	showVersion                bool
 }
@@ -63,7 +65,7 @@ var known = []enablement.Controller{
 }
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	if err := dispatch(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
@@ -88,6 +90,10 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.defaultSync.Name, "default-secretsync-name", "", "Name of a SecretSync the manager keeps applied (the chart's default); empty: none.")
 	fs.StringVar(&o.defaultSync.SourceNamespace, "default-secretsync-source-namespace", "secretsync", "Source namespace of the default SecretSync.")
 	fs.StringVar(&o.defaultSync.Type, "default-secretsync-type", "platform-operators.io/secretsync", "Secret type the default SecretSync copies.")
+	fs.StringVar(&o.pullSecretSync.Name, "pull-secret-sync-name", "", "Name of a second SecretSync the manager keeps applied that spreads one pull secret to every namespace (the chart's pullSecret.sync); empty: none.")
+	fs.StringVar(&o.pullSecretSync.SourceNamespace, "pull-secret-sync-source-namespace", "secretsync", "Namespace of the pull secret that --pull-secret-sync-name spreads.")
+	fs.StringVar(&o.pullSecretSync.SourceName, "pull-secret-sync-secret", "", "Name of the pull secret that --pull-secret-sync-name spreads.")
+	fs.StringVar(&o.pullSecretSAs, "pull-secret-sync-service-accounts", "default", "ServiceAccounts in each namespace that get the pull secret copy in imagePullSecrets, comma-separated.")
 	fs.StringVar(&o.jobImage, "job-image", "docker.io/library/busybox:1.37", "Image in which an At's command runs when the At names none (needs /bin/sh).")
 	fs.BoolVar(&o.showVersion, "version", false, "Print the version and exit.")
 	if err := fs.Parse(args); err != nil {
@@ -96,6 +102,10 @@ func parseFlags(args []string) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
+	if o.pullSecretSync.Name != "" && o.pullSecretSync.SourceName == "" {
+		return o, errors.New("--pull-secret-sync-name needs --pull-secret-sync-secret")
+	}
+	o.pullSecretSync.ImagePullSecretFor = splitList(o.pullSecretSAs)
 	if o.qps <= 0 || o.burst <= 0 {
 		return o, errors.New("--kube-api-qps and --kube-api-burst must be positive")
 	}
@@ -227,8 +237,10 @@ func run(args []string) error {
 		if err := r.SetupWithManager(ctx, mgr, 4); err != nil {
 			return fmt.Errorf("setting up %s: %w", secretsync.Name, err)
 		}
-		if o.defaultSync.Name != "" {
-			d := o.defaultSync
+		for _, d := range []secretsync.Default{o.defaultSync, o.pullSecretSync} {
+			if d.Name == "" {
+				continue
+			}
 			d.Client, d.Log = mgr.GetClient(), log.WithName(secretsync.Name)
 			if err := mgr.Add(&d); err != nil {
 				return err

@@ -1,0 +1,21 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/platform-operators/platform-operators/controller/tenantconfig"
+)
+
+// dispatch runs a subcommand named by the first argument, or the manager (run) when there is
+// none: `manager kubeconfig ...` prints a tenant kubeconfig, anything else is manager flags.
+func dispatch(args []string) error {
+	if len(args) > 0 && args[0] == "kubeconfig" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return tenantconfig.Main(ctx, args[1:], os.Stdout, os.Stderr)
+	}
+	return run(args)
+}

@@ -1,0 +1,131 @@
+package tenantconfig
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Options are the flags of the `kubeconfig` command.
+type Options struct {
+	Namespace, ServiceAccount string
+	// FromSecret names the ServiceAccount's token Secret to read; empty means a TokenRequest.
+	FromSecret string
+	// Duration is the requested lifetime of a TokenRequest token.
+	Duration time.Duration
+	// Server and CAFile override the API server URL and CA of the caller's kubeconfig.
+	Server, CAFile string
+	// Kubeconfig and Context select the caller's kubeconfig (default: $KUBECONFIG, ~/.kube/config
+	// or in-cluster) and context in it.
+	Kubeconfig, Context string
+	// Name names the context and user written; default "<serviceAccount>@<namespace>".
+	Name string
+	// Wait bounds how long an empty token Secret is waited for.
+	Wait time.Duration
+}
+
+// ParseFlags parses the command's arguments.
+func ParseFlags(args []string, errOut io.Writer) (Options, error) {
+	var o Options
+	fs := flag.NewFlagSet("kubeconfig", flag.ContinueOnError)
+	fs.SetOutput(errOut)
+	fs.Usage = func() {
+		fmt.Fprintln(errOut, "Usage: manager kubeconfig --namespace NS --service-account SA [--from-secret NAME | --duration 1h] [flags]")
+		fmt.Fprintln(errOut, "Prints a kubeconfig whose only credential is a token of the ServiceAccount.")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&o.Namespace, "namespace", "", "Namespace of the ServiceAccount (required).")
+	fs.StringVar(&o.ServiceAccount, "service-account", "", "Name of the ServiceAccount (required).")
+	fs.StringVar(&o.FromSecret, "from-secret", "", "Read the long-lived token from this kubernetes.io/service-account-token Secret instead of requesting one.")
+	fs.DurationVar(&o.Duration, "duration", time.Hour, "Lifetime requested for a fresh token (TokenRequest); the API server may shorten it.")
+	fs.StringVar(&o.Server, "server", "", "API server URL written into the kubeconfig (default: the current kubeconfig's).")
+	fs.StringVar(&o.CAFile, "certificate-authority", "", "PEM file of the CA written into the kubeconfig (default: the current kubeconfig's).")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "Kubeconfig used to read the token (default: $KUBECONFIG, ~/.kube/config, or in-cluster).")
+	fs.StringVar(&o.Context, "context", "", "Context of --kubeconfig to use (default: its current context).")
+	fs.StringVar(&o.Name, "name", "", "Name of the context and user written (default: <service-account>@<namespace>).")
+	fs.DurationVar(&o.Wait, "wait", 30*time.Second, "How long to wait for the token controller to fill an empty token Secret.")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	return o, o.validate(fs)
+}
+
+func (o Options) validate(fs *flag.FlagSet) error {
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if o.Namespace == "" || o.ServiceAccount == "" {
+		return errors.New("--namespace and --service-account are required")
+	}
+	durationSet := false
+	fs.Visit(func(f *flag.Flag) { durationSet = durationSet || f.Name == "duration" })
+	if o.FromSecret != "" && durationSet {
+		return errors.New("--from-secret and --duration exclude each other: a Secret's token does not expire")
+	}
+	// The API server refuses TokenRequests shorter than 10 minutes.
+	if o.FromSecret == "" && o.Duration < 10*time.Minute {
+		return fmt.Errorf("--duration must be at least 10m, not %s", o.Duration)
+	}
+	return nil
+}
+
+// Run builds the kubeconfig the options describe and writes it to out.
+func Run(ctx context.Context, o Options, out io.Writer) error {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = o.Kubeconfig
+	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: o.Context}).ClientConfig()
+	if err != nil {
+		return fmt.Errorf("loading the current kubeconfig: %w", err)
+	}
+	cluster, err := ClusterFromREST(rc)
+	if err != nil {
+		return err
+	}
+	if o.Server != "" {
+		cluster.Server = o.Server
+	}
+	if o.CAFile != "" {
+		if cluster.CAData, err = os.ReadFile(o.CAFile); err != nil {
+			return fmt.Errorf("reading --certificate-authority: %w", err)
+		}
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
+	var token string
+	if o.FromSecret != "" {
+		token, err = SecretToken(ctx, cs, o.Namespace, o.FromSecret, o.ServiceAccount, o.Wait)
+	} else {
+		token, err = RequestToken(ctx, cs, o.Namespace, o.ServiceAccount, o.Duration)
+	}
+	if err != nil {
+		return err
+	}
+	kc, err := Build(cluster, Identity{Namespace: o.Namespace, ServiceAccount: o.ServiceAccount, Token: token}, o.Name)
+	if err != nil {
+		return err
+	}
+	_, err = out.Write(kc)
+	return err
+}
+
+// Main is the `kubeconfig` command: parse args, run, print to stdout. Usage errors and -h print
+// the usage to stderr.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := ParseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return Run(ctx, o, stdout)
+}
