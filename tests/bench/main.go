@@ -41,11 +41,15 @@ type env struct {
 
 func main() {
 	var o secretSyncOptions
+	var so schedulingOptions
 	root := repoRoot()
 	out := flag.String("out", filepath.Join(root, "docs", "benchmarks.md"), "Markdown file the results are written into.")
 	flag.IntVar(&o.namespaces, "namespaces", 1000, "Target namespaces.")
 	flag.IntVar(&o.samples, "samples", 50, "Samples for the latency percentiles.")
 	flag.IntVar(&o.workers, "floor-workers", 32, "Concurrent writers of the floor client (the manager's --secretsync-workers default is the same).")
+	scenarios := flag.String("scenarios", "secretsync,scheduling", "Benchmarks to run, comma-separated: secretsync, scheduling.")
+	flag.IntVar(&so.objects, "scheduled-objects", 1000, "ScheduledJobs, and as many CronJobs, firing every minute.")
+	flag.IntVar(&so.minutes, "scheduled-minutes", 5, "Slots (minutes) measured.")
 	unrelated := flag.String("unrelated", "0,10000,20000", "Unrelated 2 KiB Secrets present at each memory measurement, cumulative.")
 	flag.Parse()
 	for _, f := range strings.Split(*unrelated, ",") {
@@ -62,16 +66,37 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	res, err := runSecretSync(ctx, e, o)
-	e.teardown()
-	if err != nil {
-		fail(err)
-	}
 	cmd := "make bench"
 	if len(os.Args) > 1 {
 		cmd = "go run ./tests/bench " + strings.Join(os.Args[1:], " ")
 	}
-	if err := writeSecretSyncReport(*out, filepath.Join(root, "docs", "img"), res, o, cmd); err != nil {
+	err = func() error {
+		defer e.teardown()
+		for _, sc := range strings.Split(*scenarios, ",") {
+			switch sc {
+			case "secretsync":
+				res, err := runSecretSync(ctx, e, o)
+				if err != nil {
+					return err
+				}
+				if err := writeSecretSyncReport(*out, filepath.Join(root, "docs", "img"), res, o, cmd); err != nil {
+					return err
+				}
+			case "scheduling":
+				res, err := runScheduling(ctx, e, so)
+				if err != nil {
+					return err
+				}
+				if err := writeSchedulingReport(*out, res, so, cmd); err != nil {
+					return err
+				}
+			default:
+				return fmt.Errorf("unknown scenario %q", sc)
+			}
+		}
+		return nil
+	}()
+	if err != nil {
 		fail(err)
 	}
 	fmt.Printf("results written to %s\n", *out)
