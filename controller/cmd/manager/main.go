@@ -48,6 +48,7 @@ type options struct {
 	burst                      int
 	gracefulShutdown           time.Duration
 	podWatcherNamespaces       string
+	watchNamespaces            string
 	secretSyncWorkers          int
 	defaultSync                secretsync.Default
 	pullSecretSync             secretsync.Default
@@ -85,6 +86,7 @@ func parseFlags(args []string) (options, error) {
 	fs.Float64Var(&o.qps, "kube-api-qps", 500, "Steady queries per second to the Kubernetes API (client side; API Priority and Fairness still applies).")
 	fs.IntVar(&o.burst, "kube-api-burst", 1000, "Burst of queries to the Kubernetes API.")
 	fs.DurationVar(&o.gracefulShutdown, "graceful-shutdown-timeout", 30*time.Second, "How long to wait for controllers to stop on shutdown.")
+	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "", "Namespaces the manager works in, comma-separated (default: all). For RBAC limited to Roles in those namespaces (chart: rbac.scope=namespaced); the cluster-scoped SecretSync controller cannot run with it.")
 	fs.StringVar(&o.podWatcherNamespaces, "podwatcher-namespaces", "", "Namespaces the pod watcher watches, comma-separated (default: all).")
 	fs.IntVar(&o.secretSyncWorkers, "secretsync-workers", 32, "Concurrent API writes of one SecretSync reconcile.")
 	fs.StringVar(&o.defaultSync.Name, "default-secretsync-name", "", "Name of a SecretSync the manager keeps applied (the chart's default); empty: none.")
@@ -152,7 +154,11 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	log.Info("Starting", "version", version.Version, "commit", version.Commit, "controllers", enabled)
+	watchNamespaces := splitList(o.watchNamespaces)
+	if err := checkWatchNamespaces(watchNamespaces, enabled, splitList(o.podWatcherNamespaces)); err != nil {
+		return err
+	}
+	log.Info("Starting", "version", version.Version, "commit", version.Commit, "controllers", enabled, "watchNamespaces", watchNamespaces)
 
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -180,6 +186,12 @@ func run(args []string) error {
 	cacheOpts := cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject:         map[client.Object]cache.ByObject{},
+	}
+	if len(watchNamespaces) > 0 {
+		cacheOpts.DefaultNamespaces = make(map[string]cache.Config, len(watchNamespaces))
+		for _, ns := range watchNamespaces {
+			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
+		}
 	}
 	if isOn(podwatcher.Name) {
 		obj, by := podwatcher.CacheByObject(splitList(o.podWatcherNamespaces))
@@ -220,6 +232,10 @@ func run(args []string) error {
 		}
 		return nil
 	}); err != nil {
+		return err
+	}
+
+	if err := addPermissionCheck(mgr, enabled, watchNamespaces, splitList(o.podWatcherNamespaces), log); err != nil {
 		return err
 	}
 
