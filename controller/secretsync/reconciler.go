@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -25,6 +26,9 @@ import (
 // Name is the controller's name in --controllers.
 const Name = "secretsync"
 
+// DefaultConflictRecheck is the default of Reconciler.ConflictRecheck.
+const DefaultConflictRecheck = time.Minute
+
 // +kubebuilder:rbac:groups=ops.platform-operators.io,resources=secretsyncs,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups=ops.platform-operators.io,resources=secretsyncs/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;delete
@@ -42,6 +46,9 @@ type Reconciler struct {
 	Metrics   *Metrics
 	// Workers bounds the concurrent writes of one reconcile.
 	Workers int
+	// ConflictRecheck is how soon a SecretSync with conflicts looks at its targets again
+	// (zero: DefaultConflictRecheck). See writeStatus.
+	ConflictRecheck time.Duration
 
 	// unmanaged remembers targets found held by a Secret we do not manage, so later reconciles
 	// look (a read) instead of trying to create (a failed write) each time.
@@ -65,9 +72,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var res result
 	if obs.blocked == nil {
 		plan := propagation.Compute(ss.Name, obs.want, obs.lookup, obs.owned, ss.Spec.DeletionPolicy == v1alpha1.DeletionPolicyOrphan)
+		// ServiceAccounts before copies: a reconcile tells which imagePullSecrets entries are
+		// this SecretSync's from its live copies, so an entry must be removed while its copy
+		// still exists. When a ServiceAccount patch met a stale cache, the copies stay until the
+		// retry. (A copy created below is listed by the reconcile its creation event triggers.)
+		var sas result
+		r.syncPullSecrets(ctx, ss, obs, plan, &sas)
+		if sas.requeue {
+			plan.Actions = slices.DeleteFunc(plan.Actions, func(a propagation.Action) bool {
+				return a.Op == propagation.OpDelete || a.Op == propagation.OpRelease
+			})
+		}
 		res = r.apply(ctx, ss.Name, plan)
 		res.desired, res.inStep = plan.Desired, plan.InStep
-		r.syncPullSecrets(ctx, ss, obs, plan, &res)
+		res.requeue = res.requeue || sas.requeue
+		res.writeErr = errors.Join(res.writeErr, sas.writeErr)
+		res.notDockerConfig = sas.notDockerConfig
 	}
 	return r.writeStatus(ctx, ss, obs, res)
 }
@@ -183,12 +203,10 @@ type result struct {
 	notDockerConfig []string
 	// writeErr is the first unexpected write error (returned to back off).
 	writeErr error
-	// justCreated are copies created now, for pull secrets.
-	ok map[types.NamespacedName]bool
 }
 
 func (r *Reconciler) apply(ctx context.Context, name string, plan propagation.Plan) result {
-	res := result{written: map[propagation.Op]int{}, ok: map[types.NamespacedName]bool{}}
+	res := result{written: map[propagation.Op]int{}}
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(1, r.Workers))
@@ -207,9 +225,6 @@ func (r *Reconciler) apply(ctx context.Context, name string, plan propagation.Pl
 				if op != "" {
 					res.written[op]++
 					r.Metrics.Writes.WithLabelValues(name, string(op)).Inc()
-				}
-				if a.Op == propagation.OpCreate || a.Op == propagation.OpUpdate || a.Op == propagation.OpReplace {
-					res.ok[a.Key] = true
 				}
 			case errors.As(err, &conflict):
 				res.conflicts = append(res.conflicts, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: "Conflict", Message: conflict.Error()})
@@ -286,7 +301,8 @@ func (r *Reconciler) deleteExact(ctx context.Context, s *corev1.Secret) error {
 }
 
 // syncPullSecrets brings the imagePullSecrets of the named ServiceAccounts in line with the
-// copies, in every namespace where this SecretSync has or wants copies.
+// live copies, in every namespace where this SecretSync has or wants copies. It runs before the
+// copies are written: a copy is listed once it exists and is not in conflict.
 func (r *Reconciler) syncPullSecrets(ctx context.Context, ss *v1alpha1.SecretSync, obs observation, plan propagation.Plan, res *result) {
 	forSA := map[string]bool{}
 	for _, n := range ss.Spec.ImagePullSecretFor {
@@ -310,17 +326,17 @@ func (r *Reconciler) syncPullSecrets(ctx context.Context, ss *v1alpha1.SecretSyn
 	for _, w := range obs.want {
 		key := types.NamespacedName{Namespace: w.Namespace, Name: w.Name}
 		add(known, w.Namespace, w.Name)
-		inStep := !blocked[key] && (res.ok[key] || obs.lookup(key) != nil)
-		for _, c := range res.conflicts {
-			if c.Namespace == key.Namespace && c.Name == key.Name {
-				inStep = false
-			}
-		}
-		if len(forSA) == 0 || !inStep {
+		// A target held by a Secret we do not manage is not in the cache: lookup is nil.
+		inStep := !blocked[key] && obs.lookup(key) != nil
+		if len(forSA) == 0 {
 			continue
 		}
+		// The type comes from the source: known before the copy exists.
 		if w.Type != corev1.SecretTypeDockerConfigJson {
 			notDocker[w.Name] = true
+			continue
+		}
+		if !inStep {
 			continue
 		}
 		add(want, w.Namespace, w.Name)
@@ -387,12 +403,18 @@ func (r *Reconciler) cleanup(ctx context.Context, name string) (ctrl.Result, err
 			plan.Actions[i].Op = propagation.OpRelease
 		}
 	}
-	res := r.apply(ctx, name, plan)
+	// ServiceAccounts before copies (see Reconcile): once the copies are gone, a retry could no
+	// longer tell which imagePullSecrets entries were this SecretSync's.
+	var sas result
 	gone := &v1alpha1.SecretSync{}
 	gone.Name = name
-	r.syncPullSecrets(ctx, gone, obs, plan, &res)
-	if res.writeErr != nil {
-		return ctrl.Result{}, res.writeErr
+	r.syncPullSecrets(ctx, gone, obs, plan, &sas)
+	if sas.requeue {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	res := r.apply(ctx, name, plan)
+	if err := errors.Join(res.writeErr, sas.writeErr); err != nil {
+		return ctrl.Result{}, err
 	}
 	if res.requeue || len(res.failures) > 0 {
 		return ctrl.Result{RequeueAfter: time.Second}, nil

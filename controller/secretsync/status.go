@@ -83,6 +83,17 @@ func (r *Reconciler) writeStatus(ctx context.Context, ss *v1alpha1.SecretSync, o
 	if res.requeue {
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
+	// A target held by a Secret we do not manage frees up without an event to us: that Secret
+	// is not cached (the cache holds only our copies), and another SecretSync's copy going away
+	// wakes only that SecretSync. Look again now and then, so the copy moves in once the way
+	// is free, as the Conflict message promises. A recheck with nothing new writes nothing.
+	if len(res.conflicts) > 0 {
+		recheck := r.ConflictRecheck
+		if recheck <= 0 {
+			recheck = DefaultConflictRecheck
+		}
+		return ctrl.Result{RequeueAfter: recheck}, nil
+	}
 	return ctrl.Result{}, nil
 }
 
