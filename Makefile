@@ -16,7 +16,7 @@ export KUBEBUILDER_ASSETS := $(BIN)
 # ct calls helm (and yamllint) from PATH: the pinned helm in bin/ comes first.
 export PATH := $(BIN):$(PATH)
 E2E_PROVIDER ?= kwok
-GO_PACKAGES := ./controller/... ./tests/chart/... ./tests/testbed/... ./tests/bench/...
+GO_PACKAGES := ./controller/... ./tests/chart/... ./tests/testbed/... ./tests/bench/... ./tests/imagebuild/...
 
 ##@ Main jobs
 
@@ -78,6 +78,25 @@ verify: manifests ## Fail if generated files drift, or code is not gofmt/vet cle
 .PHONY: image
 image: ## Build the container image with Docker (for Docker users; not possible on the kwok test bed).
 	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMAGE) .
+
+# Image without Docker: a static linux/amd64 manager on an empty base (tests/imagebuild), nonroot 65532.
+REGISTRY  ?=
+IMAGE_TAR ?= $(BIN)/manager-image.tar
+
+.PHONY: manager-linux
+manager-linux: ## Build the static linux/amd64 manager binary the image holds (bin/manager-linux-amd64).
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/manager-linux-amd64 ./controller/cmd/manager
+
+.PHONY: image-tar
+image-tar: manager-linux ## Assemble the image without Docker into $(IMAGE_TAR), tagged $(IMAGE) (docker load / kind load image-archive).
+	go run ./tests/imagebuild/cmd/imagebuild --binary $(BIN)/manager-linux-amd64 --version $(VERSION) --revision $(COMMIT) \
+		--tag $(IMAGE) --tar $(IMAGE_TAR)
+
+.PHONY: image-push
+image-push: manager-linux ## Assemble the image without Docker and push it to $(REGISTRY)/manager:$(VERSION) (e.g. REGISTRY=harbor.example.com/platform).
+	@test -n "$(REGISTRY)" || { echo "set REGISTRY, e.g. make image-push REGISTRY=harbor.example.com/platform"; exit 1; }
+	go run ./tests/imagebuild/cmd/imagebuild --binary $(BIN)/manager-linux-amd64 --version $(VERSION) --revision $(COMMIT) \
+		--tag $(REGISTRY)/manager:$(VERSION) --push
 
 .PHONY: clean
 clean: down ## Remove built tools and binaries (bin/).

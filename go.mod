@@ -25,7 +25,12 @@ require (
 	codeberg.org/go-pdf/fpdf v0.11.1 // indirect
 	git.sr.ht/~sbinet/gg v0.7.0 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
+	github.com/docker/cli v29.7.2+incompatible // indirect
+	github.com/docker/docker-credential-helpers v0.9.5 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
+	github.com/google/go-containerregistry v0.22.1 // indirect
+	github.com/klauspost/compress v1.19.2 // indirect
+	github.com/sirupsen/logrus v1.9.4 // indirect
 	golang.org/x/image v0.30.0 // indirect
 )
 
