@@ -456,8 +456,9 @@ func TestRender(t *testing.T) {
 				if svc.Spec.Type != corev1.ServiceTypeClusterIP {
 					t.Errorf("Service type = %q, want ClusterIP", svc.Spec.Type)
 				}
-				if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Name != "metrics" || svc.Spec.Ports[0].Port != 8080 || svc.Spec.Ports[0].TargetPort.String() != "metrics" {
-					t.Errorf("Service ports = %+v, want metrics 8080 -> metrics", svc.Spec.Ports)
+				// The health port is what `helm test` asks (TestHelmTestPod).
+				if len(svc.Spec.Ports) != 2 || svc.Spec.Ports[0].Name != "metrics" || svc.Spec.Ports[0].Port != 8080 || svc.Spec.Ports[0].TargetPort.String() != "metrics" {
+					t.Errorf("Service ports = %+v, want metrics 8080 -> metrics, then health", svc.Spec.Ports)
 				}
 				d := only[*appsv1.Deployment](t, r)
 				if !reflect.DeepEqual(svc.Spec.Selector, d.Spec.Selector.MatchLabels) {
@@ -846,6 +847,7 @@ func TestSchemaAcceptsValidValues(t *testing.T) {
 		{"a fractional qps of at least one is accepted", "kubeAPI:\n  qps: 1.5\n"},
 		{"the default ci values are accepted", mustReadFile(t, "ci/default-values.yaml")},
 		{"the podwatcher ci values are accepted", mustReadFile(t, "ci/podwatcher-values.yaml")},
+		{"the platform ci values are accepted", mustReadFile(t, "ci/platform-values.yaml")},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1062,6 +1064,7 @@ func TestHelmLintStrict(t *testing.T) {
 		{"the chart passes helm lint --strict with its default values", nil},
 		{"the chart passes helm lint --strict with the default ci values", valuesFile(t, "ci/default-values.yaml")},
 		{"the chart passes helm lint --strict with the podwatcher ci values", valuesFile(t, "ci/podwatcher-values.yaml")},
+		{"the chart passes helm lint --strict with the platform ci values", valuesFile(t, "ci/platform-values.yaml")},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -116,3 +116,54 @@ global.imageRegistry wins over jobImage.registry (a Harbor proxy for every image
 {{- end }}
 {{- printf "%s:%s" $repository (toString .Values.jobImage.tag) }}
 {{- end }}
+
+{{/*
+Namespace of the pull secret made from values: pullSecret.namespace, else the default SecretSync's
+source namespace (where the Secrets that are spread to tenants live).
+*/}}
+{{- define "platform-operators.pullSecretNamespace" -}}
+{{- .Values.pullSecret.namespace | default .Values.secretSync.default.sourceNamespace }}
+{{- end }}
+
+{{/*
+Name of the SecretSync that spreads the pull secret to every namespace (pullSecret.sync).
+*/}}
+{{- define "platform-operators.pullSecretSyncName" -}}
+{{- .Values.pullSecret.sync.name | default (printf "%s-pull-secret" (include "platform-operators.fullname" .)) }}
+{{- end }}
+
+{{/*
+The manager pod's imagePullSecrets (a YAML list): imagePullSecrets, plus the pull secret made from
+values when it lives in the release namespace (a pod can only use Secrets of its own namespace).
+*/}}
+{{- define "platform-operators.imagePullSecrets" -}}
+{{- $secrets := list }}
+{{- range .Values.imagePullSecrets }}
+{{- $secrets = append $secrets (dict "name" .name) }}
+{{- end }}
+{{- with .Values.pullSecret }}
+{{- if and .create (eq (include "platform-operators.pullSecretNamespace" $) $.Release.Namespace) }}
+{{- if not (has (dict "name" .name) $secrets) }}
+{{- $secrets = append $secrets (dict "name" .name) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- toYaml $secrets }}
+{{- end }}
+
+{{/*
+Image of the `helm test` pod; global.imageRegistry wins over tests.image.registry.
+*/}}
+{{- define "platform-operators.testImage" -}}
+{{- $registry := .Values.tests.image.registry }}
+{{- with .Values.global }}
+{{- if .imageRegistry }}
+{{- $registry = .imageRegistry }}
+{{- end }}
+{{- end }}
+{{- $repository := .Values.tests.image.repository }}
+{{- if $registry }}
+{{- $repository = printf "%s/%s" (trimSuffix "/" $registry) $repository }}
+{{- end }}
+{{- printf "%s:%s" $repository (toString .Values.tests.image.tag) }}
+{{- end }}
