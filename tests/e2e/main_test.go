@@ -52,6 +52,11 @@ func suiteValues() map[string]any {
 		"crds":       map[string]any{"keep": false},
 		"logging":    map[string]any{"format": "json", "level": "info"},
 		"podWatcher": map[string]any{"enabled": true, "namespaces": []any{podWatcherNamespace}},
+		// The platform pieces (storage_test.go, pullsecret_test.go): an EFS class without the CSI
+		// driver, and a Harbor robot pull secret spread to every namespace.
+		"storageClass": map[string]any{"enabled": true, "name": e2eStorageClass, "parameters": map[string]any{"fileSystemId": e2eFileSystemID}},
+		"pullSecret": map[string]any{"create": true, "name": e2ePullSecret, "registry": e2eRegistry,
+			"username": e2eRobot, "password": e2eRobotSecret, "sync": map[string]any{"enabled": true}},
 	}
 }
 
