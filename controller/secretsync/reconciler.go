@@ -194,9 +194,11 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync) (obse
 // result is what a reconcile did.
 type result struct {
 	desired, inStep int
-	written         map[propagation.Op]int
-	conflicts       []v1alpha1.TargetFailure
-	failures        []v1alpha1.TargetFailure
+	// caughtUp counts copies found in step past a stale cache (no write was needed).
+	caughtUp  int
+	written   map[propagation.Op]int
+	conflicts []v1alpha1.TargetFailure
+	failures  []v1alpha1.TargetFailure
 	// requeue is set when a write met a conflict (stale cache): retry shortly, not an error.
 	requeue bool
 	// notDockerConfig lists copies that cannot be image pull secrets.
@@ -225,6 +227,8 @@ func (r *Reconciler) apply(ctx context.Context, name string, plan propagation.Pl
 				if op != "" {
 					res.written[op]++
 					r.Metrics.Writes.WithLabelValues(name, string(op)).Inc()
+				} else if a.Op != propagation.OpDelete && a.Op != propagation.OpRelease {
+					res.caughtUp++
 				}
 			case errors.As(err, &conflict):
 				res.conflicts = append(res.conflicts, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: "Conflict", Message: conflict.Error()})
@@ -272,14 +276,24 @@ func (r *Reconciler) write(ctx context.Context, a propagation.Action) (propagati
 			// Not in our cache, so not labelled by us: someone else's Secret. Unless it was
 			// created by us a moment ago and the cache is behind, which a read tells apart.
 			cur := &corev1.Secret{}
-			if gerr := r.APIReader.Get(ctx, a.Key, cur); gerr == nil && cur.Labels[propagation.LabelSecretSync] == "" {
-				r.unmanaged.Store(a.Key, struct{}{})
-				return "", &unmanagedError{a.Key}
+			if gerr := r.APIReader.Get(ctx, a.Key, cur); gerr == nil {
+				if cur.Labels[propagation.LabelSecretSync] == "" {
+					r.unmanaged.Store(a.Key, struct{}{})
+					return "", &unmanagedError{a.Key}
+				}
+				if propagation.InStep(cur, a.Want) {
+					return "", nil
+				}
 			}
 		}
 		return propagation.OpCreate, err
 	case propagation.OpUpdate:
-		return propagation.OpUpdate, r.Client.Update(ctx, a.Want.DeepCopy())
+		err := r.Client.Update(ctx, a.Want.DeepCopy())
+		if apierrors.IsConflict(err) && r.liveInStep(ctx, a.Key, a.Want) {
+			// Our cache had not caught up with our own last write: the copy already is in step.
+			return "", nil
+		}
+		return propagation.OpUpdate, err
 	case propagation.OpReplace:
 		// Type changes and immutable Secrets cannot be updated: delete exactly the object we
 		// compared (uid and resourceVersion preconditions), then create.
@@ -288,11 +302,22 @@ func (r *Reconciler) write(ctx context.Context, a propagation.Action) (propagati
 		}
 		return propagation.OpReplace, r.Client.Create(ctx, a.Want.DeepCopy())
 	case propagation.OpDelete:
-		return propagation.OpDelete, r.deleteExact(ctx, a.Current)
+		err := r.deleteExact(ctx, a.Current)
+		if apierrors.IsNotFound(err) {
+			// Already gone (our own earlier delete, the cache not caught up yet).
+			return "", nil
+		}
+		return propagation.OpDelete, err
 	case propagation.OpRelease:
 		return propagation.OpRelease, r.Client.Update(ctx, propagation.Released(a.Current))
 	}
 	return "", fmt.Errorf("unknown action %q", a.Op)
+}
+
+// liveInStep reads the copy past the cache and reports whether it already is what want says.
+func (r *Reconciler) liveInStep(ctx context.Context, key types.NamespacedName, want *corev1.Secret) bool {
+	cur := &corev1.Secret{}
+	return r.APIReader.Get(ctx, key, cur) == nil && propagation.InStep(cur, want)
 }
 
 func (r *Reconciler) deleteExact(ctx context.Context, s *corev1.Secret) error {
@@ -421,4 +446,10 @@ func (r *Reconciler) cleanup(ctx context.Context, name string) (ctrl.Result, err
 	}
 	r.Metrics.forget(name)
 	return ctrl.Result{}, nil
+}
+
+// synced is the number of copies in step after the reconcile: already in step, found in step
+// past the cache, or written now.
+func (res result) synced() int {
+	return res.inStep + res.caughtUp + res.written[propagation.OpCreate] + res.written[propagation.OpUpdate] + res.written[propagation.OpReplace]
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -116,9 +117,12 @@ func serviceAccountPredicate() predicate.Predicate {
 	}
 }
 
-func (r *Reconciler) all(ctx context.Context, _ client.Object) []reconcile.Request {
+func (r *Reconciler) all(ctx context.Context, o client.Object) []reconcile.Request {
 	list := &v1alpha1.SecretSyncList{}
 	if err := r.Client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		// The cache-backed list fails only while the cache is stopping; the periodic resync
+		// brings the event's effect back, so say so rather than fail silently.
+		ctrl.LoggerFrom(ctx).Error(err, "Listing SecretSyncs to map an event failed; it waits for the next resync", "object", klog.KObj(o))
 		return nil
 	}
 	out := make([]reconcile.Request, 0, len(list.Items))
@@ -140,6 +144,9 @@ func forCopy(_ context.Context, o client.Object) []reconcile.Request {
 func (r *Reconciler) forSourceSecret(ctx context.Context, o client.Object) []reconcile.Request {
 	list := &v1alpha1.SecretSyncList{}
 	if err := r.Client.List(ctx, list, client.MatchingFields{sourceNamespaceIndex: o.GetNamespace()}, client.UnsafeDisableDeepCopy); err != nil {
+		// The cache-backed list fails only while the cache is stopping; the periodic resync
+		// brings the event's effect back, so say so rather than fail silently.
+		ctrl.LoggerFrom(ctx).Error(err, "Listing SecretSyncs to map an event failed; it waits for the next resync", "object", klog.KObj(o))
 		return nil
 	}
 	out := make([]reconcile.Request, 0, len(list.Items))
@@ -152,6 +159,9 @@ func (r *Reconciler) forSourceSecret(ctx context.Context, o client.Object) []rec
 func (r *Reconciler) forServiceAccount(ctx context.Context, o client.Object) []reconcile.Request {
 	list := &v1alpha1.SecretSyncList{}
 	if err := r.Client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		// The cache-backed list fails only while the cache is stopping; the periodic resync
+		// brings the event's effect back, so say so rather than fail silently.
+		ctrl.LoggerFrom(ctx).Error(err, "Listing SecretSyncs to map an event failed; it waits for the next resync", "object", klog.KObj(o))
 		return nil
 	}
 	ours := o.GetAnnotations()[propagation.AnnotationPullSecrets] != ""

@@ -26,7 +26,7 @@ const ConditionReady = "Ready"
 // ordered by what the user must fix first.
 func readyCondition(obs observation, res result, generation int64) metav1.Condition {
 	c := metav1.Condition{Type: ConditionReady, ObservedGeneration: generation, Status: metav1.ConditionFalse}
-	synced := res.inStep + res.written[propagation.OpCreate] + res.written[propagation.OpUpdate] + res.written[propagation.OpReplace]
+	synced := res.synced()
 	switch {
 	case obs.blocked != nil:
 		c.Reason, c.Message = obs.blocked.reason, obs.blocked.message
@@ -51,7 +51,7 @@ func readyCondition(obs observation, res result, generation int64) metav1.Condit
 // when to come back.
 func (r *Reconciler) writeStatus(ctx context.Context, ss *v1alpha1.SecretSync, obs observation, res result) (ctrl.Result, error) {
 	prev := ss.Status.DeepCopy()
-	synced := res.inStep + res.written[propagation.OpCreate] + res.written[propagation.OpUpdate] + res.written[propagation.OpReplace]
+	synced := res.synced()
 	st := ss.Status.DeepCopy()
 	st.ObservedGeneration = ss.Generation
 	st.Sources, st.Targets = int32(len(obs.sources)), int32(len(obs.targets))
