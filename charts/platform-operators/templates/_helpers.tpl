@@ -167,3 +167,83 @@ Image of the `helm test` pod; global.imageRegistry wins over tests.image.registr
 {{- end }}
 {{- printf "%s:%s" $repository (toString .Values.tests.image.tag) }}
 {{- end }}
+
+{{/*
+Default Role rules of a tenant: a developer's set in its own namespace. Read/write of workloads
+and their config; read of logs, events and ReplicaSets. No Secrets (the namespace holds the
+tenant's token and the copies SecretSync puts there; a pod can still mount them) and never
+SecretSyncs (cluster-scoped; a tenant must not aim one at another namespace).
+*/}}
+{{- define "platform-operators.tenantDefaultRules" -}}
+{{- $rw := list "get" "list" "watch" "create" "update" "patch" "delete" }}
+{{- $ro := list "get" "list" "watch" }}
+- apiGroups: [""]
+  resources: [pods, services, configmaps, persistentvolumeclaims]
+  verbs: {{ toJson $rw }}
+- apiGroups: [""]
+  resources: [pods/log, events, serviceaccounts]
+  verbs: {{ toJson $ro }}
+- apiGroups: [apps]
+  resources: [deployments, statefulsets]
+  verbs: {{ toJson $rw }}
+- apiGroups: [apps]
+  resources: [replicasets]
+  verbs: {{ toJson $ro }}
+- apiGroups: [batch]
+  resources: [jobs, cronjobs]
+  verbs: {{ toJson $rw }}
+- apiGroups: [networking.k8s.io]
+  resources: [ingresses]
+  verbs: {{ toJson $rw }}
+- apiGroups: [autoscaling]
+  resources: [horizontalpodautoscalers]
+  verbs: {{ toJson $rw }}
+- apiGroups: [ops.platform-operators.io]
+  resources: [ats, scheduledjobs]
+  verbs: {{ toJson $rw }}
+{{- end }}
+
+{{/*
+The manager's RBAC scope, "cluster" or "namespaced", after checking the values that go with it:
+namespaced needs namespaces, cannot run SecretSync (cluster-scoped: it lists namespaces and
+copies across them), and the pod watcher may only watch namespaces of the list.
+*/}}
+{{- define "platform-operators.rbacScope" -}}
+{{- $scope := .Values.rbac.scope | default "cluster" }}
+{{- if eq $scope "namespaced" }}
+{{- if not .Values.rbac.namespaces }}
+{{- fail "rbac.scope=namespaced needs rbac.namespaces: the namespaces the manager may work in" }}
+{{- end }}
+{{- if .Values.secretSync.enabled }}
+{{- fail "rbac.scope=namespaced cannot run SecretSync, which is cluster-scoped (it lists namespaces and copies Secrets across them): set secretSync.enabled=false, or use rbac.scope=cluster" }}
+{{- end }}
+{{- range .Values.podWatcher.namespaces }}
+{{- if not (has . $.Values.rbac.namespaces) }}
+{{- fail (printf "podWatcher.namespaces holds %q, which is not in rbac.namespaces: with rbac.scope=namespaced the manager can only watch those" .) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- $scope }}
+{{- end }}
+
+{{/*
+The rules given (a list of PolicyRules) without cluster-scoped resources, which a Role cannot
+grant; a rule left with no resource is dropped. Add a resource here when a controller starts to
+use another cluster-scoped kind (the chart tests compare this list with the CRDs' scopes).
+*/}}
+{{- define "platform-operators.namespacedRules" -}}
+{{- $clusterScoped := list "namespaces" "nodes" "persistentvolumes" "storageclasses" "customresourcedefinitions" "clusterroles" "clusterrolebindings" "secretsyncs" "secretsyncs/status" "secretsyncs/finalizers" }}
+{{- $out := list }}
+{{- range . }}
+{{- $resources := list }}
+{{- range .resources }}
+{{- if not (has . $clusterScoped) }}
+{{- $resources = append $resources . }}
+{{- end }}
+{{- end }}
+{{- if $resources }}
+{{- $out = append $out (set (deepCopy .) "resources" $resources) }}
+{{- end }}
+{{- end }}
+{{- toYaml $out }}
+{{- end }}

@@ -1,0 +1,324 @@
+package chart
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+)
+
+// clusterScopedResources are the resources of files/rbac/role.yaml a Role cannot grant: the
+// core ones the manager uses and every cluster-scoped CRD of the chart (with subresources).
+func clusterScopedResources(t *testing.T) []string {
+	t.Helper()
+	out := []string{"namespaces"}
+	files, err := filepath.Glob(filepath.Join(chartDir, "files/crds/*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no generated CRDs in files/crds (%v): run make manifests", err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var crd apiextensionsv1.CustomResourceDefinition
+		if err := yaml.Unmarshal(data, &crd); err != nil {
+			t.Fatal(err)
+		}
+		if crd.Spec.Scope == apiextensionsv1.ClusterScoped {
+			out = append(out, crd.Spec.Names.Plural, crd.Spec.Names.Plural+"/status", crd.Spec.Names.Plural+"/finalizers")
+		}
+	}
+	return out
+}
+
+// grants reports whether rules allow verb on group/resource.
+func grants(rules []rbacv1.PolicyRule, group, resource, verb string) bool {
+	return slices.ContainsFunc(rules, func(r rbacv1.PolicyRule) bool {
+		return (slices.Contains(r.APIGroups, group) || slices.Contains(r.APIGroups, "*")) &&
+			(slices.Contains(r.Resources, resource) || slices.Contains(r.Resources, "*")) &&
+			(slices.Contains(r.Verbs, verb) || slices.Contains(r.Verbs, "*"))
+	})
+}
+
+func byNamespace[T interface{ GetNamespace() string }](objs []T) map[string]T {
+	out := map[string]T{}
+	for _, o := range objs {
+		out[o.GetNamespace()] = o
+	}
+	return out
+}
+
+const namespacedValues = "rbac:\n  scope: namespaced\n  namespaces: [team-a, team-b]\nsecretSync:\n  enabled: false\n"
+
+func TestTenants(t *testing.T) {
+	cases := []struct {
+		name   string
+		values string
+		check  func(t *testing.T, r rendered)
+	}{
+		{
+			name:   "no tenants by default",
+			values: "",
+			check: func(t *testing.T, r rendered) {
+				for _, s := range objectsOf[*corev1.Secret](r) {
+					if s.Type == corev1.SecretTypeServiceAccountToken {
+						t.Errorf("token Secret %s/%s rendered without tenants", s.Namespace, s.Name)
+					}
+				}
+				if n := len(objectsOf[*corev1.ServiceAccount](r)); n != 1 {
+					t.Errorf("%d ServiceAccounts, want only the manager's", n)
+				}
+			},
+		},
+		{
+			name:   "a tenant given only its namespace gets the recipe's objects",
+			values: "tenants:\n  - namespace: ask\n",
+			check: func(t *testing.T, r rendered) {
+				nss := named[*corev1.Namespace](r, "ask")
+				if len(nss) != 1 {
+					t.Fatalf("rendered %d Namespaces ask, want 1", len(nss))
+				}
+				ns := nss[0]
+				if ns.Annotations["helm.sh/resource-policy"] != "keep" {
+					t.Errorf("tenant Namespace annotations = %v, want it kept on uninstall", ns.Annotations)
+				}
+				if ns.Labels["platform-operators.io/tenant"] != "ask" {
+					t.Errorf("tenant Namespace labels = %v, want platform-operators.io/tenant=ask", ns.Labels)
+				}
+				sa := byNamespace(objectsOf[*corev1.ServiceAccount](r))["ask"]
+				if sa == nil || sa.Name != "ask-sa" {
+					t.Fatalf("ServiceAccount in ask = %+v, want ask-sa", sa)
+				}
+				role := byNamespace(objectsOf[*rbacv1.Role](r))["ask"]
+				if role == nil || role.Name != "ask-sa" {
+					t.Fatalf("Role in ask = %+v, want ask-sa", role)
+				}
+				for _, want := range [][3]string{{"", "pods", "list"}, {"", "pods/log", "get"}, {"apps", "deployments", "create"},
+					{"batch", "jobs", "delete"}, {"ops.platform-operators.io", "ats", "create"}, {"ops.platform-operators.io", "scheduledjobs", "update"}} {
+					if !grants(role.Rules, want[0], want[1], want[2]) {
+						t.Errorf("the default tenant Role does not grant %s %s.%s", want[2], want[1], want[0])
+					}
+				}
+				for _, verb := range []string{"get", "list", "create", "update"} {
+					if grants(role.Rules, "", "secrets", verb) {
+						t.Errorf("the default tenant Role grants %s secrets", verb)
+					}
+					if grants(role.Rules, "ops.platform-operators.io", "secretsyncs", verb) {
+						t.Errorf("the default tenant Role grants %s secretsyncs", verb)
+					}
+				}
+				rb := byNamespace(objectsOf[*rbacv1.RoleBinding](r))["ask"]
+				wantSubjects := []rbacv1.Subject{{Kind: "ServiceAccount", Name: "ask-sa", Namespace: "ask"}}
+				if rb == nil || rb.RoleRef != (rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "ask-sa"}) || !reflect.DeepEqual(rb.Subjects, wantSubjects) {
+					t.Fatalf("RoleBinding in ask = %+v, want ask-sa bound to Role ask-sa", rb)
+				}
+				secret := byNamespace(objectsOf[*corev1.Secret](r))["ask"]
+				if secret == nil || secret.Name != "ask-sa-token" || secret.Type != corev1.SecretTypeServiceAccountToken ||
+					secret.Annotations[corev1.ServiceAccountNameKey] != "ask-sa" {
+					t.Fatalf("token Secret in ask = %+v, want ask-sa-token of type %s annotated for ask-sa", secret, corev1.SecretTypeServiceAccountToken)
+				}
+			},
+		},
+		{
+			name: "a tenant can bring its namespace, ServiceAccount name, rules and labels and skip the token Secret",
+			values: `tenants:
+  - namespace: team-x
+    createNamespace: false
+    serviceAccount: deployer
+    tokenSecret: false
+    labels:
+      team: x
+    rules:
+      - apiGroups: [""]
+        resources: [configmaps]
+        verbs: [get]
+`,
+			check: func(t *testing.T, r rendered) {
+				if ns := named[*corev1.Namespace](r, "team-x"); len(ns) != 0 {
+					t.Errorf("rendered Namespace team-x with createNamespace=false")
+				}
+				if s := byNamespace(objectsOf[*corev1.Secret](r))["team-x"]; s != nil {
+					t.Errorf("rendered Secret %s with tokenSecret=false", s.Name)
+				}
+				role := byNamespace(objectsOf[*rbacv1.Role](r))["team-x"]
+				want := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}}}
+				if role == nil || role.Name != "deployer" || !reflect.DeepEqual(role.Rules, want) {
+					t.Fatalf("Role in team-x = %+v, want deployer with rules %+v", role, want)
+				}
+				sa := byNamespace(objectsOf[*corev1.ServiceAccount](r))["team-x"]
+				if sa == nil || sa.Name != "deployer" || sa.Labels["team"] != "x" {
+					t.Fatalf("ServiceAccount in team-x = %+v, want deployer labelled team=x", sa)
+				}
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { tc.check(t, renderValues(t, tc.values)) })
+	}
+}
+
+// named returns the rendered objects of type T named name.
+func named[T interface {
+	runtime.Object
+	GetName() string
+}](r rendered, name string) []T {
+	return slices.DeleteFunc(objectsOf[T](r), func(o T) bool { return o.GetName() != name })
+}
+
+// renderValues renders the chart from disk with the values text and fails the test on error.
+func renderValues(t *testing.T, valuesText string) rendered {
+	t.Helper()
+	r, err := render(t, loadChart(t), releaseName, parseValues(t, valuesText))
+	if err != nil {
+		t.Fatalf("rendering with values %q: %v", valuesText, err)
+	}
+	return r
+}
+
+func TestRBACScope(t *testing.T) {
+	t.Run("cluster scope (the default) grants a ClusterRole and watches all namespaces", func(t *testing.T) {
+		r := renderValues(t, "")
+		if n := len(objectsOf[*rbacv1.ClusterRoleBinding](r)); n != 1 {
+			t.Fatalf("%d ClusterRoleBindings, want 1", n)
+		}
+		if a := argWithPrefix(manager(t, r).Args, "--watch-namespaces"); a != "" {
+			t.Errorf("manager args hold %q, want no namespace restriction", a)
+		}
+	})
+	t.Run("namespaced scope grants the generated rules without cluster-scoped resources as a Role in each namespace", func(t *testing.T) {
+		r := renderValues(t, namespacedValues)
+		if n := len(objectsOf[*rbacv1.ClusterRole](r)) + len(objectsOf[*rbacv1.ClusterRoleBinding](r)); n != 0 {
+			t.Fatalf("rendered %d cluster-wide RBAC objects, want none", n)
+		}
+		clusterScoped := clusterScopedResources(t)
+		var want []rbacv1.PolicyRule
+		for _, rule := range roleFileRules(t) {
+			rule.Resources = slices.DeleteFunc(slices.Clone(rule.Resources), func(res string) bool { return slices.Contains(clusterScoped, res) })
+			if len(rule.Resources) > 0 {
+				want = append(want, rule)
+			}
+		}
+		roles := byNamespace(objectsOf[*rbacv1.Role](r))
+		bindings := byNamespace(objectsOf[*rbacv1.RoleBinding](r))
+		for _, ns := range []string{"team-a", "team-b"} {
+			role, rb := roles[ns], bindings[ns]
+			if role == nil || rb == nil {
+				t.Fatalf("namespace %s: Role %v, RoleBinding %v; want both", ns, role, rb)
+			}
+			if !reflect.DeepEqual(role.Rules, want) {
+				t.Errorf("Role in %s rules = %+v\nwant %+v", ns, role.Rules, want)
+			}
+			wantSubjects := []rbacv1.Subject{{Kind: "ServiceAccount", Name: "platform-operators", Namespace: namespace}}
+			if rb.RoleRef.Kind != "Role" || rb.RoleRef.Name != role.Name || !reflect.DeepEqual(rb.Subjects, wantSubjects) {
+				t.Errorf("RoleBinding in %s = %+v, want the manager bound to %s", ns, rb, role.Name)
+			}
+		}
+		// Leader election stays in the release namespace.
+		if roles[namespace] == nil {
+			t.Errorf("no leader election Role in %s", namespace)
+		}
+		args := manager(t, r).Args
+		if !hasArg(args, "--watch-namespaces=team-a,team-b") {
+			t.Errorf("manager args = %q, want --watch-namespaces=team-a,team-b", args)
+		}
+		if c := controllersArg(args); !slices.Contains(c, "-secretsync") {
+			t.Errorf("--controllers = %q, want -secretsync", c)
+		}
+		if a := argWithPrefix(args, "--default-secretsync"); a != "" {
+			t.Errorf("manager args hold %q in namespaced mode", a)
+		}
+		if ns := named[*corev1.Namespace](r, "secretsync"); len(ns) != 0 {
+			t.Errorf("the SecretSync source namespace is rendered in namespaced mode")
+		}
+	})
+	t.Run("namespaced scope without chart RBAC still restricts the manager", func(t *testing.T) {
+		r := renderValues(t, strings.Replace(namespacedValues, "rbac:\n", "rbac:\n  create: false\n", 1))
+		if n := len(objectsOf[*rbacv1.Role](r)); n != 0 {
+			t.Errorf("rendered %d Roles with rbac.create=false", n)
+		}
+		if args := manager(t, r).Args; !hasArg(args, "--watch-namespaces=team-a,team-b") {
+			t.Errorf("manager args = %q, want --watch-namespaces=team-a,team-b", args)
+		}
+	})
+}
+
+func TestRBACScopeRejectsWhatCannotWork(t *testing.T) {
+	cases := []struct {
+		name, values string
+		want         string
+	}{
+		{"namespaced scope with SecretSync on is refused (SecretSync is cluster-scoped)",
+			"rbac:\n  scope: namespaced\n  namespaces: [a]\n", "secretSync.enabled=false"},
+		{"namespaced scope without namespaces is refused",
+			"rbac:\n  scope: namespaced\nsecretSync:\n  enabled: false\n", "/rbac/namespaces"},
+		{"a pod watcher namespace outside the namespaced scope is refused",
+			namespacedValues + "podWatcher:\n  enabled: true\n  namespaces: [elsewhere]\n", `"elsewhere"`},
+		{"an unknown scope is refused", "rbac:\n  scope: global\n", "/rbac/scope"},
+		{"a tenant without a namespace is refused", "tenants:\n  - serviceAccount: x\n", "/tenants/0"},
+		{"a misspelt tenant key is refused", "tenants:\n  - namespace: a\n    createNamespaces: false\n", "createNamespaces"},
+		{"a tenant namespace that is not a DNS label is refused", "tenants:\n  - namespace: Team_A\n", "/tenants/0/namespace"},
+		{"a tenant rule without verbs is refused", "tenants:\n  - namespace: a\n    rules:\n      - resources: [pods]\n", "/tenants/0/rules/0"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := render(t, loadChart(t), releaseName, parseValues(t, tc.values))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestAggregatedRoles(t *testing.T) {
+	if n := len(objectsOf[*rbacv1.ClusterRole](renderValues(t, ""))); n != 1 {
+		t.Fatalf("default values render %d ClusterRoles, want only the manager's", n)
+	}
+	r := renderValues(t, "rbac:\n  aggregateToDefaultRoles: true\n")
+	roles := map[string]*rbacv1.ClusterRole{}
+	for _, cr := range objectsOf[*rbacv1.ClusterRole](r) {
+		roles[cr.Name] = cr
+	}
+	view, edit := roles["platform-operators-view"], roles["platform-operators-edit"]
+	if view == nil || edit == nil {
+		t.Fatalf("ClusterRoles = %v, want platform-operators-view and -edit", slices.Sorted(func(yield func(string) bool) {
+			for k := range roles {
+				yield(k)
+			}
+		}))
+	}
+	const agg = "rbac.authorization.k8s.io/aggregate-to-"
+	for _, to := range []string{"view", "edit", "admin"} {
+		if view.Labels[agg+to] != "true" {
+			t.Errorf("the view role does not aggregate to %s: %v", to, view.Labels)
+		}
+	}
+	if edit.Labels[agg+"view"] != "" || edit.Labels[agg+"edit"] != "true" || edit.Labels[agg+"admin"] != "true" {
+		t.Errorf("edit role labels = %v, want aggregation to edit and admin only", edit.Labels)
+	}
+	for _, res := range []string{"ats", "scheduledjobs"} {
+		if !grants(view.Rules, "ops.platform-operators.io", res, "list") || grants(view.Rules, "ops.platform-operators.io", res, "create") {
+			t.Errorf("view role rules %+v: want read-only %s", view.Rules, res)
+		}
+		if !grants(edit.Rules, "ops.platform-operators.io", res, "create") || !grants(edit.Rules, "ops.platform-operators.io", res, "delete") {
+			t.Errorf("edit role rules %+v: want create and delete %s", edit.Rules, res)
+		}
+	}
+	for _, cr := range []*rbacv1.ClusterRole{view, edit} {
+		for _, rule := range cr.Rules {
+			for _, res := range rule.Resources {
+				if strings.HasPrefix(res, "secretsyncs") || res == "*" {
+					t.Errorf("%s grants %s: SecretSync must stay with cluster admins", cr.Name, res)
+				}
+			}
+		}
+	}
+}
