@@ -204,9 +204,6 @@ func (c *Checker) record(missing []Check, err error) {
 	c.missing, c.err, c.checked = missing, err, err == nil || c.checked
 }
 
-// NeedLeaderElection is false: every replica checks its own credentials.
-func (c *Checker) NeedLeaderElection() bool { return false }
-
 // Ready is a readiness check: it fails until the first check answered and while a permission is missing.
 func (c *Checker) Ready() error {
 	c.mu.Lock()

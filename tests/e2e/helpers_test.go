@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 )
@@ -21,7 +23,8 @@ func withNamespace(b *features.FeatureBuilder, name string) *features.FeatureBui
 	return b.
 		Setup(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-			if err := cfg.Client().Resources().Create(ctx, ns); err != nil {
+			// In namespaced mode the provider created it before the install (it holds the chart's Role).
+			if err := cfg.Client().Resources().Create(ctx, ns); err != nil && !(namespacedMode() && apierrors.IsAlreadyExists(err)) {
 				t.Fatalf("creating namespace %s: %v", name, err)
 			}
 			return context.WithValue(ctx, nsKey(name), name)
@@ -69,4 +72,25 @@ func metricValue(text, series string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// createRBACNamespaces creates the namespaces values["rbac"]["namespaces"] names (rbac.scope
+// namespaced): the chart puts the manager's Roles into them, so they must exist before the install.
+func createRBACNamespaces(ctx context.Context, cfg *envconf.Config, values map[string]any) error {
+	rbac, _ := values["rbac"].(map[string]any)
+	names, _ := rbac["namespaces"].([]any)
+	if len(names) == 0 {
+		return nil
+	}
+	cs, err := kubernetes.NewForConfig(cfg.Client().RESTConfig())
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n.(string)}}
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	return nil
 }

@@ -50,6 +50,9 @@ func (p *kindProvider) Setup(ctx context.Context, cfg *envconf.Config, values ma
 	}
 	repo, tag, _ := strings.Cut(kindImage, ":")
 	values["image"] = map[string]any{"registry": "", "repository": repo, "tag": tag, "pullPolicy": "Never"}
+	if err := createRBACNamespaces(ctx, cfg, values); err != nil {
+		return ctx, err
+	}
 	_, err = testbed.UpgradeInstall(testbed.Release{
 		Name: releaseName, Namespace: releaseNamespace, ChartDir: filepath.Join(root, "charts", "platform-operators"),
 		Kubeconfig: cfg.KubeconfigFile(), Values: values,

@@ -52,6 +52,9 @@ func (p *kwokProvider) Setup(ctx context.Context, cfg *envconf.Config, values ma
 	if err := testbed.BuildManager(ctx, root, managerBin); err != nil {
 		return ctx, err
 	}
+	if err := createRBACNamespaces(ctx, cfg, values); err != nil {
+		return ctx, err
+	}
 	if _, err := testbed.UpgradeInstall(testbed.Release{
 		Name: releaseName, Namespace: releaseNamespace, ChartDir: filepath.Join(root, "charts", "platform-operators"),
 		Kubeconfig: kubeconfig, Values: values,

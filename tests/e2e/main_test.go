@@ -48,7 +48,7 @@ type provider interface {
 
 // suiteValues are the chart values every provider installs with.
 func suiteValues() map[string]any {
-	return map[string]any{
+	v := map[string]any{
 		"crds":       map[string]any{"keep": false},
 		"logging":    map[string]any{"format": "json", "level": "info"},
 		"podWatcher": map[string]any{"enabled": true, "namespaces": []any{podWatcherNamespace}},
@@ -57,6 +57,35 @@ func suiteValues() map[string]any {
 		"storageClass": map[string]any{"enabled": true, "name": e2eStorageClass, "parameters": map[string]any{"fileSystemId": e2eFileSystemID}},
 		"pullSecret": map[string]any{"create": true, "name": e2ePullSecret, "registry": e2eRegistry,
 			"username": e2eRobot, "password": e2eRobotSecret, "sync": map[string]any{"enabled": true}},
+		// A tenant (tenant_test.go): namespace, ServiceAccount, Role, RoleBinding and token Secret.
+		"tenants": []any{map[string]any{"namespace": tenantNamespace}},
+	}
+	if namespacedMode() {
+		// The manager only in the namespaces the suite's namespaced features use. SecretSync is
+		// cluster-scoped by design and cannot run so; the pull secret lives in its source
+		// namespace and is spread by a SecretSync, so it goes too.
+		v["rbac"] = map[string]any{"scope": "namespaced", "namespaces": namespacedModeNamespaces()}
+		v["secretSync"] = map[string]any{"enabled": false}
+		delete(v, "pullSecret")
+	}
+	return v
+}
+
+// namespacedMode is E2E_RBAC_SCOPE=namespaced: the chart is installed with rbac.scope=namespaced.
+func namespacedMode() bool { return os.Getenv("E2E_RBAC_SCOPE") == "namespaced" }
+
+// namespacedModeNamespaces are the namespaces the manager works in when namespacedMode: those of
+// the features that need the manager. The provider creates them before the install (the chart's
+// Roles go into them) and withNamespace accepts that they exist.
+func namespacedModeNamespaces() []any {
+	return []any{podWatcherNamespace, atNamespace, schedulingNamespace}
+}
+
+// skipIfNamespaced skips a test of a cluster-scoped feature when the suite runs in namespaced mode.
+func skipIfNamespaced(t *testing.T, feature string) {
+	t.Helper()
+	if namespacedMode() {
+		t.Skipf("E2E_RBAC_SCOPE=namespaced: %s is cluster-scoped by design and is off with rbac.scope=namespaced", feature)
 	}
 }
 
@@ -73,6 +102,10 @@ func TestMain(m *testing.M) {
 		bed = &kindProvider{}
 	default:
 		fmt.Fprintf(os.Stderr, "E2E_PROVIDER must be kwok or kind, not %q\n", p)
+		os.Exit(2)
+	}
+	if s := os.Getenv("E2E_RBAC_SCOPE"); s != "" && s != "cluster" && s != "namespaced" {
+		fmt.Fprintf(os.Stderr, "E2E_RBAC_SCOPE must be cluster or namespaced, not %q\n", s)
 		os.Exit(2)
 	}
 	testenv = env.NewWithConfig(cfg)

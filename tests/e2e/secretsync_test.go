@@ -107,6 +107,7 @@ func createNamespace(ctx context.Context, t *testing.T, c client.Client, name st
 }
 
 func TestSecretSync(t *testing.T) {
+	skipIfNamespaced(t, "SecretSync")
 	seed := features.New("the chart's default SecretSync copies the seed's Secrets to every namespace").
 		Assess("a Secret of the seed type in namespace secretsync reaches a tenant namespace, byte for byte", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := ctrlClient(t, cfg)

@@ -235,11 +235,10 @@ func run(args []string) error {
 		return err
 	}
 
-	if err := addPermissionCheck(mgr, enabled, watchNamespaces, splitList(o.podWatcherNamespaces), log); err != nil {
+	ctx := ctrl.SetupSignalHandler()
+	if err := addPermissionCheck(ctx, mgr, enabled, watchNamespaces, splitList(o.podWatcherNamespaces), log); err != nil {
 		return err
 	}
-
-	ctx := ctrl.SetupSignalHandler()
 	if isOn(secretsync.Name) {
 		m, err := secretsync.NewMetrics(crmetrics.Registry)
 		if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -35,9 +36,9 @@ func checkWatchNamespaces(watch, enabled, podWatcherNamespaces []string) error {
 	return nil
 }
 
-// addPermissionCheck adds the startup RBAC self-check and makes /readyz fail while a permission
+// addPermissionCheck starts the RBAC self-check and makes /readyz fail while a permission
 // the enabled controllers need is missing (each one is logged as an error).
-func addPermissionCheck(mgr ctrl.Manager, enabled, watch, podWatcherNamespaces []string, log logr.Logger) error {
+func addPermissionCheck(ctx context.Context, mgr ctrl.Manager, enabled, watch, podWatcherNamespaces []string, log logr.Logger) error {
 	namespaces := make(map[string][]string, len(enabled))
 	for _, name := range enabled {
 		namespaces[name] = watch
@@ -54,8 +55,8 @@ func addPermissionCheck(mgr ctrl.Manager, enabled, watch, podWatcherNamespaces [
 		Checks:  permissions.Expand(namespaces),
 		Log:     log.WithName("permissions"),
 	}
-	if err := mgr.Add(checker); err != nil {
-		return err
-	}
+	// Not a manager runnable: those start only after the caches synced, and a cache cannot sync
+	// without the permissions this reports on.
+	go func() { _ = checker.Start(ctx) }()
 	return mgr.AddReadyzCheck("permissions", func(*http.Request) error { return checker.Ready() })
 }
