@@ -184,6 +184,22 @@ func renderValues(t *testing.T, valuesText string) rendered {
 	return r
 }
 
+func TestNotesTellHowToPrintATenantKubeconfig(t *testing.T) {
+	r := renderValues(t, "tenants:\n  - namespace: ask\n")
+	for _, want := range []string{
+		"tenant ask: ServiceAccount ask-sa, its Role and RoleBinding, token Secret ask-sa-token",
+		"manager kubeconfig --namespace ask --service-account ask-sa --from-secret ask-sa-token > ask.kubeconfig",
+	} {
+		if !strings.Contains(r.notes, want) {
+			t.Errorf("NOTES.txt lacks %q:\n%s", want, r.notes)
+		}
+	}
+	r = renderValues(t, namespacedValues)
+	if want := "Role/RoleBinding platform-operators-manager in namespaces team-a, team-b"; !strings.Contains(r.notes, want) {
+		t.Errorf("NOTES.txt lacks %q:\n%s", want, r.notes)
+	}
+}
+
 func TestRBACScope(t *testing.T) {
 	t.Run("cluster scope (the default) grants a ClusterRole and watches all namespaces", func(t *testing.T) {
 		r := renderValues(t, "")
