@@ -48,7 +48,7 @@ test-e2e: tools ## End-to-end suite through the chart (E2E_PROVIDER=kwok here; k
 	E2E_PROVIDER=$(E2E_PROVIDER) go test -count=1 -timeout 30m -v ./tests/e2e/
 
 .PHONY: test-e2e-namespaced
-test-e2e-namespaced: tools ## The e2e suite with rbac.scope=namespaced (SecretSync tests skip: cluster-scoped by design). Not in `make test`: ~4 min more.
+test-e2e-namespaced: tools ## The e2e suite with rbac.scope=namespaced (SecretSync tests skip: cluster-scoped by design). Not in `make test`: a second suite run, ~2 min.
 	E2E_PROVIDER=$(E2E_PROVIDER) E2E_RBAC_SCOPE=namespaced go test -count=1 -timeout 30m -v ./tests/e2e/
 
 .PHONY: bench

@@ -13,6 +13,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
+
+	"github.com/platform-operators/platform-operators/controller/permissions"
 )
 
 // clusterScopedResources are the resources of files/rbac/role.yaml a Role cannot grant: the
@@ -215,10 +217,12 @@ func TestRBACScope(t *testing.T) {
 		if n := len(objectsOf[*rbacv1.ClusterRole](r)) + len(objectsOf[*rbacv1.ClusterRoleBinding](r)); n != 0 {
 			t.Fatalf("rendered %d cluster-wide RBAC objects, want none", n)
 		}
-		clusterScoped := clusterScopedResources(t)
+		// Cluster-scoped resources cannot be granted by a Role; Secrets and ServiceAccounts only
+		// SecretSync uses, and it is off in namespaced mode.
+		dropped := append(clusterScopedResources(t), "secrets", "serviceaccounts")
 		var want []rbacv1.PolicyRule
 		for _, rule := range roleFileRules(t) {
-			rule.Resources = slices.DeleteFunc(slices.Clone(rule.Resources), func(res string) bool { return slices.Contains(clusterScoped, res) })
+			rule.Resources = slices.DeleteFunc(slices.Clone(rule.Resources), func(res string) bool { return slices.Contains(dropped, res) })
 			if len(rule.Resources) > 0 {
 				want = append(want, rule)
 			}
@@ -232,6 +236,21 @@ func TestRBACScope(t *testing.T) {
 			}
 			if !reflect.DeepEqual(role.Rules, want) {
 				t.Errorf("Role in %s rules = %+v\nwant %+v", ns, role.Rules, want)
+			}
+			// What the controllers that can run in namespaced mode need (the manager's own list).
+			for _, controller := range []string{"at", "scheduledjob", "podwatcher"} {
+				for _, need := range permissions.Needs(controller) {
+					res := need.Resource
+					if need.Subresource != "" {
+						res += "/" + need.Subresource
+					}
+					if !grants(role.Rules, need.Group, res, need.Verb) {
+						t.Errorf("Role in %s does not grant %s, which %s needs", ns, need, controller)
+					}
+				}
+			}
+			if grants(role.Rules, "", "secrets", "get") {
+				t.Errorf("Role in %s grants Secrets, which no controller of namespaced mode uses", ns)
 			}
 			wantSubjects := []rbacv1.Subject{{Kind: "ServiceAccount", Name: "platform-operators", Namespace: namespace}}
 			if rb.RoleRef.Kind != "Role" || rb.RoleRef.Name != role.Name || !reflect.DeepEqual(rb.Subjects, wantSubjects) {

@@ -228,11 +228,14 @@ copies across them), and the pod watcher may only watch namespaces of the list.
 
 {{/*
 The rules given (a list of PolicyRules) without cluster-scoped resources, which a Role cannot
-grant; a rule left with no resource is dropped. Add a resource here when a controller starts to
-use another cluster-scoped kind (the chart tests compare this list with the CRDs' scopes).
+grant, and without Secrets and ServiceAccounts, which only SecretSync (off in namespaced mode)
+uses; a rule left with no resource is dropped. Add a resource here when a controller starts to
+use another cluster-scoped kind (the chart tests compare this list with the CRDs' scopes and
+check that the Roles still grant what the other controllers need).
 */}}
 {{- define "platform-operators.namespacedRules" -}}
 {{- $clusterScoped := list "namespaces" "nodes" "persistentvolumes" "storageclasses" "customresourcedefinitions" "clusterroles" "clusterrolebindings" "secretsyncs" "secretsyncs/status" "secretsyncs/finalizers" }}
+{{- $clusterScoped = concat $clusterScoped (list "secrets" "serviceaccounts") }}
 {{- $out := list }}
 {{- range . }}
 {{- $resources := list }}
