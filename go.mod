@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/go-logr/logr v1.4.3
+	github.com/google/go-containerregistry v0.22.1
 	github.com/prometheus/client_golang v1.24.0
 	go.uber.org/zap v1.27.1
 	gonum.org/v1/plot v0.17.0
@@ -28,10 +29,10 @@ require (
 	github.com/docker/cli v29.7.2+incompatible // indirect
 	github.com/docker/docker-credential-helpers v0.9.5 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
-	github.com/google/go-containerregistry v0.22.1 // indirect
 	github.com/klauspost/compress v1.19.2 // indirect
 	github.com/sirupsen/logrus v1.9.4 // indirect
 	golang.org/x/image v0.30.0 // indirect
+	gotest.tools/v3 v3.5.2 // indirect
 )
 
 require (
