@@ -4,15 +4,12 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/e2e-framework/klient/wait"
@@ -35,30 +32,8 @@ const (
 	slotTimeout = 150 * time.Second
 )
 
-var (
-	opsClientOnce sync.Once
-	opsClientVal  client.Client
-	opsClientErr  error
-)
-
-// opsClient is a controller-runtime client that knows the ops.platform-operators.io kinds.
-func opsClient(t *testing.T, cfg *envconf.Config) client.Client {
-	t.Helper()
-	opsClientOnce.Do(func() {
-		scheme := runtime.NewScheme()
-		if opsClientErr = clientgoscheme.AddToScheme(scheme); opsClientErr != nil {
-			return
-		}
-		if opsClientErr = v1alpha1.AddToScheme(scheme); opsClientErr != nil {
-			return
-		}
-		opsClientVal, opsClientErr = client.New(cfg.Client().RESTConfig(), client.Options{Scheme: scheme})
-	})
-	if opsClientErr != nil {
-		t.Fatal(opsClientErr)
-	}
-	return opsClientVal
-}
+// opsClient is the suite's client that knows the ops.platform-operators.io kinds.
+func opsClient(t *testing.T, cfg *envconf.Config) client.Client { return ctrlClient(t, cfg) }
 
 func waitFor(ctx context.Context, t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,6 +47,9 @@ func ctrlClient(t *testing.T, cfg *envconf.Config) client.Client {
 			return
 		}
 		if ctrlClientErr = v1alpha1.AddToScheme(scheme); ctrlClientErr != nil {
+			return
+		}
+		if ctrlClientErr = apiextensionsv1.AddToScheme(scheme); ctrlClientErr != nil {
 			return
 		}
 		rc := rest.CopyConfig(cfg.Client().RESTConfig())

@@ -67,3 +67,22 @@ func UpgradeInstall(r Release, logf func(string, ...any)) (*release.Release, err
 	}
 	return rel, nil
 }
+
+// ReleaseValues returns the values the release was last installed or upgraded with (what
+// `helm get values` prints), so an upgrade can change one value and keep the rest.
+func ReleaseValues(kubeconfig, namespace, name string) (map[string]any, error) {
+	settings := cli.New()
+	settings.KubeConfig = kubeconfig
+	cfg := new(action.Configuration)
+	if err := cfg.Init(settings.RESTClientGetter(), namespace, "secret", func(string, ...any) {}); err != nil {
+		return nil, fmt.Errorf("helm init: %w", err)
+	}
+	vals, err := action.NewGetValues(cfg).Run(name)
+	if err != nil {
+		return nil, fmt.Errorf("helm get values %s: %w", name, err)
+	}
+	if vals == nil {
+		vals = map[string]any{}
+	}
+	return vals, nil
+}
