@@ -17,6 +17,9 @@ import (
 	"syscall"
 	"time"
 
+	"helm.sh/helm/v3/pkg/cli"
+	"helm.sh/helm/v3/pkg/cli/values"
+	"helm.sh/helm/v3/pkg/getter"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -50,6 +53,10 @@ func main() {
 	scenarios := flag.String("scenarios", "secretsync,scheduling", "Benchmarks to run, comma-separated: secretsync, scheduling.")
 	flag.IntVar(&so.objects, "scheduled-objects", 1000, "ScheduledJobs, and as many CronJobs, firing every minute.")
 	flag.IntVar(&so.minutes, "scheduled-minutes", 5, "Slots (minutes) measured.")
+	flag.BoolVar(&so.together, "scheduled-together", false, "Run ScheduledJobs and CronJobs at the same time instead of one after the other.")
+	kinds := flag.String("scheduled-kinds", "ScheduledJob,CronJob", "Kinds the scheduling benchmark measures.")
+	var valueFiles stringList
+	flag.Var(&valueFiles, "values", "Extra chart values file (repeatable), as helm -f; the default is the chart's defaults.")
 	unrelated := flag.String("unrelated", "0,10000,20000", "Unrelated 2 KiB Secrets present at each memory measurement, cumulative.")
 	flag.Parse()
 	for _, f := range strings.Split(*unrelated, ",") {
@@ -60,9 +67,10 @@ func main() {
 		o.unrelated = append(o.unrelated, n)
 	}
 
+	so.kinds = strings.Split(*kinds, ",")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	e, err := setup(ctx, root)
+	e, err := setup(ctx, root, valueFiles)
 	if err != nil {
 		fail(err)
 	}
@@ -118,7 +126,7 @@ func repoRoot() string {
 
 // setup starts a kwok cluster, installs the chart with its default values and runs the manager
 // as the chart's ServiceAccount.
-func setup(ctx context.Context, root string) (*env, error) {
+func setup(ctx context.Context, root string, valueFiles []string) (*env, error) {
 	dir, err := os.MkdirTemp("", "po-bench-")
 	if err != nil {
 		return nil, err
@@ -148,10 +156,15 @@ func setup(ctx context.Context, root string) (*env, error) {
 	if err := testbed.BuildManager(ctx, root, e.binary); err != nil {
 		return e, err
 	}
-	logf("installing the chart (default values)")
+	vals, err := (&values.Options{ValueFiles: valueFiles}).MergeValues(getter.All(cli.New()))
+	if err != nil {
+		return e, err
+	}
+	vals["logging"] = map[string]any{"level": "error"}
+	logf("installing the chart (default values, plus %v)", valueFiles)
 	if _, err := testbed.UpgradeInstall(testbed.Release{
 		Name: releaseName, Namespace: releaseNamespace, ChartDir: filepath.Join(root, "charts", "platform-operators"),
-		Kubeconfig: kubeconfig, Values: map[string]any{"logging": map[string]any{"level": "error"}},
+		Kubeconfig: kubeconfig, Values: vals,
 	}, nil); err != nil {
 		return e, err
 	}
@@ -184,3 +197,8 @@ func (e *env) teardown() {
 	}
 	_ = os.RemoveAll(e.dir)
 }
+
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }

@@ -81,7 +81,8 @@ func writeSecretSyncReport(path, imgDir string, r *secretSyncResult, o secretSyn
 	fmt.Fprintf(&b, "\nRSS spread across the unrelated-Secret counts: %.1f MiB (flat means the unrelated Secrets are not cached).\n\n", maxRSS-minRSS)
 	fmt.Fprintf(&b, "![SecretSync: time to reach all copies, floor vs manager; manager RSS vs unrelated Secrets](img/secretsync.png)\n\n")
 	fmt.Fprintf(&b, "How it is measured: the floor is a bare client-go client (no rate limit) writing the same %d Secrets "+
-		"(same size, one per namespace) with %d concurrent writers, on the same cluster in the same run; both are timed "+
+		"(same size, one per namespace) with %d concurrent writers, on the same cluster in the same run, once before and once after "+
+		"the manager's runs (the faster is kept); both are timed "+
 		"from the first write until the last object is visible through a watch. Latencies are from the triggering API call "+
 		"(namespace create, copy update or delete) to the repaired copy being visible through a watch. Memory is VmRSS of "+
 		"the manager process after a restart and 10 s idle. Writes are `apiserver_request_total` deltas for mutating verbs.\n",

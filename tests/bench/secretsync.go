@@ -182,46 +182,16 @@ func runSecretSync(ctx context.Context, e *env, o secretSyncOptions) (*secretSyn
 		return nil, err
 	}
 
-	// The floor: a bare client writing the same Secrets with the same concurrency.
-	floorObs, err := newObserver(ctx, cs, floorLabel)
-	if err != nil {
+	// kube-controller-manager answers 1000 new namespaces with a ServiceAccount and a ConfigMap
+	// each: let that settle, or the first measurement pays for it.
+	if err := settle(ctx, cs, o.namespaces); err != nil {
 		return nil, err
 	}
-	floorSecret := func(i int, version string) *corev1.Secret {
-		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: nsName(i), Name: "floor", Labels: map[string]string{floorLabel: "true"}}, Type: corev1.SecretTypeOpaque, Data: payload(version)}
-	}
-	logf("floor: creating %d Secrets with %d workers", o.namespaces, o.workers)
-	t0 := time.Now()
-	if err := parallel(ctx, o.namespaces, o.workers, func(ctx context.Context, i int) error {
-		_, err := cs.CoreV1().Secrets(nsName(i)).Create(ctx, floorSecret(i, "f1"), metav1.CreateOptions{})
-		return err
-	}); err != nil {
+	// The floor, measured before and after the manager (the faster of the two is kept, which
+	// is the stricter comparison).
+	if err := runFloor(ctx, cs, o, "floor-a", res); err != nil {
 		return nil, err
 	}
-	last, err := floorObs.waitAll(ctx, "f1", o.namespaces, time.Minute)
-	if err != nil {
-		return nil, err
-	}
-	res.floorCreate = last.Sub(t0)
-	logf("floor: updating them")
-	t0 = time.Now()
-	if err := parallel(ctx, o.namespaces, o.workers, func(ctx context.Context, i int) error {
-		_, err := cs.CoreV1().Secrets(nsName(i)).Update(ctx, floorSecret(i, "f2"), metav1.UpdateOptions{})
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	if last, err = floorObs.waitAll(ctx, "f2", o.namespaces, time.Minute); err != nil {
-		return nil, err
-	}
-	res.floorUpdate = last.Sub(t0)
-	floorObs.close()
-	if err := parallel(ctx, o.namespaces, o.workers, func(ctx context.Context, i int) error {
-		return cs.CoreV1().Secrets(nsName(i)).Delete(ctx, "floor", metav1.DeleteOptions{})
-	}); err != nil {
-		return nil, err
-	}
-	logf("floor: create %s, update %s", res.floorCreate.Round(time.Millisecond), res.floorUpdate.Round(time.Millisecond))
 
 	// The manager: one SecretSync from bench-source to every namespace labelled as a tenant.
 	obs, err := newObserver(ctx, cs, propagation.LabelSecretSync+"="+benchSync)
@@ -248,11 +218,12 @@ func runSecretSync(ctx context.Context, e *env, o secretSyncOptions) (*secretSyn
 	time.Sleep(2 * time.Second) // let the first (empty) reconcile settle, so the clock below times the copy only
 	src := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: sourceNS, Name: sourceName}, Type: corev1.SecretTypeOpaque, Data: payload("v1")}
 	logf("manager: creating the source Secret")
-	t0 = time.Now()
+	t0 := time.Now()
 	if _, err := cs.CoreV1().Secrets(sourceNS).Create(ctx, src, metav1.CreateOptions{}); err != nil {
 		return nil, err
 	}
-	if last, err = obs.waitAll(ctx, "v1", o.namespaces, 5*time.Minute); err != nil {
+	last, err := obs.waitAll(ctx, "v1", o.namespaces, 5*time.Minute)
+	if err != nil {
 		return nil, err
 	}
 	res.oursCreate = last.Sub(t0)
@@ -268,6 +239,9 @@ func runSecretSync(ctx context.Context, e *env, o secretSyncOptions) (*secretSyn
 	res.oursUpdate = last.Sub(t0)
 	logf("manager: create %s, update %s", res.oursCreate.Round(time.Millisecond), res.oursUpdate.Round(time.Millisecond))
 	time.Sleep(2 * time.Second)
+	if err := runFloor(ctx, cs, o, "floor-b", res); err != nil {
+		return nil, err
+	}
 
 	logf("new-namespace latency, %d samples", o.samples)
 	for i := 0; i < o.samples; i++ {
@@ -498,4 +472,71 @@ func unrelatedBlob() []byte {
 	b := make([]byte, payloadBytes)
 	_, _ = rand.Read(b)
 	return b
+}
+
+// settle waits until every target namespace has its default ServiceAccount and the cluster has
+// had a few quiet seconds.
+func settle(ctx context.Context, cs kubernetes.Interface, namespaces int) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		sas, err := cs.CoreV1().ServiceAccounts("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=default"})
+		if err != nil {
+			return err
+		}
+		if len(sas.Items) >= namespaces {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("only %d default ServiceAccounts after 2m", len(sas.Items))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	time.Sleep(5 * time.Second)
+	return nil
+}
+
+// runFloor has a bare client create, then update, one Secret per target namespace with the
+// floor's concurrency, timed like the manager (until the last one is visible through a watch),
+// keeps the faster time of each in res, and deletes the Secrets again.
+func runFloor(ctx context.Context, cs kubernetes.Interface, o secretSyncOptions, name string, res *secretSyncResult) error {
+	obs, err := newObserver(ctx, cs, floorLabel+"="+name)
+	if err != nil {
+		return err
+	}
+	defer obs.close()
+	secret := func(i int, version string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: nsName(i), Name: name, Labels: map[string]string{floorLabel: name}}, Type: corev1.SecretTypeOpaque, Data: payload(version)}
+	}
+	timed := func(version string, write func(ctx context.Context, i int) error) (time.Duration, error) {
+		t0 := time.Now()
+		if err := parallel(ctx, o.namespaces, o.workers, write); err != nil {
+			return 0, err
+		}
+		last, err := obs.waitAll(ctx, version, o.namespaces, time.Minute)
+		return last.Sub(t0), err
+	}
+	create, err := timed(name+"-1", func(ctx context.Context, i int) error {
+		_, err := cs.CoreV1().Secrets(nsName(i)).Create(ctx, secret(i, name+"-1"), metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	update, err := timed(name+"-2", func(ctx context.Context, i int) error {
+		_, err := cs.CoreV1().Secrets(nsName(i)).Update(ctx, secret(i, name+"-2"), metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	logf("floor (%s): create %s, update %s", name, create.Round(time.Millisecond), update.Round(time.Millisecond))
+	if res.floorCreate == 0 || create < res.floorCreate {
+		res.floorCreate = create
+	}
+	if res.floorUpdate == 0 || update < res.floorUpdate {
+		res.floorUpdate = update
+	}
+	return parallel(ctx, o.namespaces, o.workers, func(ctx context.Context, i int) error {
+		return cs.CoreV1().Secrets(nsName(i)).Delete(ctx, name, metav1.DeleteOptions{})
+	})
 }

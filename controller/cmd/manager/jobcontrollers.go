@@ -14,7 +14,7 @@ import (
 )
 
 // setupJobControllers wires the At and ScheduledJob controllers and the Job index they share.
-func setupJobControllers(ctx context.Context, mgr ctrl.Manager, jobImage string, atOn, scheduledJobOn bool) error {
+func setupJobControllers(ctx context.Context, mgr ctrl.Manager, jobImage string, atOn, scheduledJobOn bool, scheduledJobWorkers int) error {
 	if !atOn && !scheduledJobOn {
 		return nil
 	}
@@ -37,7 +37,7 @@ func setupJobControllers(ctx context.Context, mgr ctrl.Manager, jobImage string,
 		}
 		r := &scheduledjob.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(scheduledjob.Name),
-			Clock: clock.RealClock{}, Metrics: m, Workers: 16,
+			Clock: clock.RealClock{}, Metrics: m, Workers: scheduledJobWorkers,
 		}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up %s: %w", scheduledjob.Name, err)

@@ -54,6 +54,7 @@ type options struct {
 	pullSecretSync             secretsync.Default
 	pullSecretSAs              string
 	jobImage                   string
+	scheduledJobWorkers        int
 	showVersion                bool
 }
 
@@ -97,6 +98,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.pullSecretSync.SourceName, "pull-secret-sync-secret", "", "Name of the pull secret that --pull-secret-sync-name spreads.")
 	fs.StringVar(&o.pullSecretSAs, "pull-secret-sync-service-accounts", "default", "ServiceAccounts in each namespace that get the pull secret copy in imagePullSecrets, comma-separated.")
 	fs.StringVar(&o.jobImage, "job-image", "docker.io/library/busybox:1.37", "Image in which an At's command runs when the At names none (needs /bin/sh).")
+	fs.IntVar(&o.scheduledJobWorkers, "scheduledjob-workers", 64, "ScheduledJobs reconciled at once: when many slots fall on the same second, this bounds how many Jobs are created in parallel.")
 	fs.BoolVar(&o.showVersion, "version", false, "Print the version and exit.")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -108,6 +110,9 @@ func parseFlags(args []string) (options, error) {
 		return o, errors.New("--pull-secret-sync-name needs --pull-secret-sync-secret")
 	}
 	o.pullSecretSync.ImagePullSecretFor = splitList(o.pullSecretSAs)
+	if o.scheduledJobWorkers < 1 {
+		return o, errors.New("--scheduledjob-workers must be at least 1")
+	}
 	if o.qps <= 0 || o.burst <= 0 {
 		return o, errors.New("--kube-api-qps and --kube-api-burst must be positive")
 	}
@@ -262,7 +267,7 @@ func run(args []string) error {
 			}
 		}
 	}
-	if err := setupJobControllers(ctx, mgr, o.jobImage, isOn(at.Name), isOn(scheduledjob.Name)); err != nil {
+	if err := setupJobControllers(ctx, mgr, o.jobImage, isOn(at.Name), isOn(scheduledjob.Name), o.scheduledJobWorkers); err != nil {
 		return err
 	}
 	if isOn(podwatcher.Name) {
