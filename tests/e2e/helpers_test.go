@@ -7,13 +7,18 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
+
+	"github.com/platform-operators/platform-operators/tests/testbed"
 )
 
 type nsKey string
@@ -100,4 +105,37 @@ func createRBACNamespaces(ctx context.Context, cfg *envconf.Config, values map[s
 		}
 	}
 	return nil
+}
+
+// serviceAccountConfig returns a REST config whose only credential is a fresh token of the
+// ServiceAccount namespace/name (an admin client certificate beside it would win).
+func serviceAccountConfig(ctx context.Context, t *testing.T, cfg *envconf.Config, namespace, name string) *rest.Config {
+	t.Helper()
+	admin, err := kubernetes.NewForConfig(cfg.Client().RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := testbed.ServiceAccountKubeconfig(ctx, admin, cfg.Client().RESTConfig(), namespace, name, 10*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := clientcmd.RESTConfigFromKubeConfig(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rc
+}
+
+// managerServiceAccount is the ServiceAccount the installed chart runs the manager as.
+func managerServiceAccount(ctx context.Context, t *testing.T, cfg *envconf.Config) string {
+	t.Helper()
+	admin, err := kubernetes.NewForConfig(cfg.Client().RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := testbed.ReadManagerSpec(ctx, admin, releaseNamespace, releaseName, "manager")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec.ServiceAccount
 }

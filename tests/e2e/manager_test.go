@@ -11,12 +11,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/e2e-framework/klient/wait"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
-
-	"github.com/platform-operators/platform-operators/tests/testbed"
 )
 
 func TestManager(t *testing.T) {
@@ -55,23 +52,8 @@ func TestManager(t *testing.T) {
 
 	identity := features.New("the manager runs as the chart's ServiceAccount").
 		Assess("its credentials authenticate as the ServiceAccount and are bound by the chart's RBAC", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			admin, err := kubernetes.NewForConfig(cfg.Client().RESTConfig())
-			if err != nil {
-				t.Fatal(err)
-			}
-			spec, err := testbed.ReadManagerSpec(ctx, admin, releaseNamespace, releaseName, "manager")
-			if err != nil {
-				t.Fatal(err)
-			}
-			kc, err := testbed.ServiceAccountKubeconfig(ctx, admin, cfg.Client().RESTConfig(), releaseNamespace, spec.ServiceAccount, 10*time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rc, err := clientcmd.RESTConfigFromKubeConfig(kc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sa, err := kubernetes.NewForConfig(rc)
+			saName := managerServiceAccount(ctx, t, cfg)
+			sa, err := kubernetes.NewForConfig(serviceAccountConfig(ctx, t, cfg, releaseNamespace, saName))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,7 +61,7 @@ func TestManager(t *testing.T) {
 			if err != nil {
 				t.Fatalf("self subject review: %v", err)
 			}
-			if want := "system:serviceaccount:" + releaseNamespace + ":" + spec.ServiceAccount; review.Status.UserInfo.Username != want {
+			if want := "system:serviceaccount:" + releaseNamespace + ":" + saName; review.Status.UserInfo.Username != want {
 				t.Fatalf("authenticated as %q, want %q", review.Status.UserInfo.Username, want)
 			}
 			// Granted by the chart: watching pods (pod watcher).

@@ -14,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
@@ -104,27 +103,11 @@ func TestManagerPermissions(t *testing.T) {
 			if !namespacedMode() {
 				t.Skip("E2E_RBAC_SCOPE is not namespaced")
 			}
-			admin, err := kubernetes.NewForConfig(cfg.Client().RESTConfig())
-			if err != nil {
-				t.Fatal(err)
-			}
 			crb := &rbacv1.ClusterRoleBinding{}
 			if err := cfg.Client().Resources().Get(ctx, releaseName+"-manager", "", crb); !apierrors.IsNotFound(err) {
 				t.Fatalf("ClusterRoleBinding %s-manager: err = %v, want NotFound", releaseName, err)
 			}
-			spec, err := testbed.ReadManagerSpec(ctx, admin, releaseNamespace, releaseName, "manager")
-			if err != nil {
-				t.Fatal(err)
-			}
-			kc, err := testbed.ServiceAccountKubeconfig(ctx, admin, cfg.Client().RESTConfig(), releaseNamespace, spec.ServiceAccount, 10*time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rc, err := clientcmd.RESTConfigFromKubeConfig(kc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sa, err := kubernetes.NewForConfig(rc)
+			sa, err := kubernetes.NewForConfig(serviceAccountConfig(ctx, t, cfg, releaseNamespace, managerServiceAccount(ctx, t, cfg)))
 			if err != nil {
 				t.Fatal(err)
 			}

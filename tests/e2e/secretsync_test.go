@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -17,10 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/e2e-framework/klient/wait"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
@@ -28,7 +25,6 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/propagation"
-	"github.com/platform-operators/platform-operators/tests/testbed"
 )
 
 var (
@@ -310,19 +306,7 @@ func TestSecretSync(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			admin, err := kubernetes.NewForConfig(cfg.Client().RESTConfig())
-			if err != nil {
-				t.Fatal(err)
-			}
-			kc, err := testbed.ServiceAccountKubeconfig(ctx, admin, cfg.Client().RESTConfig(), ns, "tenant", 10*time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rc, err := clientcmd.RESTConfigFromKubeConfig(kc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tc, err := client.New(rc, client.Options{Scheme: c.Scheme()})
+			tc, err := client.New(serviceAccountConfig(ctx, t, cfg, ns, "tenant"), client.Options{Scheme: c.Scheme()})
 			if err != nil {
 				t.Fatal(err)
 			}
