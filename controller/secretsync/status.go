@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/propagation"
@@ -66,9 +65,10 @@ func (r *Reconciler) writeStatus(ctx context.Context, ss *v1alpha1.SecretSync, o
 	r.Metrics.Conflicts.WithLabelValues(ss.Name).Set(float64(len(res.conflicts)))
 
 	if !equality.Semantic.DeepEqual(prev, st) {
-		patch := client.MergeFrom(ss.DeepCopy())
+		// An update (not a merge patch) so zero counts are stored too and `kubectl get` shows
+		// "0 conflicts" rather than a blank; a conflict with a concurrent write retries.
 		ss.Status = *st
-		if err := r.Client.Status().Patch(ctx, ss, patch); err != nil {
+		if err := r.Client.Status().Update(ctx, ss); err != nil {
 			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 				return ctrl.Result{RequeueAfter: time.Second}, nil
 			}

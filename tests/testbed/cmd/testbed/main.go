@@ -170,7 +170,7 @@ Try:
   kubectl -n %s get deploy,sa,lease
   kubectl run demo --image=busybox --restart=Never && kubectl delete pod demo
   kubectl -n secretsync create secret generic shared --type=platform-operators.io/secretsync --from-literal=token=s3cr3t
-  kubectl get secret shared -A; kubectl get secretsyncs
+  kubectl get secrets -A --field-selector metadata.name=shared; kubectl get secretsyncs
   tail -f %s
 Stop it all with: make down
 `, time.Since(start).Round(time.Second), kubeconfig, pid, logPath, m.MetricsAddr, m.ProbeAddr,
