@@ -8,10 +8,6 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
-func vgimgCanvas(w, h vg.Length) *vgimg.Canvas { return vgimg.New(w, h) }
-
-func drawCanvas(c *vgimg.Canvas) draw.Canvas { return draw.New(c) }
-
 // splitHorizontal splits c into a left part of the given width and the rest.
 func splitHorizontal(c draw.Canvas, width vg.Length) (draw.Canvas, draw.Canvas) {
 	left, right := c, c

@@ -134,15 +134,9 @@ func setup(ctx context.Context, root string, valueFiles []string) (*env, error) 
 	e := &env{root: root, dir: dir, binary: filepath.Join(dir, "manager")}
 	e.cluster = testbed.Kwok{Name: "po-bench", Bin: filepath.Join(root, "bin"), Workdir: filepath.Join(dir, "kwok")}
 	logf("starting kwok cluster (work dir %s)", dir)
-	if err := e.cluster.Up(ctx, 1); err != nil {
-		return e, err
-	}
-	kc, err := e.cluster.Kubeconfig(ctx)
-	if err != nil {
-		return e, err
-	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+	kc, err := e.cluster.UpWithKubeconfig(ctx, 1, kubeconfig)
+	if err != nil {
 		return e, err
 	}
 	if e.admin, err = clientcmd.RESTConfigFromKubeConfig(kc); err != nil {

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"image/color"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,21 +12,9 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
-
-func httpGet(ctx context.Context, url string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return string(b), err
-}
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 func ms(d time.Duration) string   { return fmt.Sprintf("%d ms", d.Milliseconds()) }
@@ -154,8 +139,8 @@ func drawSecretSync(path string, r *secretSyncResult) error {
 	m.Y.Max = 80
 
 	const width, height = 12 * vg.Centimeter, 8 * vg.Centimeter
-	img := vgimgCanvas(2*width, height)
-	dc := drawCanvas(img)
+	img := vgimg.New(2*width, height)
+	dc := draw.New(img)
 	left, right := splitHorizontal(dc, width)
 	p.Draw(left)
 	m.Draw(right)

@@ -24,6 +24,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/platform-operators/platform-operators/controller/propagation"
+	"github.com/platform-operators/platform-operators/tests/testbed"
 )
 
 type secretSyncOptions struct {
@@ -405,7 +406,7 @@ func resyncWrites(ctx context.Context, e *env) (map[string]int, float64, error) 
 	for _, r := range writeResources {
 		out[r] = after[r] - before[r]
 	}
-	metrics, err := httpGet(ctx, "http://"+e.manager.MetricsAddr+"/metrics")
+	metrics, err := testbed.HTTPGet(ctx, "http://"+e.manager.MetricsAddr+"/metrics")
 	if err != nil {
 		return nil, 0, err
 	}

@@ -2,9 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -35,15 +32,8 @@ func (p *kwokProvider) Setup(ctx context.Context, cfg *envconf.Config, values ma
 	stages := filepath.Join(root, "tests", "testbed", "kwok-stages.yaml")
 	p.cluster = testbed.Kwok{Name: "po-e2e", Bin: bin, Workdir: filepath.Join(dir, "kwok"), Out: os.Stderr, Configs: []string{stages}}
 	// A cluster left over from an interrupted run of this work dir cannot exist (fresh temp dir).
-	if err := p.cluster.Up(ctx, 2); err != nil {
-		return ctx, err
-	}
-	kc, err := p.cluster.Kubeconfig(ctx)
-	if err != nil {
-		return ctx, err
-	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+	if _, err := p.cluster.UpWithKubeconfig(ctx, 2, kubeconfig); err != nil {
 		return ctx, err
 	}
 	cfg.WithKubeconfigFile(kubeconfig)
@@ -113,11 +103,11 @@ func (p *kwokProvider) ManagerLogs(context.Context, *envconf.Config) (string, er
 }
 
 func (p *kwokProvider) ManagerMetrics(ctx context.Context, _ *envconf.Config) (string, error) {
-	return httpGet(ctx, "http://"+p.manager.MetricsAddr+"/metrics")
+	return testbed.HTTPGet(ctx, "http://"+p.manager.MetricsAddr+"/metrics")
 }
 
 func (p *kwokProvider) ManagerReady(ctx context.Context, _ *envconf.Config) (bool, error) {
-	_, err := httpGet(ctx, "http://"+p.manager.ProbeAddr+"/readyz")
+	_, err := testbed.HTTPGet(ctx, "http://"+p.manager.ProbeAddr+"/readyz")
 	return err == nil, nil
 }
 
@@ -125,24 +115,4 @@ func (p *kwokProvider) LeaseHolderPrefix(context.Context, *envconf.Config) (stri
 	// controller-runtime's identity is "<hostname>_<uuid>".
 	host, err := os.Hostname()
 	return host + "_", err
-}
-
-func httpGet(ctx context.Context, url string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return string(b), fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return string(b), nil
 }

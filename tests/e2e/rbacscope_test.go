@@ -87,7 +87,7 @@ func TestManagerPermissions(t *testing.T) {
 			}
 			return nil
 		})
-		body, err := httpGet(ctx, "http://"+m.ProbeAddr+"/readyz?verbose")
+		body, err := testbed.HTTPGet(ctx, "http://"+m.ProbeAddr+"/readyz?verbose")
 		if err == nil {
 			t.Fatalf("/readyz answers OK for a manager without permissions:\n%s", body)
 		}

@@ -93,6 +93,19 @@ func (k Kwok) Up(ctx context.Context, nodes int) error {
 	return err
 }
 
+// UpWithKubeconfig brings the cluster up (Up) and writes its admin kubeconfig to path (0600),
+// returning it too: what `make up`, the e2e suite and the benchmarks all start with.
+func (k Kwok) UpWithKubeconfig(ctx context.Context, nodes int, path string) ([]byte, error) {
+	if err := k.Up(ctx, nodes); err != nil {
+		return nil, err
+	}
+	kc, err := k.Kubeconfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return kc, os.WriteFile(path, kc, 0o600)
+}
+
 // Kubeconfig returns the admin kubeconfig, pointed at 127.0.0.1 (kwokctl binds 0.0.0.0; test
 // traffic goes only to loopback).
 func (k Kwok) Kubeconfig(ctx context.Context) ([]byte, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -176,12 +177,8 @@ func (m *Manager) WaitReady(ctx context.Context) error {
 	t := time.NewTicker(200 * time.Millisecond)
 	defer t.Stop()
 	for {
-		resp, err := http.Get("http://" + m.ProbeAddr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
+		if _, err := HTTPGet(ctx, "http://"+m.ProbeAddr+"/readyz"); err == nil {
+			return nil
 		}
 		select {
 		case <-exited:
@@ -270,4 +267,26 @@ func RunAsChart(ctx context.Context, cs kubernetes.Interface, admin *rest.Config
 		return nil, err
 	}
 	return StartManager(binary, spec, kubeconfig, filepath.Join(dir, "manager.log"), detach)
+}
+
+// HTTPGet fetches url (the manager's /metrics or /readyz on loopback) and returns the body; a
+// status other than 200 is an error that still carries the body.
+func HTTPGet(ctx context.Context, url string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return string(b), fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return string(b), nil
 }

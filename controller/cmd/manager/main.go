@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -180,14 +181,7 @@ func run(args []string) error {
 	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
 	cfg.UserAgent = "platform-operators/" + version.Version
 
-	isOn := func(name string) bool {
-		for _, e := range enabled {
-			if e == name {
-				return true
-			}
-		}
-		return false
-	}
+	isOn := func(name string) bool { return slices.Contains(enabled, name) }
 	cacheOpts := cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject:         map[client.Object]cache.ByObject{},

@@ -100,15 +100,9 @@ func up(ctx context.Context, c config) error {
 	}
 	step("kwok cluster %q (binary runtime, work dir %s)", c.cluster, filepath.Join(c.dir, "kwok"))
 	k := c.kwok()
-	if err := k.Up(ctx, c.nodes); err != nil {
-		return err
-	}
-	kc, err := k.Kubeconfig(ctx)
-	if err != nil {
-		return err
-	}
 	kubeconfig := filepath.Join(c.dir, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+	kc, err := k.UpWithKubeconfig(ctx, c.nodes, kubeconfig)
+	if err != nil {
 		return err
 	}
 
