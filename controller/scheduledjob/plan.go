@@ -36,6 +36,7 @@ const (
 	ReasonRunNowSkipped      = "RunNowSkipped"
 	ReasonSawCompletedJob    = "SawCompletedJob"
 	ReasonMissingJob         = "MissingJob"
+	ReasonSuccessfulCreate   = "SuccessfulCreate"
 )
 
 type event struct{ kind, reason, note string }
@@ -78,7 +79,7 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time) p
 		seen[j.UID] = true
 		finished, how, when := jobs.Finished(j)
 		if !finished {
-			active = append(active, jobRef(j))
+			active = append(active, activeRef(sj, j))
 			continue
 		}
 		if wasActive(sj, j.UID) {
@@ -318,6 +319,18 @@ func oldest(js []*batchv1.Job, limit int32) []*batchv1.Job {
 	sorted := slices.Clone(js)
 	jobs.SortByStartTime(sorted)
 	return sorted[:n]
+}
+
+// activeRef is the reference to an active Job: the one already in the status if there is one,
+// so a Job's own status changes (its resourceVersion moving) never cause a ScheduledJob status
+// write; upstream likewise keeps the reference it took at creation.
+func activeRef(sj *v1alpha1.ScheduledJob, j *batchv1.Job) corev1.ObjectReference {
+	for _, a := range sj.Status.Active {
+		if a.UID == j.UID {
+			return a
+		}
+	}
+	return jobRef(j)
 }
 
 func jobRef(j *batchv1.Job) corev1.ObjectReference {

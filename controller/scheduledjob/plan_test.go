@@ -174,6 +174,14 @@ func TestDecide(t *testing.T) {
 	}{
 		{name: "never ran, not time: nothing to do, wake at the slot",
 			sj: newSJ(created(justBeforeTheHour)), now: justBeforeTheHour.Add(30 * time.Second), wantRequeue: 30*time.Second + schedule.Padding, wantNextTime: &topOfTheHour},
+		{name: "an active Job whose own status moved keeps its reference: no status change to write",
+			sj: newSJ(lastSchedule(thePriorHour), activeIn(prior)), now: justBeforeTheHour.Add(30 * time.Second), wantActive: 1, wantRequeue: 30*time.Second + schedule.Padding,
+			jobs: []*batchv1.Job{func() *batchv1.Job { j := prior.DeepCopy(); j.ResourceVersion = "moved"; return j }()},
+			check: func(t *testing.T, p plan) {
+				if got, want := p.status.Active[0], jobRef(prior); got != want {
+					t.Errorf("active[0] = %+v, want the reference from the status %+v", got, want)
+				}
+			}},
 		{name: "never ran, is time, Allow: creates the slot's Job",
 			sj: newSJ(), now: justAfterTheHour, wantCreate: []string{slotName(topOfTheHour)}, wantRequeue: 59*time.Minute + schedule.Padding},
 		{name: "never ran, is time, Forbid: creates the slot's Job",

@@ -115,6 +115,15 @@ func (f *fixture) create(t *testing.T, sj *v1alpha1.ScheduledJob) {
 	f.clock.SetTime(sj.CreationTimestamp.Time)
 }
 
+// slotPasses runs the pass at a slot and then, as the created Job's watch event would, the
+// pass that records it in the status.
+func (f *fixture) slotPasses(t *testing.T, sj *v1alpha1.ScheduledJob) {
+	t.Helper()
+	f.reconcile(t, sj)
+	f.waitJobsCached(t, sj)
+	f.reconcile(t, sj)
+}
+
 // nextMinute moves the clock to 2s past the next minute and returns that minute.
 func (f *fixture) nextMinute() time.Time {
 	slot := f.clock.Now().Truncate(time.Minute).Add(time.Minute)
@@ -135,7 +144,14 @@ func TestScheduledJob(t *testing.T) {
 		}
 		slot := f.nextMinute()
 		res := f.reconcile(t, sj)
-		f.reconcile(t, sj) // a second pass in the same slot must not create again
+		// The pass at the slot only creates the Job; the status waits for the next pass.
+		if n := len(f.jobsOf(t, sj)); n != 1 || sj.Status.LastScheduleTime != nil || res.RequeueAfter != StatusBackstop {
+			t.Fatalf("after the slot pass: %d jobs, lastScheduleTime %v, requeue %v; want 1 job, no status write yet, requeue %v",
+				n, sj.Status.LastScheduleTime, res.RequeueAfter, StatusBackstop)
+		}
+		f.waitJobsCached(t, sj)
+		res = f.reconcile(t, sj) // the pass the Job's watch event starts
+		f.reconcile(t, sj)       // a further pass in the same slot must not create again
 		js := f.jobsOf(t, sj)
 		if len(js) != 1 || js[0].Name != schedule.JobName("tick", slot) {
 			t.Fatalf("jobs = %d (%v), want one named for %v", len(js), js, slot)
@@ -151,8 +167,21 @@ func TestScheduledJob(t *testing.T) {
 		if want := time.Minute - 2*time.Second + schedule.Padding; res.RequeueAfter != want {
 			t.Errorf("requeue after %v, want %v", res.RequeueAfter, want)
 		}
-		next := f.nextMinute()
+		// The Job's own status moving (its resourceVersion) is no reason to write the
+		// ScheduledJob's status.
+		job := js[0]
+		job.Labels["touched"] = "yes"
+		if err := c.Update(ctx, &job); err != nil {
+			t.Fatal(err)
+		}
+		f.waitJobsCached(t, sj)
+		rv := sj.ResourceVersion
 		f.reconcile(t, sj)
+		if sj.ResourceVersion != rv {
+			t.Errorf("a Job update rewrote the ScheduledJob (resourceVersion %s -> %s)", rv, sj.ResourceVersion)
+		}
+		next := f.nextMinute()
+		f.slotPasses(t, sj)
 		if js := f.jobsOf(t, sj); len(js) != 2 || !sj.Status.LastScheduleTime.Time.Equal(next) {
 			t.Errorf("after the second slot: %d jobs, last %v; want 2 and %v", len(js), sj.Status.LastScheduleTime, next)
 		}
@@ -180,7 +209,7 @@ func TestScheduledJob(t *testing.T) {
 		sj.Spec.ConcurrencyPolicy = v1alpha1.ForbidConcurrent
 		f.create(t, sj)
 		f.nextMinute()
-		f.reconcile(t, sj)
+		f.slotPasses(t, sj)
 		f.drainEvents()
 		before := testutil.ToFloat64(f.rec.Metrics.SkippedSlots.WithLabelValues(ReasonJobAlreadyActive))
 		f.waitJobsCached(t, sj)
@@ -210,8 +239,7 @@ func TestScheduledJob(t *testing.T) {
 		sj.Spec.ConcurrencyPolicy = v1alpha1.ReplaceConcurrent
 		f.create(t, sj)
 		f.nextMinute()
-		f.reconcile(t, sj)
-		f.waitJobsCached(t, sj)
+		f.slotPasses(t, sj)
 		slot := f.nextMinute()
 		f.reconcile(t, sj)
 		js := f.jobsOf(t, sj)
@@ -227,7 +255,7 @@ func TestScheduledJob(t *testing.T) {
 		var last time.Time
 		for range 3 {
 			slot := f.nextMinute()
-			f.reconcile(t, sj)
+			f.slotPasses(t, sj)
 			for _, j := range f.jobsOf(t, sj) {
 				if j.Name == schedule.JobName(sj.Name, slot) {
 					if err := jobstest.Finish(ctx, c, &j, true, slot, slot.Add(time.Second)); err != nil {
@@ -352,4 +380,28 @@ func TestScheduledJobControllerRunsInTheManager(t *testing.T) {
 		_ = c.Get(ctx, client.ObjectKeyFromObject(sj), sj)
 		return len(sj.Status.Active) == 1 && len(f.jobsOf(t, sj)) == 1 && sj.Status.NextScheduleTime != nil
 	})
+}
+
+func TestScheduledJobSlotStatusFollowsTheJobEvent(t *testing.T) {
+	f := newFixture(t, true)
+	c, ctx := f.env.Client, f.env.Ctx
+	// The clock is two minutes ahead, so the first pass finds a due slot and creates its Job
+	// without writing the status; only the Job's watch event can bring the object back before
+	// the backstop requeue.
+	f.clock.SetTime(time.Now().Add(2 * time.Minute))
+	sj := everyMinute(f.env.Namespace(t, "sj-follow"), "follow")
+	start := time.Now()
+	if err := c.Create(ctx, sj); err != nil {
+		t.Fatal(err)
+	}
+	jobstest.Eventually(t, "the slot's Job is created and recorded as active with its slot", func() bool {
+		_ = c.Get(ctx, client.ObjectKeyFromObject(sj), sj)
+		return sj.Status.LastScheduleTime != nil && len(sj.Status.Active) == 1 && len(f.jobsOf(t, sj)) == 1
+	})
+	if took := time.Since(start); took >= StatusBackstop/2 {
+		t.Errorf("status recorded after %v: the backstop, not the Job's event, brought the object back", took)
+	}
+	if name := schedule.JobName(sj.Name, sj.Status.LastScheduleTime.Time); sj.Status.Active[0].Name != name {
+		t.Errorf("active = %v, want the Job %s of lastScheduleTime", sj.Status.Active, name)
+	}
 }
