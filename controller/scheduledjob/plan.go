@@ -220,9 +220,11 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time) p
 	case last != nil && last.Equal(*recentOK):
 		// Already processed.
 	case hasJobNamed(children, schedule.JobName(sj.Name, *recentOK)):
-		// The slot's Job exists but the status does not say so: an earlier reconcile created it
-		// and lost its status write (crash, conflict). Record the slot; never create twice.
+		// The slot's Job exists but the status does not say so yet: the pass at the slot
+		// created it and left the status to this pass (or crashed, or lost its write). Record
+		// the slot and announce the Job; never create twice.
 		st.LastScheduleTime = &metav1.Time{Time: *recentOK}
+		p.events = append(p.events, event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + schedule.JobName(sj.Name, *recentOK)})
 	default:
 		slot := *recentOK
 		if missed == schedule.ManyMissed {

@@ -144,13 +144,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	if actErr == nil && slotCreated && len(p.replace) == 0 && st.LastRunNowToken == sj.Status.LastRunNowToken {
-		// The slot's Job is the only thing this pass did: leave the status write (and pruning)
-		// to the next pass, which the Job's watch event starts within milliseconds and which
-		// records the slot from the Job it finds by its deterministic name. At a slot shared by
-		// many ScheduledJobs this keeps one API write per ScheduledJob (the create) on the path
-		// to the last Job, instead of two. The backstop requeue covers a lost watch event.
+		// The slot's Job is the only thing this pass did: leave the status write, pruning and
+		// the SuccessfulCreate Event to the next pass, which the Job's watch event starts within
+		// milliseconds and which records the slot from the Job it finds by its deterministic
+		// name. At a slot shared by many ScheduledJobs this keeps one API write per
+		// ScheduledJob (the create) on the path to the last Job, instead of three. The
+		// backstop requeue covers a lost watch event.
 		for _, e := range p.events {
-			if e.reason == ReasonSuccessfulCreate || e.reason == ReasonTooManyMissedTimes {
+			if e.reason == ReasonTooManyMissedTimes {
 				r.Recorder.Eventf(&sj, nil, e.kind, e.reason, "Schedule", "%s", e.note)
 			}
 		}

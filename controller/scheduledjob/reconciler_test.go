@@ -143,8 +143,12 @@ func TestScheduledJob(t *testing.T) {
 			t.Fatalf("%d jobs before the first slot, want 0", n)
 		}
 		slot := f.nextMinute()
+		f.drainEvents()
 		res := f.reconcile(t, sj)
-		// The pass at the slot only creates the Job; the status waits for the next pass.
+		// The pass at the slot only creates the Job; the status and the Event wait for the next pass.
+		if evs := f.drainEvents(); len(evs) != 0 {
+			t.Errorf("events of the slot pass = %q, want none yet", evs)
+		}
 		if n := len(f.jobsOf(t, sj)); n != 1 || sj.Status.LastScheduleTime != nil || res.RequeueAfter != StatusBackstop {
 			t.Fatalf("after the slot pass: %d jobs, lastScheduleTime %v, requeue %v; want 1 job, no status write yet, requeue %v",
 				n, sj.Status.LastScheduleTime, res.RequeueAfter, StatusBackstop)
@@ -153,6 +157,9 @@ func TestScheduledJob(t *testing.T) {
 		res = f.reconcile(t, sj) // the pass the Job's watch event starts
 		f.reconcile(t, sj)       // a further pass in the same slot must not create again
 		js := f.jobsOf(t, sj)
+		if evs := f.drainEvents(); len(evs) != 1 || !strings.Contains(evs[0], "Normal "+ReasonSuccessfulCreate) || !strings.Contains(evs[0], schedule.JobName("tick", slot)) {
+			t.Errorf("events after the status pass = %q, want one SuccessfulCreate naming the Job", evs)
+		}
 		if len(js) != 1 || js[0].Name != schedule.JobName("tick", slot) {
 			t.Fatalf("jobs = %d (%v), want one named for %v", len(js), js, slot)
 		}

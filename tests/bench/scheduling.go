@@ -30,10 +30,49 @@ type schedulingOptions struct {
 	kinds []string
 }
 
-// kindResult is how one controller kept its schedule.
+// kindResult is how one controller kept its schedule, over all slots and per slot.
 type kindResult struct {
 	expected, ran int
 	skews         []time.Duration
+	slots         []slotResult
+}
+
+// slotResult is one slot (minute) of one kind.
+type slotResult struct {
+	at            time.Time
+	expected, ran int
+	skews         []time.Duration
+}
+
+// add records one object's slot: d is its skew, ok whether its Job appeared within the minute.
+func (k *kindResult) add(at time.Time, d time.Duration, ok bool) {
+	if len(k.slots) == 0 || !k.slots[len(k.slots)-1].at.Equal(at) {
+		k.slots = append(k.slots, slotResult{at: at})
+	}
+	s := &k.slots[len(k.slots)-1]
+	k.expected++
+	s.expected++
+	if ok {
+		k.ran++
+		s.ran++
+		k.skews = append(k.skews, d)
+		s.skews = append(s.skews, d)
+	}
+}
+
+// arrivals says how many of a slot's Jobs had appeared by a few points in time: where the tail is.
+func arrivals(skews []time.Duration) string {
+	var parts []string
+	for _, by := range []time.Duration{500 * time.Millisecond, time.Second, 1500 * time.Millisecond, 2 * time.Second, 3 * time.Second, 5 * time.Second} {
+		n := 0
+		for _, d := range skews {
+			if d <= by {
+				n++
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%d by %s", n, by))
+	}
+	return strings.Join(parts, ", ")
 }
 
 type schedulingResult struct {
@@ -122,15 +161,15 @@ func runScheduling(ctx context.Context, e *env, o schedulingOptions) (*schedulin
 			if kind == "CronJob" {
 				out, prefix = &res.builtin, "cj"
 			}
-			for i := 0; i < o.objects; i++ {
-				for s := first; !s.After(last); s = s.Add(time.Minute) {
-					out.expected++
+			for s := first; !s.After(last); s = s.Add(time.Minute) {
+				for i := 0; i < o.objects; i++ {
 					// A slot counts only if its job appeared within the minute it belongs to.
-					if d, ok := firstSeen[key{kind: kind, owner: fmt.Sprintf("%s-%04d", prefix, i), slot: s.Unix()}]; ok && d < time.Minute {
-						out.ran++
-						out.skews = append(out.skews, d)
-					}
+					d, ok := firstSeen[key{kind: kind, owner: fmt.Sprintf("%s-%04d", prefix, i), slot: s.Unix()}]
+					out.add(s, d, ok && d < time.Minute)
 				}
+				sr := out.slots[len(out.slots)-1]
+				logf("%s slot %s: %d/%d ran, skew p50 %s p99 %s; arrivals: %s", kind, s.Format("15:04"), sr.ran, sr.expected,
+					percentile(sr.skews, 0.5).Round(time.Millisecond), percentile(sr.skews, 0.99).Round(time.Millisecond), arrivals(sr.skews))
 			}
 			logf("%s: %d/%d slots ran, skew p50 %s p99 %s", kind, out.ran, out.expected,
 				percentile(out.skews, 0.5).Round(time.Millisecond), percentile(out.skews, 0.99).Round(time.Millisecond))
