@@ -273,6 +273,19 @@ func writeSchedulingReport(path string, r *schedulingResult, o schedulingOptions
 	if r.builtin.expected > 0 {
 		row("kube-controller-manager CronJob", r.builtin, "(reference)", "")
 	}
+	// Per slot, in order (slot n of one kind is not the same minute as slot n of the other when
+	// they run one after the other).
+	fmt.Fprintf(&b, "\nPer slot (Jobs that appeared within the minute, skew p50 / p99):\n\n| slot | ScheduledJob | CronJob |\n|---|---|---|\n")
+	cell := func(k kindResult, i int) string {
+		if i >= len(k.slots) {
+			return ""
+		}
+		s := k.slots[i]
+		return fmt.Sprintf("%d / %d, %s / %s", s.ran, s.expected, ms(percentile(s.skews, 0.5)), ms(percentile(s.skews, 0.99)))
+	}
+	for i := 0; i < max(len(r.ours.slots), len(r.builtin.slots)); i++ {
+		fmt.Fprintf(&b, "| %d | %s | %s |\n", i+1, cell(r.ours, i), cell(r.builtin, i))
+	}
 	fmt.Fprintf(&b, "\nSkew is the time from the slot (the Job's `batch.kubernetes.io/cronjob-scheduled-timestamp`) until the Job is visible through a watch.\n")
 	return replaceSection(path, "scheduling", b.String())
 }
