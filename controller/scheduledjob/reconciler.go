@@ -75,7 +75,13 @@ type Reconciler struct {
 	// the same second, one worker would serialize their creates.
 	Workers int
 	Metrics *Metrics
+
+	// creates holds back status patches and history deletes while Job creates are in flight.
+	creates createGate
 }
+
+// maxWriteHold bounds how long a status patch or history delete waits for in-flight creates.
+const maxWriteHold = 2 * time.Second
 
 // SetupWithManager registers the controller; the Job field index must already be registered.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
@@ -157,6 +163,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{RequeueAfter: StatusBackstop}, nil
 	}
+	// What follows can wait: at a slot shared by many ScheduledJobs, the passes that record
+	// slots run while the last Jobs are still being created; let those creates go first.
+	if len(p.prune) > 0 || !equality.Semantic.DeepEqual(sj.Status, *st) {
+		r.creates.wait(ctx, maxWriteHold)
+	}
 	for _, j := range p.prune {
 		if err := r.deleteJob(ctx, j); err != nil {
 			p.events = append(p.events, event{corev1.EventTypeWarning, "FailedDelete", fmt.Sprintf("Deleting job %s: %v", j.Name, err)})
@@ -228,7 +239,9 @@ func (r *Reconciler) children(ctx context.Context, sj *v1alpha1.ScheduledJob) ([
 // lost its status write (the deterministic name is the lock): the Job is adopted if this
 // ScheduledJob controls it, otherwise left alone.
 func (r *Reconciler) createJob(ctx context.Context, sj *v1alpha1.ScheduledJob, job *batchv1.Job) (*batchv1.Job, event, error) {
+	r.creates.begin()
 	err := r.Client.Create(ctx, job)
+	r.creates.end()
 	switch {
 	case err == nil:
 		return job, event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + job.Name}, nil

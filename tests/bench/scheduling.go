@@ -148,7 +148,7 @@ func runScheduling(ctx context.Context, e *env, o schedulingOptions) (*schedulin
 		}
 	}
 	for _, kinds := range phases {
-		first, last, err := runSlots(ctx, e, dyn, o, kinds)
+		first, last, usage, err := runSlots(ctx, e, dyn, o, kinds)
 		if err != nil {
 			return nil, err
 		}
@@ -168,8 +168,8 @@ func runScheduling(ctx context.Context, e *env, o schedulingOptions) (*schedulin
 					out.add(s, d, ok && d < time.Minute)
 				}
 				sr := out.slots[len(out.slots)-1]
-				logf("%s slot %s: %d/%d ran, skew p50 %s p99 %s; arrivals: %s", kind, s.Format("15:04"), sr.ran, sr.expected,
-					percentile(sr.skews, 0.5).Round(time.Millisecond), percentile(sr.skews, 0.99).Round(time.Millisecond), arrivals(sr.skews))
+				logf("%s slot %s: %d/%d ran, skew p50 %s p99 %s; arrivals: %s; CPU in the first %s: %s", kind, s.Format("15:04"), sr.ran, sr.expected,
+					percentile(sr.skews, 0.5).Round(time.Millisecond), percentile(sr.skews, 0.99).Round(time.Millisecond), arrivals(sr.skews), slotWindow, usage[s])
 			}
 			logf("%s: %d/%d slots ran, skew p50 %s p99 %s", kind, out.ran, out.expected,
 				percentile(out.skews, 0.5).Round(time.Millisecond), percentile(out.skews, 0.99).Round(time.Millisecond))
@@ -185,11 +185,11 @@ var (
 
 // runSlots creates o.objects objects of each kind, waits o.minutes slots, then deletes them
 // (so a later phase runs alone), and returns the first and last slot measured.
-func runSlots(ctx context.Context, e *env, dyn dynamic.Interface, o schedulingOptions, kinds []string) (time.Time, time.Time, error) {
+func runSlots(ctx context.Context, e *env, dyn dynamic.Interface, o schedulingOptions, kinds []string) (time.Time, time.Time, map[time.Time]string, error) {
 	cs := e.cs
 	tmpl, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ptr.To(jobTemplate()))
 	if err != nil {
-		return time.Time{}, time.Time{}, err
+		return time.Time{}, time.Time{}, nil, err
 	}
 	has := func(k string) bool { return slices.Contains(kinds, k) }
 	logf("creating %d each of %v (every minute)", o.objects, kinds)
@@ -214,35 +214,36 @@ func runSlots(ctx context.Context, e *env, dyn dynamic.Interface, o schedulingOp
 		}
 		return nil
 	}); err != nil {
-		return time.Time{}, time.Time{}, err
+		return time.Time{}, time.Time{}, nil, err
 	}
 	// The first slot counted is the first whole minute that starts after every object exists.
 	first := time.Now().Truncate(time.Minute).Add(time.Minute)
 	last := first.Add(time.Duration(o.minutes-1) * time.Minute)
 	wait := time.Until(last.Add(70 * time.Second))
 	logf("measuring slots %s..%s (waiting %s)", first.Format("15:04"), last.Format("15:04"), wait.Round(time.Second))
+	usage := watchSlotsCPU(ctx, first, last)
 	select {
 	case <-time.After(wait):
 	case <-ctx.Done():
-		return time.Time{}, time.Time{}, ctx.Err()
+		return time.Time{}, time.Time{}, nil, ctx.Err()
 	}
 	// Remove this phase's objects and Jobs so the next phase has the cluster to itself.
 	bg := metav1.DeletePropagationBackground
 	if has("ScheduledJob") {
 		if err := dyn.Resource(sjGVR).Namespace(schedNS).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{}); err != nil {
-			return time.Time{}, time.Time{}, err
+			return time.Time{}, time.Time{}, nil, err
 		}
 	}
 	if has("CronJob") {
 		if err := cs.BatchV1().CronJobs(schedNS).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{}); err != nil {
-			return time.Time{}, time.Time{}, err
+			return time.Time{}, time.Time{}, nil, err
 		}
 	}
 	if err := cs.BatchV1().Jobs(schedNS).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{}); err != nil {
-		return time.Time{}, time.Time{}, err
+		return time.Time{}, time.Time{}, nil, err
 	}
 	time.Sleep(20 * time.Second)
-	return first, last, nil
+	return first, last, usage(), nil
 }
 
 func writeSchedulingReport(path string, r *schedulingResult, o schedulingOptions, cmd string) error {
