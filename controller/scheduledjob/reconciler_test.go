@@ -412,3 +412,39 @@ func TestScheduledJobSlotStatusFollowsTheJobEvent(t *testing.T) {
 		t.Errorf("active = %v, want the Job %s of lastScheduleTime", sj.Status.Active, name)
 	}
 }
+
+func TestStatusWriteWaitsForCreatesInFlight(t *testing.T) {
+	f := newFixture(t, false)
+	sj := everyMinute(f.env.Namespace(t, "sj-gate"), "gate")
+	f.create(t, sj)
+	jobstest.WaitCacheCurrent(t, f.env, sj)
+	// Another ScheduledJob's create is in flight: this pass (a first status write) must hold back.
+	f.rec.creates.begin()
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.rec.Reconcile(f.env.Ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(sj)})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("the pass finished (err %v) while a create was in flight", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	live := &v1alpha1.ScheduledJob{}
+	if err := f.env.Manager.GetAPIReader().Get(f.env.Ctx, client.ObjectKeyFromObject(sj), live); err != nil {
+		t.Fatal(err)
+	}
+	if live.Status.ObservedGeneration != 0 {
+		t.Fatalf("status written while a create was in flight: %+v", live.Status)
+	}
+	f.rec.creates.end()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := f.env.Manager.GetAPIReader().Get(f.env.Ctx, client.ObjectKeyFromObject(sj), live); err != nil {
+		t.Fatal(err)
+	}
+	if live.Status.ObservedGeneration != live.Generation {
+		t.Errorf("status after the create ended = %+v, want it written", live.Status)
+	}
+}
