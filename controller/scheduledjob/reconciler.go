@@ -165,7 +165,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	// What follows can wait: at a slot shared by many ScheduledJobs, the passes that record
 	// slots run while the last Jobs are still being created; let those creates go first.
-	if len(p.prune) > 0 || !equality.Semantic.DeepEqual(sj.Status, *st) {
+	// Never write when nothing changed: most reconciles (a Job's pod moving) change no status.
+	statusChanged := !equality.Semantic.DeepEqual(sj.Status, *st)
+	if len(p.prune) > 0 || statusChanged {
 		r.creates.wait(ctx, maxWriteHold)
 	}
 	for _, j := range p.prune {
@@ -176,10 +178,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		p.events = append(p.events, event{corev1.EventTypeNormal, "SuccessfulDelete", "Deleted job " + j.Name})
 	}
 
-	before := sj.DeepCopy()
-	sj.Status = *st
-	// Never write when nothing changed: most reconciles (a Job's pod moving) change no status.
-	if !equality.Semantic.DeepEqual(before.Status, sj.Status) {
+	if statusChanged {
+		before := sj.DeepCopy()
+		sj.Status = *st
 		if err := r.Client.Status().Patch(ctx, &sj, client.MergeFrom(before)); err != nil {
 			if apierrors.IsNotFound(err) {
 				return ctrl.Result{}, nil
