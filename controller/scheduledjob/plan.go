@@ -290,13 +290,19 @@ func setReady(sj *v1alpha1.ScheduledJob, st *v1alpha1.ScheduledJobStatus, status
 	return changed
 }
 
-func wasActive(sj *v1alpha1.ScheduledJob, uid types.UID) bool {
-	for _, a := range sj.Status.Active {
+// findRef returns the reference to the Job with uid in refs (an active list).
+func findRef(refs []corev1.ObjectReference, uid types.UID) (corev1.ObjectReference, bool) {
+	for _, a := range refs {
 		if a.UID == uid {
-			return true
+			return a, true
 		}
 	}
-	return false
+	return corev1.ObjectReference{}, false
+}
+
+func wasActive(sj *v1alpha1.ScheduledJob, uid types.UID) bool {
+	_, ok := findRef(sj.Status.Active, uid)
+	return ok
 }
 
 func hasJobNamed(js []*batchv1.Job, name string) bool {
@@ -327,10 +333,8 @@ func oldest(js []*batchv1.Job, limit int32) []*batchv1.Job {
 // so a Job's own status changes (its resourceVersion moving) never cause a ScheduledJob status
 // write; upstream likewise keeps the reference it took at creation.
 func activeRef(sj *v1alpha1.ScheduledJob, j *batchv1.Job) corev1.ObjectReference {
-	for _, a := range sj.Status.Active {
-		if a.UID == j.UID {
-			return a
-		}
+	if a, ok := findRef(sj.Status.Active, j.UID); ok {
+		return a
 	}
 	return jobRef(j)
 }

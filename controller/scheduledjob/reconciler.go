@@ -136,8 +136,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if job == nil {
 			continue
 		}
-		if finished, _, _ := jobs.Finished(job); !finished && !hasActive(st, job) {
-			st.Active = append(st.Active, jobRef(job))
+		if _, known := findRef(st.Active, job.UID); !known {
+			if finished, _, _ := jobs.Finished(job); !finished {
+				st.Active = append(st.Active, jobRef(job))
+			}
 		}
 		if c.slot != nil {
 			st.LastScheduleTime = &metav1.Time{Time: *c.slot}
@@ -274,13 +276,4 @@ func removeActive(st *v1alpha1.ScheduledJobStatus, j *batchv1.Job) {
 		}
 	}
 	st.Active = out
-}
-
-func hasActive(st *v1alpha1.ScheduledJobStatus, j *batchv1.Job) bool {
-	for _, a := range st.Active {
-		if a.UID == j.UID {
-			return true
-		}
-	}
-	return false
 }
