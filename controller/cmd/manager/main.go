@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	_ "time/tzdata" // the image has no /usr/share/zoneinfo: ScheduledJob's spec.timeZone needs the IANA data embedded
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"

@@ -12,6 +12,9 @@ import (
 // dispatch runs a subcommand named by the first argument, or the manager (run) when there is
 // none: `manager kubeconfig ...` prints a tenant kubeconfig, anything else is manager flags.
 func dispatch(args []string) error {
+	if len(args) > 0 && args[0] == "schedule" {
+		return scheduleCommand(args[1:]) // `manager schedule ...` prints when a schedule runs
+	}
 	if len(args) > 0 && args[0] == "kubeconfig" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
