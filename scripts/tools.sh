@@ -6,7 +6,7 @@
 #   scripts/tools.sh            build whatever is missing or stale
 #   scripts/tools.sh kube helm  build only the named tools
 #
-# Cold run on 2 cores: ~15 min (kube-apiserver alone ~8 min). Progress goes to stderr; the full
+# Cold run on 2 cores: ~25 min (kube-apiserver alone ~8 min, kubelet ~3, coredns ~2). Progress goes to stderr; the full
 # output of a step is in bin/.build/<tool>.log, and a failed step names the tool and shows its tail.
 set -euo pipefail
 
@@ -56,12 +56,12 @@ step() {
 # A throwaway module in bin/.build/NAME with go.mod written from versions.env.
 module_dir() { local d=$BUILD/mod-$1; mkdir -p "$d"; echo "$d"; }
 
-build_kube() {
-  local d minor
-  d=$(module_dir kube)
-  minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
+# The Kubernetes module: k8s.io/kubernetes at KUBE_VERSION, with every ./staging replace of its go.mod
+# pointed at the published module of the same release, and a tools.go importing every command we build.
+kube_module() {
+  local d; d=$(module_dir kube)
   local staging="v0.${KUBE_VERSION#v1.}"
-  run kube go mod download "k8s.io/kubernetes@$KUBE_VERSION"
+  run "$1" go mod download "k8s.io/kubernetes@$KUBE_VERSION"
   local gomod
   gomod="$(go env GOMODCACHE)/k8s.io/kubernetes@$KUBE_VERSION/go.mod"
   {
@@ -69,29 +69,50 @@ build_kube() {
     echo "go $(go env GOVERSION | sed -E 's/^go([0-9]+\.[0-9]+).*/\1/')"
     echo "require k8s.io/kubernetes $KUBE_VERSION"
     echo "replace ("
-    # k8s.io/kubernetes replaces its staging modules with ./staging paths; point each at the
-    # published module of the same release instead.
     grep -E '^\s+k8s.io/[a-z0-9-]+ => ./staging' "$gomod" | awk -v v="$staging" '{print "\t"$1" => "$1" "v}'
     echo ")"
   } >"$d/go.mod"
-  cat >"$d/tools.go" <<'GO'
-//go:build tools
+  { printf '//go:build tools\n\npackage tools\n\nimport (\n'
+    local c; for c in "${KUBE_CMDS[@]}"; do printf '\t_ "k8s.io/kubernetes/cmd/%s"\n' "$c"; done
+    printf ')\n'; } >"$d/tools.go"
+  (cd "$d" && run "$1" go mod tidy)
+}
 
-package tools
+# Control plane (envtest, kwok, the kind node's static pods) and node (kubelet, kubeadm, kubectl,
+# kube-proxy for the kind node image) commands, all from the one module.
+KUBE_CMDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubeadm kubectl kube-proxy)
 
-import (
-	_ "k8s.io/kubernetes/cmd/kube-apiserver"
-	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
-	_ "k8s.io/kubernetes/cmd/kube-scheduler"
-)
-GO
-  (cd "$d" && run kube go mod tidy)
+# build_kube_cmds TOOL CMD...: builds the commands with the version stamped in (without ldflags
+# the binaries report v0.0.0-master, which kubeadm refuses).
+build_kube_cmds() {
+  local tool=$1; shift
+  kube_module "$tool"
+  local d; d=$(module_dir kube)
+  local minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
   local ld="-s -w -X k8s.io/component-base/version.gitVersion=$KUBE_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
   local c
-  for c in kube-apiserver kube-controller-manager kube-scheduler; do
-    log "kube: $c"
-    (cd "$d" && run kube go build -trimpath -ldflags "$ld" -o "$BIN/$c" "k8s.io/kubernetes/cmd/$c")
+  for c in "$@"; do
+    log "$tool: $c"
+    (cd "$d" && run "$tool" go build -trimpath -ldflags "$ld" -o "$BIN/$c" "k8s.io/kubernetes/cmd/$c")
   done
+}
+build_kube() { build_kube_cmds kube kube-apiserver kube-controller-manager kube-scheduler; }
+build_kube_node() { build_kube_cmds kube-node kubelet kubeadm kubectl kube-proxy; }
+
+build_coredns() {
+  local d; d=$(module_dir coredns)
+  printf 'module platform-operators.local/tools/coredns\n\ngo 1.24\n' >"$d/go.mod"
+  printf '//go:build tools\n\npackage tools\n\nimport _ "github.com/coredns/coredns"\n' >"$d/tools.go"
+  (cd "$d" && run coredns go get "github.com/coredns/coredns@$COREDNS_VERSION" && run coredns go mod tidy \
+    && run coredns go build -trimpath -ldflags "-s -w" -o "$BIN/coredns" github.com/coredns/coredns)
+}
+
+# pause: the pod sandbox's process (scripts/files/pause), versioned by its source.
+build_pause() {
+  local d; d=$(module_dir pause)
+  cp "$ROOT/scripts/files/pause/main.go" "$d/main.go"
+  printf 'module platform-operators.local/tools/pause\n\ngo 1.24\n' >"$d/go.mod"
+  (cd "$d" && run pause go build -trimpath -ldflags "-s -w" -o "$BIN/pause" .)
 }
 
 build_etcd() {
@@ -135,12 +156,15 @@ build_ct() {
     && run ct go build -trimpath -ldflags "-s -w" -o "$BIN/ct" github.com/helm/chart-testing/v3/ct)
 }
 
-all=(etcd kwok helm kind controller-gen helm-docs ct kube)
+all=(etcd kwok helm kind controller-gen helm-docs ct kube kube-node coredns pause)
 want=("$@"); [ ${#want[@]} -gt 0 ] || want=("${all[@]}")
 t_all=$SECONDS
 for t in "${want[@]}"; do
   case $t in
     kube) step kube "$KUBE_VERSION" kube-apiserver kube-controller-manager kube-scheduler -- build_kube ;;
+    kube-node) step kube-node "$KUBE_VERSION" kubelet kubeadm kubectl kube-proxy -- build_kube_node ;;
+    coredns) step coredns "$COREDNS_VERSION" coredns -- build_coredns ;;
+    pause) step pause "$(sha256sum "$ROOT/scripts/files/pause/main.go" | cut -c1-12)" pause -- build_pause ;;
     etcd) step etcd "$ETCD_VERSION" etcd -- build_etcd ;;
     kwok) step kwok "$KWOK_VERSION" kwok kwokctl -- build_kwok ;;
     helm) step helm "$HELM_VERSION" helm -- build_helm ;;
