@@ -60,6 +60,10 @@ type Reconciler struct {
 	JobImage string
 }
 
+// WatchedObjects lists the kinds SetupWithManager watches through the manager's cache, so the
+// manager can start and sync their informers before it campaigns for the lease.
+func WatchedObjects() []client.Object { return []client.Object{&v1alpha1.At{}, &batchv1.Job{}} }
+
 // SetupWithManager registers the controller; the Job field index must already be registered.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).

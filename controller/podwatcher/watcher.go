@@ -67,6 +67,10 @@ func trimPod(obj any) (any, error) {
 	}, nil
 }
 
+// WatchedObjects lists the kinds the Watcher reads from the manager's cache, so the manager can
+// start and sync their informers before it campaigns for the lease.
+func WatchedObjects() []client.Object { return []client.Object{&corev1.Pod{}} }
+
 // Watcher is a manager Runnable that reports pod events from the shared pod informer. It runs
 // only on the elected leader (the Runnable default), so replicas do not log each event twice.
 type Watcher struct {

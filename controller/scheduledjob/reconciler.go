@@ -83,6 +83,12 @@ type Reconciler struct {
 // maxWriteHold bounds how long a status patch or history delete waits for in-flight creates.
 const maxWriteHold = 2 * time.Second
 
+// WatchedObjects lists the kinds SetupWithManager watches through the manager's cache, so the
+// manager can start and sync their informers before it campaigns for the lease.
+func WatchedObjects() []client.Object {
+	return []client.Object{&v1alpha1.ScheduledJob{}, &batchv1.Job{}}
+}
+
 // SetupWithManager registers the controller; the Job field index must already be registered.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).

@@ -69,6 +69,13 @@ func trimServiceAccount(obj any) (any, error) {
 	return out, nil
 }
 
+// WatchedObjects lists the kinds SetupWithManager watches through the manager's cache, so the
+// manager can start and sync their informers before it campaigns for the lease. The source
+// Secrets are not among them: Sources keeps an informer per source namespace of its own.
+func WatchedObjects() []client.Object {
+	return []client.Object{&v1alpha1.SecretSync{}, &corev1.Namespace{}, &corev1.Secret{}, &corev1.ServiceAccount{}}
+}
+
 // SetupWithManager wires the controller: it watches SecretSyncs, namespaces, our copies,
 // ServiceAccounts and (through Sources) the source Secrets.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, workers int) error {

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -14,7 +15,7 @@ func TestParseFlags(t *testing.T) {
 		check   func(t *testing.T, o options)
 	}{
 		{name: "no flags give the documented defaults", check: func(t *testing.T, o options) {
-			if o.metricsAddr != ":8080" || o.probeAddr != ":8081" || !o.leaderElect || o.controllers != "*" || o.qps != 500 || o.burst != 1000 || o.logFormat != "json" || o.pprofAddr != "0" {
+			if o.metricsAddr != ":8080" || o.probeAddr != ":8081" || !o.leaderElect || o.controllers != "*" || o.qps != 500 || o.burst != 1000 || o.logFormat != "json" || o.pprofAddr != "0" || o.apiServerWaitTimeout != 2*time.Minute {
 				t.Errorf("defaults = %+v", o)
 			}
 		}},
@@ -22,8 +23,9 @@ func TestParseFlags(t *testing.T) {
 			"--metrics-bind-address=:9090", "--health-probe-bind-address=:9091", "--leader-elect=false",
 			"--leader-election-id=x", "--leader-election-namespace=ns", "--controllers=*,podwatcher",
 			"--podwatcher-namespaces=a,b", "--log-format=text", "--log-level=2", "--kube-api-qps=20.5", "--kube-api-burst=30",
+			"--api-server-wait-timeout=120s",
 		}, check: func(t *testing.T, o options) {
-			if o.metricsAddr != ":9090" || o.leaderElect || o.leaderNS != "ns" || o.qps != 20.5 || o.burst != 30 || o.podWatcherNamespaces != "a,b" {
+			if o.metricsAddr != ":9090" || o.leaderElect || o.leaderNS != "ns" || o.qps != 20.5 || o.burst != 30 || o.podWatcherNamespaces != "a,b" || o.apiServerWaitTimeout != 2*time.Minute {
 				t.Errorf("parsed = %+v", o)
 			}
 		}},
@@ -34,6 +36,12 @@ func TestParseFlags(t *testing.T) {
 				}
 			}},
 		{name: "a pull secret sync without its secret is an error", args: []string{"--pull-secret-sync-name=p"}, wantErr: "--pull-secret-sync-secret"},
+		{name: "a zero API server wait means a single attempt", args: []string{"--api-server-wait-timeout=0"}, check: func(t *testing.T, o options) {
+			if o.apiServerWaitTimeout != 0 {
+				t.Errorf("apiServerWaitTimeout = %s, want 0", o.apiServerWaitTimeout)
+			}
+		}},
+		{name: "a negative API server wait is an error", args: []string{"--api-server-wait-timeout=-1s"}, wantErr: "--api-server-wait-timeout must not be negative"},
 		{name: "a zero QPS is an error", args: []string{"--kube-api-qps=0"}, wantErr: "must be positive"},
 		{name: "a negative burst is an error", args: []string{"--kube-api-burst=-1"}, wantErr: "must be positive"},
 		{name: "an unknown flag is an error", args: []string{"--controler=*"}, wantErr: "flag provided but not defined"},

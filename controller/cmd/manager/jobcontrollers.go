@@ -4,17 +4,18 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/platform-operators/platform-operators/controller/at"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/scheduledjob"
 )
 
-// setupJobControllers wires the At and ScheduledJob controllers and the Job index they share.
-func setupJobControllers(ctx context.Context, mgr ctrl.Manager, jobImage string, atOn, scheduledJobOn bool, scheduledJobWorkers int) error {
+// setupJobControllers wires the At and ScheduledJob controllers and the Job index they share;
+// the ScheduledJob metrics register with reg.
+func setupJobControllers(ctx context.Context, mgr ctrl.Manager, reg prometheus.Registerer, jobImage string, atOn, scheduledJobOn bool, scheduledJobWorkers int) error {
 	if !atOn && !scheduledJobOn {
 		return nil
 	}
@@ -31,7 +32,7 @@ func setupJobControllers(ctx context.Context, mgr ctrl.Manager, jobImage string,
 		}
 	}
 	if scheduledJobOn {
-		m, err := scheduledjob.NewMetrics(crmetrics.Registry)
+		m, err := scheduledjob.NewMetrics(reg)
 		if err != nil {
 			return err
 		}

@@ -8,15 +8,17 @@ import (
 	"flag"
 	"fmt"
 	"maps"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
 	"time"
 	_ "time/tzdata" // the image has no /usr/share/zoneinfo: ScheduledJob's spec.timeZone needs the IANA data embedded
 
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -33,6 +35,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/podwatcher"
 	"github.com/platform-operators/platform-operators/controller/scheduledjob"
 	"github.com/platform-operators/platform-operators/controller/secretsync"
+	"github.com/platform-operators/platform-operators/controller/startup"
 	"github.com/platform-operators/platform-operators/controller/version"
 )
 
@@ -58,6 +61,7 @@ type options struct {
 	pullSecretSAs              string
 	jobImage                   string
 	scheduledJobWorkers        int
+	apiServerWaitTimeout       time.Duration
 	showVersion                bool
 }
 
@@ -103,6 +107,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.pullSecretSAs, "pull-secret-sync-service-accounts", "default", "ServiceAccounts in each namespace that get the pull secret copy in imagePullSecrets, comma-separated.")
 	fs.StringVar(&o.jobImage, "job-image", "docker.io/library/busybox:1.37", "Image in which an At's command runs when the At names none (needs /bin/sh).")
 	fs.IntVar(&o.scheduledJobWorkers, "scheduledjob-workers", 64, "ScheduledJobs reconciled at once: when many slots fall on the same second, this bounds how many Jobs are created in parallel.")
+	fs.DurationVar(&o.apiServerWaitTimeout, "api-server-wait-timeout", 2*time.Minute, "How long to wait at start for the Kubernetes API server to answer (retrying with a backoff from 200ms to 5s) before exiting with an error; 0 exits at the first failure.")
 	fs.BoolVar(&o.showVersion, "version", false, "Print the version and exit.")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -116,6 +121,9 @@ func parseFlags(args []string) (options, error) {
 	o.pullSecretSync.ImagePullSecretFor = splitList(o.pullSecretSAs)
 	if o.scheduledJobWorkers < 1 {
 		return o, errors.New("--scheduledjob-workers must be at least 1")
+	}
+	if o.apiServerWaitTimeout < 0 {
+		return o, errors.New("--api-server-wait-timeout must not be negative")
 	}
 	if o.qps <= 0 || o.burst <= 0 {
 		return o, errors.New("--kube-api-qps and --kube-api-burst must be positive")
@@ -169,14 +177,6 @@ func run(args []string) error {
 	}
 	log.Info("Starting", "version", version.Version, "commit", version.Commit, "controllers", enabled, "watchNamespaces", watchNamespaces)
 
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return err
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		return err
-	}
-
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)
@@ -184,7 +184,39 @@ func run(args []string) error {
 	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
 	cfg.UserAgent = "platform-operators/" + version.Version
 
+	ctx := ctrl.SetupSignalHandler()
+	// ctrl.NewManager asks the API server for its groups at once and fails if it cannot reach
+	// it; on a fresh node the Service VIP may not be routed yet, so wait a bounded time first.
+	ping, err := startup.ReadyzPing(cfg)
+	if err != nil {
+		return err
+	}
+	apiWait := startup.APIServerWait{Ping: ping, Host: cfg.Host, Timeout: o.apiServerWaitTimeout, Log: log}
+	if err := apiWait.Run(ctx); err != nil {
+		return err
+	}
+	mgr, err := newManager(ctx, o, enabled, cfg, log, crmetrics.Registry, nil)
+	if err != nil {
+		return err
+	}
+	log.Info("Starting manager")
+	return mgr.Start(ctx)
+}
+
+// newManager builds the manager with the enabled controllers, its health checks and the
+// informers they need, ready to start. Metrics register with reg; tweak, when not nil, changes
+// the manager's options last (tests run two replicas in one process).
+func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Config, log logr.Logger, reg prometheus.Registerer, tweak func(*ctrl.Options)) (ctrl.Manager, error) {
 	isOn := func(name string) bool { return slices.Contains(enabled, name) }
+	watchNamespaces := splitList(o.watchNamespaces)
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+
 	cacheOpts := cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject:         map[client.Object]cache.ByObject{},
@@ -208,7 +240,7 @@ func run(args []string) error {
 	}
 
 	shutdown := o.gracefulShutdown
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	opts := ctrl.Options{
 		Scheme:                        scheme,
 		Cache:                         cacheOpts,
 		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
@@ -219,33 +251,40 @@ func run(args []string) error {
 		LeaderElectionNamespace:       o.leaderNS,
 		LeaderElectionReleaseOnCancel: true,
 		GracefulShutdownTimeout:       &shutdown,
-	})
+	}
+	if tweak != nil {
+		tweak(&opts)
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
-		return fmt.Errorf("creating the manager: %w", err)
+		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return err
+		return nil, err
 	}
-	// Ready once the informers the controllers started have synced.
-	if err := mgr.AddReadyzCheck("informers", func(req *http.Request) error {
-		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
-		defer cancel()
-		if !mgr.GetCache().WaitForCacheSync(ctx) {
-			return errors.New("informers not synced")
-		}
-		return nil
-	}); err != nil {
-		return err
+	// Ready once the informers of the enabled controllers have synced, on the leader and on a
+	// standby alike. Requested now, before the start, they are started with the cache, and
+	// controller-runtime (v0.24, pkg/manager/internal.go, controllerManager.Start) orders the
+	// start as: health probe and metrics servers; caches, waiting until every informer requested
+	// so far has synced; runnables that need no leader; only then leader election, and the
+	// controllers once elected. So a replica campaigns for the Lease only with these caches warm,
+	// and a standby keeps them in step while it waits: whichever replica takes over holds a
+	// synced cache and starts reconciling at once, and a replica that just started (cold) cannot
+	// take the Lease before its caches have synced. No ordering of our own is needed.
+	informers, err := startup.WarmInformers(ctx, mgr.GetCache(), scheme, watchedObjects(isOn))
+	if err != nil {
+		return nil, err
 	}
-
-	ctx := ctrl.SetupSignalHandler()
+	if err := mgr.AddReadyzCheck("informers", informers.Check); err != nil {
+		return nil, err
+	}
 	if err := addPermissionCheck(ctx, mgr, enabled, watchNamespaces, splitList(o.podWatcherNamespaces), log); err != nil {
-		return err
+		return nil, err
 	}
 	if isOn(secretsync.Name) {
-		m, err := secretsync.NewMetrics(crmetrics.Registry)
+		m, err := secretsync.NewMetrics(reg)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		r := &secretsync.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Metrics: m, Workers: o.secretSyncWorkers,
@@ -253,7 +292,7 @@ func run(args []string) error {
 			Sources:  &secretsync.Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme()},
 		}
 		if err := r.SetupWithManager(ctx, mgr, 4); err != nil {
-			return fmt.Errorf("setting up %s: %w", secretsync.Name, err)
+			return nil, fmt.Errorf("setting up %s: %w", secretsync.Name, err)
 		}
 		for _, d := range []secretsync.Default{o.defaultSync, o.pullSecretSync} {
 			if d.Name == "" {
@@ -261,22 +300,39 @@ func run(args []string) error {
 			}
 			d.Client, d.Log = mgr.GetClient(), log.WithName(secretsync.Name)
 			if err := mgr.Add(&d); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
-	if err := setupJobControllers(ctx, mgr, o.jobImage, isOn(at.Name), isOn(scheduledjob.Name), o.scheduledJobWorkers); err != nil {
-		return err
+	if err := setupJobControllers(ctx, mgr, reg, o.jobImage, isOn(at.Name), isOn(scheduledjob.Name), o.scheduledJobWorkers); err != nil {
+		return nil, err
 	}
 	if isOn(podwatcher.Name) {
-		m, err := podwatcher.NewMetrics(crmetrics.Registry)
+		m, err := podwatcher.NewMetrics(reg)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := mgr.Add(&podwatcher.Watcher{Informers: mgr.GetCache(), Log: log.WithName(podwatcher.Name), Metrics: m}); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	log.Info("Starting manager")
-	return mgr.Start(ctx)
+	return mgr, nil
+}
+
+// watchedObjects lists the kinds the enabled controllers watch through the manager's cache.
+func watchedObjects(isOn func(string) bool) []client.Object {
+	var objs []client.Object
+	if isOn(secretsync.Name) {
+		objs = append(objs, secretsync.WatchedObjects()...)
+	}
+	if isOn(at.Name) {
+		objs = append(objs, at.WatchedObjects()...)
+	}
+	if isOn(scheduledjob.Name) {
+		objs = append(objs, scheduledjob.WatchedObjects()...)
+	}
+	if isOn(podwatcher.Name) {
+		objs = append(objs, podwatcher.WatchedObjects()...)
+	}
+	return objs
 }

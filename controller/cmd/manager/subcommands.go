@@ -20,5 +20,8 @@ func dispatch(args []string) error {
 		defer stop()
 		return tenantconfig.Main(ctx, args[1:], os.Stdout, os.Stderr)
 	}
+	if len(args) > 0 && args[0] == "probe" {
+		return runProbe(args[1:]) // `manager probe URL` asks a URL until it answers 200 (helm test)
+	}
 	return run(args)
 }
