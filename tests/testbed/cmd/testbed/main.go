@@ -1,10 +1,17 @@
-// Command testbed brings the local test bed up and down: `make up` and `make down`.
+// Command testbed brings the local test bed up and down (`make up`, `make down`) and runs
+// chart-testing on real nodes (`make test-ct`).
 //
-//	testbed up   [--values FILE]...   kwok cluster + chart + manager as the chart's ServiceAccount
-//	testbed down                      stop the manager, delete the cluster, remove .cluster/
+//	testbed up --provider kind [--values FILE]...  kind cluster (real nodes) + registry with credentials +
+//	                                               the project's images pushed there + chart; the manager
+//	                                               runs in the cluster, pulled through the registry
+//	testbed up --provider kwok [--values FILE]...  kwok cluster + chart + manager as a local process
+//	                                               with the chart's ServiceAccount (where no container runs)
+//	testbed down                                   delete the cluster, stop the registry or manager, remove .cluster/
+//	testbed ct --upgrade-from REF                  `ct install` and an upgrade from the chart at REF, on kind
 //
-// Everything it makes lives under .cluster/ in the repository: kubeconfig (admin),
-// manager.kubeconfig (the ServiceAccount token, nothing else), manager.log, manager.pid, kwok/.
+// Everything `up` makes lives under .cluster/ in the repository: kubeconfig (admin), and for kind
+// registry/ (config, htpasswd, storage, log, pid, password); for kwok manager.kubeconfig (the
+// ServiceAccount token, nothing else), manager.log, manager.pid, kwok/.
 package main
 
 import (
@@ -41,11 +48,14 @@ type config struct {
 	valueFiles         stringList
 	nodes              int
 	tokenTTL           time.Duration
+	provider           string
+	workers            int
+	upgradeFrom        string
 }
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: testbed up|down [flags]")
+		fmt.Fprintln(os.Stderr, "usage: testbed up|down|ct [flags]")
 		os.Exit(2)
 	}
 	var c config
@@ -58,6 +68,9 @@ func main() {
 	fs.Var(&c.valueFiles, "values", "Helm values file (repeatable), as helm -f.")
 	fs.IntVar(&c.nodes, "nodes", 2, "Fake nodes to create.")
 	fs.DurationVar(&c.tokenTTL, "token-ttl", 24*time.Hour, "Lifetime of the manager's ServiceAccount token; `make up` again renews it.")
+	fs.StringVar(&c.provider, "provider", "kind", "Cluster for `up`: kind (real nodes, the manager in-cluster) or kwok (fake nodes, the manager as a local process).")
+	fs.IntVar(&c.workers, "workers", 0, "kind worker nodes besides the control plane (0: one node runs everything).")
+	fs.StringVar(&c.upgradeFrom, "upgrade-from", "", "ct: git revision whose chart is installed and then upgraded to the working tree's.")
 	_ = fs.Parse(os.Args[2:])
 	root, err := filepath.Abs(c.root)
 	if err != nil {
@@ -69,11 +82,20 @@ func main() {
 	defer stop()
 	switch os.Args[1] {
 	case "up":
-		err = up(ctx, c)
+		switch c.provider {
+		case "kind":
+			err = upKind(ctx, c)
+		case "kwok":
+			err = up(ctx, c)
+		default:
+			err = fmt.Errorf("--provider must be kind or kwok, not %q", c.provider)
+		}
+	case "ct":
+		err = chartTesting(ctx, c)
 	case "down":
 		err = down(ctx, c)
 	default:
-		err = fmt.Errorf("unknown command %q: want up or down", os.Args[1])
+		err = fmt.Errorf("unknown command %q: want up, down or ct", os.Args[1])
 	}
 	if err != nil {
 		fail(err)
@@ -189,6 +211,9 @@ func readPID(path string) (int, error) {
 }
 
 func down(ctx context.Context, c config) error {
+	if err := downKind(ctx, c); err != nil {
+		return err
+	}
 	pidFile := filepath.Join(c.dir, "manager.pid")
 	if pid, err := readPID(pidFile); err == nil {
 		step("stopping the manager (pid %d)", pid)

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"helm.sh/helm/v3/pkg/cli"
+	"helm.sh/helm/v3/pkg/cli/values"
+	"helm.sh/helm/v3/pkg/getter"
+	"helm.sh/helm/v3/pkg/release"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/platform-operators/platform-operators/tests/testbed"
+)
+
+const (
+	// upRegistryPort is the port of `make up`'s registry (the e2e suite's uses another).
+	upRegistryPort = 5000
+	// upRobot is the registry account `make up` pulls with: a Harbor-style robot account.
+	upRobot = "robot$platform+dev"
+	// upSelector selects the chart's manager pods.
+	upSelector = "app.kubernetes.io/name=platform-operators,app.kubernetes.io/component=manager"
+)
+
+func (c config) kind(registry string) testbed.Kind {
+	return testbed.Kind{Name: c.cluster, Root: c.root, Workers: c.workers, Kubeconfig: filepath.Join(c.dir, "kubeconfig"),
+		Registry: registry, Out: os.Stderr}
+}
+
+func (c config) registry(host string) (testbed.Registry, error) {
+	dir := filepath.Join(c.dir, "registry")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return testbed.Registry{}, err
+	}
+	// One password per test bed, kept so a second `make up` matches the pull secret in the cluster.
+	pwFile := filepath.Join(dir, "password")
+	pw, err := os.ReadFile(pwFile)
+	if errors.Is(err, os.ErrNotExist) {
+		b := make([]byte, 12)
+		_, _ = rand.Read(b)
+		pw = []byte(hex.EncodeToString(b))
+		err = os.WriteFile(pwFile, pw, 0o600)
+	}
+	if err != nil {
+		return testbed.Registry{}, err
+	}
+	return testbed.Registry{Dir: dir, Host: host, Port: upRegistryPort, User: upRobot, Password: string(pw)}, nil
+}
+
+// upKind is `make up` on real nodes: a kind cluster, a registry with credentials, the manager and
+// job images built here and pushed there, and the chart installed as `helm upgrade -i --wait`
+// does with the registry as image.registry and a pull secret for it.
+func upKind(ctx context.Context, c config) error {
+	start := time.Now()
+	if err := os.MkdirAll(c.dir, 0o755); err != nil {
+		return err
+	}
+	gw, err := testbed.DockerBridgeGateway(ctx)
+	if err != nil {
+		return err
+	}
+	reg, err := c.registry(gw)
+	if err != nil {
+		return err
+	}
+	step("registry %s (Debian's docker-registry, htpasswd auth, storage %s)", reg.Addr(), reg.Dir)
+	if err := reg.Start(ctx); err != nil {
+		return err
+	}
+	k := c.kind(reg.Addr())
+	step("kind cluster %q (%d node(s), node image from scripts/kind-node.sh)", c.cluster, 1+c.workers)
+	cs, err := k.Up(ctx)
+	if err != nil {
+		return err
+	}
+	step("building the manager and job images and pushing them to %s/platform", reg.Addr())
+	images, err := testbed.PushImages(ctx, c.root, reg, "platform", "dev", os.Stderr)
+	if err != nil {
+		return err
+	}
+	vals, err := (&values.Options{ValueFiles: c.valueFiles}).MergeValues(getter.All(cli.New()))
+	if err != nil {
+		return fmt.Errorf("reading values: %w", err)
+	}
+	registryValues(vals, reg, images, c.namespace)
+	step("helm upgrade -i %s charts/platform-operators -n %s %s (image %s/%s@%s)", c.release, c.namespace, valuesArgs(c.valueFiles),
+		images.Registry, images.ManagerRepository, images.ManagerDigest)
+	if _, err := testbed.UpgradeInstall(testbed.Release{
+		Name: c.release, Namespace: c.namespace, ChartDir: filepath.Join(c.root, "charts", "platform-operators"),
+		Kubeconfig: k.Kubeconfig, Values: vals,
+	}, nil); err != nil {
+		return err
+	}
+	step("helm test %s", c.release)
+	rel, err := testbed.HelmTest(testbed.Release{Name: c.release, Namespace: c.namespace, Kubeconfig: k.Kubeconfig})
+	if err != nil {
+		return fmt.Errorf("helm test: %w", err)
+	}
+	pods, err := cs.CoreV1().Pods(c.namespace).List(ctx, metav1.ListOptions{LabelSelector: upSelector})
+	if err != nil {
+		return err
+	}
+	var lines []string
+	for _, p := range pods.Items {
+		restarts := int32(0)
+		for _, st := range p.Status.ContainerStatuses {
+			restarts += st.RestartCount
+		}
+		lines = append(lines, fmt.Sprintf("    %s on %s: %s, %d restart(s)", p.Name, p.Spec.NodeName, p.Status.Phase, restarts))
+	}
+	fmt.Printf(`
+Test bed is up in %s: kind cluster %q on real nodes, the manager in the cluster.
+  admin kubeconfig:   %s
+  registry:           %s (user %s, password in %s), images under %s
+  helm test:          %s
+  manager pods:
+%s
+
+Try:
+  export KUBECONFIG=%s
+  kubectl get nodes
+  kubectl -n %s get deploy,pods,lease
+  kubectl -n %s logs deploy/%s -f
+  kubectl -n secretsync create secret generic shared --type=platform-operators.io/secretsync --from-literal=token=s3cr3t
+  kubectl get secrets -A --field-selector metadata.name=shared; kubectl get secretsyncs
+Stop it all with: make down
+`, time.Since(start).Round(time.Second), c.cluster, k.Kubeconfig, reg.Addr(), reg.User, filepath.Join(reg.Dir, "password"),
+		images.Registry, testPhase(rel), strings.Join(lines, "\n"), k.Kubeconfig, c.namespace, c.namespace, c.release)
+	return nil
+}
+
+// registryValues points the chart at the test bed's registry: the manager image by digest (a new
+// build rolls the pods), the job image, and a pull secret for the registry's robot account in the
+// release namespace (the manager pods pull with it) that the manager's SecretSync spreads to
+// every namespace's default ServiceAccount (tenant Jobs pull with it).
+func registryValues(vals map[string]any, reg testbed.Registry, images testbed.PushedImages, namespace string) {
+	vals["image"] = map[string]any{"registry": images.Registry, "repository": images.ManagerRepository, "digest": images.ManagerDigest}
+	vals["jobImage"] = map[string]any{"registry": images.Registry, "repository": images.JobRepository, "tag": images.JobTag}
+	vals["pullSecret"] = map[string]any{"create": true, "name": "registry-pull", "namespace": namespace,
+		"registry": reg.Addr(), "username": reg.User, "password": reg.Password, "sync": map[string]any{"enabled": true}}
+	if _, ok := vals["replicaCount"]; !ok {
+		vals["replicaCount"] = 2
+	}
+}
+
+func testPhase(rel *release.Release) string {
+	var out []string
+	for _, h := range rel.Hooks {
+		for _, ev := range h.Events {
+			if ev == release.HookTest {
+				out = append(out, h.Name+" "+string(h.LastRun.Phase))
+			}
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// downKind deletes `make up`'s kind cluster and stops its registry.
+func downKind(ctx context.Context, c config) error {
+	if _, err := os.Stat(filepath.Join(c.bin, "kind")); err != nil {
+		return nil
+	}
+	if !testbed.DockerAnswers(ctx) {
+		// No engine: no kind cluster can be running.
+		return nil
+	}
+	step("deleting kind cluster %q", c.cluster)
+	if err := c.kind("").Down(ctx); err != nil {
+		return err
+	}
+	reg := testbed.Registry{Dir: filepath.Join(c.dir, "registry")}
+	return reg.Stop()
+}
+
+// chartTesting runs `ct install` on a one-node kind cluster (the manager image loaded with kind
+// load; ct installs the chart once per ci/ values file, runs helm test and uninstalls), then
+// installs the chart of git revision --upgrade-from and upgrades it to the working tree's chart,
+// checking the manager stays available and helm test passes. The cluster is deleted at the end.
+func chartTesting(ctx context.Context, c config) error {
+	dir, err := os.MkdirTemp("", "po-ct-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	k := testbed.Kind{Name: "po-ct", Root: c.root, Kubeconfig: filepath.Join(dir, "kubeconfig"), Out: os.Stderr}
+	if err := k.Down(ctx); err != nil {
+		return err
+	}
+	step("kind cluster %q", k.Name)
+	cs, err := k.Up(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		step("deleting kind cluster %q", k.Name)
+		if err := k.Down(context.Background()); err != nil {
+			fmt.Fprintln(os.Stderr, "testbed:", err)
+		}
+	}()
+	const image = "platform-operators/manager:ct"
+	tar := filepath.Join(dir, "manager.tar")
+	step("make image-tar IMAGE=%s, kind load image-archive", image)
+	mk := exec.CommandContext(ctx, "make", "--no-print-directory", "-C", c.root, "image-tar", "IMAGE="+image, "IMAGE_TAR="+tar)
+	mk.Stdout, mk.Stderr = os.Stderr, os.Stderr
+	if err := mk.Run(); err != nil {
+		return fmt.Errorf("make image-tar: %w", err)
+	}
+	if err := k.LoadImageArchive(ctx, tar); err != nil {
+		return err
+	}
+	repo, tag, _ := strings.Cut(image, ":")
+	imageValues := map[string]any{"registry": "", "repository": repo, "tag": tag, "pullPolicy": "Never"}
+
+	step("ct install --config ct.yaml --charts charts/platform-operators")
+	ct := exec.CommandContext(ctx, filepath.Join(c.bin, "ct"), "install", "--config", filepath.Join(c.root, "ct.yaml"),
+		"--charts", filepath.Join(c.root, "charts", "platform-operators"),
+		"--helm-extra-set-args", fmt.Sprintf("--set=image.registry=,image.repository=%s,image.tag=%s,image.pullPolicy=Never", repo, tag))
+	ct.Dir = c.root
+	ct.Env = append(os.Environ(), "KUBECONFIG="+k.Kubeconfig, "PATH="+c.bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	ct.Stdout, ct.Stderr = os.Stdout, os.Stderr
+	if err := ct.Run(); err != nil {
+		return fmt.Errorf("ct install: %w", err)
+	}
+	if c.upgradeFrom == "" {
+		return nil
+	}
+	return upgradeFromRevision(ctx, c, k, cs, dir, imageValues)
+}
+
+// upgradeFromRevision installs the chart as it was at git revision c.upgradeFrom, then upgrades to
+// the working tree's chart with the same values, as a user's `helm upgrade` does.
+func upgradeFromRevision(ctx context.Context, c config, k testbed.Kind, cs kubernetes.Interface, dir string, image map[string]any) error {
+	old := filepath.Join(dir, "previous")
+	if err := os.MkdirAll(old, 0o755); err != nil {
+		return err
+	}
+	archive := exec.CommandContext(ctx, "sh", "-c", `git -C "$1" archive "$2" charts/platform-operators | tar -x -C "$3"`, "sh", c.root, c.upgradeFrom, old)
+	if out, err := archive.CombinedOutput(); err != nil {
+		return fmt.Errorf("git archive %s: %w: %s", c.upgradeFrom, err, out)
+	}
+	const ns, name = "po-upgrade", "po-upgrade"
+	vals := func() map[string]any {
+		return map[string]any{"image": image, "replicaCount": 2, "crds": map[string]any{"keep": false}}
+	}
+	r := testbed.Release{Name: name, Namespace: ns, Kubeconfig: k.Kubeconfig}
+	r.ChartDir, r.Values = filepath.Join(old, "charts", "platform-operators"), vals()
+	step("helm upgrade -i %s: the chart at %s", name, c.upgradeFrom)
+	if _, err := testbed.UpgradeInstall(r, nil); err != nil {
+		return err
+	}
+	before, err := cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	r.ChartDir, r.Values = filepath.Join(c.root, "charts", "platform-operators"), vals()
+	step("helm upgrade %s: the working tree's chart", name)
+	if _, err := testbed.UpgradeInstall(r, nil); err != nil {
+		return fmt.Errorf("upgrading from the chart at %s: %w", c.upgradeFrom, err)
+	}
+	after, err := cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if before.UID != after.UID {
+		return fmt.Errorf("the upgrade replaced the Deployment (uid %s -> %s)", before.UID, after.UID)
+	}
+	step("helm test %s after the upgrade", name)
+	rel, err := testbed.HelmTest(r)
+	if err != nil {
+		return fmt.Errorf("helm test after the upgrade: %w", err)
+	}
+	fmt.Printf("upgrade from %s: Deployment kept (uid %s), %d/%d replicas ready, helm test: %s\n",
+		c.upgradeFrom, after.UID, after.Status.ReadyReplicas, *after.Spec.Replicas, testPhase(rel))
+	return nil
+}
