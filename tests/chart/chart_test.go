@@ -306,6 +306,7 @@ func TestRender(t *testing.T) {
 					"--log-level=info",
 					"--kube-api-qps=500",
 					"--kube-api-burst=1000",
+					"--api-server-wait-timeout=120s",
 				}
 				if !reflect.DeepEqual(c.Args, wantArgs) {
 					t.Errorf("args = %q, want %q", c.Args, wantArgs)
@@ -461,10 +462,14 @@ func TestRender(t *testing.T) {
 					t.Errorf("Service ports = %+v, want metrics 8080 -> metrics, then health", svc.Spec.Ports)
 				}
 				d := only[*appsv1.Deployment](t, r)
-				if !reflect.DeepEqual(svc.Spec.Selector, d.Spec.Selector.MatchLabels) {
-					t.Errorf("Service selector = %v, want the Deployment's %v", svc.Spec.Selector, d.Spec.Selector.MatchLabels)
+				// The Deployment's selector and the component, which only the manager's pods carry
+				// (TestEverySelectorSelectsOnlyTheManager).
+				wantSelector := maps.Clone(d.Spec.Selector.MatchLabels)
+				wantSelector["app.kubernetes.io/component"] = "manager"
+				if !reflect.DeepEqual(svc.Spec.Selector, wantSelector) {
+					t.Errorf("Service selector = %v, want %v", svc.Spec.Selector, wantSelector)
 				}
-				for k, v := range d.Spec.Selector.MatchLabels {
+				for k, v := range svc.Spec.Selector {
 					if d.Spec.Template.Labels[k] != v {
 						t.Errorf("pod label %s = %q, want %q (the Deployment selector)", k, d.Spec.Template.Labels[k], v)
 					}

@@ -301,9 +301,9 @@ func TestPodDisruptionBudget(t *testing.T) {
 	if pdb.Spec.MinAvailable == nil || *pdb.Spec.MinAvailable != intstr.FromInt32(1) || pdb.Spec.MaxUnavailable != nil {
 		t.Errorf("minAvailable/maxUnavailable = %v/%v, want 1/nil", pdb.Spec.MinAvailable, pdb.Spec.MaxUnavailable)
 	}
-	d := only[*appsv1.Deployment](t, r)
-	if !reflect.DeepEqual(pdb.Spec.Selector.MatchLabels, d.Spec.Selector.MatchLabels) {
-		t.Errorf("PDB selector %v, Deployment selector %v", pdb.Spec.Selector.MatchLabels, d.Spec.Selector.MatchLabels)
+	// The manager's pods only (TestEverySelectorSelectsOnlyTheManager checks what else it could match).
+	if svc := only[*corev1.Service](t, r); !reflect.DeepEqual(pdb.Spec.Selector.MatchLabels, svc.Spec.Selector) {
+		t.Errorf("PDB selector %v, want the metrics Service's %v", pdb.Spec.Selector.MatchLabels, svc.Spec.Selector)
 	}
 	pdb = only[*policyv1.PodDisruptionBudget](t, mustRenderAll(t, "podDisruptionBudget:\n  enabled: true\n  maxUnavailable: 50%\n"))
 	if pdb.Spec.MaxUnavailable == nil || *pdb.Spec.MaxUnavailable != intstr.FromString("50%") || pdb.Spec.MinAvailable != nil {
@@ -351,23 +351,45 @@ func TestServiceMonitor(t *testing.T) {
 }
 
 func TestHelmTestPod(t *testing.T) {
-	r := mustRenderAll(t, "")
-	var tests []*corev1.Pod
-	for _, p := range objectsOf[*corev1.Pod](r) {
-		if p.Annotations["helm.sh/hook"] == "test" {
-			tests = append(tests, p)
+	testPod := func(t *testing.T, r rendered) *corev1.Pod {
+		t.Helper()
+		var tests []*corev1.Pod
+		for _, p := range objectsOf[*corev1.Pod](r) {
+			if p.Annotations["helm.sh/hook"] == "test" {
+				tests = append(tests, p)
+			}
 		}
+		if len(tests) != 1 {
+			t.Fatalf("rendered %d helm test pods, want 1", len(tests))
+		}
+		return tests[0]
 	}
-	if len(tests) != 1 {
-		t.Fatalf("rendered %d helm test pods, want 1", len(tests))
+	r := mustRenderAll(t, "")
+	p := testPod(t, r)
+	if len(p.Spec.Containers) != 1 {
+		t.Fatalf("containers = %d, want 1", len(p.Spec.Containers))
 	}
-	p := tests[0]
-	script := strings.Join(p.Spec.Containers[0].Command, " ")
-	if want := "http://platform-operators-metrics." + namespace + ".svc:8081/readyz"; !strings.Contains(script, want) {
-		t.Errorf("the test does not ask %s: %q", want, script)
+	c := p.Spec.Containers[0]
+	// The manager image has no shell and no wget: the manager itself asks /readyz.
+	wantArgs := []string{"probe", "http://platform-operators-metrics." + namespace + ".svc:8081/readyz", "--attempts=30", "--interval=2s", "--timeout=5s"}
+	if !reflect.DeepEqual(c.Command, []string{"/manager"}) || !reflect.DeepEqual(c.Args, wantArgs) {
+		t.Errorf("command %q args %q, want [/manager] %q", c.Command, c.Args, wantArgs)
+	}
+	if m := manager(t, r); c.Image != m.Image || c.ImagePullPolicy != m.ImagePullPolicy {
+		t.Errorf("image %s (%s), want the manager's %s (%s)", c.Image, c.ImagePullPolicy, m.Image, m.ImagePullPolicy)
 	}
 	if p.Spec.RestartPolicy != corev1.RestartPolicyNever {
 		t.Errorf("restartPolicy = %s, want Never (a failure must fail helm test)", p.Spec.RestartPolicy)
+	}
+	if sc := p.Spec.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.SeccompProfile == nil || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		t.Errorf("pod securityContext = %+v, want runAsNonRoot and the RuntimeDefault seccomp profile", sc)
+	}
+	if sc := c.SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem ||
+		sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation || sc.Capabilities == nil || !reflect.DeepEqual(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+		t.Errorf("container securityContext = %+v, want the restricted profile with a read-only root", sc)
+	}
+	if p.Labels["app.kubernetes.io/component"] != "test" || p.Labels["app.kubernetes.io/instance"] != releaseName {
+		t.Errorf("labels = %v, want component test and the release's instance", p.Labels)
 	}
 	svc := only[*corev1.Service](t, r)
 	var health *corev1.ServicePort
@@ -387,6 +409,22 @@ func TestHelmTestPod(t *testing.T) {
 	}
 	if got := objectsOf[*corev1.Pod](mustRenderAll(t, "tests:\n  enabled: false\n")); len(got) != 0 {
 		t.Errorf("tests.enabled=false still renders %d pods", len(got))
+	}
+
+	images := []struct {
+		name, values, want string
+	}{
+		{"a digest-pinned manager image is the test image too", "image:\n  digest: sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n", "ghcr.io/platform-operators/manager@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
+		{"global.imageRegistry applies to the test image", "global:\n  imageRegistry: harbor.example.com/proxy\n", "harbor.example.com/proxy/platform-operators/manager:0.1.0"},
+		{"tests.image.repository picks another image, tagged with appVersion", "tests:\n  image:\n    registry: mirror.example.com\n    repository: po/manager\n", "mirror.example.com/po/manager:0.1.0"},
+		{"tests.image.tag goes with tests.image.repository", "tests:\n  image:\n    repository: po/manager\n    tag: dev\n", "po/manager:dev"},
+	}
+	for _, tc := range images {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := testPod(t, mustRenderAll(t, tc.values)).Spec.Containers[0].Image; got != tc.want {
+				t.Errorf("image = %s, want %s", got, tc.want)
+			}
+		})
 	}
 }
 
@@ -442,4 +480,34 @@ func TestPodTemplateIsCompleteForARolloutWorkloadRef(t *testing.T) {
 	if c.Resources.Requests == nil {
 		t.Errorf("no resource requests")
 	}
+}
+
+// The manager waits for the API server at start (kubeAPI.waitTimeoutSeconds); its startup probe
+// must allow that long, or the liveness probe would restart it before the wait ends.
+func TestAPIServerWaitFitsTheStartupProbe(t *testing.T) {
+	cases := []struct {
+		name, values, wantArg string
+		wait                  int32
+	}{
+		{"the default waits two minutes", "", "--api-server-wait-timeout=120s", 120},
+		{"no wait still gives the manager time to start", "kubeAPI:\n  waitTimeoutSeconds: 0\n", "--api-server-wait-timeout=0s", 0},
+		{"a wait that is no multiple of the probe period is rounded up", "kubeAPI:\n  waitTimeoutSeconds: 301\n", "--api-server-wait-timeout=301s", 301},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := manager(t, mustRenderAll(t, tc.values))
+			if !hasArg(c.Args, tc.wantArg) {
+				t.Errorf("args %q lack %s", c.Args, tc.wantArg)
+			}
+			p := c.StartupProbe
+			if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/healthz" || p.HTTPGet.Port.String() != "health" {
+				t.Fatalf("startupProbe = %+v, want /healthz on the health port", p)
+			}
+			budget := p.PeriodSeconds * p.FailureThreshold
+			if budget < tc.wait+30 || budget > tc.wait+40 {
+				t.Errorf("the startup probe allows %d s, want the wait (%d s) plus 30 to 40 s", budget, tc.wait)
+			}
+		})
+	}
+	wantRenderError(t, "kubeAPI:\n  waitTimeoutSeconds: -1\n", "waitTimeoutSeconds")
 }

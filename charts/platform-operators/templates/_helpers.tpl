@@ -31,7 +31,9 @@ Create chart name and version as used by the chart label.
 {{- end }}
 
 {{/*
-Common labels, carried by every object of the chart.
+Common labels, carried by every object of the chart but the pods that are not the manager
+(those carry nonManagerPodLabels). They include managerSelectorLabels, so the manager's pods
+match every selector of the chart.
 */}}
 {{- define "platform-operators.labels" -}}
 helm.sh/chart: {{ include "platform-operators.chart" . }}
@@ -45,11 +47,44 @@ app.kubernetes.io/component: manager
 {{- end }}
 
 {{/*
-Selector labels. The Deployment's selector is immutable: do not add keys here.
+The Deployment's spec.selector. It is immutable: `helm upgrade` from an earlier chart version fails
+if these keys change, so never add or remove one (select with managerSelectorLabels instead). No
+other pod of the chart may carry both labels, or the Deployment's ReplicaSet could adopt it.
 */}}
 {{- define "platform-operators.selectorLabels" -}}
 app.kubernetes.io/name: {{ include "platform-operators.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/*
+Labels that select the manager's pods and nothing else: the Deployment's selector labels and the
+manager component. The Service, ServiceMonitor and PodDisruptionBudget select with these.
+*/}}
+{{- define "platform-operators.managerSelectorLabels" -}}
+{{ include "platform-operators.selectorLabels" . }}
+app.kubernetes.io/component: manager
+{{- end }}
+
+{{/*
+Labels of the chart's pods that are not the manager (the `helm test` pod): the common labels
+without app.kubernetes.io/name, so neither the Deployment's selector (which would let its
+ReplicaSet adopt the pod) nor a Service's selects them, and a component of their own.
+Call with (dict "context" $ "component" "test").
+*/}}
+{{- define "platform-operators.nonManagerPodLabels" -}}
+{{- if eq .component "manager" }}
+{{- fail "nonManagerPodLabels: the component manager is the Deployment's" }}
+{{- end }}
+{{- with .context -}}
+helm.sh/chart: {{ include "platform-operators.chart" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- if .Chart.AppVersion }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+{{- end }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: platform-operators
+{{- end }}
+app.kubernetes.io/component: {{ .component }}
 {{- end }}
 
 {{/*
@@ -152,9 +187,15 @@ values when it lives in the release namespace (a pod can only use Secrets of its
 {{- end }}
 
 {{/*
-Image of the `helm test` pod; global.imageRegistry wins over tests.image.registry.
+Image of the `helm test` pod, which runs `/manager probe`: the manager image, unless
+tests.image.repository names another image holding /manager (a mirror, say), as
+<registry>/<repository>:<tag> with the tag defaulting to appVersion; global.imageRegistry wins
+over tests.image.registry.
 */}}
 {{- define "platform-operators.testImage" -}}
+{{- if not .Values.tests.image.repository }}
+{{- include "platform-operators.image" . }}
+{{- else }}
 {{- $registry := .Values.tests.image.registry }}
 {{- with .Values.global }}
 {{- if .imageRegistry }}
@@ -165,7 +206,8 @@ Image of the `helm test` pod; global.imageRegistry wins over tests.image.registr
 {{- if $registry }}
 {{- $repository = printf "%s/%s" (trimSuffix "/" $registry) $repository }}
 {{- end }}
-{{- printf "%s:%s" $repository (toString .Values.tests.image.tag) }}
+{{- printf "%s:%s" $repository (toString (default .Chart.AppVersion .Values.tests.image.tag)) }}
+{{- end }}
 {{- end }}
 
 {{/*
