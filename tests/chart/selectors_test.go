@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -220,8 +221,8 @@ func TestPodLabelsCannotTakeTheSelectorLabels(t *testing.T) {
 	for _, key := range []string{"app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/component"} {
 		t.Run("podLabels with "+key+" is refused", func(t *testing.T) {
 			_, err := renderAll(t, "podLabels:\n  "+key+": other\n")
-			if err == nil {
-				t.Fatalf("podLabels.%s rendered; it would change which pods the selectors match", key)
+			if err == nil || !strings.Contains(err.Error(), "podLabels must not set "+key) {
+				t.Fatalf("err = %v, want one naming podLabels.%s (it would change which pods the selectors match)", err, key)
 			}
 		})
 	}
