@@ -25,6 +25,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -745,6 +747,31 @@ func TestRender(t *testing.T) {
 					len(s.TopologySpreadConstraints) != 1 || s.Affinity == nil || s.Affinity.NodeAffinity == nil {
 					t.Errorf("pod spec = nodeSelector %v, tolerations %v, priorityClassName %q, topologySpreadConstraints %v, affinity %+v; want the values",
 						s.NodeSelector, s.Tolerations, s.PriorityClassName, s.TopologySpreadConstraints, s.Affinity)
+				}
+			},
+		},
+		{
+			name:   "two replicas are spread over nodes by default, softly, per rollout",
+			values: "replicaCount: 2\n",
+			check: func(t *testing.T, r rendered) {
+				tpl := only[*appsv1.Deployment](t, r).Spec.Template
+				c := tpl.Spec.TopologySpreadConstraints
+				if len(c) != 1 || c[0].TopologyKey != "kubernetes.io/hostname" || c[0].WhenUnsatisfiable != corev1.ScheduleAnyway ||
+					!slices.Equal(c[0].MatchLabelKeys, []string{"pod-template-hash"}) || c[0].LabelSelector == nil {
+					t.Fatalf("topologySpreadConstraints = %+v, want one soft hostname spread", c)
+				}
+				sel, err := metav1.LabelSelectorAsSelector(c[0].LabelSelector)
+				if err != nil || !sel.Matches(labels.Set(tpl.Labels)) {
+					t.Errorf("spread selector %v does not select the manager pods (%v): %v", c[0].LabelSelector, tpl.Labels, err)
+				}
+			},
+		},
+		{
+			name:   "one replica, or spreadAcrossNodes=false, renders no spread",
+			values: "replicaCount: 3\nspreadAcrossNodes: false\n",
+			check: func(t *testing.T, r rendered) {
+				if c := only[*appsv1.Deployment](t, r).Spec.Template.Spec.TopologySpreadConstraints; len(c) != 0 {
+					t.Errorf("topologySpreadConstraints = %+v, want none", c)
 				}
 			},
 		},
