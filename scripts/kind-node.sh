@@ -134,6 +134,7 @@ rm -f "$R"/etc/cni/net.d/*
 install -m 0644 "$FILES/kind/containerd.toml" "$R/etc/containerd/config.toml"
 install -m 0755 "$FILES/runc-nosysres" "$R/usr/local/bin/runc-nosysres"
 install -m 0755 "$FILES/kind/podnet.sh" "$R/usr/local/bin/po-podnet.sh"
+install -m 0755 "$FILES/kind/crictl.sh" "$R/usr/local/bin/crictl"
 install -m 0644 "$FILES/kind/podnet.service" "$R/etc/systemd/system/po-podnet.service"
 install -m 0755 "$FILES/kind/egress-guard.sh" "$R/usr/local/bin/po-egress-guard.sh"
 install -m 0644 "$FILES/kind/egress-guard.service" "$R/etc/systemd/system/po-egress-guard.service"

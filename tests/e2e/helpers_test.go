@@ -33,6 +33,8 @@ func withNamespace(b *features.FeatureBuilder, name string) *features.FeatureBui
 			if err := cfg.Client().Resources().Create(ctx, ns); err != nil && !(namespacedMode() && apierrors.IsAlreadyExists(err)) {
 				t.Fatalf("creating namespace %s: %v", name, err)
 			}
+			// On kind every pod pulls its image from the registry with the spread pull secret.
+			waitPullSecret(ctx, t, cfg, name)
 			return context.WithValue(ctx, nsKey(name), name)
 		}).
 		Teardown(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {

@@ -5,91 +5,207 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
-	"sigs.k8s.io/e2e-framework/pkg/envfuncs"
-	"sigs.k8s.io/e2e-framework/support"
-	"sigs.k8s.io/e2e-framework/support/kind"
 
 	"github.com/platform-operators/platform-operators/tests/testbed"
 )
 
 const (
 	kindCluster = "po-e2e"
-	kindImage   = "platform-operators/manager:e2e"
+	// kindRegistryPort keeps the suite's registry apart from `make up`'s (5000).
+	kindRegistryPort = 5001
+	// kindImageTag is the tag the suite pushes the manager image under.
+	kindImageTag = "e2e"
+	// managerSelector selects the chart's manager pods.
+	managerSelector = "app.kubernetes.io/name=platform-operators,app.kubernetes.io/instance=" + releaseName
 )
 
-// kindProvider builds the image with Docker, loads it into a kind cluster and installs the chart
-// with it, so the manager runs in-cluster exactly as users run it. KIND_NODE_IMAGE picks the
-// Kubernetes version (CI runs a matrix).
-type kindProvider struct{}
+// kindProvider runs the suite on real nodes: a kind cluster on the node image built here
+// (scripts/kind-node.sh; nothing is pulled), a registry with credentials in Harbor's role, the
+// manager image and the job image pushed there and pulled by the nodes through the chart's
+// image.registry and pull secret, and the manager running in the cluster, 2 replicas with leader
+// election, as a user's `helm upgrade -i` runs it. KIND_WORKERS sets the worker count (default 2:
+// replicas on different nodes, and a node to drain); KIND_NODE_IMAGE a node image to use instead of
+// building ours (e.g. kindest/node where it can be pulled).
+type kindProvider struct {
+	dir      string
+	cluster  testbed.Kind
+	registry testbed.Registry
+	// prober asks every manager pod's /readyz every 0.5 s from the install to the end.
+	prober *readyzProber
+}
+
+func kindWorkers() int {
+	n := 2
+	if v := os.Getenv("KIND_WORKERS"); v != "" {
+		_, _ = fmt.Sscan(v, &n)
+	}
+	return n
+}
 
 func (p *kindProvider) Setup(ctx context.Context, cfg *envconf.Config, values map[string]any) (context.Context, error) {
-	var opts []support.ClusterOpts
-	opts = append(opts, kind.WithPath(filepath.Join(root, "bin", "kind")))
-	if img := os.Getenv("KIND_NODE_IMAGE"); img != "" {
-		opts = append(opts, kind.WithImage(img))
-	}
-	ctx, err := envfuncs.CreateClusterWithOpts(kind.NewProvider(), kindCluster, opts...)(ctx, cfg)
+	dir, err := os.MkdirTemp("", "po-e2e-kind-")
 	if err != nil {
 		return ctx, err
 	}
-	build := exec.CommandContext(ctx, "docker", "build", "-t", kindImage, ".")
-	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return ctx, fmt.Errorf("docker build: %w", err)
-	}
-	if ctx, err = envfuncs.LoadImageToCluster(kindCluster, kindImage)(ctx, cfg); err != nil {
+	p.dir = dir
+	gw, err := testbed.DockerBridgeGateway(ctx)
+	if err != nil {
 		return ctx, err
 	}
-	repo, tag, _ := strings.Cut(kindImage, ":")
-	values["image"] = map[string]any{"registry": "", "repository": repo, "tag": tag, "pullPolicy": "Never"}
+	p.registry = testbed.Registry{Dir: filepath.Join(dir, "registry"), Host: gw, Port: kindRegistryPort, User: e2eRobot, Password: e2eRobotSecret}
+	if err := p.registry.Start(ctx); err != nil {
+		return ctx, err
+	}
+	// Images first: the chart is then installed the moment the cluster answers, before kube-proxy
+	// and CoreDNS are up, as a user who installs right after `kind create cluster` does.
+	images, err := testbed.PushImages(ctx, root, p.registry, "platform", kindImageTag, os.Stderr)
+	if err != nil {
+		return ctx, err
+	}
+	if toolsImage, err = testbed.ToolsImage(ctx, root); err != nil {
+		return ctx, err
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	p.cluster = testbed.Kind{Name: kindCluster, Root: root, Workers: kindWorkers(), Kubeconfig: kubeconfig,
+		Registry: p.registry.Addr(), Out: os.Stderr, Early: true, Image: os.Getenv("KIND_NODE_IMAGE")}
+	// A cluster left by an interrupted run would hold an old registry address: start afresh.
+	if err := p.cluster.Down(ctx); err != nil {
+		return ctx, err
+	}
+	if _, err := p.cluster.Up(ctx); err != nil {
+		return ctx, err
+	}
+	cfg.WithKubeconfigFile(kubeconfig)
+	reg := p.registry
+	valueOverrides = append(valueOverrides, func(v map[string]any) { setKindValues(v, reg, images) })
+	setKindValues(values, reg, images)
 	if err := createRBACNamespaces(ctx, cfg, values); err != nil {
 		return ctx, err
 	}
+	cs, err := kubernetes.NewForConfig(cfg.Client().RESTConfig())
+	if err != nil {
+		return ctx, err
+	}
+	// Probing starts with the install: a replica that restarts or flaps on the way up counts.
+	p.prober = startReadyzProber(cs)
 	_, err = testbed.UpgradeInstall(testbed.Release{
 		Name: releaseName, Namespace: releaseNamespace, ChartDir: filepath.Join(root, "charts", "platform-operators"),
-		Kubeconfig: cfg.KubeconfigFile(), Values: values,
+		Kubeconfig: kubeconfig, Values: values,
 	}, nil)
+	if err != nil {
+		return ctx, err
+	}
+	// The suite's own pods wait for what the manager did not: the Service VIP and DNS.
+	if err := testbed.WaitClusterReady(ctx, cs, 3*time.Minute); err != nil {
+		return ctx, err
+	}
+	return ctx, p.cluster.LoadDockerImage(ctx, toolsImage)
+}
+
+// setKindValues points the suite's values at the test bed's registry: the manager image and the
+// job image come from it, pulled with the chart's pull secret (a Harbor-style robot account),
+// which the manager's SecretSync spreads to every namespace's default ServiceAccount.
+func setKindValues(values map[string]any, reg testbed.Registry, images testbed.PushedImages) {
+	e2eRegistry = reg.Addr()
+	chartJobImage = images.Job
+	e2eStorageProvisioner = "kubernetes.io/host-path"
+	values["image"] = map[string]any{"registry": images.Registry, "repository": images.ManagerRepository,
+		"tag": images.ManagerTag, "pullPolicy": "IfNotPresent"}
+	values["jobImage"] = map[string]any{"registry": images.Registry, "repository": images.JobRepository, "tag": images.JobTag}
+	values["replicaCount"] = 2
+	values["podDisruptionBudget"] = map[string]any{"enabled": true}
+	if ps, ok := values["pullSecret"].(map[string]any); ok {
+		ps["registry"] = reg.Addr()
+		// In the release namespace the chart also lists it in the manager pod's imagePullSecrets.
+		ps["namespace"] = releaseNamespace
+		pullSecretSource = releaseNamespace
+	}
+	if sc, ok := values["storageClass"].(map[string]any); ok {
+		sc["provisioner"] = e2eStorageProvisioner
+		delete(sc, "parameters")
+	}
+}
+
+func (p *kindProvider) Finish(ctx context.Context, _ *envconf.Config) (context.Context, error) {
+	if p.dir == "" {
+		return ctx, nil
+	}
+	if p.prober != nil {
+		p.prober.Stop()
+	}
+	err := p.cluster.Down(ctx)
+	if rerr := p.registry.Stop(); err == nil {
+		err = rerr
+	}
+	if err == nil {
+		err = os.RemoveAll(p.dir)
+	}
 	return ctx, err
 }
 
-func (p *kindProvider) Finish(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
-	return envfuncs.DestroyCluster(kindCluster)(ctx, cfg)
-}
-
 func (p *kindProvider) ExportLogs(ctx context.Context, dir string) error {
-	_, err := envfuncs.ExportClusterLogs(kindCluster, dir)(ctx, nil)
-	return err
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if b, err := os.ReadFile(filepath.Join(p.registry.Dir, "registry.log")); err == nil {
+		_ = os.WriteFile(filepath.Join(dir, "registry.log"), b, 0o644)
+	}
+	return p.cluster.ExportLogs(ctx, filepath.Join(dir, "cluster"))
 }
 
-func (p *kindProvider) managerPod(ctx context.Context, cs kubernetes.Interface) (*corev1.Pod, error) {
-	pods, err := cs.CoreV1().Pods(releaseNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=platform-operators,app.kubernetes.io/instance=" + releaseName})
+// managerPods lists the manager's pods, oldest first.
+func managerPods(ctx context.Context, cs kubernetes.Interface) ([]corev1.Pod, error) {
+	pods, err := cs.CoreV1().Pods(releaseNamespace).List(ctx, metav1.ListOptions{LabelSelector: managerSelector})
 	if err != nil {
 		return nil, err
 	}
-	if len(pods.Items) == 0 {
+	var out []corev1.Pod
+	for _, p := range pods.Items {
+		// helm test pods and hooks must not carry the selector labels; tolerate none of them here.
+		if p.DeletionTimestamp == nil && len(p.OwnerReferences) > 0 && p.OwnerReferences[0].Kind == "ReplicaSet" {
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].CreationTimestamp.Before(&out[j].CreationTimestamp) })
+	if len(out) == 0 {
 		return nil, fmt.Errorf("no manager pod in %s", releaseNamespace)
 	}
-	return &pods.Items[0], nil
+	return out, nil
 }
 
-func (p *kindProvider) ManagerLogs(ctx context.Context, cfg *envconf.Config) (string, error) {
-	cs, err := kubernetes.NewForConfig(cfg.Client().RESTConfig())
+// leaderPod returns the manager pod that holds the leader Lease.
+func leaderPod(ctx context.Context, cs kubernetes.Interface) (*corev1.Pod, error) {
+	pods, err := managerPods(ctx, cs)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	pod, err := p.managerPod(ctx, cs)
+	lease, err := cs.CoordinationV1().Leases(releaseNamespace).Get(ctx, releaseName, metav1.GetOptions{})
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	rc, err := cs.CoreV1().Pods(releaseNamespace).GetLogs(pod.Name, &corev1.PodLogOptions{Container: "manager"}).Stream(ctx)
+	holder := ""
+	if lease.Spec.HolderIdentity != nil {
+		holder = *lease.Spec.HolderIdentity
+	}
+	for i := range pods {
+		if strings.HasPrefix(holder, pods[i].Name+"_") {
+			return &pods[i], nil
+		}
+	}
+	return nil, fmt.Errorf("no manager pod holds the lease (holder %q)", holder)
+}
+
+func podLogs(ctx context.Context, cs kubernetes.Interface, namespace, pod, container string) (string, error) {
+	rc, err := cs.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container}).Stream(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -98,30 +214,65 @@ func (p *kindProvider) ManagerLogs(ctx context.Context, cfg *envconf.Config) (st
 	return string(b), err
 }
 
+// ManagerLogs returns the leader's log (the replica that runs the controllers).
+func (p *kindProvider) ManagerLogs(ctx context.Context, cfg *envconf.Config) (string, error) {
+	cs, err := kubernetes.NewForConfig(cfg.Client().RESTConfig())
+	if err != nil {
+		return "", err
+	}
+	pod, err := leaderPod(ctx, cs)
+	if err != nil {
+		return "", err
+	}
+	return podLogs(ctx, cs, releaseNamespace, pod.Name, "manager")
+}
+
+// ManagerMetrics returns the leader's /metrics, through the API server's pod proxy.
 func (p *kindProvider) ManagerMetrics(ctx context.Context, cfg *envconf.Config) (string, error) {
 	cs, err := kubernetes.NewForConfig(cfg.Client().RESTConfig())
 	if err != nil {
 		return "", err
 	}
-	b, err := cs.CoreV1().Services(releaseNamespace).ProxyGet("http", releaseName+"-metrics", "metrics", "/metrics", nil).DoRaw(ctx)
+	pod, err := leaderPod(ctx, cs)
+	if err != nil {
+		return "", err
+	}
+	// The API server's pod proxy now and then resets a stream (HTTP/2 INTERNAL_ERROR): ask again.
+	var b []byte
+	for attempt := range 3 {
+		if b, err = cs.CoreV1().Pods(releaseNamespace).ProxyGet("http", pod.Name, "metrics", "/metrics", nil).DoRaw(ctx); err == nil {
+			break
+		}
+		time.Sleep(time.Duration(attempt+1) * 500 * time.Millisecond)
+	}
 	return string(b), err
 }
 
+// ManagerReady reports whether every manager pod is Ready.
 func (p *kindProvider) ManagerReady(ctx context.Context, cfg *envconf.Config) (bool, error) {
 	cs, err := kubernetes.NewForConfig(cfg.Client().RESTConfig())
 	if err != nil {
 		return false, err
 	}
-	pod, err := p.managerPod(ctx, cs)
+	pods, err := managerPods(ctx, cs)
 	if err != nil {
 		return false, nil
 	}
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue, nil
+	for _, pod := range pods {
+		if !podReady(pod) {
+			return false, nil
 		}
 	}
-	return false, nil
+	return true, nil
+}
+
+func podReady(pod corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 func (p *kindProvider) LeaseHolderPrefix(ctx context.Context, cfg *envconf.Config) (string, error) {
@@ -129,7 +280,7 @@ func (p *kindProvider) LeaseHolderPrefix(ctx context.Context, cfg *envconf.Confi
 	if err != nil {
 		return "", err
 	}
-	pod, err := p.managerPod(ctx, cs)
+	pod, err := leaderPod(ctx, cs)
 	if err != nil {
 		return "", err
 	}

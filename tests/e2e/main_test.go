@@ -46,8 +46,21 @@ type provider interface {
 	LeaseHolderPrefix(ctx context.Context, cfg *envconf.Config) (string, error)
 }
 
+// valueOverrides are what the provider changes in the suite's values (kind: the registry, its
+// images and pull secret); suiteValues applies them, so a test that installs again gets the
+// values the suite was installed with.
+var valueOverrides []func(map[string]any)
+
 // suiteValues are the chart values every provider installs with.
 func suiteValues() map[string]any {
+	v := baseValues()
+	for _, o := range valueOverrides {
+		o(v)
+	}
+	return v
+}
+
+func baseValues() map[string]any {
 	v := map[string]any{
 		"crds":       map[string]any{"keep": false},
 		"logging":    map[string]any{"format": "json", "level": "info"},
@@ -127,6 +140,9 @@ func TestMain(m *testing.M) {
 	testenv.Finish(bed.Finish)
 	os.Exit(testenv.Run(m))
 }
+
+// isKind is true when the suite runs on real nodes.
+func isKind() bool { _, ok := bed.(*kindProvider); return ok }
 
 func repoRoot() string {
 	_, file, _, _ := runtime.Caller(0)

@@ -22,7 +22,7 @@ func testPod(namespace, name string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 		Spec: corev1.PodSpec{
-			Containers: []corev1.Container{{Name: "main", Image: "busybox", Command: []string{"sleep", "3600"}}},
+			Containers: []corev1.Container{{Name: "main", Image: chartJobImage, Command: []string{"sleep", "3600"}}},
 		},
 	}
 }

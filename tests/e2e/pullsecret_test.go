@@ -16,16 +16,23 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 )
 
+// e2eRegistry is the registry of the chart's pull secret: a name only on kwok (nothing is pulled),
+// the test bed's registry on kind, where every image of the suite is pulled with it (setKindValues).
+var e2eRegistry = "harbor.example.com"
+
+// pullSecretSource is the pull secret's namespace: the chart's default source namespace
+// (secretSync.default.sourceNamespace); on kind the release namespace, so the manager pods pull
+// their own image with it too.
+var pullSecretSource = "secretsync"
+
 const (
 	e2ePullSecret = "harbor-robot"
-	e2eRegistry   = "harbor.example.com"
 	// A Harbor robot account and a secret with the characters a shell or a careless template mangles.
 	e2eRobot       = "robot$platform+e2e"
 	e2eRobotSecret = `s3"cr$t\x`
 	pullSecretNS   = "e2e-pullsecret-tenant"
-	// The chart's source namespace (secretSync.default.sourceNamespace) and SecretSync name.
-	pullSecretSource = "secretsync"
-	pullSecretSync   = releaseName + "-pull-secret"
+	// The SecretSync that spreads the pull secret.
+	pullSecretSync = releaseName + "-pull-secret"
 )
 
 // robotAuth decodes the credentials for e2eRegistry from a dockerconfigjson Secret.

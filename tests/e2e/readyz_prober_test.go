@@ -1,0 +1,105 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// readyzProber asks every running manager pod's /readyz every 0.5 s (through the API server's pod
+// proxy) for the whole kind suite, and records every answer other than 200 that a pod gave after
+// it first answered 200 while it was not being deleted: readiness must mean "this replica can do
+// its work", and a running replica that once was ready must stay so (issue: readiness that flaps).
+type readyzProber struct {
+	mu         sync.Mutex
+	everReady  map[string]bool
+	probes     int
+	failures   []string
+	stop       context.CancelFunc
+	done       chan struct{}
+	probeEvery time.Duration
+}
+
+func startReadyzProber(cs kubernetes.Interface) *readyzProber {
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &readyzProber{everReady: map[string]bool{}, stop: cancel, done: make(chan struct{}), probeEvery: 500 * time.Millisecond}
+	go func() {
+		defer close(p.done)
+		t := time.NewTicker(p.probeEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				p.round(ctx, cs)
+			}
+		}
+	}()
+	return p
+}
+
+func (p *readyzProber) round(ctx context.Context, cs kubernetes.Interface) {
+	pods, err := managerPods(ctx, cs)
+	if err != nil {
+		return
+	}
+	var wg sync.WaitGroup
+	for _, pod := range pods {
+		if pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
+			continue
+		}
+		wg.Add(1)
+		go func(pod corev1.Pod) {
+			defer wg.Done()
+			rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			body, err := cs.CoreV1().Pods(releaseNamespace).ProxyGet("http", pod.Name, "health", "/readyz", nil).DoRaw(rctx)
+			if ctx.Err() != nil {
+				return
+			}
+			p.record(ctx, cs, pod, body, err)
+		}(pod)
+	}
+	wg.Wait()
+}
+
+func (p *readyzProber) record(ctx context.Context, cs kubernetes.Interface, pod corev1.Pod, body []byte, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.probes++
+	if err == nil {
+		p.everReady[pod.Name] = true
+		return
+	}
+	if !p.everReady[pod.Name] {
+		return // still starting
+	}
+	// A pod deleted since the round began (drain, rollout) may stop answering: not a flap.
+	if cur, gerr := cs.CoreV1().Pods(releaseNamespace).Get(ctx, pod.Name, metav1.GetOptions{}); gerr != nil || cur.DeletionTimestamp != nil {
+		return
+	}
+	p.failures = append(p.failures, fmt.Sprintf("%s %s: %v %s", time.Now().Format(time.RFC3339Nano), pod.Name, err, strings.TrimSpace(string(body))))
+}
+
+// Stop ends the probing and returns the number of probes and the failures seen.
+func (p *readyzProber) Stop() (int, []string) {
+	p.stop()
+	<-p.done
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.probes, append([]string(nil), p.failures...)
+}
+
+// Snapshot returns the probes and failures so far.
+func (p *readyzProber) Snapshot() (int, []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.probes, append([]string(nil), p.failures...)
+}
