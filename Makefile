@@ -16,20 +16,48 @@ export KUBEBUILDER_ASSETS := $(BIN)
 # ct calls helm (and yamllint) from PATH: the pinned helm in bin/ comes first.
 export PATH := $(BIN):$(PATH)
 E2E_PROVIDER ?= kwok
+# Host parts (Debian packages, the Docker engine) the real-node test bed needs: scripts/host.sh.
+HOST    := scripts/host.sh
+HOST_PACKAGES := docker.io debootstrap containerd docker-registry
 GO_PACKAGES := ./controller/... ./tests/chart/... ./tests/testbed/... ./tests/bench/... ./tests/imagebuild/...
 
 ##@ Main jobs
 
+# UP_PROVIDER: kind (real nodes; the manager runs in the cluster from the project's image) where
+# the machine can run containers, else kwok (fake nodes; the manager as a local process).
+UP_PROVIDER ?= $(shell [ "$$(id -u)" = 0 ] || docker info >/dev/null 2>&1 && echo kind || echo kwok)
+
 .PHONY: up
-up: tools manager ## Start a local kwok cluster, install the chart, run the manager as its ServiceAccount (.cluster/kubeconfig).
-	go run ./tests/testbed/cmd/testbed up --root $(ROOT) --values scripts/dev-values.yaml
+up: tools ## Local cluster with the chart installed and the manager running in it from the project's image (kind; kwok where containers cannot run).
+ifeq ($(UP_PROVIDER),kind)
+	$(MAKE) --no-print-directory host kind-node
+	go run ./tests/testbed/cmd/testbed up --provider kind --root $(ROOT) --values scripts/dev-values.yaml
+else
+	@echo "==> no container engine can run here (not root, no Docker): falling back to kwok (fake nodes, the manager as a local process)"
+	$(MAKE) --no-print-directory manager
+	go run ./tests/testbed/cmd/testbed up --provider kwok --root $(ROOT) --values scripts/dev-values.yaml
+endif
 
 .PHONY: down
-down: ## Stop the manager and delete the local cluster (.cluster/ is removed).
+down: ## Delete the local cluster, stop its registry/manager (.cluster/ is removed) and the Docker engine `make up` started.
 	go run ./tests/testbed/cmd/testbed down --root $(ROOT)
+	$(HOST) docker-down
 
 .PHONY: test
-test: tools verify test-go test-chart test-e2e ## Everything CI runs: generated-file check, unit + envtest, chart checks, kwok e2e.
+test: tools host ## Everything CI runs: verify, unit + envtest, chart checks, the image test, e2e on kwok and on kind, ct install.
+	$(HOST) with-docker $(MAKE) --no-print-directory verify test-go test-chart test-image test-e2e test-e2e-kind test-ct
+
+##@ Test bed
+
+.PHONY: host
+host: ## Install the Debian packages the tests need (yamllint, Docker engine, debootstrap, registry), start Docker if none answers, fetch busybox.
+	$(HOST) packages $(HOST_PACKAGES)
+	$(HOST) docker-up
+	$(HOST) busybox
+
+.PHONY: kind-node
+kind-node: tools ## Build the kind node image offline (cached by content: seconds when built).
+	scripts/kind-node.sh
 
 ##@ Tests
 
@@ -44,8 +72,21 @@ test-chart: tools ## helm lint --strict (every ci/ values file), ct lint, yamlli
 	yamllint -c .yamllint.yaml .
 
 .PHONY: test-e2e
-test-e2e: tools ## End-to-end suite through the chart (E2E_PROVIDER=kwok here; kind needs Docker).
+test-e2e: tools ## End-to-end suite through the chart on kwok (fake nodes; the manager as a local process).
 	E2E_PROVIDER=$(E2E_PROVIDER) go test -count=1 -timeout 30m -v ./tests/e2e/
+
+.PHONY: test-e2e-kind
+test-e2e-kind: tools kind-node ## The e2e suite on kind (real nodes, 1 control plane + 2 workers): in-cluster manager pulled from a registry with credentials, real Jobs.
+	E2E_PROVIDER=kind go test -count=1 -timeout 40m -v ./tests/e2e/
+
+.PHONY: test-ct
+test-ct: tools kind-node ## chart-testing `ct install` (install, helm test, uninstall per ci/ values file) and an upgrade from the previous chart on a kind cluster.
+	go run ./tests/testbed/cmd/testbed ct --root $(ROOT) --upgrade-from $(CHART_UPGRADE_FROM)
+
+.PHONY: test-image
+test-image: ## Run the built manager and job images in Docker (time zones, read-only root, nonroot).
+	$(HOST) busybox
+	PO_DOCKER_TESTS=1 PO_BUSYBOX_BINARY=$(BIN)/busybox/busybox go test -count=1 -timeout 20m -v -run Docker ./tests/imagebuild/
 
 .PHONY: test-e2e-namespaced
 test-e2e-namespaced: tools ## The e2e suite with rbac.scope=namespaced (SecretSync tests skip: cluster-scoped by design). Not in `make test`: a second suite run, ~2 min.
@@ -56,6 +97,10 @@ bench: tools ## Benchmarks on a kwok cluster (manager vs a bare-client floor); w
 	go run ./tests/bench
 
 ##@ Build and generate
+
+# The chart `make test-ct` upgrades from: the last commit before the manager pods got their
+# component label (the Deployment selector is immutable, so that upgrade path is tested).
+CHART_UPGRADE_FROM ?= 9745751
 
 .PHONY: tools
 tools: ## Build the pinned tools into bin/ (cold ~15 min, then seconds).
@@ -83,24 +128,39 @@ verify: manifests ## Fail if generated files drift, or code is not gofmt/vet cle
 image: ## Build the container image with Docker (for Docker users; not possible on the kwok test bed).
 	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMAGE) .
 
-# Image without Docker: a static linux/amd64 manager on an empty base (tests/imagebuild), nonroot 65532.
+# Images without Docker (tests/imagebuild, go-containerregistry): the manager on an empty base,
+# nonroot 65532, as a linux/amd64 + linux/arm64 index; the job image from Debian's static busybox.
 REGISTRY  ?=
+TAG       ?= $(VERSION)
+INSECURE  ?= 0
 IMAGE_TAR ?= $(BIN)/manager-image.tar
+ARCHES    := amd64 arm64
+# The job test image's tag: the busybox Debian bookworm ships (scripts/host.sh busybox).
+JOB_IMAGE_TAG := 1.35
+PUSH_FLAGS = --push $(if $(filter 1 true yes,$(INSECURE)),--insecure)
 
 .PHONY: manager-linux
-manager-linux: ## Build the static linux/amd64 manager binary the image holds (bin/manager-linux-amd64).
-	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/manager-linux-amd64 ./controller/cmd/manager
+manager-linux: ## Build the static linux manager binaries the image holds (bin/manager-linux-{amd64,arm64}).
+	for arch in $(ARCHES); do \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/manager-linux-$$arch ./controller/cmd/manager; \
+	done
 
 .PHONY: image-tar
-image-tar: manager-linux ## Assemble the image without Docker into $(IMAGE_TAR), tagged $(IMAGE) (docker load / kind load image-archive).
-	go run ./tests/imagebuild/cmd/imagebuild --binary $(BIN)/manager-linux-amd64 --version $(VERSION) --revision $(COMMIT) \
-		--tag $(IMAGE) --tar $(IMAGE_TAR)
+image-tar: manager-linux ## Assemble the image without Docker into $(IMAGE_TAR), tagged $(IMAGE) (this machine's platform; docker load / kind load image-archive).
+	go run ./tests/imagebuild/cmd/imagebuild manager $(foreach a,$(ARCHES),--binary $(BIN)/manager-linux-$(a)) \
+		--version $(VERSION) --revision $(COMMIT) --tag $(IMAGE) --tar $(IMAGE_TAR)
 
 .PHONY: image-push
-image-push: manager-linux ## Assemble the image without Docker and push it to $(REGISTRY)/manager:$(VERSION) (e.g. REGISTRY=harbor.example.com/platform).
+image-push: manager-linux ## Push the manager image index (amd64 + arm64) to $(REGISTRY)/manager:$(TAG), e.g. REGISTRY=harbor.example.com/platform (INSECURE=1: plain HTTP).
 	@test -n "$(REGISTRY)" || { echo "set REGISTRY, e.g. make image-push REGISTRY=harbor.example.com/platform"; exit 1; }
-	go run ./tests/imagebuild/cmd/imagebuild --binary $(BIN)/manager-linux-amd64 --version $(VERSION) --revision $(COMMIT) \
-		--tag $(REGISTRY)/manager:$(VERSION) --push
+	go run ./tests/imagebuild/cmd/imagebuild manager $(foreach a,$(ARCHES),--binary $(BIN)/manager-linux-$(a)) \
+		--version $(VERSION) --revision $(COMMIT) --tag $(REGISTRY)/manager:$(TAG) $(PUSH_FLAGS)
+
+.PHONY: job-image-push
+job-image-push: ## Push the job test image (Debian's static busybox, /bin/sh) to $(REGISTRY)/busybox:$(JOB_IMAGE_TAG).
+	@test -n "$(REGISTRY)" || { echo "set REGISTRY, e.g. make job-image-push REGISTRY=harbor.example.com/platform"; exit 1; }
+	$(HOST) busybox
+	go run ./tests/imagebuild/cmd/imagebuild busybox --binary $(BIN)/busybox/busybox --tag $(REGISTRY)/busybox:$(JOB_IMAGE_TAG) $(PUSH_FLAGS)
 
 .PHONY: clean
 clean: down ## Remove built tools and binaries (bin/).
