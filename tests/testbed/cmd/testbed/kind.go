@@ -247,9 +247,13 @@ func upgradeFromRevision(ctx context.Context, c config, k testbed.Kind, cs kuber
 	if out, err := archive.CombinedOutput(); err != nil {
 		return fmt.Errorf("git archive %s: %w: %s", c.upgradeFrom, err, out)
 	}
-	const ns, name = "po-upgrade", "po-upgrade"
+	// Named as the chart, so the Deployment is named the same (its full name).
+	const ns, name = "po-upgrade", "platform-operators"
 	vals := func() map[string]any {
-		return map[string]any{"image": image, "replicaCount": 2, "crds": map[string]any{"keep": false}}
+		// The secretsync namespace is there already (kept by the ct installs); the chart at an
+		// older revision would try to take it over.
+		return map[string]any{"image": image, "replicaCount": 2, "crds": map[string]any{"keep": false},
+			"secretSync": map[string]any{"default": map[string]any{"createSourceNamespace": false}}}
 	}
 	r := testbed.Release{Name: name, Namespace: ns, Kubeconfig: k.Kubeconfig}
 	r.ChartDir, r.Values = filepath.Join(old, "charts", "platform-operators"), vals()
