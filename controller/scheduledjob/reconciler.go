@@ -63,6 +63,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 // the Job's watch event has not brought it back before (it normally does within milliseconds).
 const StatusBackstop = 10 * time.Second
 
+// conflictRequeue is the short retry after a status write lost to a newer version (the watch
+// event of that version usually starts the next pass first).
+const conflictRequeue = 100 * time.Millisecond
+
 // Reconciler reconciles ScheduledJob objects.
 type Reconciler struct {
 	Client client.Client
@@ -189,9 +193,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if statusChanged {
 		before := sj.DeepCopy()
 		sj.Status = *st
-		if err := r.Client.Status().Patch(ctx, &sj, client.MergeFrom(before)); err != nil {
+		// Optimistic lock: a pass that read the ScheduledJob from a cache not yet showing this
+		// controller's last status write would record (and announce) the same slot again. Its
+		// write conflicts instead, its Events are dropped, and the next pass sees the new status.
+		if err := r.Client.Status().Patch(ctx, &sj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 			if apierrors.IsNotFound(err) {
 				return ctrl.Result{}, nil
+			}
+			if apierrors.IsConflict(err) {
+				// Normal: the watch event of the newer version starts the next pass.
+				return ctrl.Result{RequeueAfter: conflictRequeue}, nil
 			}
 			return ctrl.Result{}, err
 		}

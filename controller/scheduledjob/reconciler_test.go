@@ -1,6 +1,8 @@
 package scheduledjob
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -11,11 +13,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs/jobstest"
@@ -447,4 +451,62 @@ func TestStatusWriteWaitsForCreatesInFlight(t *testing.T) {
 	if live.Status.ObservedGeneration != live.Generation {
 		t.Errorf("status after the create ended = %+v, want it written", live.Status)
 	}
+}
+
+// A pass that reads the ScheduledJob from a cache that does not yet show the status write of the
+// pass before it finds the slot's Job unrecorded. It must neither record nor announce the slot a
+// second time (seen in the e2e suite: two SuccessfulCreate Events for one Job): its status write
+// conflicts, and it drops its Events.
+func TestStalePassDoesNotAnnounceTheSlotTwice(t *testing.T) {
+	f := newFixture(t, false)
+	sj := everyMinute(f.env.Namespace(t, "sj-stale"), "stale")
+	f.create(t, sj)
+	f.reconcile(t, sj) // first status (observedGeneration), no slot due yet
+	f.nextMinute()
+	f.reconcile(t, sj) // the slot's pass: creates the Job, leaves the status to the next pass
+	stale := sj.DeepCopy()
+	f.waitJobsCached(t, sj)
+	f.reconcile(t, sj) // records the slot and announces the Job
+	if sj.Status.LastScheduleTime == nil {
+		t.Fatalf("the slot was not recorded: %+v", sj.Status)
+	}
+	count := func(evs []string) int {
+		n := 0
+		for _, e := range evs {
+			if strings.Contains(e, ReasonSuccessfulCreate) {
+				n++
+			}
+		}
+		return n
+	}
+	if n := count(f.drainEvents()); n != 1 {
+		t.Fatalf("%d SuccessfulCreate Events after the slot, want 1", n)
+	}
+	orig := f.rec.Client
+	f.rec.Client = interceptor.NewClient(noWatch{orig}, interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if got, ok := obj.(*v1alpha1.ScheduledJob); ok && key == client.ObjectKeyFromObject(stale) {
+				stale.DeepCopyInto(got)
+				return nil
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	})
+	defer func() { f.rec.Client = orig }()
+	if _, err := f.rec.Reconcile(f.env.Ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(sj)}); err != nil {
+		t.Fatalf("a pass on a stale read returned %v, want a quiet requeue", err)
+	}
+	if n := count(f.drainEvents()); n != 0 {
+		t.Errorf("the stale pass announced the slot again (%d SuccessfulCreate Events)", n)
+	}
+	if jobs := f.jobsOf(t, sj); len(jobs) != 1 {
+		t.Errorf("%d Jobs, want the slot's one", len(jobs))
+	}
+}
+
+// noWatch lets interceptor wrap the manager's client, which has no Watch.
+type noWatch struct{ client.Client }
+
+func (noWatch) Watch(context.Context, client.ObjectList, ...client.ListOption) (watch.Interface, error) {
+	return nil, errors.New("watch is not supported here")
 }
