@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -214,13 +215,19 @@ func podLogs(ctx context.Context, cs kubernetes.Interface, namespace, pod, conta
 	return string(b), err
 }
 
-// ManagerLogs returns the leader's log (the replica that runs the controllers).
-func (p *kindProvider) ManagerLogs(ctx context.Context, cfg *envconf.Config) (string, error) {
+// leader returns a clientset and the manager pod that holds the lease.
+func leader(ctx context.Context, cfg *envconf.Config) (kubernetes.Interface, *corev1.Pod, error) {
 	cs, err := kubernetes.NewForConfig(cfg.Client().RESTConfig())
 	if err != nil {
-		return "", err
+		return nil, nil, err
 	}
 	pod, err := leaderPod(ctx, cs)
+	return cs, pod, err
+}
+
+// ManagerLogs returns the leader's log (the replica that runs the controllers).
+func (p *kindProvider) ManagerLogs(ctx context.Context, cfg *envconf.Config) (string, error) {
+	cs, pod, err := leader(ctx, cfg)
 	if err != nil {
 		return "", err
 	}
@@ -229,18 +236,14 @@ func (p *kindProvider) ManagerLogs(ctx context.Context, cfg *envconf.Config) (st
 
 // ManagerMetrics returns the leader's /metrics, through the API server's pod proxy.
 func (p *kindProvider) ManagerMetrics(ctx context.Context, cfg *envconf.Config) (string, error) {
-	cs, err := kubernetes.NewForConfig(cfg.Client().RESTConfig())
-	if err != nil {
-		return "", err
-	}
-	pod, err := leaderPod(ctx, cs)
+	cs, pod, err := leader(ctx, cfg)
 	if err != nil {
 		return "", err
 	}
 	// The API server's pod proxy now and then resets a stream (HTTP/2 INTERNAL_ERROR): ask again.
 	var b []byte
 	for attempt := range 3 {
-		if b, err = cs.CoreV1().Pods(releaseNamespace).ProxyGet("http", pod.Name, "metrics", "/metrics", nil).DoRaw(ctx); err == nil {
+		if b, err = cs.CoreV1().Pods(releaseNamespace).ProxyGet("http", pod.Name, containerPort(*pod, "metrics"), "/metrics", nil).DoRaw(ctx); err == nil {
 			break
 		}
 		time.Sleep(time.Duration(attempt+1) * 500 * time.Millisecond)
@@ -276,13 +279,23 @@ func podReady(pod corev1.Pod) bool {
 }
 
 func (p *kindProvider) LeaseHolderPrefix(ctx context.Context, cfg *envconf.Config) (string, error) {
-	cs, err := kubernetes.NewForConfig(cfg.Client().RESTConfig())
-	if err != nil {
-		return "", err
-	}
-	pod, err := leaderPod(ctx, cs)
+	_, pod, err := leader(ctx, cfg)
 	if err != nil {
 		return "", err
 	}
 	return pod.Name + "_", nil
+}
+
+// containerPort returns the number of the pod's container port with that name. The API server's
+// pod proxy is given the number: kube-apiserver v1.36.3 panics on a named port
+// (proxy.normalizeLocation on a nil URL; the client sees HTTP/2 INTERNAL_ERROR).
+func containerPort(pod corev1.Pod, name string) string {
+	for _, c := range pod.Spec.Containers {
+		for _, p := range c.Ports {
+			if p.Name == name {
+				return strconv.Itoa(int(p.ContainerPort))
+			}
+		}
+	}
+	return name
 }

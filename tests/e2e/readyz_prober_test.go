@@ -20,6 +20,8 @@ type readyzProber struct {
 	mu         sync.Mutex
 	everReady  map[string]bool
 	probes     int
+	answered   int
+	seen       map[string]bool
 	failures   []string
 	stop       context.CancelFunc
 	done       chan struct{}
@@ -28,7 +30,7 @@ type readyzProber struct {
 
 func startReadyzProber(cs kubernetes.Interface) *readyzProber {
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &readyzProber{everReady: map[string]bool{}, stop: cancel, done: make(chan struct{}), probeEvery: 500 * time.Millisecond}
+	p := &readyzProber{everReady: map[string]bool{}, seen: map[string]bool{}, stop: cancel, done: make(chan struct{}), probeEvery: 500 * time.Millisecond}
 	go func() {
 		defer close(p.done)
 		t := time.NewTicker(p.probeEvery)
@@ -60,7 +62,7 @@ func (p *readyzProber) round(ctx context.Context, cs kubernetes.Interface) {
 			defer wg.Done()
 			rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			defer cancel()
-			body, err := cs.CoreV1().Pods(releaseNamespace).ProxyGet("http", pod.Name, "health", "/readyz", nil).DoRaw(rctx)
+			body, err := cs.CoreV1().Pods(releaseNamespace).ProxyGet("http", pod.Name, containerPort(pod, "health"), "/readyz", nil).DoRaw(rctx)
 			if ctx.Err() != nil {
 				return
 			}
@@ -74,7 +76,9 @@ func (p *readyzProber) record(ctx context.Context, cs kubernetes.Interface, pod 
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.probes++
+	p.seen[pod.Name] = true
 	if err == nil {
+		p.answered++
 		p.everReady[pod.Name] = true
 		return
 	}
@@ -97,9 +101,15 @@ func (p *readyzProber) Stop() (int, []string) {
 	return p.probes, append([]string(nil), p.failures...)
 }
 
-// Snapshot returns the probes and failures so far.
-func (p *readyzProber) Snapshot() (int, []string) {
+// Snapshot returns the probes, those answered 200, the pods probed that never answered 200, and
+// the failures so far.
+func (p *readyzProber) Snapshot() (probes, answered int, neverReady, failures []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.probes, append([]string(nil), p.failures...)
+	for name := range p.seen {
+		if !p.everReady[name] {
+			neverReady = append(neverReady, name)
+		}
+	}
+	return p.probes, p.answered, neverReady, append([]string(nil), p.failures...)
 }

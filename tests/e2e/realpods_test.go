@@ -120,14 +120,7 @@ func TestRealPods(t *testing.T) {
 		return ctx
 	})
 	jobs = jobs.Assess("an At's command runs in the job image and its log is exactly what it printed", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-		c := opsClient(t, cfg)
-		at := &v1alpha1.At{}
-		waitFor(ctx, t, waitTimeout, "At quoted never succeeded", func(ctx context.Context) (bool, error) {
-			if err := c.Get(ctx, client.ObjectKeyFromObject(quoted), at); err != nil {
-				return false, nil
-			}
-			return at.Status.Phase == v1alpha1.AtSucceeded || at.Status.Phase == v1alpha1.AtFailed, nil
-		})
+		at := waitAtPhase(ctx, t, opsClient(t, cfg), quoted, v1alpha1.AtSucceeded, v1alpha1.AtFailed)
 		if at.Status.Phase != v1alpha1.AtSucceeded {
 			t.Fatalf("At quoted: phase %s (%s)", at.Status.Phase, at.Status.Message)
 		}

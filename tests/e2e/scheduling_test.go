@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -68,6 +69,19 @@ func eventsFor(ctx context.Context, c client.Client, namespace, name string) ([]
 	return list.Items, nil
 }
 
+// waitAtPhase waits until the At reaches one of phases and returns it as last read.
+func waitAtPhase(ctx context.Context, t *testing.T, c client.Client, at *v1alpha1.At, phases ...v1alpha1.AtPhase) *v1alpha1.At {
+	t.Helper()
+	got := &v1alpha1.At{}
+	waitFor(ctx, t, waitTimeout, fmt.Sprintf("At %s never reached %v", at.Name, phases), func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(at), got); err != nil {
+			return false, nil
+		}
+		return slices.Contains(phases, got.Status.Phase), nil
+	})
+	return got
+}
+
 func withReason(evs []corev1.Event, reason string) []corev1.Event {
 	var out []corev1.Event
 	for _, e := range evs {
@@ -108,13 +122,7 @@ func TestAt(t *testing.T) {
 	})
 	f = f.Assess("an At a few seconds ahead waits, runs in the chart's job image and reaches Succeeded", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 		c := opsClient(t, cfg)
-		at := &v1alpha1.At{}
-		waitFor(ctx, t, waitTimeout, "At hello never succeeded", func(ctx context.Context) (bool, error) {
-			if err := c.Get(ctx, client.ObjectKeyFromObject(succeeding), at); err != nil {
-				return false, nil
-			}
-			return at.Status.Phase == v1alpha1.AtSucceeded, nil
-		})
+		at := waitAtPhase(ctx, t, c, succeeding, v1alpha1.AtSucceeded)
 		if at.Status.StartTime == nil || at.Status.StartTime.Time.Before(succeeding.Spec.Schedule.Time) {
 			t.Errorf("startTime %v, want not before the schedule %v", at.Status.StartTime, succeeding.Spec.Schedule)
 		}
@@ -138,14 +146,7 @@ func TestAt(t *testing.T) {
 		return ctx
 	})
 	f = f.Assess("an At whose pod fails reaches Failed with the Job's reason", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-		c := opsClient(t, cfg)
-		at := &v1alpha1.At{}
-		waitFor(ctx, t, waitTimeout, "At boom never failed", func(ctx context.Context) (bool, error) {
-			if err := c.Get(ctx, client.ObjectKeyFromObject(failing), at); err != nil {
-				return false, nil
-			}
-			return at.Status.Phase == v1alpha1.AtFailed, nil
-		})
+		at := waitAtPhase(ctx, t, opsClient(t, cfg), failing, v1alpha1.AtFailed)
 		// On real nodes the container exits 3 and the Job controller gives up (backoffLimit 0).
 		if !strings.Contains(at.Status.Message, "failed") || at.Status.CompletionTime == nil ||
 			(isKind() && !strings.Contains(at.Status.Message, "BackoffLimitExceeded")) {

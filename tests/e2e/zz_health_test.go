@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
@@ -34,10 +35,20 @@ func TestManagerStayedHealthy(t *testing.T) {
 			if kp.prober == nil {
 				t.Fatal("the /readyz prober did not run")
 			}
-			probes, failures := kp.prober.Snapshot()
-			t.Logf("%d /readyz probes of the manager pods (every %s)", probes, kp.prober.probeEvery)
-			if probes == 0 {
-				t.Error("no /readyz probe was answered")
+			probes, answered, neverReady, failures := kp.prober.Snapshot()
+			t.Logf("%d /readyz probes of the manager pods (every %s), %d answered 200", probes, kp.prober.probeEvery, answered)
+			// The probe must work for the check to mean anything: the pods running now were ready.
+			if answered == 0 {
+				t.Error("no /readyz probe was answered 200")
+			}
+			pods, err := managerPods(ctx, clientset(t, cfg))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range pods {
+				if slices.Contains(neverReady, p.Name) {
+					t.Errorf("running manager pod %s never answered /readyz with 200", p.Name)
+				}
 			}
 			for _, f := range failures {
 				t.Errorf("/readyz not ready: %s", f)
