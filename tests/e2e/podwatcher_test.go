@@ -96,11 +96,13 @@ func TestPodWatcher(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, series := range []string{
-			`platform_operators_pod_transitions_total{event="added",from="none",to="Pending"}`,
-			`platform_operators_pod_transitions_total{event="phaseChanged",from="Pending",to="Running"}`,
-			`platform_operators_pod_transitions_total{event="deleted",from="Running",to="none"}`,
-		} {
+		// The same transitions as the log lines above, counted.
+		var series []string
+		for _, w := range want {
+			event := map[string]string{"Pod added": "added", "Pod phase changed": "phaseChanged", "Pod deleted": "deleted"}[w.Msg]
+			series = append(series, fmt.Sprintf(`platform_operators_pod_transitions_total{event=%q,from=%q,to=%q}`, event, w.OldPhase, w.NewPhase))
+		}
+		for _, series := range series {
 			if d := counterDelta(before, after, series); d < 1 {
 				t.Errorf("%s grew by %v, want at least 1", series, d)
 			}
