@@ -2,7 +2,8 @@
 // running exactly as in `make up` (the chart's args, the chart's ServiceAccount), against a floor
 // (a bare client doing the same API work on the same cluster in the same run). It writes its
 // results into docs/benchmarks.md (between markers, leaving the rest of the file alone) and
-// charts into docs/img/. Run it with `make bench`.
+// charts into docs/img/. Run it with `make bench`. The handover scenario (leader handover at
+// scale, `-scenarios=handover`) is not part of it and writes into docs/reliability.md.
 package main
 
 import (
@@ -13,6 +14,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -46,18 +48,25 @@ type env struct {
 func main() {
 	var o secretSyncOptions
 	var so schedulingOptions
+	var ho handoverOptions
 	root := repoRoot()
 	out := flag.String("out", filepath.Join(root, "docs", "benchmarks.md"), "Markdown file the results are written into.")
 	flag.IntVar(&o.namespaces, "namespaces", 1000, "Target namespaces.")
 	flag.IntVar(&o.samples, "samples", 50, "Samples for the latency percentiles.")
 	flag.IntVar(&o.workers, "floor-workers", 32, "Concurrent writers of the floor client (the manager's --secretsync-workers default is the same).")
-	scenarios := flag.String("scenarios", "secretsync,scheduling", "Benchmarks to run, comma-separated: secretsync, scheduling.")
+	scenarios := flag.String("scenarios", "secretsync,scheduling", "Benchmarks to run, comma-separated: secretsync, scheduling, handover (not in make bench: it takes long to populate).")
 	flag.IntVar(&so.objects, "scheduled-objects", 1000, "ScheduledJobs, and as many CronJobs, firing every minute.")
 	flag.IntVar(&so.minutes, "scheduled-minutes", 5, "Slots (minutes) measured.")
 	flag.BoolVar(&so.together, "scheduled-together", false, "Run ScheduledJobs and CronJobs at the same time instead of one after the other.")
 	kinds := flag.String("scheduled-kinds", "ScheduledJob,CronJob", "Kinds the scheduling benchmark measures.")
 	var valueFiles stringList
 	flag.Var(&valueFiles, "values", "Extra chart values file (repeatable), as helm -f; the default is the chart's defaults.")
+	handoverOut := flag.String("handover-out", filepath.Join(root, "docs", "reliability.md"), "Markdown file the handover results are written into.")
+	flag.IntVar(&ho.namespaces, "handover-namespaces", 10000, "Namespaces for the handover benchmark, each targeted by its SecretSync.")
+	flag.IntVar(&ho.secrets, "handover-secrets", 100000, "Unrelated 2 KiB Secrets for the handover benchmark, spread over its namespaces.")
+	flag.IntVar(&ho.runs, "handover-runs", 3, "Leader stops per handover case.")
+	flag.DurationVar(&ho.warm, "handover-warm", 30*time.Second, "How long a standby runs, after it became ready, before the leader is stopped.")
+	cases := flag.String("handover-cases", strings.Join(handoverCases, ","), "Handover cases, comma-separated: "+strings.Join(handoverCases, ", ")+".")
 	unrelated := flag.String("unrelated", "0,10000,20000", "Unrelated 2 KiB Secrets present at each memory measurement, cumulative.")
 	flag.Parse()
 	for _, f := range strings.Split(*unrelated, ",") {
@@ -69,6 +78,12 @@ func main() {
 	}
 
 	so.kinds = strings.Split(*kinds, ",")
+	ho.cases = strings.Split(*cases, ",")
+	for _, c := range ho.cases {
+		if !slices.Contains(handoverCases, c) {
+			fail(fmt.Errorf("-handover-cases: unknown case %q", c))
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	e, err := setup(ctx, root, valueFiles)
@@ -79,6 +94,7 @@ func main() {
 	if len(os.Args) > 1 {
 		cmd = "go run ./tests/bench " + strings.Join(os.Args[1:], " ")
 	}
+	wrote := false
 	err = func() error {
 		defer e.teardown()
 		for _, sc := range strings.Split(*scenarios, ",") {
@@ -91,6 +107,7 @@ func main() {
 				if err := writeSecretSyncReport(*out, filepath.Join(root, "docs", "img"), res, o, cmd); err != nil {
 					return err
 				}
+				wrote = true
 			case "scheduling":
 				res, err := runScheduling(ctx, e, so)
 				if err != nil {
@@ -99,6 +116,16 @@ func main() {
 				if err := writeSchedulingReport(*out, res, so, cmd); err != nil {
 					return err
 				}
+				wrote = true
+			case "handover":
+				res, err := runHandover(ctx, e, ho)
+				if err != nil {
+					return err
+				}
+				if err := writeHandoverReport(*handoverOut, res, cmd); err != nil {
+					return err
+				}
+				fmt.Printf("handover results written to %s\n", *handoverOut)
 			default:
 				return fmt.Errorf("unknown scenario %q", sc)
 			}
@@ -108,7 +135,9 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	fmt.Printf("results written to %s\n", *out)
+	if wrote {
+		fmt.Printf("results written to %s\n", *out)
+	}
 }
 
 func fail(err error) {
