@@ -18,13 +18,14 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/platform-operators/platform-operators/controller/propagation"
 	"github.com/platform-operators/platform-operators/tests/testbed"
@@ -250,12 +251,8 @@ func watchLease(ctx context.Context, cs kubernetes.Interface, namespace, name st
 			w.changes = append(w.changes, holderChange{holder: holder, at: now})
 		}
 	}
-	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: record, UpdateFunc: func(_, n any) { record(n) }}); err != nil {
-		return nil, err
-	}
-	go inf.Run(w.stop)
-	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		return nil, fmt.Errorf("the Lease watch did not sync")
+	if err := runRecording(ctx, inf, w.stop, record); err != nil {
+		return nil, fmt.Errorf("the Lease watch: %w", err)
 	}
 	return w, nil
 }
@@ -609,30 +606,14 @@ func populate(ctx context.Context, cs kubernetes.Interface, o handoverOptions, r
 	res.secretCreate = time.Since(t)
 	logf("handover: %d Secrets in %s; waiting for kube-controller-manager's ServiceAccounts and ConfigMaps", o.secrets, res.secretCreate.Round(time.Millisecond))
 	if err := waitPerNamespace(ctx, o.namespaces, "ServiceAccounts default", func(ctx context.Context) ([]string, error) {
-		l, err := cs.CoreV1().ServiceAccounts("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=default"})
-		if err != nil {
-			return nil, err
-		}
-		var out []string
-		for _, x := range l.Items {
-			out = append(out, x.Namespace)
-		}
-		return out, nil
+		return namespacesOf(cs.CoreV1().ServiceAccounts("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=default"}))
 	}); err != nil {
 		return err
 	}
 	// The root CA publisher runs only when kube-controller-manager has a root CA file.
 	if _, err := cs.CoreV1().ConfigMaps("default").Get(ctx, "kube-root-ca.crt", metav1.GetOptions{}); err == nil {
 		if err := waitPerNamespace(ctx, o.namespaces, "ConfigMaps kube-root-ca.crt", func(ctx context.Context) ([]string, error) {
-			l, err := cs.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=kube-root-ca.crt"})
-			if err != nil {
-				return nil, err
-			}
-			var out []string
-			for _, x := range l.Items {
-				out = append(out, x.Namespace)
-			}
-			return out, nil
+			return namespacesOf(cs.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=kube-root-ca.crt"}))
 		}); err != nil {
 			return err
 		}
@@ -821,4 +802,20 @@ func writeHandoverReport(path string, r *handoverResult, cmd string) error {
 			run.kase, run.n, dur(run.released), dur(run.acquired), dur(run.copied), dur(run.acquiredLog), dur(run.workersLog), dur(run.freshCampaign), dur(run.freshReady), run.cpu)
 	}
 	return replaceSection(path, "handover", b.String())
+}
+
+// namespacesOf returns the namespaces of the items of a list call's result.
+func namespacesOf(list k8sruntime.Object, err error) ([]string, error) {
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	err = meta.EachListItem(list, func(o k8sruntime.Object) error {
+		a, err := meta.Accessor(o)
+		if err == nil {
+			out = append(out, a.GetNamespace())
+		}
+		return err
+	})
+	return out, err
 }

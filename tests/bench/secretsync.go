@@ -98,17 +98,26 @@ func newObserver(ctx context.Context, cs kubernetes.Interface, selector string) 
 		}
 		o.byNS[s.Namespace] = append(o.byNS[s.Namespace], seen{version: v, rv: rv, at: now})
 	}
-	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: record, UpdateFunc: func(_, n any) { record(n) }}); err != nil {
-		return nil, err
-	}
-	go inf.Run(o.stop)
-	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		return nil, fmt.Errorf("observer did not sync")
+	if err := runRecording(ctx, inf, o.stop, record); err != nil {
+		return nil, fmt.Errorf("observer: %w", err)
 	}
 	return o, nil
 }
 
 func (o *observer) close() { close(o.stop) }
+
+// runRecording calls record with every object the informer adds or updates, runs it until stop
+// closes, and waits until it has synced.
+func runRecording(ctx context.Context, inf toolscache.SharedIndexInformer, stop <-chan struct{}, record func(any)) error {
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: record, UpdateFunc: func(_, n any) { record(n) }}); err != nil {
+		return err
+	}
+	go inf.Run(stop)
+	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		return fmt.Errorf("did not sync")
+	}
+	return nil
+}
 
 // waitAll waits until version was seen in n namespaces and returns when the last one was seen.
 func (o *observer) waitAll(ctx context.Context, version string, n int, timeout time.Duration) (time.Time, error) {
