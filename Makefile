@@ -30,7 +30,7 @@ UP_PROVIDER ?= $(shell [ "$$(id -u)" = 0 ] || docker info >/dev/null 2>&1 && ech
 .PHONY: up
 up: tools ## Local cluster with the chart installed and the manager running in it from the project's image (kind; kwok where containers cannot run).
 ifeq ($(UP_PROVIDER),kind)
-	$(MAKE) --no-print-directory host kind-node
+	$(MAKE) --no-print-directory kind-node
 	go run ./tests/testbed/cmd/testbed up --provider kind --root $(ROOT) --values scripts/dev-values.yaml
 else
 	@echo "==> no container engine can run here (not root, no Docker): falling back to kwok (fake nodes, the manager as a local process)"
@@ -44,19 +44,23 @@ down: ## Delete the local cluster, stop its registry/manager (.cluster/ is remov
 	$(HOST) docker-down
 
 .PHONY: test
-test: tools host ## Everything CI runs: verify, unit + envtest, chart checks, the image test, e2e on kwok and on kind, ct install.
+test: tools host-packages ## Everything CI runs: verify, unit + envtest, chart checks, the image test, e2e on kwok and on kind, ct install.
+	@# with-docker starts an engine if none answers and stops it (by pid) when the tests end, pass or fail.
 	$(HOST) with-docker $(MAKE) --no-print-directory verify test-go test-chart test-image test-e2e test-e2e-kind test-ct
 
 ##@ Test bed
 
-.PHONY: host
-host: ## Install the Debian packages the tests need (yamllint, Docker engine, debootstrap, registry), start Docker if none answers, fetch busybox.
+.PHONY: host-packages
+host-packages: ## Install the Debian packages the tests need (yamllint, Docker engine, debootstrap, containerd, registry) that are missing.
 	$(HOST) packages $(HOST_PACKAGES)
+
+.PHONY: host
+host: host-packages ## host-packages, then start Docker if no engine answers (stopped by make down), fetch busybox.
 	$(HOST) docker-up
 	$(HOST) busybox
 
 .PHONY: kind-node
-kind-node: tools ## Build the kind node image offline (cached by content: seconds when built).
+kind-node: tools host ## Build the kind node image offline (cached by content: seconds when built).
 	scripts/kind-node.sh
 
 ##@ Tests
@@ -66,7 +70,7 @@ test-go: tools ## Unit tests, envtest integration tests (real kube-apiserver + e
 	go test -count=1 $(GO_PACKAGES)
 
 .PHONY: test-chart
-test-chart: tools ## helm lint --strict (every ci/ values file), ct lint, yamllint.
+test-chart: tools host-packages ## helm lint --strict (every ci/ values file), ct lint, yamllint.
 	for f in $(CHART)/ci/*-values.yaml; do $(BIN)/helm lint --strict $(CHART) -f $$f; done
 	$(BIN)/ct lint --config ct.yaml --charts $(CHART) --validate-maintainers=false --validate-chart-schema=false
 	yamllint -c .yamllint.yaml .
@@ -84,8 +88,7 @@ test-ct: tools kind-node ## chart-testing `ct install` (install, helm test, unin
 	go run ./tests/testbed/cmd/testbed ct --root $(ROOT) --upgrade-from $(CHART_UPGRADE_FROM)
 
 .PHONY: test-image
-test-image: ## Run the built manager and job images in Docker (time zones, read-only root, nonroot).
-	$(HOST) busybox
+test-image: host ## Run the built manager and job images in Docker (time zones, read-only root, nonroot).
 	PO_DOCKER_TESTS=1 PO_BUSYBOX_BINARY=$(BIN)/busybox/busybox go test -count=1 -timeout 20m -v -run Docker ./tests/imagebuild/
 
 .PHONY: test-e2e-namespaced

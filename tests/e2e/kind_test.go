@@ -25,8 +25,8 @@ const (
 	kindRegistryPort = 5001
 	// kindImageTag is the tag the suite pushes the manager image under.
 	kindImageTag = "e2e"
-	// managerSelector selects the chart's manager pods.
-	managerSelector = "app.kubernetes.io/name=platform-operators,app.kubernetes.io/instance=" + releaseName
+	// managerSelector selects the chart's manager pods (what its Services select).
+	managerSelector = "app.kubernetes.io/name=platform-operators,app.kubernetes.io/component=manager,app.kubernetes.io/instance=" + releaseName
 )
 
 // kindProvider runs the suite on real nodes: a kind cluster on the node image built here
@@ -171,8 +171,7 @@ func managerPods(ctx context.Context, cs kubernetes.Interface) ([]corev1.Pod, er
 	}
 	var out []corev1.Pod
 	for _, p := range pods.Items {
-		// helm test pods and hooks must not carry the selector labels; tolerate none of them here.
-		if p.DeletionTimestamp == nil && len(p.OwnerReferences) > 0 && p.OwnerReferences[0].Kind == "ReplicaSet" {
+		if p.DeletionTimestamp == nil {
 			out = append(out, p)
 		}
 	}

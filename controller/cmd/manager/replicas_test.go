@@ -6,9 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
-	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -22,17 +19,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/enablement"
+	"github.com/platform-operators/platform-operators/controller/jobs/jobstest"
 )
 
 // informerLog is the manager's cache with a record of the kinds asked of it before and after it
@@ -201,28 +197,10 @@ func eventually(t *testing.T, msg func() string, cond func() bool) {
 // own (the up-front list is complete), and when the leader goes the standby takes over without
 // ever reporting unready.
 func TestReplicasAreReadyWithWarmCachesAndHandOver(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Fatal("KUBEBUILDER_ASSETS is not set: run through `make test-go`, which points it at bin/ (built by `make tools`)")
-	}
 	ctrl.SetLogger(logr.Discard())
-	_, file, _, _ := goruntime.Caller(0)
-	crds := filepath.Join(filepath.Dir(file), "..", "..", "..", "charts", "platform-operators", "files", "crds")
-	env := &envtest.Environment{CRDDirectoryPaths: []string{crds}, ErrorIfCRDPathMissing: true}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("starting envtest: %v", err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-
+	cfg := jobstest.StartAPIServer(t)
 	// Something for every controller to work on, so each one reads what it reads.
-	scheme := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	k8s, err := client.New(cfg, client.Options{Scheme: scheme})
+	k8s, err := client.New(cfg, client.Options{Scheme: jobstest.Scheme(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,8 +32,9 @@ type Env struct {
 	Ctx     context.Context
 }
 
-// Start starts envtest and the manager (controllers are added by setup before the start).
-func Start(t *testing.T, setup func(mgr ctrl.Manager) error) *Env {
+// StartAPIServer starts envtest's kube-apiserver and etcd (from KUBEBUILDER_ASSETS) with the
+// chart's CRDs installed, stops them when the test ends, and returns the admin config.
+func StartAPIServer(t *testing.T) *rest.Config {
 	t.Helper()
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Fatal("KUBEBUILDER_ASSETS is not set: run through `make test-go`, which points it at bin/ (built by `make tools`)")
@@ -45,7 +47,12 @@ func Start(t *testing.T, setup func(mgr ctrl.Manager) error) *Env {
 		t.Fatalf("starting envtest: %v", err)
 	}
 	t.Cleanup(func() { _ = env.Stop() })
+	return cfg
+}
 
+// Scheme knows the built-in kinds and ours.
+func Scheme(t *testing.T) *k8sruntime.Scheme {
+	t.Helper()
 	scheme := k8sruntime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
@@ -53,6 +60,14 @@ func Start(t *testing.T, setup func(mgr ctrl.Manager) error) *Env {
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
+	return scheme
+}
+
+// Start starts envtest and the manager (controllers are added by setup before the start).
+func Start(t *testing.T, setup func(mgr ctrl.Manager) error) *Env {
+	t.Helper()
+	cfg := StartAPIServer(t)
+	scheme := Scheme(t)
 	obj, by := jobs.CacheByObject()
 	skip := true
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
