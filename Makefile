@@ -66,8 +66,8 @@ kind-node: tools host ## Build the kind node image offline (cached by content: s
 ##@ Tests
 
 .PHONY: test-go
-test-go: tools ## Unit tests, envtest integration tests (real kube-apiserver + etcd from bin/) and chart render tests.
-	go test -count=1 $(GO_PACKAGES)
+test-go: tools ## Unit tests, envtest integration tests (real kube-apiserver + etcd from bin/) and chart render tests, with the race detector.
+	go test -race -count=1 $(GO_PACKAGES)
 
 .PHONY: test-chart
 test-chart: tools host-packages ## helm lint --strict (every ci/ values file), ct lint, yamllint.

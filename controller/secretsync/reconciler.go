@@ -208,44 +208,56 @@ type result struct {
 }
 
 func (r *Reconciler) apply(ctx context.Context, name string, plan propagation.Plan) result {
-	res := result{written: map[propagation.Op]int{}}
-	var mu sync.Mutex
+	// Each worker writes only its own action's outcome; the outcomes are folded into the result
+	// after every worker is done, in plan order, so nothing in res is shared between goroutines.
+	type outcome struct {
+		op  propagation.Op
+		err error
+	}
+	outcomes := make([]outcome, len(plan.Actions))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(1, r.Workers))
-	for _, a := range plan.Actions {
+	for i, a := range plan.Actions {
 		if a.Op == propagation.OpConflict {
-			res.conflicts = append(res.conflicts, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: "Conflict", Message: a.Message})
 			continue
 		}
 		g.Go(func() error {
 			op, err := r.write(gctx, a)
-			mu.Lock()
-			defer mu.Unlock()
-			var conflict *unmanagedError
-			switch {
-			case err == nil:
-				if op != "" {
-					res.written[op]++
-					r.Metrics.Writes.WithLabelValues(name, string(op)).Inc()
-				} else if a.Op != propagation.OpDelete && a.Op != propagation.OpRelease {
-					res.caughtUp++
-				}
-			case errors.As(err, &conflict):
-				res.conflicts = append(res.conflicts, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: "Conflict", Message: conflict.Error()})
-			case apierrors.IsConflict(err) || apierrors.IsNotFound(err) || apierrors.IsAlreadyExists(err):
-				// The cache was behind the API: the watch event that follows brings us back.
-				res.requeue = true
-			default:
-				r.Metrics.Failures.WithLabelValues(name).Inc()
-				res.failures = append(res.failures, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: "WriteFailed", Message: fmt.Sprintf("%s: %v", a.Op, err)})
-				if res.writeErr == nil {
-					res.writeErr = err
-				}
-			}
+			outcomes[i] = outcome{op, err}
 			return nil
 		})
 	}
 	_ = g.Wait()
+
+	res := result{written: map[propagation.Op]int{}}
+	for i, a := range plan.Actions {
+		if a.Op == propagation.OpConflict {
+			res.conflicts = append(res.conflicts, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: "Conflict", Message: a.Message})
+			continue
+		}
+		op, err := outcomes[i].op, outcomes[i].err
+		var conflict *unmanagedError
+		switch {
+		case err == nil:
+			if op != "" {
+				res.written[op]++
+				r.Metrics.Writes.WithLabelValues(name, string(op)).Inc()
+			} else if a.Op != propagation.OpDelete && a.Op != propagation.OpRelease {
+				res.caughtUp++
+			}
+		case errors.As(err, &conflict):
+			res.conflicts = append(res.conflicts, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: "Conflict", Message: conflict.Error()})
+		case apierrors.IsConflict(err) || apierrors.IsNotFound(err) || apierrors.IsAlreadyExists(err):
+			// The cache was behind the API: the watch event that follows brings us back.
+			res.requeue = true
+		default:
+			r.Metrics.Failures.WithLabelValues(name).Inc()
+			res.failures = append(res.failures, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: "WriteFailed", Message: fmt.Sprintf("%s: %v", a.Op, err)})
+			if res.writeErr == nil {
+				res.writeErr = err
+			}
+		}
+	}
 	return res
 }
 
