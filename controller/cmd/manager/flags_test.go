@@ -29,6 +29,32 @@ func TestParseFlags(t *testing.T) {
 				t.Errorf("parsed = %+v", o)
 			}
 		}},
+		{name: "metrics are served over HTTPS with authentication by default, and leader election has controller-runtime's timings", check: func(t *testing.T, o options) {
+			if !o.metricsSecure || o.metricsCertDir != "" {
+				t.Errorf("metricsSecure = %t, metricsCertDir = %q; want true and empty (a self-signed certificate)", o.metricsSecure, o.metricsCertDir)
+			}
+			if o.leaseDuration != 15*time.Second || o.renewDeadline != 10*time.Second || o.retryPeriod != 2*time.Second {
+				t.Errorf("leader election = %s/%s/%s, want 15s/10s/2s", o.leaseDuration, o.renewDeadline, o.retryPeriod)
+			}
+			m := metricsOptions(o)
+			if !m.SecureServing || m.FilterProvider == nil {
+				t.Errorf("metrics options = %+v, want SecureServing and an authentication/authorization filter", m)
+			}
+		}},
+		{name: "plain HTTP metrics have no filter", args: []string{"--metrics-secure=false"}, check: func(t *testing.T, o options) {
+			if m := metricsOptions(o); m.SecureServing || m.FilterProvider != nil {
+				t.Errorf("metrics options = %+v, want plain HTTP without a filter", m)
+			}
+		}},
+		{name: "leader election timings are accepted", args: []string{"--leader-elect-lease-duration=60s", "--leader-elect-renew-deadline=40s", "--leader-elect-retry-period=5s", "--metrics-cert-dir=/certs"},
+			check: func(t *testing.T, o options) {
+				if o.leaseDuration != time.Minute || o.renewDeadline != 40*time.Second || o.retryPeriod != 5*time.Second || metricsOptions(o).CertDir != "/certs" {
+					t.Errorf("parsed = %+v", o)
+				}
+			}},
+		{name: "a lease no longer than the renew deadline is an error", args: []string{"--leader-elect-lease-duration=10s"}, wantErr: "must be greater than --leader-elect-renew-deadline"},
+		{name: "a renew deadline within 1.2 retry periods is an error", args: []string{"--leader-elect-retry-period=9s"}, wantErr: "1.2 x --leader-elect-retry-period"},
+		{name: "a zero retry period is an error", args: []string{"--leader-elect-retry-period=0"}, wantErr: "must be positive"},
 		{name: "the pull secret sync's ServiceAccounts are split", args: []string{"--pull-secret-sync-name=p", "--pull-secret-sync-secret=harbor", "--pull-secret-sync-service-accounts=default, builder"},
 			check: func(t *testing.T, o options) {
 				if !reflect.DeepEqual(o.pullSecretSync.ImagePullSecretFor, []string{"default", "builder"}) {

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
@@ -45,9 +46,14 @@ import (
 
 type options struct {
 	metricsAddr, probeAddr     string
+	metricsSecure              bool
+	metricsCertDir             string
 	pprofAddr                  string
 	leaderElect                bool
 	leaderElectionID, leaderNS string
+	leaseDuration              time.Duration
+	renewDeadline              time.Duration
+	retryPeriod                time.Duration
 	controllers                string
 	logFormat, logLevel        string
 	qps                        float64
@@ -84,11 +90,17 @@ func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
+	fs.BoolVar(&o.metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS and answer only requests whose bearer token the API server authenticates (TokenReview) and authorizes for GET /metrics (SubjectAccessReview); false serves plain HTTP to anyone, for development only.")
+	fs.StringVar(&o.metricsCertDir, "metrics-cert-dir", "", "Directory holding tls.crt and tls.key for the HTTPS metrics endpoint; empty: a self-signed certificate generated in memory at start.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
 	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "0", "Address Go's /debug/pprof endpoints bind to, for profiling; \"0\" (the default) disables them.")
 	fs.BoolVar(&o.leaderElect, "leader-elect", true, "Elect a leader through a Lease so only one replica runs the controllers.")
 	fs.StringVar(&o.leaderElectionID, "leader-election-id", "platform-operators", "Name of the leader election Lease.")
 	fs.StringVar(&o.leaderNS, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the pod's namespace; required out of cluster).")
+	// controller-runtime's defaults (pkg/manager: 15s, 10s, 2s).
+	fs.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a standby waits after the leader's last renewal before it takes the Lease: the longest failover when the leader dies without releasing it.")
+	fs.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps retrying to renew the Lease before it gives up leadership (and exits); must be less than the lease duration.")
+	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often the leader renews and a standby tries to take the Lease.")
 	fs.StringVar(&o.controllers, "controllers", "*", "Controllers to run: '*' (all on by default), 'name' to add, '-name' to remove, comma-separated. Known: "+knownNames()+".")
 	fs.StringVar(&o.logFormat, "log-format", "json", "Log format: json or text.")
 	fs.StringVar(&o.logLevel, "log-level", "info", "Log level: debug, info, error, or a verbosity number.")
@@ -125,10 +137,28 @@ func parseFlags(args []string) (options, error) {
 	if o.apiServerWaitTimeout < 0 {
 		return o, errors.New("--api-server-wait-timeout must not be negative")
 	}
+	if err := checkLeaderElectionTimings(o.leaseDuration, o.renewDeadline, o.retryPeriod); err != nil {
+		return o, err
+	}
 	if o.qps <= 0 || o.burst <= 0 {
 		return o, errors.New("--kube-api-qps and --kube-api-burst must be positive")
 	}
 	return o, nil
+}
+
+// checkLeaderElectionTimings refuses what client-go's leader elector would refuse at the start of
+// the election (leaderelection.NewLeaderElector): better a flag error than a manager that starts,
+// syncs its caches and only then exits.
+func checkLeaderElectionTimings(lease, renew, retry time.Duration) error {
+	switch {
+	case lease <= 0 || renew <= 0 || retry <= 0:
+		return errors.New("--leader-elect-lease-duration, --leader-elect-renew-deadline and --leader-elect-retry-period must be positive")
+	case lease <= renew:
+		return fmt.Errorf("--leader-elect-lease-duration (%s) must be greater than --leader-elect-renew-deadline (%s)", lease, renew)
+	case float64(renew) <= 1.2*float64(retry): // client-go's JitterFactor
+		return fmt.Errorf("--leader-elect-renew-deadline (%s) must be greater than 1.2 x --leader-elect-retry-period (%s)", renew, retry)
+	}
+	return nil
 }
 
 func knownNames() string {
@@ -240,16 +270,22 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 	}
 
 	shutdown := o.gracefulShutdown
+	lease, renew, retry := o.leaseDuration, o.renewDeadline, o.retryPeriod
 	opts := ctrl.Options{
-		Scheme:                        scheme,
-		Cache:                         cacheOpts,
-		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
-		HealthProbeBindAddress:        o.probeAddr,
-		PprofBindAddress:              o.pprofAddr,
-		LeaderElection:                o.leaderElect,
-		LeaderElectionID:              o.leaderElectionID,
-		LeaderElectionNamespace:       o.leaderNS,
+		Scheme:                  scheme,
+		Cache:                   cacheOpts,
+		Metrics:                 metricsOptions(o),
+		HealthProbeBindAddress:  o.probeAddr,
+		PprofBindAddress:        o.pprofAddr,
+		LeaderElection:          o.leaderElect,
+		LeaderElectionID:        o.leaderElectionID,
+		LeaderElectionNamespace: o.leaderNS,
+		// A graceful stop (SIGTERM) releases the Lease, so a standby takes over at its next retry
+		// rather than after the lease duration (docs/reliability.md).
 		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &lease,
+		RenewDeadline:                 &renew,
+		RetryPeriod:                   &retry,
 		GracefulShutdownTimeout:       &shutdown,
 	}
 	if tweak != nil {
@@ -317,6 +353,22 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 		}
 	}
 	return mgr, nil
+}
+
+// metricsOptions serves /metrics over HTTPS for authenticated and authorized callers only
+// (--metrics-secure, the default), or over plain HTTP to anyone. The filter asks the API server
+// for a TokenReview and a SubjectAccessReview (non-resource URL /metrics, verb get) per request:
+// the manager needs create on tokenreviews and subjectaccessreviews (the chart's metrics-auth
+// ClusterRole) and the caller a role such as the chart's metrics-reader.
+func metricsOptions(o options) metricsserver.Options {
+	m := metricsserver.Options{BindAddress: o.metricsAddr}
+	if o.metricsSecure {
+		m.SecureServing = true
+		m.FilterProvider = filters.WithAuthenticationAndAuthorization
+		// Empty: controller-runtime generates a self-signed certificate in memory.
+		m.CertDir = o.metricsCertDir
+	}
+	return m
 }
 
 // watchedObjects lists the kinds the enabled controllers watch through the manager's cache.

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/platform-operators/platform-operators/controller/enablement"
+	"github.com/platform-operators/platform-operators/controller/jobs/jobstest"
+)
+
+// The manager's default metrics endpoint, against a real API server (TokenReview and
+// SubjectAccessReview with RBAC): HTTPS; no token is 401, a ServiceAccount without a role that
+// grants GET /metrics is 403, and one bound to a metrics-reader ClusterRole (the chart's rule)
+// reads the metrics.
+func TestSecureMetricsNeedAnAuthorizedToken(t *testing.T) {
+	ctrl.SetLogger(logr.Discard())
+	cfg := jobstest.StartAPIServer(t)
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const ns = "default"
+	for _, name := range []string{"scraper", "nobody"} {
+		if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The rule of the chart's metrics-reader ClusterRole (templates/metrics-rbac.yaml).
+	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "metrics-reader"},
+		Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "metrics-reader"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "metrics-reader"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "scraper", Namespace: ns}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	token := func(sa string) string {
+		tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr.Status.Token
+	}
+
+	addr := freeAddress(t)
+	o, err := parseFlags([]string{"--metrics-bind-address=" + addr, "--health-probe-bind-address=0", "--leader-elect=false", "--controllers=-secretsync,-at,-scheduledjob"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enabled, err := enablement.Resolve(splitList(o.controllers), known)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := newManager(ctx, o, enabled, cfg, logr.Discard(), prometheus.NewRegistry(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}()
+	defer func() { cancel(); <-done }()
+
+	// The certificate is self-signed, generated at start: the test checks who may read, not the certificate.
+	httpc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	get := func(bearer string) (int, string, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/metrics", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+bearer)
+		}
+		resp, err := httpc.Do(req)
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), nil
+	}
+	var code int
+	var body string
+	eventually(t, func() string { return "the metrics endpoint never answered over HTTPS: " + body }, func() bool {
+		code, body, err = get("")
+		if err != nil {
+			body = err.Error()
+		}
+		return err == nil
+	})
+	if code != http.StatusUnauthorized {
+		t.Errorf("no token: %d %q, want 401", code, body)
+	}
+	// controller-runtime's filter answers 500 when the TokenReview of a malformed token errs.
+	if code, body, err = get("not-a-token"); err != nil || code == http.StatusOK {
+		t.Errorf("a token the API server does not know: %d %q %v, want it refused", code, body, err)
+	}
+	if code, body, err = get(token("nobody")); err != nil || code != http.StatusForbidden {
+		t.Errorf("a ServiceAccount without the metrics-reader role: %d %q %v, want 403", code, body, err)
+	}
+	if code, body, err = get(token("scraper")); err != nil || code != http.StatusOK || !strings.Contains(body, "controller_runtime_") {
+		t.Errorf("a ServiceAccount bound to metrics-reader: %d %v, want 200 with controller-runtime's metrics; body:\n%.300s", code, err, body)
+	}
+	// Plain HTTP is not answered on the HTTPS port.
+	if resp, err := http.Get("http://" + addr + "/metrics"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Errorf("plain HTTP GET /metrics answered 200")
+		}
+	}
+}
