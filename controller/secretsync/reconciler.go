@@ -53,6 +53,8 @@ type Reconciler struct {
 	// unmanaged remembers targets found held by a Secret we do not manage, so later reconciles
 	// look (a read) instead of trying to create (a failed write) each time.
 	unmanaged sync.Map
+	// lastStatus is the status last written per SecretSync name (see writeStatus).
+	lastStatus sync.Map
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -60,6 +62,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	ss := &v1alpha1.SecretSync{}
 	if err := r.Client.Get(ctx, req.NamespacedName, ss); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.lastStatus.Delete(req.Name)
 			return r.cleanup(ctx, req.Name)
 		}
 		return ctrl.Result{}, err

@@ -64,7 +64,13 @@ func (r *Reconciler) writeStatus(ctx context.Context, ss *v1alpha1.SecretSync, o
 	r.Metrics.Synced.WithLabelValues(ss.Name).Set(float64(synced))
 	r.Metrics.Conflicts.WithLabelValues(ss.Name).Set(float64(len(res.conflicts)))
 
-	if !equality.Semantic.DeepEqual(prev, st) {
+	// The cached SecretSync can be older than our own last status write (a reconcile woken at
+	// once by the event that made the last one requeue): equal to prev then proves nothing, and
+	// skipping the write would leave that last status (say Progressing) in the API for good, as
+	// status changes do not wake the controller. So compare with what we last wrote too; a write
+	// from a stale object conflicts and is retried once the cache has caught up.
+	last, _ := r.lastStatus.Load(ss.Name)
+	if !equality.Semantic.DeepEqual(prev, st) || (last != nil && !equality.Semantic.DeepEqual(last.(*v1alpha1.SecretSyncStatus), st)) {
 		// An update (not a merge patch) so zero counts are stored too and `kubectl get` shows
 		// "0 conflicts" rather than a blank; a conflict with a concurrent write retries.
 		ss.Status = *st
@@ -74,6 +80,8 @@ func (r *Reconciler) writeStatus(ctx context.Context, ss *v1alpha1.SecretSync, o
 			}
 			return ctrl.Result{}, err
 		}
+		// As the API server answered (times in whole seconds), so that it compares equal later.
+		r.lastStatus.Store(ss.Name, ss.Status.DeepCopy())
 	}
 	r.emitEvents(ss, prev, st, res)
 
