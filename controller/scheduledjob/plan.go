@@ -37,6 +37,8 @@ const (
 	ReasonSawCompletedJob    = "SawCompletedJob"
 	ReasonMissingJob         = "MissingJob"
 	ReasonSuccessfulCreate   = "SuccessfulCreate"
+	// ReasonJobRejected: the API server refused the Job built from the template as invalid.
+	ReasonJobRejected = "JobRejected"
 )
 
 type event struct{ kind, reason, note string }
@@ -62,10 +64,13 @@ type plan struct {
 	skipped string
 	// requeueAfter is when to look again; 0 means only on a change.
 	requeueAfter time.Duration
+	// scheduled is Ready's message when all is well (kept for after a rejected template).
+	scheduled string
 }
 
-// decide is the whole ScheduledJob logic as a function of the object, its Jobs and now.
-func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time) plan {
+// decide is the whole ScheduledJob logic as a function of the object, its Jobs, now, and which
+// Jobs this process deleted itself (deletedByUs: never reported missing).
+func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, deletedByUs func(types.UID) bool) plan {
 	p := plan{status: *sj.Status.DeepCopy()}
 	st := &p.status
 	st.ObservedGeneration = sj.Generation
@@ -95,13 +100,14 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time) p
 		}
 	}
 	for _, ref := range sj.Status.Active {
-		if !seen[ref.UID] {
+		if !seen[ref.UID] && !deletedByUs(ref.UID) {
 			p.events = append(p.events, event{corev1.EventTypeNormal, ReasonMissingJob, "Active job went missing: " + ref.Name})
 		}
 	}
 	st.Active = active
-	// History is pruned whatever else happens: suspended, bad schedule, failing creates.
-	p.prune = append(oldest(succeeded, ptr.Deref(sj.Spec.SuccessfulJobsHistoryLimit, 3)), oldest(failed, ptr.Deref(sj.Spec.FailedJobsHistoryLimit, 1))...)
+	// History is pruned whatever else happens (suspended, bad schedule, failing creates), as
+	// far as the slot protocol allows (slots.go).
+	p.prune = historyToPrune(sj, succeeded, failed)
 
 	if sj.DeletionTimestamp != nil {
 		return p
@@ -177,7 +183,11 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time) p
 		}
 		return p
 	}
-	setReady(sj, st, metav1.ConditionTrue, ReasonScheduled, "Next run at "+formatNext(st.NextScheduleTime, sched))
+	p.scheduled = "Next run at " + formatNext(st.NextScheduleTime, sched)
+	rejectedTemplate := jobRejected(sj)
+	if !rejectedTemplate {
+		setReady(sj, st, metav1.ConditionTrue, ReasonScheduled, p.scheduled)
+	}
 
 	activeNames := func() []string {
 		names := make([]string, 0, len(st.Active))
@@ -219,6 +229,8 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time) p
 		}
 	case last != nil && last.Equal(*recentOK):
 		// Already processed.
+	case rejectedTemplate && st.LastSkippedTime != nil && st.LastSkippedTime.Time.Equal(*recentOK):
+		// The API server refused this slot's Job: the next slot tries again, not this one.
 	case hasJobNamed(children, schedule.JobName(sj.Name, *recentOK)):
 		// The slot's Job exists but the status does not say so yet: the pass at the slot
 		// created it and left the status to this pass (or crashed, or lost its write). Record
@@ -242,6 +254,13 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time) p
 		p.creates = append(p.creates, creation{job: newJob(sj, schedule.JobName(sj.Name, slot), slot, sched.Location(), ""), slot: &slot})
 	}
 	return p
+}
+
+// jobRejected reports whether Ready says the API server refused a Job built from the current
+// template (same generation): it stays so until the spec changes or a create succeeds.
+func jobRejected(sj *v1alpha1.ScheduledJob) bool {
+	c := meta.FindStatusCondition(sj.Status.Conditions, ConditionReady)
+	return c != nil && c.Reason == ReasonJobRejected && c.ObservedGeneration == sj.Generation
 }
 
 // RunNowJobName is the Job name for a run-now token: "<name>-r<8 hex digits of the token's

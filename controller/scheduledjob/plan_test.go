@@ -165,6 +165,7 @@ func TestDecide(t *testing.T) {
 		wantCreate   []string
 		wantReplace  []string
 		wantPrune    []string
+		deletedByUs  map[types.UID]bool
 		wantActive   int
 		wantEvents   []string // reasons, in order
 		wantSkipped  string
@@ -258,8 +259,27 @@ func TestDecide(t *testing.T) {
 			sj: newSJ(suspended, lastSchedule(topOfTheHour), history(0, 0)), jobs: []*batchv1.Job{priorDone}, now: justAfterTheHour,
 			wantPrune: []string{priorDone.Name}, wantRequeue: 59*time.Minute + schedule.Padding},
 		{name: "history is pruned when the schedule is invalid too",
-			sj: newSJ(timeZone("Mars/Olympus"), history(0, 0)), jobs: []*batchv1.Job{priorDone}, now: justAfterTheHour,
+			sj: newSJ(timeZone("Mars/Olympus"), lastSchedule(thePriorHour), history(0, 0)), jobs: []*batchv1.Job{priorDone}, now: justAfterTheHour,
 			wantPrune: []string{priorDone.Name}, wantEvents: []string{ReasonUnknownTimeZone}},
+		// The slot protocol (slots.go): a finished Job is the only trace of a slot until a
+		// written status records it; it is deleted by a later pass, never by the recording one.
+		{name: "a finished Job whose slot the written status does not record yet is recorded, not pruned",
+			sj: newSJ(lastSchedule(thePriorHour), history(0, 0)), jobs: []*batchv1.Job{childJob(topOfTheHour, succeededJob)}, now: justAfterTheHour,
+			wantEvents: []string{ReasonSuccessfulCreate}, wantRequeue: 59*time.Minute + schedule.Padding,
+			check: func(t *testing.T, p plan) {
+				if p.status.LastScheduleTime == nil || !p.status.LastScheduleTime.Time.Equal(topOfTheHour) {
+					t.Errorf("lastScheduleTime = %v, want %v", p.status.LastScheduleTime, topOfTheHour)
+				}
+			}},
+		{name: "a finished Job the written status still lists as active is dropped from active, not pruned",
+			sj: newSJ(lastSchedule(topOfTheHour), history(0, 0), activeIn(childJob(topOfTheHour, running))), jobs: []*batchv1.Job{childJob(topOfTheHour, succeededJob)}, now: justAfterTheHour,
+			wantEvents: []string{ReasonSawCompletedJob}, wantRequeue: 59*time.Minute + schedule.Padding},
+		{name: "a finished Job recorded and no longer active is pruned",
+			sj: newSJ(lastSchedule(topOfTheHour), history(0, 0)), jobs: []*batchv1.Job{childJob(topOfTheHour, succeededJob)}, now: justAfterTheHour,
+			wantPrune: []string{slotName(topOfTheHour)}, wantRequeue: 59*time.Minute + schedule.Padding},
+		{name: "an active Job this process replaced is not reported missing",
+			sj: newSJ(lastSchedule(topOfTheHour), activeIn(childJob(topOfTheHour, running))), now: justAfterTheHour,
+			deletedByUs: map[types.UID]bool{childJob(topOfTheHour, running).UID: true}, wantRequeue: 59*time.Minute + schedule.Padding},
 		{name: "an unknown time zone: Ready False, a Warning, no Job and no requeue",
 			sj: newSJ(timeZone("Mars/Olympus")), now: justAfterTheHour, wantEvents: []string{ReasonUnknownTimeZone},
 			check: func(t *testing.T, p plan) {
@@ -271,7 +291,7 @@ func TestDecide(t *testing.T) {
 		{name: "an unknown time zone already reported: no second Warning",
 			sj: func() *v1alpha1.ScheduledJob {
 				sj := newSJ(timeZone("Mars/Olympus"))
-				sj.Status = decide(sj, nil, justAfterTheHour).status
+				sj.Status = decide(sj, nil, justAfterTheHour, noneDeleted).status
 				return sj
 			}(), now: justAfterTheHour.Add(time.Minute)},
 		{name: "a schedule that never fires: Ready False ScheduleNeverFires, no requeue",
@@ -324,7 +344,7 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := decide(tc.sj, tc.jobs, tc.now)
+			p := decide(tc.sj, tc.jobs, tc.now, func(uid types.UID) bool { return tc.deletedByUs[uid] })
 			if got := createdNames(p); !slices.Equal(got, tc.wantCreate) {
 				t.Errorf("creates = %v, want %v", got, tc.wantCreate)
 			}
@@ -371,3 +391,6 @@ func TestDecide(t *testing.T) {
 
 // jobName is the created-by label key, named for readability in the check above.
 const jobName = "ops.platform-operators.io/created-by"
+
+// noneDeleted: this process deleted no Job.
+func noneDeleted(types.UID) bool { return false }

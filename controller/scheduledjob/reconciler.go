@@ -8,7 +8,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -82,6 +81,8 @@ type Reconciler struct {
 
 	// creates holds back status patches and history deletes while Job creates are in flight.
 	creates createGate
+	// deleted are the active Jobs this process replaced (slots.go, step 4).
+	deleted deletions
 }
 
 // maxWriteHold bounds how long a status patch or history delete waits for in-flight creates.
@@ -103,7 +104,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-// Reconcile runs one pass: read, decide, act, write status once, then emit Events.
+// Reconcile runs one pass: read, decide, then carry the plan out in the order of the slot
+// protocol (slots.go): create, write status once, prune, emit Events.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
 	var sj v1alpha1.ScheduledJob
@@ -114,110 +116,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	now := r.Clock.Now()
-	p := decide(&sj, children, now)
-	st := &p.status
-
-	// Act: replace, create, prune. A failing create still lets pruning and the status write
-	// happen; its error is returned afterwards so the request backs off.
-	var actErr error
-	slotCreated := false
-	for _, j := range p.replace {
-		if err := r.deleteJob(ctx, j); err != nil {
-			p.events = append(p.events, event{corev1.EventTypeWarning, "FailedDelete", fmt.Sprintf("Deleting job %s: %v", j.Name, err)})
-			actErr = err
-			break
-		}
-		removeActive(st, j)
-		p.events = append(p.events, event{corev1.EventTypeNormal, "SuccessfulDelete", "Deleted job " + j.Name})
-	}
-	for _, c := range p.creates {
-		if actErr != nil {
-			break
-		}
-		job, ev, err := r.createJob(ctx, &sj, c.job)
-		if ev.reason != "" {
-			p.events = append(p.events, ev)
-		}
-		if err != nil {
-			actErr = err
-			break
-		}
-		if job == nil {
-			continue
-		}
-		if _, known := findRef(st.Active, job.UID); !known {
-			if finished, _, _ := jobs.Finished(job); !finished {
-				st.Active = append(st.Active, jobRef(job))
-			}
-		}
-		if c.slot != nil {
-			st.LastScheduleTime = &metav1.Time{Time: *c.slot}
-			if ev.reason == ReasonSuccessfulCreate {
-				slotCreated = true
-				r.Metrics.CreationSkew.Observe(r.Clock.Since(*c.slot).Seconds())
-			}
-		} else {
-			st.LastRunNowToken = c.token
-		}
-	}
-	if actErr == nil && slotCreated && len(p.replace) == 0 && st.LastRunNowToken == sj.Status.LastRunNowToken {
-		// The slot's Job is the only thing this pass did: leave the status write, pruning and
-		// the SuccessfulCreate Event to the next pass, which the Job's watch event starts within
-		// milliseconds and which records the slot from the Job it finds by its deterministic
-		// name. At a slot shared by many ScheduledJobs this keeps one API write per
-		// ScheduledJob (the create) on the path to the last Job, instead of three. The
-		// backstop requeue covers a lost watch event.
-		for _, e := range p.events {
-			if e.reason == ReasonTooManyMissedTimes {
-				r.Recorder.Eventf(&sj, nil, e.kind, e.reason, "Schedule", "%s", e.note)
-			}
-		}
-		return ctrl.Result{RequeueAfter: StatusBackstop}, nil
-	}
-	// What follows can wait: at a slot shared by many ScheduledJobs, the passes that record
-	// slots run while the last Jobs are still being created; let those creates go first.
-	// Never write when nothing changed: most reconciles (a Job's pod moving) change no status.
-	statusChanged := !equality.Semantic.DeepEqual(sj.Status, *st)
-	if len(p.prune) > 0 || statusChanged {
-		r.creates.wait(ctx, maxWriteHold)
-	}
-	for _, j := range p.prune {
-		if err := r.deleteJob(ctx, j); err != nil {
-			p.events = append(p.events, event{corev1.EventTypeWarning, "FailedDelete", fmt.Sprintf("Deleting job %s: %v", j.Name, err)})
-			continue
-		}
-		p.events = append(p.events, event{corev1.EventTypeNormal, "SuccessfulDelete", "Deleted job " + j.Name})
-	}
-
-	if statusChanged {
-		before := sj.DeepCopy()
-		sj.Status = *st
-		// Optimistic lock: a pass that read the ScheduledJob from a cache not yet showing this
-		// controller's last status write would record (and announce) the same slot again. Its
-		// write conflicts instead, its Events are dropped, and the next pass sees the new status.
-		if err := r.Client.Status().Patch(ctx, &sj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-			if apierrors.IsNotFound(err) {
-				return ctrl.Result{}, nil
-			}
-			if apierrors.IsConflict(err) {
-				// Normal: the watch event of the newer version starts the next pass.
-				return ctrl.Result{RequeueAfter: conflictRequeue}, nil
-			}
-			return ctrl.Result{}, err
-		}
-	}
-	for _, e := range p.events {
-		r.Recorder.Eventf(&sj, nil, e.kind, e.reason, "Schedule", "%s", e.note)
-	}
-	if p.skipped != "" {
-		r.Metrics.SkippedSlots.WithLabelValues(p.skipped).Inc()
-		log.Info("Skipped a slot", "scheduledJob", klog.KObj(&sj), "reason", p.skipped, "slot", st.LastSkippedTime)
-	}
-	if actErr != nil {
-		return ctrl.Result{}, actErr
-	}
-	return ctrl.Result{RequeueAfter: p.requeueAfter}, nil
+	p := decide(&sj, children, r.Clock.Now(), r.deleted.has)
+	return r.carryOut(ctrl.LoggerInto(ctx, log.WithValues("scheduledJob", klog.KObj(&sj))), &sj, &p)
 }
 
 // children returns the ScheduledJob's Jobs from the cache (controller-UID index), plus active
@@ -267,6 +167,9 @@ func (r *Reconciler) createJob(ctx context.Context, sj *v1alpha1.ScheduledJob, j
 		return job, event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + job.Name}, nil
 	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
 		return nil, event{}, err
+	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
+		// The template is wrong: retrying cannot help. Said once, in Ready and an Event.
+		return nil, event{corev1.EventTypeWarning, ReasonJobRejected, fmt.Sprintf("The API server rejected job %s: %v", job.Name, err)}, err
 	case !apierrors.IsAlreadyExists(err):
 		return nil, event{corev1.EventTypeWarning, "FailedCreate", fmt.Sprintf("Error creating job: %v", err)}, err
 	}
