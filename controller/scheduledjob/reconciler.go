@@ -83,6 +83,8 @@ type Reconciler struct {
 	creates createGate
 	// deleted are the active Jobs this process replaced (slots.go, step 4).
 	deleted deletions
+	// confirmed are the ScheduledJobs this process has read as the API server has them.
+	confirmed confirmations
 }
 
 // maxWriteHold bounds how long a status patch or history delete waits for in-flight creates.
@@ -117,6 +119,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	p := decide(&sj, children, r.Clock.Now(), r.deleted.has)
+	if len(p.creates) > 0 {
+		current, err := r.confirmed.current(ctx, r.APIReader, &sj)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if !current {
+			// Slot protocol, claim: this process has not yet seen the ScheduledJob as the API
+			// server has it, and the status it read may predate another process's record.
+			return ctrl.Result{RequeueAfter: conflictRequeue}, nil
+		}
+	}
 	return r.carryOut(ctrl.LoggerInto(ctx, log.WithValues("scheduledJob", klog.KObj(&sj))), &sj, &p)
 }
 

@@ -20,6 +20,11 @@ package scheduledjob
 //     however stale its first read, finds a slot with neither a Job nor a record and runs it
 //     again. Deleting a Job in the pass that records it was the window in which 5 of 600
 //     slots ran twice under `kill -9`.
+//     One more guard for a new process: before its first create for a ScheduledJob it reads
+//     the object from the API server, and waits for its cache if that is behind. Informers are
+//     separate streams: a new leader's Job cache may already miss a pruned Job while its
+//     ScheduledJob cache does not yet show the status that recorded the slot. Within one
+//     process the cache only moves forward, so one check per object suffices.
 //  4. Observe. A Job that the last status lists as active and that is gone is reported
 //     (MissingJob) only if this process did not delete it itself (concurrencyPolicy Replace).
 //
@@ -104,6 +109,27 @@ func (d *deletions) has(uid types.UID) bool {
 	defer d.mu.Unlock()
 	_, ok := d.uids[uid]
 	return ok
+}
+
+// confirmations remembers which ScheduledJobs (by UID) this process has seen in its cache at
+// the version the API server had (slots.go, step 3).
+type confirmations struct{ uids sync.Map }
+
+// current reports whether the cached sj is at least as new as the API server's, reading it
+// once per object and process; afterwards the cache, which only moves forward, is trusted.
+func (c *confirmations) current(ctx context.Context, api client.Reader, sj *v1alpha1.ScheduledJob) (bool, error) {
+	if _, ok := c.uids.Load(sj.UID); ok {
+		return true, nil
+	}
+	var live v1alpha1.ScheduledJob
+	if err := api.Get(ctx, client.ObjectKeyFromObject(sj), &live); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	if live.ResourceVersion != sj.ResourceVersion {
+		return false, nil
+	}
+	c.uids.Store(sj.UID, true)
+	return true, nil
 }
 
 // carryOut applies plan p to sj in the protocol's order: replace, create (the claim), status

@@ -23,6 +23,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/jobs/jobstest"
 	"github.com/platform-operators/platform-operators/controller/schedule"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // errKilled is what every call of a "dead" process returns.
@@ -329,5 +330,59 @@ func TestARejectedJobTemplateIsReportedOnceAndRetriedAtTheNextSlot(t *testing.T)
 	}
 	if n := len(f.jobsOf(t, sj)); n != 1 || creates != 3 {
 		t.Errorf("%d Jobs and %d creates after the fix, want 1 and 3", n, creates)
+	}
+}
+
+// A new leader's informers are separate streams: its Job cache may already miss a slot's Job,
+// pruned after the slot was recorded, while its ScheduledJob cache still shows the status from
+// before the record. Its first pass must not take that for a slot never run.
+func TestANewLeaderWithAStaleScheduledJobDoesNotRunAPrunedSlotAgain(t *testing.T) {
+	f := newFixture(t, false)
+	sj := everyMinute(f.env.Namespace(t, "sj-new-leader"), "leader")
+	sj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](0)
+	f.create(t, sj)
+	old := &process{writesBeforeDeath: -1, created: map[string][]types.UID{}}
+	if err := f.pass(t, sj, old); err != nil {
+		t.Fatal(err)
+	}
+	f.nextMinute()
+	if err := f.pass(t, sj, old); err != nil { // creates the slot's Job
+		t.Fatal(err)
+	}
+	stale := sj.DeepCopy() // the status before the record
+	for range 4 {          // record, see it finish, prune
+		f.finishActive(t, sj)
+		if err := f.pass(t, sj, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(f.jobsOf(t, sj)); n != 0 || sj.Status.LastScheduleTime == nil {
+		t.Fatalf("setup: %d Jobs left, lastScheduleTime %v; want the slot recorded and pruned", n, sj.Status.LastScheduleTime)
+	}
+	f.settle(t, sj)
+	// The new leader: a fresh reconciler whose ScheduledJob cache lags.
+	m, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := &Reconciler{APIReader: f.env.Manager.GetAPIReader(), Recorder: f.evs, Clock: f.clock, Metrics: m}
+	next.Client = interceptor.NewClient(noWatch{old.client(f.env.Client)}, interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if got, ok := obj.(*v1alpha1.ScheduledJob); ok && key == client.ObjectKeyFromObject(stale) {
+				stale.DeepCopyInto(got)
+				return nil
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	})
+	res, err := next.Reconcile(f.env.Ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(sj)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(old.created[schedule.JobName(sj.Name, sj.Status.LastScheduleTime.Time)]); n != 1 {
+		t.Errorf("the slot's Job was created %d times, want once", n)
+	}
+	if res.RequeueAfter <= 0 || res.RequeueAfter > time.Second {
+		t.Errorf("requeueAfter = %v, want a short wait for the cache", res.RequeueAfter)
 	}
 }
