@@ -19,7 +19,7 @@ E2E_PROVIDER ?= kwok
 # Host parts (Debian packages, the Docker engine) the real-node test bed needs: scripts/host.sh.
 HOST    := scripts/host.sh
 HOST_PACKAGES := docker.io debootstrap containerd docker-registry
-GO_PACKAGES := ./controller/... ./tests/chart/... ./tests/testbed/... ./tests/bench/... ./tests/imagebuild/...
+GO_PACKAGES := ./controller/... ./tests/chart/... ./tests/testbed/... ./tests/bench/... ./tests/imagebuild/... ./tests/chaos/...
 
 ##@ Main jobs
 
@@ -94,6 +94,13 @@ test-image: host ## Run the built manager and job images in Docker (time zones, 
 .PHONY: test-e2e-namespaced
 test-e2e-namespaced: tools ## The e2e suite with rbac.scope=namespaced (SecretSync tests skip: cluster-scoped by design). Not in `make test`: a second suite run, ~2 min.
 	E2E_PROVIDER=$(E2E_PROVIDER) E2E_RBAC_SCOPE=namespaced go test -count=1 -timeout 30m -v ./tests/e2e/
+
+# CHAOS_FLAGS: e.g. -scenarios=leader-kill-slot,upgrade (a subset; -list names them), -keep (keep the cluster for a rerun).
+CHAOS_FLAGS ?=
+
+.PHONY: chaos
+chaos: tools kind-node ## Fault harness on a kind cluster (2 in-cluster replicas; leader kill/freeze, API server/etcd restarts, 429/stall proxy, upgrade) with invariants; writes its table into docs/reliability.md. Not in `make test`: ~30 min.
+	go run ./tests/chaos -root $(ROOT) $(CHAOS_FLAGS)
 
 .PHONY: bench
 bench: tools ## Benchmarks on a kwok cluster (manager vs a bare-client floor); writes docs/benchmarks.md and docs/img/.

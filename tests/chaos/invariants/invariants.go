@@ -1,0 +1,251 @@
+// Package invariants holds the fault harness's checks as pure functions over what its watches
+// recorded: Jobs seen (with their owner, slot and UID), skip explanations, Secret copies and
+// decoys. It imports neither client-go nor controller-runtime, so every check has table tests.
+package invariants
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Job is one Job UID the harness's watch saw, whatever happened to it later (pruned Jobs count).
+type Job struct {
+	Namespace, Name, UID string
+	// OwnerKind and OwnerName are the controlling owner's (ScheduledJob or At).
+	OwnerKind, OwnerName string
+	// Slot is the scheduled time from the batch.kubernetes.io/cronjob-scheduled-timestamp
+	// annotation; zero when the Job has none.
+	Slot time.Time
+	// RunNow marks a run-now Job (not a slot).
+	RunNow bool
+	// Seen is when the watch first saw this UID.
+	Seen time.Time
+}
+
+// Violation is one broken invariant, named so a reader can find the objects.
+type Violation struct {
+	Invariant string `json:"invariant"`
+	Object    string `json:"object"`
+	Detail    string `json:"detail"`
+}
+
+func (v Violation) String() string { return v.Invariant + " " + v.Object + ": " + v.Detail }
+
+// Invariant names.
+const (
+	SlotRunTwice     = "slot-run-twice"
+	SlotLost         = "slot-lost"
+	AtRunCount       = "at-not-run-once"
+	CopyDiverged     = "copy-not-converged"
+	ForeignTouched   = "foreign-secret-touched"
+	StatusUntruthful = "status-untruthful"
+	CrashLoop        = "crash-loop"
+	OldLeaderActed   = "old-leader-acted"
+)
+
+// SlotKey names one slot of one ScheduledJob.
+type SlotKey struct {
+	Namespace, ScheduledJob string
+	Slot                    time.Time
+}
+
+func (k SlotKey) String() string {
+	return fmt.Sprintf("%s/%s@%s", k.Namespace, k.ScheduledJob, k.Slot.UTC().Format(time.RFC3339))
+}
+
+// SlotUIDs groups the ScheduledJob Jobs by slot: the distinct UIDs each slot got, in the order seen.
+func SlotUIDs(jobs []Job) map[SlotKey][]string {
+	out := map[SlotKey][]string{}
+	for _, j := range jobs {
+		if j.OwnerKind != "ScheduledJob" || j.RunNow || j.Slot.IsZero() {
+			continue
+		}
+		k := SlotKey{j.Namespace, j.OwnerName, j.Slot.UTC()}
+		if !contains(out[k], j.UID) {
+			out[k] = append(out[k], j.UID)
+		}
+	}
+	return out
+}
+
+// DoubledSlots reports every slot that more than one Job UID ran (at most once is broken), with
+// the Job names and UIDs.
+func DoubledSlots(jobs []Job) []Violation {
+	names := map[string]string{}
+	for _, j := range jobs {
+		names[j.UID] = j.Name
+	}
+	var out []Violation
+	for k, uids := range SlotUIDs(jobs) {
+		if len(uids) < 2 {
+			continue
+		}
+		var parts []string
+		for _, u := range uids {
+			parts = append(parts, names[u]+" uid "+u)
+		}
+		out = append(out, Violation{SlotRunTwice, k.String(), fmt.Sprintf("%d Jobs: %s", len(uids), strings.Join(parts, ", "))})
+	}
+	return sorted(out)
+}
+
+// Explained reports whether the controller explained not running a slot (an Event naming the
+// slot, or status.lastSkippedTime at the slot).
+type Explained func(namespace, scheduledJob string, slot time.Time) bool
+
+// LostSlots reports every (ScheduledJob, slot) among slots that got no Job and no explanation.
+// sjs are "namespace/name" keys; slots are the minutes to check (every-minute schedules).
+func LostSlots(sjs []string, slots []time.Time, jobs []Job, explained Explained) []Violation {
+	got := SlotUIDs(jobs)
+	var out []Violation
+	for _, key := range sjs {
+		ns, name, _ := strings.Cut(key, "/")
+		for _, s := range slots {
+			k := SlotKey{ns, name, s.UTC()}
+			if len(got[k]) > 0 || (explained != nil && explained(ns, name, s)) {
+				continue
+			}
+			out = append(out, Violation{SlotLost, k.String(), "no Job for the slot and no Event or lastSkippedTime explaining why"})
+		}
+	}
+	return sorted(out)
+}
+
+// AtRuns reports every At (a "namespace/name" key) that did not get exactly one Job UID.
+func AtRuns(ats []string, jobs []Job) []Violation {
+	uids := map[string][]string{}
+	for _, j := range jobs {
+		if j.OwnerKind != "At" {
+			continue
+		}
+		k := j.Namespace + "/" + j.OwnerName
+		if !contains(uids[k], j.UID) {
+			uids[k] = append(uids[k], j.UID)
+		}
+	}
+	var out []Violation
+	for _, a := range ats {
+		if n := len(uids[a]); n != 1 {
+			out = append(out, Violation{AtRunCount, a, fmt.Sprintf("%d Jobs (uids %v)", n, uids[a])})
+		}
+	}
+	return sorted(out)
+}
+
+// LastSlot is the latest slot with a Job for each ScheduledJob key, among slots not after until.
+func LastSlot(jobs []Job, until time.Time) map[string]time.Time {
+	out := map[string]time.Time{}
+	for k := range SlotUIDs(jobs) {
+		if k.Slot.After(until) {
+			continue
+		}
+		key := k.Namespace + "/" + k.ScheduledJob
+		if k.Slot.After(out[key]) {
+			out[key] = k.Slot
+		}
+	}
+	return out
+}
+
+// UntruthfulStatus compares each ScheduledJob's status.lastScheduleTime (zero when unset) with the
+// latest slot the watch saw a Job for, up to until.
+func UntruthfulStatus(lastScheduleTime map[string]time.Time, jobs []Job, until time.Time) []Violation {
+	want := LastSlot(jobs, until)
+	var out []Violation
+	for key, got := range lastScheduleTime {
+		w, ok := want[key]
+		if !ok {
+			continue
+		}
+		if !got.Equal(w) {
+			out = append(out, Violation{StatusUntruthful, key, fmt.Sprintf("lastScheduleTime %s, latest slot with a Job %s",
+				fmtTime(got), fmtTime(w))})
+		}
+	}
+	return sorted(out)
+}
+
+// Diverged reports every copy (namespace → data digest) whose digest is not the source's, and
+// every expected namespace with no copy at all.
+func Diverged(source string, copies map[string]string, namespaces []string) []Violation {
+	var out []Violation
+	for _, ns := range namespaces {
+		d, ok := copies[ns]
+		switch {
+		case !ok:
+			out = append(out, Violation{CopyDiverged, ns, "no copy"})
+		case d != source:
+			out = append(out, Violation{CopyDiverged, ns, "copy data " + short(d) + ", source " + short(source)})
+		}
+	}
+	return sorted(out)
+}
+
+// ForeignChange is a write the watch saw on a Secret the add-on does not own.
+type ForeignChange struct {
+	Key, Event, ResourceVersion string
+}
+
+// Touched reports every foreign Secret whose recorded resourceVersion changed or that was
+// modified or deleted.
+func Touched(before map[string]string, changes []ForeignChange) []Violation {
+	var out []Violation
+	for _, c := range changes {
+		rv, ok := before[c.Key]
+		if !ok {
+			continue
+		}
+		if c.Event == "DELETED" || c.ResourceVersion != rv {
+			out = append(out, Violation{ForeignTouched, c.Key, fmt.Sprintf("%s (resourceVersion %s -> %s)", c.Event, rv, c.ResourceVersion)})
+		}
+	}
+	return sorted(out)
+}
+
+// Minutes returns the minute boundaries in [from, to].
+func Minutes(from, to time.Time) []time.Time {
+	var out []time.Time
+	m := from.UTC().Truncate(time.Minute)
+	if m.Before(from) {
+		m = m.Add(time.Minute)
+	}
+	for ; !m.After(to); m = m.Add(time.Minute) {
+		out = append(out, m)
+	}
+	return out
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func sorted(v []Violation) []Violation {
+	sort.Slice(v, func(i, j int) bool {
+		if v[i].Invariant != v[j].Invariant {
+			return v[i].Invariant < v[j].Invariant
+		}
+		return v[i].Object < v[j].Object
+	})
+	return v
+}
+
+func short(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "unset"
+	}
+	return t.UTC().Format(time.RFC3339)
+}

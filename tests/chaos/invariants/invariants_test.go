@@ -1,0 +1,128 @@
+package invariants
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 23, 22, 0, 0, 0, time.UTC)
+
+func sjJob(name, uid string, slot time.Time) Job {
+	return Job{Namespace: "ns", Name: name, UID: uid, OwnerKind: "ScheduledJob", OwnerName: "sj", Slot: slot}
+}
+
+func objects(v []Violation) []string {
+	var out []string
+	for _, x := range v {
+		out = append(out, x.Invariant+" "+x.Object)
+	}
+	return out
+}
+
+func TestDoubledSlots(t *testing.T) {
+	cases := []struct {
+		name string
+		jobs []Job
+		want []string
+	}{
+		{"one Job per slot is fine", []Job{sjJob("sj-1", "a", t0), sjJob("sj-2", "b", t0.Add(time.Minute))}, nil},
+		{"the same UID seen twice (add, then update) is one run", []Job{sjJob("sj-1", "a", t0), sjJob("sj-1", "a", t0)}, nil},
+		{"a slot recreated after its Job was pruned ran twice", []Job{sjJob("sj-1", "a", t0), sjJob("sj-1", "b", t0)},
+			[]string{"slot-run-twice ns/sj@2026-11-23T22:00:00Z"}},
+		{"the same instant in another zone is the same slot", []Job{sjJob("sj-1", "a", t0), sjJob("sj-1", "b", t0.In(time.FixedZone("KST", 9*3600)))},
+			[]string{"slot-run-twice ns/sj@2026-11-23T22:00:00Z"}},
+		{"run-now Jobs and At Jobs are not slots", []Job{sjJob("sj-1", "a", t0), {Namespace: "ns", UID: "b", OwnerKind: "ScheduledJob", OwnerName: "sj", Slot: t0, RunNow: true},
+			{Namespace: "ns", UID: "c", OwnerKind: "At", OwnerName: "sj", Slot: t0}}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := objects(DoubledSlots(c.jobs)); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("got %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestLostSlots(t *testing.T) {
+	slots := []time.Time{t0, t0.Add(time.Minute)}
+	cases := []struct {
+		name      string
+		jobs      []Job
+		explained Explained
+		want      []string
+	}{
+		{"every slot has a Job", []Job{sjJob("sj-1", "a", t0), sjJob("sj-2", "b", t0.Add(time.Minute))}, nil, nil},
+		{"a slot without a Job is lost", []Job{sjJob("sj-1", "a", t0)}, nil, []string{"slot-lost ns/sj@2026-11-23T22:01:00Z"}},
+		{"a slot the controller explained is not lost", []Job{sjJob("sj-1", "a", t0)},
+			func(_, _ string, s time.Time) bool { return s.Equal(t0.Add(time.Minute)) }, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := objects(LostSlots([]string{"ns/sj"}, slots, c.jobs, c.explained)); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("got %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestAtRuns(t *testing.T) {
+	at := func(owner, uid string) Job { return Job{Namespace: "ns", UID: uid, OwnerKind: "At", OwnerName: owner} }
+	got := objects(AtRuns([]string{"ns/once", "ns/never", "ns/twice"}, []Job{at("once", "a"), at("once", "a"), at("twice", "b"), at("twice", "c")}))
+	want := []string{"at-not-run-once ns/never", "at-not-run-once ns/twice"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+func TestUntruthfulStatus(t *testing.T) {
+	jobs := []Job{sjJob("sj-1", "a", t0), sjJob("sj-2", "b", t0.Add(time.Minute)), sjJob("sj-3", "c", t0.Add(2*time.Minute))}
+	cases := []struct {
+		name string
+		last time.Time
+		want []string
+	}{
+		{"lastScheduleTime at the latest slot up to the check is truthful", t0.Add(time.Minute), nil},
+		{"lastScheduleTime behind the latest slot is not", t0, []string{"status-untruthful ns/sj"}},
+		{"an unset lastScheduleTime with Jobs is not", time.Time{}, []string{"status-untruthful ns/sj"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := objects(UntruthfulStatus(map[string]time.Time{"ns/sj": c.last}, jobs, t0.Add(time.Minute+30*time.Second)))
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("got %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestDiverged(t *testing.T) {
+	got := objects(Diverged("new", map[string]string{"a": "new", "b": "old"}, []string{"a", "b", "c"}))
+	want := []string{"copy-not-converged b", "copy-not-converged c"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+func TestTouched(t *testing.T) {
+	before := map[string]string{"ns1/s": "10", "ns2/s": "20", "ns3/s": "30"}
+	changes := []ForeignChange{
+		{"ns1/s", "MODIFIED", "10"}, // a resync of the same version: untouched
+		{"ns2/s", "MODIFIED", "25"},
+		{"ns3/s", "DELETED", "30"},
+		{"ns4/s", "MODIFIED", "99"}, // not a decoy
+	}
+	got := objects(Touched(before, changes))
+	want := []string{"foreign-secret-touched ns2/s", "foreign-secret-touched ns3/s"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+func TestMinutes(t *testing.T) {
+	got := Minutes(t0.Add(-30*time.Second), t0.Add(time.Minute))
+	want := []time.Time{t0, t0.Add(time.Minute)}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
