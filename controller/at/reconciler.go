@@ -40,6 +40,8 @@ const (
 	ReasonMissedDeadline = "MissedDeadline"
 	ReasonJobDeleted     = "JobDeleted"
 	ReasonJobNotOurs     = "JobNameTaken"
+	// ReasonJobRejected: the API server refused the Job as invalid; an edit of the At retries.
+	ReasonJobRejected = "JobRejected"
 )
 
 // +kubebuilder:rbac:groups=ops.platform-operators.io,resources=ats,verbs=get;list;watch
@@ -98,13 +100,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var evs []event
 	switch {
 	case job != nil:
-		observeJob(st, job)
+		observeJob(st, job, now)
 	case st.JobName != "":
 		// The Job existed and is gone (deleted by a user or a TTL): never run again.
 		if st.Phase != v1alpha1.AtSucceeded && st.Phase != v1alpha1.AtFailed {
 			setPhase(st, v1alpha1.AtFailed, ReasonJobDeleted, fmt.Sprintf("Job %s was deleted before it finished", st.JobName), now)
 			evs = append(evs, event{corev1.EventTypeWarning, ReasonJobDeleted, "Job " + st.JobName + " was deleted before it finished"})
 		}
+	case st.ObservedGeneration == at.Generation && (st.Phase == v1alpha1.AtSucceeded || st.Phase == v1alpha1.AtFailed):
+		// Decided without a Job (missed deadline, rejected template, name taken): said once.
+		// An edit of the At decides again.
 	default:
 		action, wait := schedule.Once(at.Spec.Schedule.Time, at.Spec.StartingDeadlineSeconds, now)
 		switch action {
@@ -117,15 +122,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			setPhase(st, v1alpha1.AtFailed, ReasonMissedDeadline, msg, now)
 			evs = append(evs, event{corev1.EventTypeWarning, ReasonMissedDeadline, msg})
 		case schedule.Run:
+			// At most once: the status read from the cache may predate another process's
+			// write of the Job's name (and the Job may be gone since, by a TTL): check it
+			// against the API server before the create.
+			if current, err := r.current(ctx, &at); err != nil || !current {
+				return ctrl.Result{RequeueAfter: staleRequeue}, err
+			}
 			created, ev, err := r.createJob(ctx, &at)
 			if err != nil {
 				return ctrl.Result{}, err
 			}
 			evs = append(evs, ev)
-			if created == nil {
+			switch {
+			case ev.reason == ReasonJobRejected:
+				setPhase(st, v1alpha1.AtFailed, ReasonJobRejected, ev.note, now)
+			case created == nil:
 				setPhase(st, v1alpha1.AtFailed, ReasonJobNotOurs, ev.note, now)
-			} else {
-				observeJob(st, created)
+			default:
+				observeJob(st, created, now)
 			}
 		}
 	}
@@ -133,7 +147,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	st.ObservedGeneration = at.Generation
 	// Never write when nothing changed (a Job's pod moving changes no At status).
 	if !equality.Semantic.DeepEqual(before.Status, at.Status) {
-		if err := r.Client.Status().Patch(ctx, &at, client.MergeFrom(before)); err != nil {
+		// Optimistic lock: a pass that read a stale At must not overwrite a newer status (and
+		// announce its Events twice); the newer version's watch event starts the next pass.
+		if err := r.Client.Status().Patch(ctx, &at, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+			if apierrors.IsConflict(err) {
+				return ctrl.Result{RequeueAfter: staleRequeue}, nil
+			}
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
 	}
@@ -145,6 +164,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		log.Info("At phase changed", "at", klog.KObj(&at), "oldPhase", before.Status.Phase, "newPhase", st.Phase, "job", st.JobName)
 	}
 	return result, nil
+}
+
+// staleRequeue is the short wait for the cache after a read or a status write found it behind.
+const staleRequeue = 100 * time.Millisecond
+
+// current reports whether the cached at is the API server's current version.
+func (r *Reconciler) current(ctx context.Context, at *v1alpha1.At) (bool, error) {
+	var live v1alpha1.At
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(at), &live); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return live.ResourceVersion == at.ResourceVersion, nil
 }
 
 // findJob returns the At's Job: from the cache through the controller-UID index, or, when the
@@ -181,6 +212,10 @@ func (r *Reconciler) createJob(ctx context.Context, at *v1alpha1.At) (*batchv1.J
 	err := r.Client.Create(ctx, job)
 	if err == nil {
 		return job, event{corev1.EventTypeNormal, "SuccessfulCreate", "Created Job " + job.Name}, nil
+	}
+	if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
+		// The template is wrong: retrying cannot help until the At is edited.
+		return nil, event{corev1.EventTypeWarning, ReasonJobRejected, fmt.Sprintf("The API server rejected Job %s: %v", job.Name, err)}, nil
 	}
 	if !apierrors.IsAlreadyExists(err) {
 		return nil, event{}, fmt.Errorf("creating Job %s: %w", job.Name, err)
@@ -240,13 +275,13 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 	}
 }
 
-// observeJob sets the status from the Job (pure).
-func observeJob(st *v1alpha1.AtStatus, job *batchv1.Job) {
+// observeJob sets the status from the Job at now (pure).
+func observeJob(st *v1alpha1.AtStatus, job *batchv1.Job, now time.Time) {
 	st.JobName = job.Name
 	if st.StartTime == nil {
 		t := job.CreationTimestamp
 		if t.IsZero() {
-			t = metav1.Now()
+			t = metav1.NewTime(now)
 		}
 		st.StartTime = &t
 	}
