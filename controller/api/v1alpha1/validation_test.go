@@ -1,0 +1,319 @@
+package v1alpha1_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/jobs/jobstest"
+	"github.com/platform-operators/platform-operators/controller/schedule"
+)
+
+// scheduleCase is one spec.schedule and what admission must say about it. want is "" for a
+// schedule admission accepts, else a fragment of the message (which names the field).
+// neverFires marks a schedule admission accepts because only the calendar can refuse it: the
+// controller's parser reports it as ErrNeverFires.
+type scheduleCase struct {
+	schedule   string
+	want       string
+	neverFires bool
+}
+
+// scheduleCases is the table shared by the envtest (admission) and the in-step test (the
+// controller's parser). Every form users write, each with a valid and an invalid example.
+var scheduleCases = []scheduleCase{
+	// Accepted: single values at both ends of every field, names in any case.
+	{schedule: "*/5 * * * *"},
+	{schedule: "0 0 1 1 0"},
+	{schedule: "59 23 31 12 6"},
+	{schedule: "0 9 * JAN-MAR MON-FRI"},
+	{schedule: "0 9 * jan-mar mon-fri"},
+	{schedule: "0 9 * Jan,Jul Sun,Sat"},
+	{schedule: "0 9 * dec sun"},
+	{schedule: "? ? ? ? ?"},
+	{schedule: "0 12 ? * MON"},
+	{schedule: "0 0 1 * ?"},
+	{schedule: "1-59 0-23 1-31 1-12 0-6"},
+	{schedule: "5-5 * * * *"},
+	{schedule: "*/1 * * * *"},
+	{schedule: "*/59 */23 */31 */12 */6"},
+	{schedule: "*/60 * * * *"}, // robfig: a step beyond the range selects only the start
+	{schedule: "0-30/10 * * * *"},
+	{schedule: "10/15 * * * *"},
+	{schedule: "MON/2 * * * *", want: `minute field "MON/2" is not valid`},
+	{schedule: "0 0 * * MON/2"},
+	{schedule: "0 0 * FEB-NOV/3 *"},
+	{schedule: "0,15,30,45 * * * *"},
+	{schedule: "0,10-20/2,*/30 * * * *"},
+	{schedule: "1,,2 * * * *"},   // robfig skips empty list items
+	{schedule: ",5 * * * *"},     // robfig skips empty list items
+	{schedule: "05 09 01 01 00"}, // leading zeros
+	{schedule: "+5 +9 * * *"},    // strconv.Atoi accepts a plus sign
+	{schedule: "*/+5 * * * *"},
+	{schedule: "*/0000000000000000000000005 * * * *"},
+	{schedule: "*/9223372036854775807 * * * *"},
+	{schedule: "*-5 * * * *"},   // robfig: * ignores what follows a hyphen
+	{schedule: "*-x/5 * * * *"}, // likewise
+	{schedule: "  0 9 * * *  "},
+	{schedule: "0\t9\t*\t*\t*"},
+	{schedule: "0\u00a09 * * *"}, // strings.Fields splits on every Unicode space
+	{schedule: "0 0 30 2 *", neverFires: true},
+	{schedule: "0 0 31 4 *", neverFires: true},
+	{schedule: "0 0 31 APR,JUN *", neverFires: true},
+	// Descriptors.
+	{schedule: "@yearly"},
+	{schedule: "@annually"},
+	{schedule: "@monthly"},
+	{schedule: "@weekly"},
+	{schedule: "@daily"},
+	{schedule: "@midnight"},
+	{schedule: "@hourly"},
+	{schedule: " @hourly "},
+	{schedule: "@every 1h"},
+	{schedule: "@every 1h30m"},
+	{schedule: "@every 90s"},
+	{schedule: "@every 1.5h"},
+	{schedule: "@every .5h"},
+	{schedule: "@every 0"},    // robfig: less than a second is every second
+	{schedule: "@every -1h"},  // robfig: likewise
+	{schedule: "@every 10µs"}, // U+00B5
+	{schedule: "@every 10μs"}, // U+03BC
+	{schedule: "@every 2ms"},
+	{schedule: "@Daily", want: "unknown descriptor"},
+	{schedule: "@DAILY", want: "unknown descriptor"},
+	{schedule: "@fortnightly", want: "unknown descriptor"},
+	{schedule: "@reboot", want: "unknown descriptor"},
+	{schedule: "@every", want: "unknown descriptor"},
+	{schedule: "@every ", want: "unknown descriptor"},
+	{schedule: "@every 1", want: "unknown descriptor"},
+	{schedule: "@every 1d", want: "unknown descriptor"},
+	{schedule: "@every 1hm", want: "unknown descriptor"},
+	{schedule: "@every .h", want: "unknown descriptor"},
+	{schedule: "@every  1h", want: "unknown descriptor"},
+	{schedule: "@every\t1h", want: "unknown descriptor"},
+	{schedule: "@every 1 h", want: "unknown descriptor"},
+	{schedule: "@daily 0", want: "unknown descriptor"},
+	{schedule: "@ * * * *", want: "unknown descriptor"},
+	// Time zone prefixes.
+	{schedule: "TZ=Europe/Berlin 0 9 * * *", want: "spec.timeZone"},
+	{schedule: "CRON_TZ=UTC 0 9 * * *", want: "spec.timeZone"},
+	{schedule: "CRON_TZ=UTC @daily", want: "spec.timeZone"},
+	// Number of fields.
+	{schedule: " ", want: "schedule is empty"},
+	{schedule: "*", want: "schedule has 1 field:"},
+	{schedule: "* * * *", want: "schedule has 4 fields"},
+	{schedule: "0 0 9 * * *", want: "schedule has 6 fields"},
+	{schedule: "every day", want: "schedule has 2 fields"},
+	// Minute.
+	{schedule: "60 * * * *", want: `minute field "60" is out of range 0-59`},
+	{schedule: "61 * * * *", want: `minute field "61" is out of range 0-59`},
+	{schedule: "0-60 * * * *", want: `minute field "0-60" is out of range 0-59`},
+	{schedule: "5,61 * * * *", want: `minute field "5,61" is out of range 0-59`},
+	{schedule: "99999999999999999999 * * * *", want: `minute field "99999999999999999999" is out of range 0-59`},
+	{schedule: "30-10 * * * *", want: `minute field "30-10" has a range whose start is after its end`},
+	{schedule: "*/0 * * * *", want: `minute field "*/0" has a step of 0`},
+	{schedule: "0-30/0 * * * *", want: `minute field "0-30/0" has a step of 0`},
+	{schedule: "*/9223372036854775808 * * * *", want: `minute field "*/9223372036854775808" has a step that is too large`},
+	{schedule: "*/99999999999999999999 * * * *", want: `minute field "*/99999999999999999999" has a step that is too large`},
+	{schedule: "*/-5 * * * *", want: `minute field "*/-5" is not valid`},
+	{schedule: "*/ * * * *", want: `minute field "*/" is not valid`},
+	{schedule: "*/5/2 * * * *", want: `minute field "*/5/2" is not valid`},
+	{schedule: "1-2-3 * * * *", want: `minute field "1-2-3" is not valid`},
+	{schedule: "-5 * * * *", want: `minute field "-5" is not valid`},
+	{schedule: "5- * * * *", want: `minute field "5-" is not valid`},
+	{schedule: "*5 * * * *", want: `minute field "*5" is not valid`},
+	{schedule: "L * * * *", want: `minute field "L" is not valid`},
+	{schedule: ", * * * *", want: `minute field "," has no value`},
+	{schedule: "jan * * * *", want: `minute field "jan" is not valid`},
+	{schedule: "1.5 * * * *", want: `minute field "1.5" is not valid`},
+	// Hour.
+	{schedule: "0 24 * * *", want: `hour field "24" is out of range 0-23`},
+	{schedule: "0 9-25 * * *", want: `hour field "9-25" is out of range 0-23`},
+	{schedule: "0 17-9 * * *", want: `hour field "17-9" has a range whose start is after its end`},
+	{schedule: "0 */0 * * *", want: `hour field "*/0" has a step of 0`},
+	{schedule: "0 9h * * *", want: `hour field "9h" is not valid`},
+	// Day of month.
+	{schedule: "0 0 0 * *", want: `day-of-month field "0" is out of range 1-31`},
+	{schedule: "0 0 32 * *", want: `day-of-month field "32" is out of range 1-31`},
+	{schedule: "0 0 0-5 * *", want: `day-of-month field "0-5" is out of range 1-31`},
+	{schedule: "0 0 20-10 * *", want: `day-of-month field "20-10" has a range whose start is after its end`},
+	{schedule: "0 0 L * *", want: `day-of-month field "L" is not valid`},
+	{schedule: "0 0 15W * *", want: `day-of-month field "15W" is not valid`},
+	// Month.
+	{schedule: "0 0 1 0 *", want: `month field "0" is out of range 1-12 or JAN-DEC`},
+	{schedule: "0 0 1 13 *", want: `month field "13" is out of range 1-12 or JAN-DEC`},
+	{schedule: "0 0 1 DEC-JAN *", want: `month field "DEC-JAN" has a range whose start is after its end`},
+	{schedule: "0 0 1 12-1 *", want: `month field "12-1" has a range whose start is after its end`},
+	{schedule: "0 0 1 JANUARY *", want: `month field "JANUARY" is not valid`},
+	{schedule: "0 0 1 MON *", want: `month field "MON" is not valid`},
+	// Day of week.
+	{schedule: "0 0 * * 7", want: `day-of-week field "7" is out of range 0-6 or SUN-SAT (Sunday is 0 or SUN, not 7)`},
+	{schedule: "0 0 * * 1-7", want: `day-of-week field "1-7" is out of range 0-6 or SUN-SAT (Sunday is 0 or SUN, not 7)`},
+	{schedule: "0 0 * * 8", want: `day-of-week field "8" is out of range 0-6 or SUN-SAT`},
+	{schedule: "0 0 * * FRI-MON", want: `day-of-week field "FRI-MON" has a range whose start is after its end`},
+	{schedule: "0 0 * * SUNDAY", want: `day-of-week field "SUNDAY" is not valid`},
+	{schedule: "0 0 * * JAN", want: `day-of-week field "JAN" is not valid`},
+	{schedule: "0 0 * * 1#2", want: `day-of-week field "1#2" is not valid`},
+	{schedule: "0 0 * * 5L", want: `day-of-week field "5L" is not valid`},
+}
+
+// multiFieldCases have more than one bad field: admission reports each one.
+var multiFieldCases = []struct {
+	schedule string
+	want     []string
+}{
+	{"61 24 0 13 7", []string{`minute field "61"`, `hour field "24"`, `day-of-month field "0"`, `month field "13"`, `day-of-week field "7"`}},
+}
+
+func newScheduledJob(name, ns, sched string, timeZone *string) *v1alpha1.ScheduledJob {
+	return &v1alpha1.ScheduledJob{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: v1alpha1.ScheduledJobSpec{
+			Schedule: sched,
+			TimeZone: timeZone,
+			JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: "c", Image: "busybox"}},
+			}}}},
+		},
+	}
+}
+
+// admissionEnv is one kube-apiserver with the chart's CRDs for all admission tests of this file.
+type admissionEnv struct {
+	c   client.Client
+	ctx context.Context
+	ns  string
+	n   int
+}
+
+func startAdmission(t *testing.T) *admissionEnv {
+	t.Helper()
+	cfg := jobstest.StartAPIServer(t)
+	c, err := client.New(cfg, client.Options{Scheme: jobstest.Scheme(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	e := &admissionEnv{c: c, ctx: ctx, ns: "admission"}
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// create creates obj with a fresh name (server-side dry run: nothing is stored) and returns the
+// apiserver's error.
+func (e *admissionEnv) create(obj client.Object) error {
+	e.n++
+	obj.SetName(fmt.Sprintf("obj-%d", e.n))
+	obj.SetNamespace(e.ns)
+	return e.c.Create(e.ctx, obj, client.DryRunAll)
+}
+
+// checkRefusal fails unless err is an Invalid error whose message contains every fragment.
+func checkRefusal(t *testing.T, err error, fragments ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("accepted, want a refusal containing %q", fragments)
+	}
+	if !apierrors.IsInvalid(err) {
+		t.Fatalf("err = %v, want Invalid", err)
+	}
+	for _, f := range fragments {
+		if !strings.Contains(err.Error(), f) {
+			t.Errorf("message %q does not contain %q", err.Error(), f)
+		}
+	}
+}
+
+func TestAdmission(t *testing.T) {
+	e := startAdmission(t)
+
+	t.Run("ScheduledJob schedule", func(t *testing.T) {
+		for _, tc := range scheduleCases {
+			t.Run(fmt.Sprintf("%q", tc.schedule), func(t *testing.T) {
+				err := e.create(newScheduledJob("", "", tc.schedule, nil))
+				if tc.want == "" {
+					if err != nil {
+						t.Fatalf("refused: %v", err)
+					}
+					return
+				}
+				checkRefusal(t, err, "spec.schedule", tc.want)
+			})
+		}
+	})
+
+	t.Run("ScheduledJob schedule with several bad fields names each", func(t *testing.T) {
+		for _, tc := range multiFieldCases {
+			checkRefusal(t, e.create(newScheduledJob("", "", tc.schedule, nil)), tc.want...)
+		}
+	})
+
+	t.Run("ScheduledJob timeZone", func(t *testing.T) {
+		for _, tc := range []struct{ tz, want string }{
+			{"UTC", ""},
+			{"Europe/Berlin", ""},
+			{"America/Argentina/Buenos_Aires", ""},
+			{"America/Port-au-Prince", ""},
+			{"Etc/GMT+5", ""},
+			{"Etc/GMT-14", ""},
+			{"EST5EDT", ""},
+			{"Mars/Olympus", ""}, // the right shape: existence is the controller's to report
+			{"Local", "not Local"},
+			{"local", "not Local"},
+			{"Europe/Berlin ", "IANA time zone name"},
+			{"/etc/localtime", "IANA time zone name"},
+			{"Europe/", "IANA time zone name"},
+			{"Europe//Berlin", "IANA time zone name"},
+			{"../../etc/passwd", "IANA time zone name"},
+			{"UTC+2", ""}, // a valid shape (an unknown zone, reported by the controller)
+			{"", "spec.timeZone"},
+			{strings.Repeat("A", 65), "spec.timeZone"},
+		} {
+			t.Run(fmt.Sprintf("%q", tc.tz), func(t *testing.T) {
+				err := e.create(newScheduledJob("", "", "0 9 * * *", ptr.To(tc.tz)))
+				if tc.want == "" {
+					if err != nil {
+						t.Fatalf("refused: %v", err)
+					}
+					return
+				}
+				checkRefusal(t, err, "spec.timeZone", tc.want)
+			})
+		}
+	})
+}
+
+// TestSchedulesInStep keeps the two lines of defence in step on the table: what admission
+// accepts, the controller's parser accepts (or reports as never firing); what admission refuses,
+// the parser refuses.
+func TestSchedulesInStep(t *testing.T) {
+	from := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range scheduleCases {
+		_, err := schedule.Parse(tc.schedule, "", from)
+		switch {
+		case tc.want == "" && tc.neverFires:
+			if !errors.Is(err, schedule.ErrNeverFires) {
+				t.Errorf("%q: admission accepts it as a schedule that never fires, the parser says %v", tc.schedule, err)
+			}
+		case tc.want == "" && err != nil:
+			t.Errorf("%q: admission accepts it, the parser refuses it: %v", tc.schedule, err)
+		case tc.want != "" && err == nil:
+			t.Errorf("%q: admission refuses it (%s), the parser accepts it", tc.schedule, tc.want)
+		}
+	}
+}
