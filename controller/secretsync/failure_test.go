@@ -1,10 +1,19 @@
 package secretsync
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 )
@@ -56,4 +65,157 @@ func TestConflictsFoundByConcurrentWorkersAreAllReported(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// tooLarge is the API server's answer to a Secret over the size limit (422, a field too long).
+func tooLarge(ns, name string) error {
+	return apierrors.NewInvalid(schema.GroupKind{Kind: "Secret"}, name,
+		field.ErrorList{field.TooLong(field.NewPath("data"), "", corev1.MaxSecretSize)})
+}
+
+func TestACopyTheAPIServerRejectsIsReportedAndNotRetriedInALoop(t *testing.T) {
+	for _, tc := range []struct {
+		name, c string
+		err     func(ns, name string) error
+		reason  string
+	}{
+		{"a copy over the size limit (422 too long) is TooLarge", "rejlong", tooLarge, "TooLarge"},
+		{"a request entity too large (413) is TooLarge", "rej413", func(string, string) error {
+			return apierrors.NewRequestEntityTooLargeError("limit is 3145728")
+		}, "TooLarge"},
+		{"a copy an admission policy refuses (422) is Invalid", "rejpolicy", func(ns, name string) error {
+			return apierrors.NewInvalid(schema.GroupKind{Kind: "Secret"}, name,
+				field.ErrorList{field.Forbidden(field.NewPath("metadata", "labels"), "ValidatingAdmissionPolicy 'no-copies' denied request")})
+		}, "Invalid"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.c
+			src := namespace(t, c+"-src", nil)
+			a, b := targetNamespace(t, c+"-a", c), targetNamespace(t, c+"-b", c)
+			f := injectFault(t, a, tc.err(a, "creds"))
+			source := createSecret(t, makeSecret(src, "creds"))
+			createSync(t, makeSync(c, src, c, sourceName("creds")))
+			copyIn(t, b, source, c, v1alpha1.DeletionPolicyDelete)
+
+			ss := waitReason(t, c, "WriteFailed")
+			st := ss.Status
+			if st.Failed != 1 || st.Synced != 1 || st.Desired != 2 || len(st.Failures) != 1 {
+				t.Fatalf("status = %+v, want 1 failed, synced 1/2", st)
+			}
+			if got := st.Failures[0]; got.Namespace != a || got.Reason != tc.reason || !strings.Contains(got.Message, "rejected") {
+				t.Errorf("failure = %+v, want %s in %s saying the copy was rejected", got, tc.reason, a)
+			}
+			eventually(t, "a "+tc.reason+" Warning Event", func() error {
+				if len(warningEvents(t, c, tc.reason)) == 0 {
+					return errors.New("none yet")
+				}
+				return nil
+			})
+
+			t.Log("a reconcile for another reason does not send the same copy again, nor does backoff")
+			idle(t)
+			hits := f.hits.Load()
+			before := reconciles(t)
+			setNamespaceLabel(t, namespace(t, c+"-unrelated", nil), "touched", "yes")
+			settle(t, before)
+			if n := reconcilesWithin(t, 1500*time.Millisecond); n != 0 {
+				t.Errorf("%v reconciles within 1.5s of a SecretSync with a rejected copy, want none (a retry loop?)", n)
+			}
+			if got := f.hits.Load() - hits; got != 0 {
+				t.Errorf("the rejected copy was sent %d more times with nothing changed, want 0", got)
+			}
+
+			t.Log("a source change sends it again")
+			hits = f.hits.Load()
+			updateSecret(t, src, "creds", func(s *corev1.Secret) { s.Data["token"] = []byte("new") })
+			eventually(t, "the changed copy is sent", func() error {
+				if f.hits.Load() == hits {
+					return errors.New("not yet")
+				}
+				return nil
+			})
+
+			t.Log("once the API server accepts it, the recheck brings the copy in")
+			faults.Delete(a)
+			source = getSecret(t, src, "creds")
+			copyIn(t, a, source, c, v1alpha1.DeletionPolicyDelete)
+			if ss := waitReady(t, c, 2); ss.Status.Failed != 0 || len(ss.Status.Failures) != 0 {
+				t.Errorf("status = %+v, want no failures left", ss.Status)
+			}
+		})
+	}
+}
+
+func TestACopyIntoANamespaceBeingDeletedIsSkippedQuietly(t *testing.T) {
+	const c = "terminating"
+	src := namespace(t, c+"-src", nil)
+	a, b := targetNamespace(t, c+"-a", c), targetNamespace(t, c+"-b", c)
+	// What the NamespaceLifecycle admission plugin answers when the namespace began terminating
+	// after the manager's cache showed it (envtest deletes no namespace, so it is injected).
+	terminating := apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "creds",
+		fmt.Errorf("unable to create new content in namespace %s because it is being terminated", a))
+	terminating.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause, Message: "namespace " + a + " is being terminated", Field: "metadata.namespace"}}
+	f := injectFault(t, a, terminating)
+	source := createSecret(t, makeSecret(src, "creds"))
+	failuresBefore := testutil.ToFloat64(testMetrics.Failures.WithLabelValues(c))
+	createSync(t, makeSync(c, src, c, sourceName("creds")))
+	copyIn(t, b, source, c, v1alpha1.DeletionPolicyDelete)
+
+	ss := waitReady(t, c, 1)
+	if ss.Status.Failed != 0 || len(ss.Status.Failures) != 0 {
+		t.Errorf("status = %+v, want no failures", ss.Status)
+	}
+	if f.hits.Load() == 0 {
+		t.Fatal("no create reached the terminating namespace: the test proved nothing")
+	}
+	quiet(t)
+	hits := f.hits.Load()
+	if n := reconcilesWithin(t, 1500*time.Millisecond); n != 0 {
+		t.Errorf("%v reconciles within 1.5s, want none (a retry loop?)", n)
+	}
+	if got := f.hits.Load() - hits; got != 0 {
+		t.Errorf("%d more creates into the terminating namespace, want none", got)
+	}
+	if got := testutil.ToFloat64(testMetrics.Failures.WithLabelValues(c)) - failuresBefore; got != 0 {
+		t.Errorf("%v failures counted, want 0", got)
+	}
+	list := &eventsv1.EventList{}
+	if err := k8s.List(ctx, list); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range list.Items {
+		if e.Regarding.Name == c && e.Type == corev1.EventTypeWarning {
+			t.Errorf("Warning Event %s: %s", e.Reason, e.Note)
+		}
+	}
+}
+
+func TestASourceOfAnotherTypeThanAskedForIsReportedAndItsCopiesStay(t *testing.T) {
+	const c = "wrongtype"
+	src := namespace(t, c+"-src", nil)
+	a := targetNamespace(t, c+"-a", c)
+	source := createSecret(t, makeSecret(src, "creds"))
+	createSync(t, makeSync(c, src, c, sourceName("creds")))
+	cp := copyIn(t, a, source, c, v1alpha1.DeletionPolicyDelete)
+	waitReady(t, c, 1)
+
+	eventually(t, "asking for type dockerconfigjson", func() error {
+		ss := getSync(t, c)
+		ss.Spec.Source.Type = corev1.SecretTypeDockerConfigJson
+		return k8s.Update(ctx, ss)
+	})
+	ss := waitReason(t, c, "SourceTypeMismatch")
+	if msg := readyOf(ss).Message; !strings.Contains(msg, string(corev1.SecretTypeOpaque)) || !strings.Contains(msg, string(corev1.SecretTypeDockerConfigJson)) {
+		t.Errorf("message %q does not name both types", msg)
+	}
+	eventually(t, "a SourceTypeMismatch Warning Event", func() error {
+		if len(warningEvents(t, c, "SourceTypeMismatch")) == 0 {
+			return errors.New("none yet")
+		}
+		return nil
+	})
+	idle(t)
+	if s := getSecret(t, a, "creds"); s == nil || s.ResourceVersion != cp.ResourceVersion {
+		t.Errorf("the copy was deleted or written while the types disagree")
+	}
 }

@@ -2,8 +2,10 @@ package secretsync
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -29,6 +31,9 @@ const Name = "secretsync"
 // DefaultConflictRecheck is the default of Reconciler.ConflictRecheck.
 const DefaultConflictRecheck = time.Minute
 
+// DefaultRejectedRecheck is the default of Reconciler.RejectedRecheck.
+const DefaultRejectedRecheck = 10 * time.Minute
+
 // +kubebuilder:rbac:groups=ops.platform-operators.io,resources=secretsyncs,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups=ops.platform-operators.io,resources=secretsyncs/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;delete
@@ -49,10 +54,15 @@ type Reconciler struct {
 	// ConflictRecheck is how soon a SecretSync with conflicts looks at its targets again
 	// (zero: DefaultConflictRecheck). See writeStatus.
 	ConflictRecheck time.Duration
+	// RejectedRecheck is how long a copy the API server rejected (too large, invalid) is not
+	// written again unless its source or the SecretSync changes (zero: DefaultRejectedRecheck).
+	RejectedRecheck time.Duration
 
 	// unmanaged remembers targets found held by a Secret we do not manage, so later reconciles
 	// look (a read) instead of trying to create (a failed write) each time.
 	unmanaged sync.Map
+	// rejected remembers, per target, the copy the API server last rejected (see writeOnce).
+	rejected sync.Map
 	// lastStatus is the status last written per SecretSync name (see writeStatus).
 	lastStatus sync.Map
 }
@@ -87,7 +97,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			})
 		}
 		res = r.apply(ctx, ss.Name, plan)
-		res.desired, res.inStep = plan.Desired, plan.InStep
+		// A target whose namespace is being deleted is not wanted any more (the namespace's
+		// update event brings a reconcile that no longer lists it).
+		res.desired, res.inStep = plan.Desired-res.skipped, plan.InStep
 		res.requeue = res.requeue || sas.requeue
 		res.writeErr = errors.Join(res.writeErr, sas.writeErr)
 		res.notDockerConfig = sas.notDockerConfig
@@ -150,8 +162,17 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync) (obse
 		return obs, err
 	}
 	for i := range secrets.Items {
-		if propagation.SourceMatches(&secrets.Items[i], src.Name, srcSel, src.Type) {
-			obs.sources = append(obs.sources, &secrets.Items[i])
+		s := &secrets.Items[i]
+		if propagation.SourceMatches(s, src.Name, srcSel, src.Type) {
+			obs.sources = append(obs.sources, s)
+			continue
+		}
+		// The named source exists with another type than spec.source.type asks for: most
+		// likely a mistake in one of the two. Say so (not "not found") and touch nothing, so
+		// the copies already made stay until one of them is fixed.
+		if src.Name != "" && s.Name == src.Name && s.DeletionTimestamp == nil && s.Type != src.Type {
+			obs.blocked = &blocker{"SourceTypeMismatch", fmt.Sprintf("source Secret %s/%s is of type %s, but spec.source.type asks for %s; nothing is copied or removed until they agree", src.Namespace, src.Name, s.Type, src.Type)}
+			return obs, nil
 		}
 	}
 	obs.sourceMissing = src.Name != "" && len(obs.sources) == 0
@@ -202,6 +223,11 @@ type result struct {
 	written   map[propagation.Op]int
 	conflicts []v1alpha1.TargetFailure
 	failures  []v1alpha1.TargetFailure
+	// rejected is set when the API server refused a copy as such (see rejectedError): it is
+	// looked at again after RejectedRecheck, not retried with backoff.
+	rejected bool
+	// skipped counts copies not created because their namespace is being deleted.
+	skipped int
 	// requeue is set when a write met a conflict (stale cache): retry shortly, not an error.
 	requeue bool
 	// notDockerConfig lists copies that cannot be image pull secrets.
@@ -225,7 +251,7 @@ func (r *Reconciler) apply(ctx context.Context, name string, plan propagation.Pl
 			continue
 		}
 		g.Go(func() error {
-			op, err := r.write(gctx, a)
+			op, err := r.writeOnce(gctx, a)
 			outcomes[i] = outcome{op, err}
 			return nil
 		})
@@ -240,6 +266,7 @@ func (r *Reconciler) apply(ctx context.Context, name string, plan propagation.Pl
 		}
 		op, err := outcomes[i].op, outcomes[i].err
 		var conflict *unmanagedError
+		var rejected *rejectedError
 		switch {
 		case err == nil:
 			if op != "" {
@@ -250,6 +277,16 @@ func (r *Reconciler) apply(ctx context.Context, name string, plan propagation.Pl
 			}
 		case errors.As(err, &conflict):
 			res.conflicts = append(res.conflicts, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: "Conflict", Message: conflict.Error()})
+		case errors.As(err, &rejected):
+			if !rejected.remembered {
+				r.Metrics.Failures.WithLabelValues(name).Inc()
+			}
+			res.rejected = true
+			res.failures = append(res.failures, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: rejected.reason, Message: rejected.Error()})
+		case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+			// The namespace began terminating after the cache showed it: not a failure, and not
+			// retried (its deletion, when the cache sees it, takes it off the targets).
+			res.skipped++
 		case apierrors.IsConflict(err) || apierrors.IsNotFound(err) || apierrors.IsAlreadyExists(err):
 			// The cache was behind the API: the watch event that follows brings us back.
 			res.requeue = true
@@ -265,6 +302,107 @@ func (r *Reconciler) apply(ctx context.Context, name string, plan propagation.Pl
 }
 
 type unmanagedError struct{ key types.NamespacedName }
+
+// rejectedError is a copy the API server refused as such: too large (413, or a 422 naming a
+// value too long or too many), or invalid (422, e.g. an admission policy). Writing it again
+// gives the same answer, so it is not retried with backoff: only once the copy would differ
+// (its source or the SecretSync changed) or RejectedRecheck has passed (a limit or a policy
+// may have changed).
+type rejectedError struct {
+	reason string
+	op     propagation.Op
+	err    error
+	// remembered is set when no write was tried (the same copy was rejected before).
+	remembered bool
+}
+
+func (e *rejectedError) Error() string {
+	msg := e.err.Error()
+	if len(msg) > maxRejectionMessage {
+		msg = msg[:maxRejectionMessage] + "..."
+	}
+	return fmt.Sprintf("the API server rejected the %s of the copy: %s; it is tried again when the source or the SecretSync changes", e.op, msg)
+}
+
+// maxRejectionMessage bounds the API server's message quoted in status and Events.
+const maxRejectionMessage = 512
+
+// rejection is a rejected copy remembered per target.
+type rejection struct {
+	fingerprint [sha256.Size]byte
+	at          time.Time
+	err         *rejectedError
+}
+
+// rejectionReason says whether err refuses the object itself, and how.
+func rejectionReason(err error) (string, bool) {
+	switch {
+	case apierrors.IsRequestEntityTooLargeError(err):
+		return "TooLarge", true
+	case apierrors.IsInvalid(err):
+		if apierrors.HasStatusCause(err, metav1.CauseTypeTooLong) || apierrors.HasStatusCause(err, metav1.CauseTypeTooMany) {
+			return "TooLarge", true
+		}
+		return "Invalid", true
+	}
+	return "", false
+}
+
+// fingerprint digests what a copy's write sets (see propagation.InStep): two copies with the
+// same fingerprint get the same answer from the API server.
+func fingerprint(s *corev1.Secret) [sha256.Size]byte {
+	h := sha256.New()
+	field := func(b []byte) {
+		fmt.Fprintf(h, "%d:", len(b))
+		h.Write(b)
+	}
+	field([]byte(s.Type))
+	field([]byte(fmt.Sprint(s.Immutable != nil && *s.Immutable)))
+	for _, k := range slices.Sorted(maps.Keys(s.Data)) {
+		field([]byte(k))
+		field(s.Data[k])
+	}
+	for _, k := range []string{propagation.LabelSecretSync, propagation.LabelManagedBy} {
+		field([]byte(s.Labels[k]))
+	}
+	for _, k := range []string{propagation.AnnotationSource, propagation.AnnotationDeletionPolicy} {
+		field([]byte(s.Annotations[k]))
+	}
+	var out [sha256.Size]byte
+	h.Sum(out[:0])
+	return out
+}
+
+func (r *Reconciler) rejectedRecheck() time.Duration {
+	if r.RejectedRecheck > 0 {
+		return r.RejectedRecheck
+	}
+	return DefaultRejectedRecheck
+}
+
+// writeOnce is write, except that a copy the API server rejected is not sent again while it
+// is the same copy and RejectedRecheck has not passed.
+func (r *Reconciler) writeOnce(ctx context.Context, a propagation.Action) (propagation.Op, error) {
+	if a.Want == nil {
+		return r.write(ctx, a)
+	}
+	if v, ok := r.rejected.Load(a.Key); ok {
+		rej := v.(rejection)
+		if time.Since(rej.at) < r.rejectedRecheck() && rej.fingerprint == fingerprint(a.Want) {
+			again := *rej.err
+			again.remembered = true
+			return "", &again
+		}
+		r.rejected.Delete(a.Key)
+	}
+	op, err := r.write(ctx, a)
+	if reason, ok := rejectionReason(err); ok {
+		rerr := &rejectedError{reason: reason, op: a.Op, err: err}
+		r.rejected.Store(a.Key, rejection{fingerprint: fingerprint(a.Want), at: time.Now(), err: rerr})
+		return "", rerr
+	}
+	return op, err
+}
 
 func (e *unmanagedError) Error() string {
 	return fmt.Sprintf("Secret %s exists and is not managed by platform-operators; it is left untouched (delete or rename it to let the copy in)", e.key)

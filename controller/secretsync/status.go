@@ -95,11 +95,19 @@ func (r *Reconciler) writeStatus(ctx context.Context, ss *v1alpha1.SecretSync, o
 	// is not cached (the cache holds only our copies), and another SecretSync's copy going away
 	// wakes only that SecretSync. Look again now and then, so the copy moves in once the way
 	// is free, as the Conflict message promises. A recheck with nothing new writes nothing.
+	var recheck time.Duration
 	if len(res.conflicts) > 0 {
-		recheck := r.ConflictRecheck
+		recheck = r.ConflictRecheck
 		if recheck <= 0 {
 			recheck = DefaultConflictRecheck
 		}
+	}
+	// A rejected copy is looked at again after RejectedRecheck (or sooner, when its source or
+	// the SecretSync changes): not in a loop, as the same write gets the same answer.
+	if res.rejected && (recheck == 0 || r.rejectedRecheck() < recheck) {
+		recheck = r.rejectedRecheck()
+	}
+	if recheck > 0 {
 		return ctrl.Result{RequeueAfter: recheck}, nil
 	}
 	return ctrl.Result{}, nil

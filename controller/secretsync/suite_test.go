@@ -68,6 +68,9 @@ const timeout = 20 * time.Second
 // conflictRecheck is how soon a SecretSync with conflicts looks again in these tests.
 const conflictRecheck = 2 * time.Second
 
+// rejectedRecheck is how soon a copy the API server rejected is tried again in these tests.
+const rejectedRecheck = 5 * time.Second
+
 func TestMain(m *testing.M) {
 	flag.Parse()
 	os.Exit(runSuite(m))
@@ -86,7 +89,8 @@ func runSuite(m *testing.M) int {
 	ctrl.SetLogger(log)
 
 	_, file, _, _ := runtime.Caller(0)
-	crds := filepath.Join(filepath.Dir(file), "..", "..", "charts", "platform-operators", "files", "crds")
+	// Only the SecretSync CRD: this suite needs no other, and so does not depend on theirs.
+	crds := filepath.Join(filepath.Dir(file), "..", "..", "charts", "platform-operators", "files", "crds", "ops.platform-operators.io_secretsyncs.yaml")
 	env := &envtest.Environment{CRDDirectoryPaths: []string{crds}, ErrorIfCRDPathMissing: true}
 	cfg, err := env.Start()
 	if err != nil {
@@ -159,11 +163,12 @@ func setUp(cfg *rest.Config) error {
 		return err
 	}
 	r := &Reconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Metrics: testMetrics, Workers: 8,
+		Client: withWriteFaults(mgr.GetClient()), APIReader: mgr.GetAPIReader(), Metrics: testMetrics, Workers: 8,
 		Recorder: mgr.GetEventRecorder(Name),
 		Sources:  &Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme()},
 		// The one field main.go leaves at its default (a minute): too long to wait for here.
 		ConflictRecheck: conflictRecheck,
+		RejectedRecheck: rejectedRecheck,
 	}
 	return r.SetupWithManager(context.Background(), mgr, 4)
 }

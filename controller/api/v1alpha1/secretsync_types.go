@@ -99,7 +99,9 @@ type TargetFailure struct {
 	Namespace string `json:"namespace"`
 	// name of the copy.
 	Name string `json:"name"`
-	// reason is a CamelCase word: Conflict (a Secret we do not manage has the name) or WriteFailed.
+	// reason is a CamelCase word: Conflict (a Secret we do not manage has the name), TooLarge or
+	// Invalid (the API server refused the copy; it is not retried until its source or the
+	// SecretSync changes, or a slow recheck), or WriteFailed (any other error; retried with backoff).
 	Reason string `json:"reason"`
 	// message says what went wrong and what to do.
 	Message string `json:"message"`
