@@ -2,12 +2,15 @@ package secretsync
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
@@ -16,14 +19,25 @@ import (
 // DefaultFieldOwner is the server-side apply field manager of the default SecretSync.
 const DefaultFieldOwner = "platform-operators-default"
 
+// The retry delays of a failing apply of a default SecretSync: doubled after each failure.
+const (
+	defaultRetryFirst = time.Second
+	defaultRetryMax   = 5 * time.Minute
+)
+
 // Default keeps a SecretSync the chart asks for applied: the seed's rule (every Secret of Type in
 // SourceNamespace copied to every namespace), or one named Secret (SourceName), optionally added
 // to ServiceAccounts' imagePullSecrets (the chart's Harbor pull secret). The chart cannot render it as a manifest, because
 // Helm cannot create a custom resource in the same release that creates its CRD from templates/.
 // It is applied with server-side apply, so fields a user adds (e.g. target.namespaceSelector)
-// stay, while the fields set here follow the chart's values. It only runs on the leader.
+// stay, while the fields set here follow the chart's values. It is kept applied: when the
+// SecretSync is deleted or a field set here is changed, it is applied again. It only runs on the
+// leader (a manager Runnable that needs leader election).
 type Default struct {
-	Client          client.Client
+	Client client.Client
+	// Cache supplies the SecretSync informer whose events wake Default (the manager's cache).
+	// Without it the SecretSync is applied once at start and not watched.
+	Cache           cache.Informers
 	Name            string
 	SourceNamespace string
 	// SourceName selects one Secret; empty selects every Secret (of Type, when set).
@@ -34,9 +48,106 @@ type Default struct {
 	Log                logr.Logger
 }
 
-// Start applies the SecretSync, retrying with backoff (the CRD may be moments from ready), and
-// then waits for ctx to end.
+// Start applies the SecretSync, and again whenever it is deleted or a field it sets changes,
+// until ctx ends. A failed apply is retried after 1 s, 2 s, 4 s, ... up to 5 min.
 func (d *Default) Start(ctx context.Context) error {
+	wake := make(chan struct{}, 1)
+	poke := func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
+	if d.Cache != nil {
+		inf, err := d.Cache.GetInformer(ctx, &v1alpha1.SecretSync{})
+		if err != nil {
+			return fmt.Errorf("watching the default SecretSync %s: %w", d.Name, err)
+		}
+		ours := func(obj any) bool {
+			if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			o, ok := obj.(client.Object)
+			return ok && o.GetName() == d.Name
+		}
+		reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc: func(obj any) {
+				if ours(obj) {
+					poke()
+				}
+			},
+			// Only spec changes: the status, written on every sync, cannot drift from the chart.
+			UpdateFunc: func(old, obj any) {
+				if ours(obj) && old.(client.Object).GetGeneration() != obj.(client.Object).GetGeneration() {
+					poke()
+				}
+			},
+			DeleteFunc: func(obj any) {
+				if ours(obj) {
+					poke()
+				}
+			},
+		})
+		if err != nil {
+			return fmt.Errorf("watching the default SecretSync %s: %w", d.Name, err)
+		}
+		defer func() { _ = inf.RemoveEventHandler(reg) }()
+	}
+
+	poke()
+	delay := defaultRetryFirst
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-wake:
+		}
+		applied, err := d.ensure(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			d.Log.Error(err, "Applying the default SecretSync failed; retrying", "secretSync", d.Name, "retryAfter", delay)
+			// Events that arrive meanwhile are folded into the one retry.
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(delay):
+			}
+			delay = min(2*delay, defaultRetryMax)
+			poke()
+			continue
+		}
+		delay = defaultRetryFirst
+		if applied {
+			d.Log.Info("Default SecretSync applied", "secretSync", d.Name, "sourceNamespace", d.SourceNamespace, "type", d.Type)
+		}
+	}
+}
+
+// ensure applies the SecretSync unless it exists with the fields Default sets; it reports
+// whether it applied.
+func (d *Default) ensure(ctx context.Context) (bool, error) {
+	cur := &v1alpha1.SecretSync{}
+	err := d.Client.Get(ctx, client.ObjectKey{Name: d.Name}, cur)
+	switch {
+	case err == nil && d.matches(cur):
+		// As the chart wants it (every restart, every status or user-only change): no write.
+		return false, nil
+	case err != nil && !apierrors.IsNotFound(err):
+		return false, err
+	}
+	// Force: the fields in this object are the chart's, whoever changed them since. Only they
+	// are in it, so fields a user added keep their owner and their value.
+	//nolint:staticcheck // Apply with an unstructured object needs no generated apply configurations.
+	if err := d.Client.Patch(ctx, d.object(), client.Apply, client.FieldOwner(DefaultFieldOwner), client.ForceOwnership); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// object is the apply configuration: exactly the fields Default owns.
+func (d *Default) object() *unstructured.Unstructured {
 	source := map[string]any{"namespace": d.SourceNamespace}
 	if d.SourceName != "" {
 		source["name"] = d.SourceName
@@ -54,33 +165,12 @@ func (d *Default) Start(ctx context.Context) error {
 		}
 		spec["imagePullSecretFor"] = sas
 	}
-	u := &unstructured.Unstructured{Object: map[string]any{
+	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": v1alpha1.GroupVersion.String(),
 		"kind":       "SecretSync",
 		"metadata":   map[string]any{"name": d.Name},
 		"spec":       spec,
 	}}
-	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Steps: 8, Cap: time.Minute}
-	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
-		// Already as the chart wants it (every restart): no write.
-		cur := &v1alpha1.SecretSync{}
-		if err := d.Client.Get(ctx, client.ObjectKey{Name: d.Name}, cur); err == nil && d.matches(cur) {
-			return true, nil
-		}
-		//nolint:staticcheck // Apply with an unstructured object needs no generated apply configurations.
-		if err := d.Client.Patch(ctx, u.DeepCopy(), client.Apply, client.FieldOwner(DefaultFieldOwner), client.ForceOwnership); err != nil {
-			d.Log.Error(err, "Applying the default SecretSync failed; retrying", "secretSync", d.Name)
-			return false, nil
-		}
-		return true, nil
-	})
-	if err != nil {
-		d.Log.Error(err, "Giving up on the default SecretSync", "secretSync", d.Name)
-	} else {
-		d.Log.Info("Default SecretSync applied", "secretSync", d.Name, "sourceNamespace", d.SourceNamespace, "type", d.Type)
-	}
-	<-ctx.Done()
-	return nil
 }
 
 // matches reports whether the SecretSync already has the fields Default applies.
