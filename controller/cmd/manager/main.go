@@ -20,6 +20,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,6 +33,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/at"
 	"github.com/platform-operators/platform-operators/controller/enablement"
 	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/leaderfence"
 	"github.com/platform-operators/platform-operators/controller/logging"
 	"github.com/platform-operators/platform-operators/controller/podwatcher"
 	"github.com/platform-operators/platform-operators/controller/scheduledjob"
@@ -291,6 +293,11 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 	if tweak != nil {
 		tweak(&opts)
 	}
+	if opts.LeaderElection {
+		if err := fenceWrites(cfg, &opts); err != nil {
+			return nil, err
+		}
+	}
 	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
@@ -334,7 +341,7 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 			if d.Name == "" {
 				continue
 			}
-			d.Client, d.Cache, d.Log = mgr.GetClient(), mgr.GetCache(), log.WithName(secretsync.Name)
+			d.Client, d.Log = mgr.GetClient(), log.WithName(secretsync.Name)
 			if err := mgr.Add(&d); err != nil {
 				return nil, err
 			}
@@ -387,4 +394,37 @@ func watchedObjects(isOn func(string) bool) []client.Object {
 		objs = append(objs, podwatcher.WatchedObjects()...)
 	}
 	return objs
+}
+
+// fenceWrites makes the manager's client refuse writes while the Lease has not been renewed
+// within the renew deadline (controller/leaderfence): a leader frozen past its Lease (SIGSTOP, a
+// stalled node) writes nothing when it runs again, in the moment before its elector notices it
+// lost the Lease and the process exits.
+func fenceWrites(cfg *rest.Config, opts *ctrl.Options) error {
+	ns := opts.LeaderElectionNamespace
+	if ns == "" {
+		b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+		if err != nil {
+			return fmt.Errorf("unable to find the leader election namespace (--leader-election-namespace): %w", err)
+		}
+		ns = strings.TrimSpace(string(b))
+	}
+	fence := leaderfence.New(clock.RealClock{}, *opts.RenewDeadline)
+	lock, err := fence.NewLeaseLock(cfg, ns, opts.LeaderElectionID, *opts.RenewDeadline)
+	if err != nil {
+		return err
+	}
+	opts.LeaderElectionResourceLockInterface = lock
+	newClient := opts.NewClient
+	if newClient == nil {
+		newClient = client.New
+	}
+	opts.NewClient = func(cfg *rest.Config, o client.Options) (client.Client, error) {
+		c, err := newClient(cfg, o)
+		if err != nil {
+			return nil, err
+		}
+		return fence.Client(c), nil
+	}
+	return nil
 }

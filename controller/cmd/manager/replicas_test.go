@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -29,6 +30,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/enablement"
 	"github.com/platform-operators/platform-operators/controller/jobs/jobstest"
+	"github.com/platform-operators/platform-operators/controller/leaderfence"
 )
 
 // informerLog is the manager's cache with a record of the kinds asked of it before and after it
@@ -260,6 +262,16 @@ func TestReplicasAreReadyWithWarmCachesAndHandOver(t *testing.T) {
 	if standby.elected() {
 		t.Fatalf("both replicas lead: %s", state())
 	}
+	// The standby's client writes nothing (controller/leaderfence): it has never held the Lease.
+	probe := func(r *replica, name string) error {
+		return r.mgr.GetClient().Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}})
+	}
+	if err := probe(standby, "from-the-standby"); !errors.Is(err, leaderfence.ErrLeaseLost) {
+		t.Errorf("a write through the standby's client: %v, want %v", err, leaderfence.ErrLeaseLost)
+	}
+	if err := probe(leader, "from-the-leader"); err != nil {
+		t.Errorf("a write through the leader's client: %v", err)
+	}
 
 	// The leader's controllers have done their work: the SecretSync copied its Secret, the At
 	// started its Job.
@@ -290,5 +302,8 @@ func TestReplicasAreReadyWithWarmCachesAndHandOver(t *testing.T) {
 	}
 	if ok, body := standby.ready(); !ok {
 		t.Errorf("the new leader is not ready: %s", body)
+	}
+	if err := probe(standby, "from-the-new-leader"); err != nil {
+		t.Errorf("a write through the new leader's client: %v", err)
 	}
 }

@@ -1,0 +1,224 @@
+// Package leaderfence keeps a replica that has lost the leader Lease without noticing from
+// writing to the cluster.
+//
+// client-go's leader election tells a replica it leads until its renew loop gives up, and a
+// replica that was frozen (SIGSTOP, a long stall of its node, a VM paused past the Lease) learns
+// that only when it runs again: for a moment its workers carry on with the passes they were in,
+// writing while another replica already leads. The Fence closes that window: it remembers, by the
+// local clock, when the Lease was last acquired or renewed, and a client wrapped by it refuses
+// every write once that is longer ago than the renew deadline, which is shorter than the Lease
+// itself, so no other replica can have taken over yet while writes still pass.
+package leaderfence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// ErrLeaseLost is returned for a write refused because the Lease was not renewed in time.
+var ErrLeaseLost = errors.New("refusing to write: this replica has not renewed the leader Lease within its renew deadline (it may have been frozen and another replica may lead)")
+
+// Fence knows when this replica last held the Lease.
+type Fence struct {
+	clock clock.PassiveClock
+	// validFor is how long after a successful acquire or renew writes may pass.
+	validFor time.Duration
+
+	mu      sync.Mutex
+	renewed time.Time // when the last successful acquire/renew was sent; zero: never
+}
+
+// New returns a Fence that lets writes pass for validFor (the renew deadline) after the last
+// successful acquire or renew of the Lease.
+func New(clk clock.PassiveClock, validFor time.Duration) *Fence {
+	return &Fence{clock: clk, validFor: validFor}
+}
+
+// Held reports whether the Lease was acquired or renewed less than validFor ago.
+func (f *Fence) Held() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return !f.renewed.IsZero() && f.clock.Since(f.renewed) < f.validFor
+}
+
+func (f *Fence) renewedAt(t time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if t.After(f.renewed) {
+		f.renewed = t
+	}
+}
+
+// Lock wraps the Lease lock so every successful Create or Update of the record (acquire,
+// renew) moves the fence. The time taken is when the request was sent, not when it returned:
+// other replicas count the Lease's duration from no earlier than that.
+func (f *Fence) Lock(l resourcelock.Interface) resourcelock.Interface { return &lock{Interface: l, f: f} }
+
+type lock struct {
+	resourcelock.Interface
+	f *Fence
+}
+
+func (l *lock) Create(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	sent := l.f.clock.Now()
+	if err := l.Interface.Create(ctx, ler); err != nil {
+		return err
+	}
+	l.f.renewedAt(sent)
+	return nil
+}
+
+func (l *lock) Update(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	sent := l.f.clock.Now()
+	if err := l.Interface.Update(ctx, ler); err != nil {
+		return err
+	}
+	// A release (an empty holder, on a graceful stop) ends the right to write at once.
+	if ler.HolderIdentity == "" {
+		l.f.mu.Lock()
+		l.f.renewed = time.Time{}
+		l.f.mu.Unlock()
+		return nil
+	}
+	l.f.renewedAt(sent)
+	return nil
+}
+
+// NewLeaseLock builds the Lease lock controller-runtime would build (same identity form:
+// hostname_uuid; a client whose requests time out at half the renew deadline), wrapped by the
+// fence.
+func (f *Fence) NewLeaseLock(cfg *rest.Config, namespace, name string, renewDeadline time.Duration) (resourcelock.Interface, error) {
+	host, err := os.Hostname()
+	if err != nil {
+		return nil, err
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.Timeout = renewDeadline / 2
+	rest.AddUserAgent(cfg, "leader-election")
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("leader election client: %w", err)
+	}
+	l, err := resourcelock.New(resourcelock.LeasesResourceLock, namespace, name, cs.CoreV1(), cs.CoordinationV1(),
+		resourcelock.ResourceLockConfig{Identity: host + "_" + uuid.NewString()})
+	if err != nil {
+		return nil, err
+	}
+	return f.Lock(l), nil
+}
+
+// exempt are the groups whose writes are questions, not changes (the RBAC self-check's
+// SelfSubjectAccessReviews, token and access reviews): every replica may ask them.
+var exempt = map[string]bool{"authorization.k8s.io": true, "authentication.k8s.io": true}
+
+// Client wraps c so that its writes fail with ErrLeaseLost while the fence is not held. Reads
+// always pass. Only the leader's controllers write through it; a standby writes nothing.
+func (f *Fence) Client(c client.Client) client.Client { return &fenced{Client: c, f: f} }
+
+type fenced struct {
+	client.Client
+	f *Fence
+}
+
+func (c *fenced) check(obj client.Object) error {
+	if c.f.Held() {
+		return nil
+	}
+	if gvk, err := c.Client.GroupVersionKindFor(obj); err == nil && exempt[gvk.Group] {
+		return nil
+	}
+	return ErrLeaseLost
+}
+
+func (c *fenced) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	if err := c.check(obj); err != nil {
+		return err
+	}
+	return c.Client.Create(ctx, obj, opts...)
+}
+
+func (c *fenced) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	if err := c.check(obj); err != nil {
+		return err
+	}
+	return c.Client.Update(ctx, obj, opts...)
+}
+
+func (c *fenced) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	if err := c.check(obj); err != nil {
+		return err
+	}
+	return c.Client.Patch(ctx, obj, patch, opts...)
+}
+
+func (c *fenced) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+	if !c.f.Held() {
+		return ErrLeaseLost
+	}
+	return c.Client.Apply(ctx, obj, opts...)
+}
+
+func (c *fenced) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
+	if err := c.check(obj); err != nil {
+		return err
+	}
+	return c.Client.Delete(ctx, obj, opts...)
+}
+
+func (c *fenced) DeleteAllOf(ctx context.Context, obj client.Object, opts ...client.DeleteAllOfOption) error {
+	if err := c.check(obj); err != nil {
+		return err
+	}
+	return c.Client.DeleteAllOf(ctx, obj, opts...)
+}
+
+func (c *fenced) Status() client.SubResourceWriter { return c.SubResource("status") }
+
+func (c *fenced) SubResource(sub string) client.SubResourceClient {
+	return &fencedSub{SubResourceClient: c.Client.SubResource(sub), c: c}
+}
+
+type fencedSub struct {
+	client.SubResourceClient
+	c *fenced
+}
+
+func (s *fencedSub) Create(ctx context.Context, obj, sub client.Object, opts ...client.SubResourceCreateOption) error {
+	if err := s.c.check(obj); err != nil {
+		return err
+	}
+	return s.SubResourceClient.Create(ctx, obj, sub, opts...)
+}
+
+func (s *fencedSub) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+	if err := s.c.check(obj); err != nil {
+		return err
+	}
+	return s.SubResourceClient.Update(ctx, obj, opts...)
+}
+
+func (s *fencedSub) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+	if !s.c.f.Held() {
+		return ErrLeaseLost
+	}
+	return s.SubResourceClient.Apply(ctx, obj, opts...)
+}
+
+func (s *fencedSub) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	if err := s.c.check(obj); err != nil {
+		return err
+	}
+	return s.SubResourceClient.Patch(ctx, obj, patch, opts...)
+}
