@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -51,7 +52,6 @@ var scheduleCases = []scheduleCase{
 	{schedule: "*/60 * * * *"}, // robfig: a step beyond the range selects only the start
 	{schedule: "0-30/10 * * * *"},
 	{schedule: "10/15 * * * *"},
-	{schedule: "MON/2 * * * *", want: `minute field "MON/2" is not valid`},
 	{schedule: "0 0 * * MON/2"},
 	{schedule: "0 0 * FEB-NOV/3 *"},
 	{schedule: "0,15,30,45 * * * *"},
@@ -68,6 +68,11 @@ var scheduleCases = []scheduleCase{
 	{schedule: "  0 9 * * *  "},
 	{schedule: "0\t9\t*\t*\t*"},
 	{schedule: "0\u00a09 * * *"}, // strings.Fields splits on every Unicode space
+	// An empty day-of-month or day-of-week: robfig ORs the two when neither starts with * or ?,
+	// so the other one alone decides; with a * next to it, it never fires.
+	{schedule: "0 0 , * MON"},
+	{schedule: "0 0 1 * ,"},
+	{schedule: "0 0 , * *", neverFires: true},
 	{schedule: "0 0 30 2 *", neverFires: true},
 	{schedule: "0 0 31 4 *", neverFires: true},
 	{schedule: "0 0 31 APR,JUN *", neverFires: true},
@@ -135,6 +140,7 @@ var scheduleCases = []scheduleCase{
 	{schedule: "*5 * * * *", want: `minute field "*5" is not valid`},
 	{schedule: "L * * * *", want: `minute field "L" is not valid`},
 	{schedule: ", * * * *", want: `minute field "," has no value`},
+	{schedule: "MON/2 * * * *", want: `minute field "MON/2" is not valid`},
 	{schedule: "jan * * * *", want: `minute field "jan" is not valid`},
 	{schedule: "1.5 * * * *", want: `minute field "1.5" is not valid`},
 	// Hour.
@@ -316,4 +322,103 @@ func TestSchedulesInStep(t *testing.T) {
 			t.Errorf("%q: admission refuses it (%s), the parser accepts it", tc.schedule, tc.want)
 		}
 	}
+}
+
+// TestScheduleTableInProcess runs the table through the CRD's rules in process: the same verdicts
+// and messages as the apiserver, so the generated test below judges with the real rules.
+func TestScheduleTableInProcess(t *testing.T) {
+	validate := scheduleValidator(t)
+	for _, tc := range scheduleCases {
+		errs := validate(tc.schedule)
+		switch {
+		case tc.want == "" && len(errs) > 0:
+			t.Errorf("%q: refused: %v", tc.schedule, errs)
+		case tc.want != "" && !strings.Contains(errs.ToAggregate().Error(), tc.want):
+			t.Errorf("%q: errors %v, want one containing %q", tc.schedule, errs, tc.want)
+		}
+	}
+}
+
+// TestGeneratedSchedulesInStep compares admission (the CRD's CEL rules, in process) with the
+// controller's parser on many schedules built from the pieces users (and typos) write: a
+// schedule admission accepts must parse (or only never fire), and one the parser refuses as
+// unparseable must be refused at admission.
+func TestGeneratedSchedulesInStep(t *testing.T) {
+	validate := scheduleValidator(t)
+	from := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	values := []string{"0", "1", "5", "6", "7", "9", "12", "13", "23", "24", "30", "31", "32", "59", "60", "61",
+		"00", "007", "+5", "-1", "99999999999999999999", "jan", "JAN", "Dec", "sun", "SAT", "Mon", "foo", "L", "W", "", "1.5"}
+	steps := []string{"", "/0", "/1", "/2", "/5", "/61", "/+3", "/000", "/-1", "/", "/9223372036854775807", "/9223372036854775808", "/1/2"}
+	spaces := []string{" ", "  ", "\t", "\u00a0", "\v", "\u2003"}
+	descriptors := []string{"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly", "@Daily", "@reboot", "@",
+		"@every 1h", "@every 1h30m", "@every 90s", "@every 1.5h", "@every .5h", "@every 0", "@every -1h", "@every +2m", "@every 1", "@every 1d",
+		"@every 1hm", "@every  1h", "@every\t1h", "@every 5µs", "@every 1.h", "@every .h", "@every 1h 2m", "@every 1ms1us"}
+	rng := rand.New(rand.NewPCG(11, 2026))
+	pick := func(xs []string) string { return xs[rng.IntN(len(xs))] }
+	item := func() string {
+		switch rng.IntN(5) {
+		case 0:
+			return pick([]string{"*", "?", "*-5", "?-x"}) + pick(steps)
+		case 1:
+			return pick(values) + "-" + pick(values) + pick(steps)
+		case 2:
+			return pick(values) + pick(steps)
+		case 3:
+			return pick([]string{"*5", "5-", "-", "1-2-3", ",", "#", "*/", "5L"})
+		default:
+			return pick(values)
+		}
+	}
+	fieldOf := func() string {
+		f := item()
+		for rng.IntN(3) == 0 {
+			f += "," + item()
+		}
+		return f
+	}
+	const n = 20000
+	var accepted, refused int
+	for range n {
+		var spec string
+		switch rng.IntN(10) {
+		case 0:
+			spec = pick(descriptors)
+		case 1:
+			spec = pick([]string{"TZ=UTC ", "CRON_TZ=Europe/Berlin ", " "}) + "0 9 * * *"
+		default:
+			count := 5
+			if rng.IntN(8) == 0 {
+				count = 3 + rng.IntN(5)
+			}
+			fields := make([]string, count)
+			for i := range fields {
+				fields[i] = "*"
+				if rng.IntN(2) == 0 {
+					fields[i] = fieldOf()
+				}
+			}
+			spec = strings.Join(fields, pick(spaces))
+		}
+		if len(spec) > 128 || spec == "" {
+			continue
+		}
+		errs := validate(spec)
+		_, err := schedule.Parse(spec, "", from)
+		switch {
+		case len(errs) == 0 && err != nil && !errors.Is(err, schedule.ErrNeverFires):
+			t.Errorf("%q: admission accepts it, the parser refuses it: %v", spec, err)
+		case len(errs) > 0 && err == nil:
+			t.Errorf("%q: admission refuses it (%v), the parser accepts it", spec, errs)
+		}
+		if len(errs) == 0 {
+			accepted++
+		} else {
+			refused++
+		}
+	}
+	// A generator that only produced one kind would prove nothing.
+	if accepted < n/10 || refused < n/10 {
+		t.Fatalf("accepted %d, refused %d of %d: the generator is unbalanced", accepted, refused, n)
+	}
+	t.Logf("accepted %d, refused %d", accepted, refused)
 }
