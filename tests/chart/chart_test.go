@@ -156,6 +156,25 @@ func only[T runtime.Object](t *testing.T, r rendered) T {
 	return found[0]
 }
 
+// onlyNamed returns the rendered object of type T called name and fails the test unless there is exactly one.
+func onlyNamed[T interface {
+	runtime.Object
+	GetName() string
+}](t *testing.T, r rendered, name string) T {
+	t.Helper()
+	var found []T
+	for _, o := range objectsOf[T](r) {
+		if o.GetName() == name {
+			found = append(found, o)
+		}
+	}
+	if len(found) != 1 {
+		var zero T
+		t.Fatalf("rendered %d objects of type %T named %s, want 1", len(found), zero, name)
+	}
+	return found[0]
+}
+
 // manager returns the manager container of the only Deployment.
 func manager(t *testing.T, r rendered) corev1.Container {
 	t.Helper()
@@ -294,10 +313,14 @@ func TestRender(t *testing.T) {
 				c := manager(t, r)
 				wantArgs := []string{
 					"--metrics-bind-address=:8080",
+					"--metrics-secure=true",
 					"--health-probe-bind-address=:8081",
 					"--leader-elect=true",
 					"--leader-election-id=platform-operators",
 					"--leader-election-namespace=platform-operators-system",
+					"--leader-elect-lease-duration=15s",
+					"--leader-elect-renew-deadline=10s",
+					"--leader-elect-retry-period=2s",
 					"--controllers=" + strings.Join(controllersArg(c.Args), ","),
 					"--secretsync-workers=32",
 					"--default-secretsync-name=secretsync-default",
@@ -362,11 +385,11 @@ func TestRender(t *testing.T) {
 			},
 		},
 		{
-			name: "default values run one replica with probes on the health port and the default resources",
+			name: "default values run two replicas (a leader and a warm standby) with probes on the health port and the default resources",
 			check: func(t *testing.T, r rendered) {
 				d := only[*appsv1.Deployment](t, r)
-				if got := ptr.Deref(d.Spec.Replicas, -1); got != 1 {
-					t.Errorf("replicas = %d, want 1", got)
+				if got := ptr.Deref(d.Spec.Replicas, -1); got != 2 {
+					t.Errorf("replicas = %d, want 2", got)
 				}
 				c := manager(t, r)
 				wantPorts := []corev1.ContainerPort{
@@ -416,14 +439,14 @@ func TestRender(t *testing.T) {
 		{
 			name: "default values grant the ClusterRole exactly the rules in files/rbac/role.yaml",
 			check: func(t *testing.T, r rendered) {
-				cr := only[*rbacv1.ClusterRole](t, r)
+				cr := onlyNamed[*rbacv1.ClusterRole](t, r, "platform-operators-manager")
 				if cr.Name != "platform-operators-manager" {
 					t.Errorf("ClusterRole name = %q, want platform-operators-manager", cr.Name)
 				}
 				if want := roleFileRules(t); !reflect.DeepEqual(cr.Rules, want) {
 					t.Errorf("ClusterRole rules = %+v, want %+v", cr.Rules, want)
 				}
-				crb := only[*rbacv1.ClusterRoleBinding](t, r)
+				crb := onlyNamed[*rbacv1.ClusterRoleBinding](t, r, "platform-operators-manager")
 				wantSubjects := []rbacv1.Subject{{Kind: "ServiceAccount", Name: "platform-operators", Namespace: namespace}}
 				if crb.RoleRef.Kind != "ClusterRole" || crb.RoleRef.Name != cr.Name || !reflect.DeepEqual(crb.Subjects, wantSubjects) {
 					t.Errorf("ClusterRoleBinding = %+v -> %+v, want ClusterRole %s -> %+v", crb.RoleRef, crb.Subjects, cr.Name, wantSubjects)
@@ -1009,7 +1032,7 @@ rules:
 `},
 			check: func(t *testing.T, r rendered) {
 				want := []rbacv1.PolicyRule{{APIGroups: []string{"ops.platform-operators.io"}, Resources: []string{"ats"}, Verbs: []string{"get"}}}
-				if got := only[*rbacv1.ClusterRole](t, r).Rules; !reflect.DeepEqual(got, want) {
+				if got := onlyNamed[*rbacv1.ClusterRole](t, r, "platform-operators-manager").Rules; !reflect.DeepEqual(got, want) {
 					t.Errorf("ClusterRole rules = %+v, want %+v", got, want)
 				}
 			},

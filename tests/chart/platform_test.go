@@ -293,8 +293,12 @@ func TestPullSecret(t *testing.T) {
 }
 
 func TestPodDisruptionBudget(t *testing.T) {
-	if got := objectsOf[*policyv1.PodDisruptionBudget](mustRenderAll(t, "")); len(got) != 0 {
-		t.Fatalf("a PDB by default: %v", got)
+	// HA by default: two replicas and a PDB that keeps one through a drain.
+	if got := only[*policyv1.PodDisruptionBudget](t, mustRenderAll(t, "")); got.Spec.MinAvailable == nil || got.Spec.MinAvailable.IntValue() != 1 || got.Spec.MaxUnavailable != nil {
+		t.Errorf("default PDB = %+v, want minAvailable 1", got.Spec)
+	}
+	if got := objectsOf[*policyv1.PodDisruptionBudget](mustRenderAll(t, "podDisruptionBudget:\n  enabled: false\n")); len(got) != 0 {
+		t.Fatalf("a PDB with podDisruptionBudget.enabled=false: %v", got)
 	}
 	r := mustRenderAll(t, "replicaCount: 2\npodDisruptionBudget:\n  enabled: true\n")
 	pdb := only[*policyv1.PodDisruptionBudget](t, r)

@@ -92,9 +92,12 @@ type Manager struct {
 }
 
 // StartManager runs binary with the spec's args and env against kubeconfig, logging to logPath.
-// The bind addresses are the one deliberate change: they are moved to free loopback ports so
-// several runs can share a machine and nothing listens beyond loopback. With detach the process
-// gets its own session and outlives the caller (make up).
+// Two deliberate changes: the bind addresses are moved to free loopback ports so several runs can
+// share a machine and nothing listens beyond loopback, and metrics are served as plain HTTP
+// (--metrics-secure=false) so the suites and benchmarks read them with a plain GET on loopback.
+// The HTTPS endpoint and who it answers are tested against a real API server by the manager's
+// envtest (controller/cmd/manager/metrics_test.go) and in the cluster by the kind e2e. With detach
+// the process gets its own session and outlives the caller (make up).
 func StartManager(binary string, spec ManagerSpec, kubeconfig, logPath string, detach bool) (*Manager, error) {
 	metrics, err := freeLoopbackAddr()
 	if err != nil {
@@ -106,6 +109,7 @@ func StartManager(binary string, spec ManagerSpec, kubeconfig, logPath string, d
 	}
 	args := rewriteFlag(spec.Args, "--metrics-bind-address", metrics)
 	args = rewriteFlag(args, "--health-probe-bind-address", probe)
+	args = rewriteFlag(args, "--metrics-secure", "false")
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
