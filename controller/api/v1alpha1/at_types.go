@@ -25,11 +25,13 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.image) || has(self.command)",message="image applies only to command; with jobTemplate, set the image in the template"
 type AtSpec struct {
 	// schedule is when to run: an RFC 3339 time with any UTC offset, e.g.
-	// 2026-05-01T09:30:00+02:00 or 2026-05-01T07:30:00Z. A time in the past runs at once
-	// (unless startingDeadlineSeconds says it is too late).
+	// 2026-05-01T09:30:00+02:00 or 2026-05-01T07:30:00Z (upper-case T and Z, seconds required,
+	// fractional seconds allowed). A time in the past runs at once (unless
+	// startingDeadlineSeconds says it is too late).
 	// +required
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Format=date-time
+	// +kubebuilder:validation:Pattern=`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$`
 	Schedule metav1.Time `json:"schedule"`
 
 	// command is a shell command line, run as `/bin/sh -c <command>` in image, so quoting, pipes

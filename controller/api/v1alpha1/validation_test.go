@@ -2,9 +2,11 @@ package v1alpha1_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -269,6 +272,32 @@ func TestAdmission(t *testing.T) {
 		}
 	})
 
+	// An At whose schedule the API server stores but metav1.Time cannot decode would break the
+	// At informer's list for the whole cluster: whatever admission accepts must decode.
+	t.Run("At schedule", func(t *testing.T) {
+		for _, tc := range atScheduleCases {
+			t.Run(fmt.Sprintf("%q", tc.schedule), func(t *testing.T) {
+				at := &unstructured.Unstructured{Object: map[string]any{
+					"apiVersion": v1alpha1.GroupVersion.String(), "kind": "At",
+					"spec": map[string]any{"schedule": tc.schedule, "command": "true"},
+				}}
+				err := e.create(at)
+				var decoded metav1.Time
+				decodeErr := json.Unmarshal([]byte(strconv.Quote(tc.schedule)), &decoded)
+				if tc.want == "" {
+					if err != nil {
+						t.Fatalf("refused: %v", err)
+					}
+					if decodeErr != nil {
+						t.Fatalf("accepted, but the controller cannot decode it: %v", decodeErr)
+					}
+					return
+				}
+				checkRefusal(t, err, "spec.schedule", tc.want)
+			})
+		}
+	})
+
 	t.Run("ScheduledJob timeZone", func(t *testing.T) {
 		for _, tc := range []struct{ tz, want string }{
 			{"UTC", ""},
@@ -302,6 +331,31 @@ func TestAdmission(t *testing.T) {
 			})
 		}
 	})
+}
+
+// atScheduleCases are At spec.schedule strings: "" for accepted, else a fragment of the refusal.
+var atScheduleCases = []struct{ schedule, want string }{
+	{"2026-05-01T09:30:00Z", ""},
+	{"2026-05-01T09:30:00+02:00", ""},
+	{"2026-05-01T09:30:00-07:30", ""},
+	{"2026-05-01T09:30:00.123456789+02:00", ""},
+	{"2028-02-29T00:00:00Z", ""},
+	{"2000-01-01T00:00:00Z", ""}, // in the past: runs at once
+	{"2026-05-01t09:30:00z", "should match"},
+	{"2026-05-01T09:30:00z", "should match"},
+	{"2026-05-01t09:30:00Z", "should match"},
+	{"2026-05-01T09:30:00", "date-time"},
+	{"2026-05-01 09:30:00Z", "date-time"},
+	{"2026-05-01T09:30Z", "date-time"},
+	{"2026-05-01T9:30:00Z", "date-time"},
+	{"2026-05-01T09:30:00+0200", "date-time"},
+	{"2026-05-01T25:00:00Z", "date-time"},
+	{"2026-05-01T09:30:60Z", "date-time"},
+	{"2026-02-30T09:30:00Z", "date-time"},
+	{"2027-02-29T00:00:00Z", "date-time"},
+	{"2026-05-01", "date-time"},
+	{"tomorrow", "date-time"},
+	{"1714555800", "date-time"},
 }
 
 // TestSchedulesInStep keeps the two lines of defence in step on the table: what admission
