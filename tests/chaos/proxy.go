@@ -130,9 +130,9 @@ func proxyFaults(ctx context.Context, h *harness, r *result) error {
 		}
 		p.SetMode(faultproxy.Mode{Kind: faultproxy.Pass})
 		tEnd := time.Now()
-		end, ok := h.rec.waitFor(ctx, 5*time.Minute, h.converged(digest))
+		end, ok := h.rec.waitFor(ctx, 3*time.Minute, h.converged(digest))
 		if !ok {
-			r.figure("%s: copies did not converge within 5m after it", ph.text)
+			r.figure("%s: copies did not converge within 3m after it", ph.text)
 			h.waitCopies(ctx, r, digest, t0)
 			continue
 		}

@@ -125,7 +125,7 @@ func (h *harness) slotDone(slot time.Time) func() bool {
 
 // waitCopies waits for every copy to hold digest and records the time from start.
 func (h *harness) waitCopies(ctx context.Context, r *result, digest string, start time.Time) {
-	end, ok := h.rec.waitFor(ctx, 5*time.Minute, h.converged(digest))
+	end, ok := h.rec.waitFor(ctx, 3*time.Minute, h.converged(digest))
 	if !ok {
 		h.rec.mu.Lock()
 		copies := map[string]string{}
@@ -142,9 +142,9 @@ func (h *harness) waitCopies(ctx context.Context, r *result, digest string, star
 
 // waitSlot waits for every ScheduledJob's Job of slot and records the time from the slot.
 func (h *harness) waitSlot(ctx context.Context, r *result, slot time.Time) {
-	end, ok := h.rec.waitFor(ctx, 3*time.Minute, h.slotDone(slot))
+	end, ok := h.rec.waitFor(ctx, 150*time.Second, h.slotDone(slot))
 	if !ok {
-		r.figure("slot %s: not every ScheduledJob got a Job within 3m (see slot-lost)", slot.Format("15:04:05"))
+		r.figure("slot %s: not every ScheduledJob got a Job within 150 s (see slot-lost)", slot.Format("15:04:05"))
 		return
 	}
 	r.converge(slot, end)

@@ -149,19 +149,25 @@ func LastSlot(jobs []Job, until time.Time) map[string]time.Time {
 	return out
 }
 
-// UntruthfulStatus compares each ScheduledJob's status.lastScheduleTime (zero when unset) with the
-// latest slot the watch saw a Job for, up to until.
+// UntruthfulStatus checks each ScheduledJob's status.lastScheduleTime (zero when unset): it must
+// name a slot the watch saw a Job for, and not one older than the latest such slot up to until
+// (a slot after until may be recorded already: the check runs while slots go on).
 func UntruthfulStatus(lastScheduleTime map[string]time.Time, jobs []Job, until time.Time) []Violation {
 	want := LastSlot(jobs, until)
+	ran := map[SlotKey]bool{}
+	for k := range SlotUIDs(jobs) {
+		ran[k] = true
+	}
 	var out []Violation
 	for key, got := range lastScheduleTime {
 		w, ok := want[key]
 		if !ok {
 			continue
 		}
-		if !got.Equal(w) {
-			out = append(out, Violation{StatusUntruthful, key, fmt.Sprintf("lastScheduleTime %s, latest slot with a Job %s",
-				fmtTime(got), fmtTime(w))})
+		ns, name, _ := strings.Cut(key, "/")
+		if got.Before(w) || !ran[SlotKey{ns, name, got.UTC()}] {
+			out = append(out, Violation{StatusUntruthful, key, fmt.Sprintf("lastScheduleTime %s, latest slot with a Job up to %s: %s",
+				fmtTime(got), until.UTC().Format("15:04:05"), fmtTime(w))})
 		}
 	}
 	return sorted(out)

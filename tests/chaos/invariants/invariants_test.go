@@ -85,6 +85,8 @@ func TestUntruthfulStatus(t *testing.T) {
 		{"lastScheduleTime at the latest slot up to the check is truthful", t0.Add(time.Minute), nil},
 		{"lastScheduleTime behind the latest slot is not", t0, []string{"status-untruthful ns/sj"}},
 		{"an unset lastScheduleTime with Jobs is not", time.Time{}, []string{"status-untruthful ns/sj"}},
+		{"a later slot with a Job, recorded before the check ran, is truthful", t0.Add(2 * time.Minute), nil},
+		{"a slot without any Job is not", t0.Add(3 * time.Minute), []string{"status-untruthful ns/sj"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
