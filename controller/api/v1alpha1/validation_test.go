@@ -27,11 +27,13 @@ import (
 // scheduleCase is one spec.schedule and what admission must say about it. want is "" for a
 // schedule admission accepts, else a fragment of the message (which names the field).
 // neverFires marks a schedule admission accepts because only the calendar can refuse it: the
-// controller's parser reports it as ErrNeverFires.
+// controller's parser reports it as ErrNeverFires; tooLong marks an @every duration that fits
+// the grammar but not Go's time.Duration, which the parser refuses and CEL cannot add up.
 type scheduleCase struct {
 	schedule   string
 	want       string
 	neverFires bool
+	tooLong    bool
 }
 
 // scheduleCases is the table shared by the envtest (admission) and the in-step test (the
@@ -98,6 +100,8 @@ var scheduleCases = []scheduleCase{
 	{schedule: "@every 10µs"}, // U+00B5
 	{schedule: "@every 10μs"}, // U+03BC
 	{schedule: "@every 2ms"},
+	{schedule: "@every 2562047h"},
+	{schedule: "@every 2562048h", tooLong: true},
 	{schedule: "@Daily", want: "unknown descriptor"},
 	{schedule: "@DAILY", want: "unknown descriptor"},
 	{schedule: "@fortnightly", want: "unknown descriptor"},
@@ -114,15 +118,15 @@ var scheduleCases = []scheduleCase{
 	{schedule: "@daily 0", want: "unknown descriptor"},
 	{schedule: "@ * * * *", want: "unknown descriptor"},
 	// Time zone prefixes.
-	{schedule: "TZ=Europe/Berlin 0 9 * * *", want: "spec.timeZone"},
-	{schedule: "CRON_TZ=UTC 0 9 * * *", want: "spec.timeZone"},
+	{schedule: "TZ=Europe/Berlin 0 9 * * *", want: "set the time zone in spec.timeZone"},
+	{schedule: "CRON_TZ=UTC 0 9 * * *", want: "set the time zone in spec.timeZone"},
 	{schedule: "CRON_TZ=UTC @daily", want: "spec.timeZone"},
 	// Number of fields.
 	{schedule: " ", want: "schedule is empty"},
-	{schedule: "*", want: "schedule has 1 field:"},
-	{schedule: "* * * *", want: "schedule has 4 fields"},
-	{schedule: "0 0 9 * * *", want: "schedule has 6 fields"},
-	{schedule: "every day", want: "schedule has 2 fields"},
+	{schedule: "*", want: "schedule must be five cron fields (minute hour day-of-month month day-of-week) or a descriptor such as @daily or @every 1h, not 1 field"},
+	{schedule: "* * * *", want: "not 4 fields"},
+	{schedule: "0 0 9 * * *", want: "not 6 fields"},
+	{schedule: "every day", want: "not 2 fields"},
 	// Minute.
 	{schedule: "60 * * * *", want: `minute field "60" is out of range 0-59`},
 	{schedule: "61 * * * *", want: `minute field "61" is out of range 0-59`},
@@ -369,6 +373,10 @@ func TestSchedulesInStep(t *testing.T) {
 		case tc.want == "" && tc.neverFires:
 			if !errors.Is(err, schedule.ErrNeverFires) {
 				t.Errorf("%q: admission accepts it as a schedule that never fires, the parser says %v", tc.schedule, err)
+			}
+		case tc.want == "" && tc.tooLong:
+			if !errors.Is(err, schedule.ErrUnparseable) {
+				t.Errorf("%q: admission accepts it as a duration too long for Go, the parser says %v", tc.schedule, err)
 			}
 		case tc.want == "" && err != nil:
 			t.Errorf("%q: admission accepts it, the parser refuses it: %v", tc.schedule, err)
