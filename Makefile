@@ -120,11 +120,21 @@ tools: ## Build the pinned tools into bin/ (cold ~15 min, then seconds).
 manager: ## Build the manager binary into bin/manager.
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/manager ./controller/cmd/manager
 
+# Controller packages with +kubebuilder:rbac markers, named as in --controllers (a test checks the list).
+RBAC_CONTROLLERS := at scheduledjob secretsync podwatcher
+
 .PHONY: manifests
-manifests: ## Generate deepcopy, CRDs and the manager ClusterRole (from kubebuilder markers) into the chart.
+manifests: ## Generate deepcopy, CRDs and the manager ClusterRole (from kubebuilder markers) into the chart, and the per-controller roles the RBAC self-check embeds.
 	$(BIN)/controller-gen object paths=./controller/api/...
 	$(BIN)/controller-gen rbac:roleName=manager-role crd:generateEmbeddedObjectMeta=true paths=./controller/... \
 		output:rbac:artifacts:config=$(CHART)/files/rbac output:crd:artifacts:config=$(CHART)/files/crds
+	@# The RBAC self-check embeds one role per controller package (controller/permissions/roles/<controller>/) and one
+	@# of the manager's own markers (roles/manager/): what it checks is what the markers grant, controller by controller.
+	rm -rf controller/permissions/roles
+	for c in $(RBAC_CONTROLLERS); do \
+		$(BIN)/controller-gen rbac:roleName=$$c paths=./controller/$$c/... output:rbac:artifacts:config=controller/permissions/roles/$$c || exit 1; \
+	done
+	$(BIN)/controller-gen rbac:roleName=manager paths=./controller/cmd/manager output:rbac:artifacts:config=controller/permissions/roles/manager
 	$(BIN)/helm-docs --chart-search-root charts --template-files README.md.gotmpl >/dev/null
 
 .PHONY: verify

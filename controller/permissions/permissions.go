@@ -1,13 +1,18 @@
 // Package permissions checks at startup that the manager may do what its enabled controllers
 // need, with SelfSubjectAccessReviews, so a missing RBAC rule shows up as one clear log line per
 // permission (and a failing readiness check) instead of as reflector errors deep in the logs.
+// What a controller needs is read from the roles controller-gen generates from its
+// +kubebuilder:rbac markers (embedded, see roles), the same markers the chart's ClusterRole comes from.
 //
-// Needs and Expand are pure; Checker talks to the API server.
+// NeedsFromRules and Expand are pure; Checker talks to the API server.
 package permissions
 
 import (
 	"context"
+	"embed"
 	"fmt"
+	"io/fs"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -15,8 +20,10 @@ import (
 
 	"github.com/go-logr/logr"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // Need is one permission a controller needs.
@@ -38,44 +45,81 @@ func (n Need) String() string {
 	return n.Verb + " " + r
 }
 
-const opsGroup = "ops.platform-operators.io"
+// Manager names the needs of the manager itself (its own markers in controller/cmd/manager, such
+// as Events): they are checked whenever any controller runs.
+const Manager = "manager"
 
-func needs(group, resource, sub string, namespaced bool, verbs ...string) []Need {
-	out := make([]Need, 0, len(verbs))
-	for _, v := range verbs {
-		out = append(out, Need{Group: group, Resource: resource, Subresource: sub, Verb: v, Namespaced: namespaced})
+// roles holds what `make manifests` generates from the +kubebuilder:rbac markers: one ClusterRole
+// per controller package (roles/<controller>/role.yaml) and one of the manager's own markers
+// (roles/manager/role.yaml). The chart's ClusterRole (files/rbac/role.yaml) is generated from the
+// same markers, so the self-check asks exactly what the chart grants; `make verify` fails when
+// either is stale.
+//
+//go:embed roles/*/role.yaml
+var roles embed.FS
+
+// Rules returns the generated rules of each controller (and of Manager), by name.
+func Rules() (map[string][]rbacv1.PolicyRule, error) {
+	dirs, err := fs.ReadDir(roles, "roles")
+	if err != nil {
+		return nil, err
 	}
-	return out
+	out := make(map[string][]rbacv1.PolicyRule, len(dirs))
+	for _, d := range dirs {
+		data, err := roles.ReadFile(path.Join("roles", d.Name(), "role.yaml"))
+		if err != nil {
+			return nil, err
+		}
+		var role rbacv1.ClusterRole
+		if err := yaml.UnmarshalStrict(data, &role); err != nil {
+			return nil, fmt.Errorf("roles/%s/role.yaml: %w", d.Name(), err)
+		}
+		out[d.Name()] = role.Rules
+	}
+	return out, nil
 }
 
-// events are what every controller that records Events needs.
-var events = needs("", "events", "", true, "create", "patch")
+// ScopeFunc tells whether a resource lives in namespaces (the API server's discovery knows).
+type ScopeFunc func(group, resource string) (namespaced bool, err error)
 
-// byController is what each controller does with the API; it mirrors the controllers'
-// +kubebuilder:rbac markers (a test checks that the generated role grants all of it).
-var byController = map[string][]Need{
-	"secretsync": slices.Concat(
-		needs(opsGroup, "secretsyncs", "", false, "get", "list", "watch", "create", "update", "patch"),
-		needs(opsGroup, "secretsyncs", "status", false, "update", "patch"),
-		needs("", "secrets", "", true, "get", "list", "watch", "create", "update", "delete"),
-		needs("", "namespaces", "", false, "get", "list", "watch"),
-		needs("", "serviceaccounts", "", true, "get", "list", "watch", "patch"),
-		events),
-	"at": slices.Concat(
-		needs(opsGroup, "ats", "", true, "get", "list", "watch"),
-		needs(opsGroup, "ats", "status", true, "update", "patch"),
-		needs("batch", "jobs", "", true, "get", "list", "watch", "create", "delete"),
-		events),
-	"scheduledjob": slices.Concat(
-		needs(opsGroup, "scheduledjobs", "", true, "get", "list", "watch"),
-		needs(opsGroup, "scheduledjobs", "status", true, "update", "patch"),
-		needs("batch", "jobs", "", true, "get", "list", "watch", "create", "delete"),
-		events),
-	"podwatcher": needs("", "pods", "", true, "list", "watch"),
+// NeedsFromRules turns generated rules into needs, one per group, resource and verb, in the order
+// of the rules. Subresources ("ats/status") take their resource's scope.
+func NeedsFromRules(rules []rbacv1.PolicyRule, namespaced ScopeFunc) ([]Need, error) {
+	var out []Need
+	for _, r := range rules {
+		if len(r.NonResourceURLs) > 0 || len(r.ResourceNames) > 0 {
+			return nil, fmt.Errorf("rule %v: only resource rules without resourceNames can be checked", r)
+		}
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				resource, sub, _ := strings.Cut(res, "/")
+				ns, err := namespaced(g, resource)
+				if err != nil {
+					return nil, fmt.Errorf("scope of %s.%s: %w", resource, g, err)
+				}
+				for _, v := range r.Verbs {
+					out = append(out, Need{Group: g, Resource: resource, Subresource: sub, Verb: v, Namespaced: ns})
+				}
+			}
+		}
+	}
+	return out, nil
 }
 
-// Needs returns what the named controller needs; nil for a controller with no API needs.
-func Needs(controller string) []Need { return slices.Clone(byController[controller]) }
+// ByController returns the needs of every controller with a generated role, and of Manager.
+func ByController(namespaced ScopeFunc) (map[string][]Need, error) {
+	rules, err := Rules()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]Need, len(rules))
+	for name, r := range rules {
+		if out[name], err = NeedsFromRules(r, namespaced); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return out, nil
+}
 
 // Check is one question to the API server: may the manager do Need in Namespace ("" = all
 // namespaces, or a cluster-scoped resource)? Controllers are those that need it.
@@ -95,9 +139,10 @@ func (c Check) String() string {
 	return c.Need.String() + " in namespace " + c.Namespace
 }
 
-// Expand turns the controllers' needs into checks. namespaces maps each enabled controller to
-// the namespaces it watches (nil or empty: all). A permission two controllers need is checked once.
-func Expand(namespaces map[string][]string) []Check {
+// Expand turns the controllers' needs (byController) into checks. namespaces maps each enabled
+// controller (and Manager) to the namespaces it watches (nil or empty: all); a name without needs
+// adds no check. A permission two controllers need is checked once.
+func Expand(byController map[string][]Need, namespaces map[string][]string) []Check {
 	type key struct {
 		Need
 		ns string

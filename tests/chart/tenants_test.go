@@ -236,9 +236,17 @@ func TestRBACScope(t *testing.T) {
 			if !reflect.DeepEqual(role.Rules, want) {
 				t.Errorf("Role in %s rules = %+v\nwant %+v", ns, role.Rules, want)
 			}
-			// What the controllers that can run in namespaced mode need (the manager's own list).
-			for _, controller := range []string{"at", "scheduledjob", "podwatcher"} {
-				for _, need := range permissions.Needs(controller) {
+			// What the controllers that can run in namespaced mode need (the roles the manager's
+			// self-check embeds), and the manager's own needs.
+			byController, err := permissions.ByController(func(string, string) (bool, error) { return true, nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, controller := range []string{"at", "scheduledjob", "podwatcher", permissions.Manager} {
+				if len(byController[controller]) == 0 {
+					t.Errorf("no embedded role for %s", controller)
+				}
+				for _, need := range byController[controller] {
 					res := need.Resource
 					if need.Subresource != "" {
 						res += "/" + need.Subresource

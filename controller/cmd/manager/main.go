@@ -42,8 +42,11 @@ import (
 	"github.com/platform-operators/platform-operators/controller/version"
 )
 
-// The manager's own RBAC needs (controllers add theirs next to their code).
-// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// The manager's own RBAC needs (controllers add theirs next to their code). The controllers record
+// Events with mgr.GetEventRecorder, a k8s.io/client-go/tools/events recorder whose sink is the
+// events.k8s.io/v1 client (controller-runtime v0.24 pkg/cluster/cluster.go; the broadcaster creates
+// and patches, tools/events/event_broadcaster.go). Core ("") Events are written only by leader
+// election, in the release namespace, which the chart's leader-election Role grants.
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 type options struct {

@@ -7,8 +7,11 @@ import (
 	"slices"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/platform-operators/platform-operators/controller/permissions"
 	"github.com/platform-operators/platform-operators/controller/podwatcher"
@@ -39,12 +42,10 @@ func checkWatchNamespaces(watch, enabled, podWatcherNamespaces []string) error {
 // addPermissionCheck starts the RBAC self-check and makes /readyz fail while a permission
 // the enabled controllers need is missing (each one is logged as an error).
 func addPermissionCheck(ctx context.Context, mgr ctrl.Manager, enabled, watch, podWatcherNamespaces []string, log logr.Logger) error {
-	namespaces := make(map[string][]string, len(enabled))
-	for _, name := range enabled {
-		namespaces[name] = watch
-		if name == podwatcher.Name && len(podWatcherNamespaces) > 0 {
-			namespaces[name] = podWatcherNamespaces
-		}
+	namespaces := checkNamespaces(enabled, watch, podWatcherNamespaces)
+	byController, err := permissions.ByController(scopeFunc(mgr.GetRESTMapper(), namespaces))
+	if err != nil {
+		return fmt.Errorf("reading the generated RBAC roles: %w", err)
 	}
 	cs, err := kubernetes.NewForConfig(mgr.GetConfig())
 	if err != nil {
@@ -52,11 +53,47 @@ func addPermissionCheck(ctx context.Context, mgr ctrl.Manager, enabled, watch, p
 	}
 	checker := &permissions.Checker{
 		Reviews: cs.AuthorizationV1().SelfSubjectAccessReviews(),
-		Checks:  permissions.Expand(namespaces),
+		Checks:  permissions.Expand(byController, namespaces),
 		Log:     log.WithName("permissions"),
 	}
 	// Not a manager runnable: those start only after the caches synced, and a cache cannot sync
 	// without the permissions this reports on.
 	go func() { _ = checker.Start(ctx) }()
 	return mgr.AddReadyzCheck("permissions", func(*http.Request) error { return checker.Ready() })
+}
+
+// checkNamespaces maps each enabled controller, and the manager's own needs (Events, which every
+// controller that runs may record), to the namespaces it works in (nil: all).
+func checkNamespaces(enabled, watch, podWatcherNamespaces []string) map[string][]string {
+	namespaces := make(map[string][]string, len(enabled)+1)
+	for _, name := range enabled {
+		namespaces[name] = watch
+		if name == podwatcher.Name && len(podWatcherNamespaces) > 0 {
+			namespaces[name] = podWatcherNamespaces
+		}
+	}
+	if len(enabled) > 0 {
+		namespaces[permissions.Manager] = watch
+	}
+	return namespaces
+}
+
+// scopeFunc asks the API server's discovery (through the manager's RESTMapper) whether a resource
+// lives in namespaces. Only a manager limited to some namespaces needs to know: watching all, every
+// check is asked without a namespace, so no discovery is done.
+func scopeFunc(mapper meta.RESTMapper, namespaces map[string][]string) permissions.ScopeFunc {
+	limited := false
+	for _, nss := range namespaces {
+		limited = limited || len(nss) > 0
+	}
+	if !limited {
+		return func(string, string) (bool, error) { return true, nil }
+	}
+	return func(group, resource string) (bool, error) {
+		gvk, err := mapper.KindFor(schema.GroupVersionResource{Group: group, Resource: resource})
+		if err != nil {
+			return false, err
+		}
+		return apiutil.IsGVKNamespaced(gvk, mapper)
+	}
 }
