@@ -66,6 +66,9 @@ func TestSecureMetrics(t *testing.T) {
 		if n := len(named[*rbacv1.ClusterRoleBinding](r, "platform-operators-metrics-reader")); n != 0 {
 			t.Errorf("a metrics-reader binding without a ServiceMonitor scraper: %d", n)
 		}
+		if !strings.Contains(r.notes, "https://platform-operators-metrics.platform-operators-system.svc:8080/metrics") || !strings.Contains(r.notes, "--clusterrole=platform-operators-metrics-reader") {
+			t.Errorf("NOTES.txt does not tell how to read the HTTPS metrics with a token:\n%s", r.notes)
+		}
 		port := only[*corev1.Service](t, r).Spec.Ports[0]
 		if port.Name != "metrics" || ptr.Deref(port.AppProtocol, "") != "https" {
 			t.Errorf("Service port = %+v, want metrics with appProtocol https", port)
@@ -80,6 +83,9 @@ func TestSecureMetrics(t *testing.T) {
 			if strings.Contains(n, "metrics") {
 				t.Errorf("rendered %s with plain HTTP metrics", n)
 			}
+		}
+		if !strings.Contains(r.notes, "http://platform-operators-metrics.platform-operators-system.svc:8080/metrics, to anyone") {
+			t.Errorf("NOTES.txt does not say the metrics are plain HTTP to anyone:\n%s", r.notes)
 		}
 		if p := only[*corev1.Service](t, r).Spec.Ports[0]; p.AppProtocol != nil {
 			t.Errorf("Service port = %+v, want no appProtocol", p)
