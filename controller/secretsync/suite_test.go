@@ -68,8 +68,10 @@ const timeout = 20 * time.Second
 // conflictRecheck is how soon a SecretSync with conflicts looks again in these tests.
 const conflictRecheck = 2 * time.Second
 
-// rejectedRecheck is how soon a copy the API server rejected is tried again in these tests.
-const rejectedRecheck = 5 * time.Second
+// rejectedRecheck is how soon a copy the API server rejected is tried again in these tests:
+// longer than the windows in which TestACopyTheAPIServerRejectsIsReportedAndNotRetriedInALoop
+// asserts that nothing is resent, shorter than timeout.
+const rejectedRecheck = 8 * time.Second
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -553,11 +555,11 @@ func idle(t *testing.T) {
 	})
 }
 
-// writeRequests is the API server's count of write requests (create, update, patch, apply,
+// writeRequestsBy is the API server's count of write requests (create, update, patch, apply,
 // delete) to the resources the controller writes: Secrets, ServiceAccounts, SecretSyncs
-// (and their status) and Events. Unlike the controller's own counter it also sees writes that
-// change nothing, such as an empty status patch.
-func writeRequests(t *testing.T) float64 {
+// (and their status) and Events, by "verb resource/subresource". Unlike the controller's own
+// counter it also sees writes that change nothing, such as an empty status patch.
+func writeRequestsBy(t *testing.T) map[string]float64 {
 	t.Helper()
 	raw, err := apiserver.Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
@@ -565,7 +567,7 @@ func writeRequests(t *testing.T) float64 {
 	}
 	verbs := map[string]bool{"POST": true, "PUT": true, "PATCH": true, "APPLY": true, "DELETE": true, "DELETECOLLECTION": true}
 	resources := map[string]bool{"secrets": true, "serviceaccounts": true, "secretsyncs": true, "events": true}
-	sum := 0.0
+	out := map[string]float64{}
 	for _, line := range strings.Split(string(raw), "\n") {
 		rest, ok := strings.CutPrefix(line, "apiserver_request_total{")
 		if !ok {
@@ -588,9 +590,21 @@ func writeRequests(t *testing.T) float64 {
 		if _, err := fmt.Sscan(value, &f); err != nil {
 			t.Fatalf("parsing %q: %v", line, err)
 		}
-		sum += f
+		out[l["verb"]+" "+l["resource"]+"/"+l["subresource"]] += f
 	}
-	return sum
+	return out
+}
+
+// diffRequests names the write requests that differ between two writeRequestsBy.
+func diffRequests(before, after map[string]float64) string {
+	var out []string
+	for k, v := range after {
+		if d := v - before[k]; d != 0 {
+			out = append(out, fmt.Sprintf("%s +%v", k, d))
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
 }
 
 // sumMetric sums the samples of a counter or gauge family whose labels include want.
