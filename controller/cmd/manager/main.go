@@ -344,7 +344,7 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 			if d.Name == "" {
 				continue
 			}
-			d.Client, d.Log = mgr.GetClient(), log.WithName(secretsync.Name)
+			d.Client, d.Cache, d.Log = mgr.GetClient(), mgr.GetCache(), log.WithName(secretsync.Name)
 			if err := mgr.Add(&d); err != nil {
 				return nil, err
 			}
