@@ -36,7 +36,7 @@ const (
 type Default struct {
 	Client client.Client
 	// Cache supplies the SecretSync informer whose events wake Default (the manager's cache).
-	// Without it the SecretSync is applied once at start and not watched.
+	// Required: without it the SecretSync would be applied once and not kept.
 	Cache           cache.Informers
 	Name            string
 	SourceNamespace string
@@ -58,41 +58,42 @@ func (d *Default) Start(ctx context.Context) error {
 		default:
 		}
 	}
-	if d.Cache != nil {
-		inf, err := d.Cache.GetInformer(ctx, &v1alpha1.SecretSync{})
-		if err != nil {
-			return fmt.Errorf("watching the default SecretSync %s: %w", d.Name, err)
-		}
-		ours := func(obj any) bool {
-			if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-				obj = tomb.Obj
-			}
-			o, ok := obj.(client.Object)
-			return ok && o.GetName() == d.Name
-		}
-		reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc: func(obj any) {
-				if ours(obj) {
-					poke()
-				}
-			},
-			// Only spec changes: the status, written on every sync, cannot drift from the chart.
-			UpdateFunc: func(old, obj any) {
-				if ours(obj) && old.(client.Object).GetGeneration() != obj.(client.Object).GetGeneration() {
-					poke()
-				}
-			},
-			DeleteFunc: func(obj any) {
-				if ours(obj) {
-					poke()
-				}
-			},
-		})
-		if err != nil {
-			return fmt.Errorf("watching the default SecretSync %s: %w", d.Name, err)
-		}
-		defer func() { _ = inf.RemoveEventHandler(reg) }()
+	if d.Cache == nil {
+		return fmt.Errorf("the default SecretSync %s has no cache to watch it with", d.Name)
 	}
+	inf, err := d.Cache.GetInformer(ctx, &v1alpha1.SecretSync{})
+	if err != nil {
+		return fmt.Errorf("watching the default SecretSync %s: %w", d.Name, err)
+	}
+	ours := func(obj any) bool {
+		if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		o, ok := obj.(client.Object)
+		return ok && o.GetName() == d.Name
+	}
+	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if ours(obj) {
+				poke()
+			}
+		},
+		// Only spec changes: the status, written on every sync, cannot drift from the chart.
+		UpdateFunc: func(old, obj any) {
+			if ours(obj) && old.(client.Object).GetGeneration() != obj.(client.Object).GetGeneration() {
+				poke()
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if ours(obj) {
+				poke()
+			}
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("watching the default SecretSync %s: %w", d.Name, err)
+	}
+	defer func() { _ = inf.RemoveEventHandler(reg) }()
 
 	poke()
 	delay := defaultRetryFirst

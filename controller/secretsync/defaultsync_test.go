@@ -127,3 +127,14 @@ func TestAFailingApplyOfTheDefaultSecretSyncBacksOff(t *testing.T) {
 		t.Errorf("%d applies within 3.5 s of a failing API, want 2-3 (retries after 1 s, then 2 s)", n)
 	}
 }
+
+// Without a cache a default SecretSync could not be kept applied (it would be applied once):
+// the manager must not start that way.
+func TestADefaultSecretSyncWithoutACacheRefusesToStart(t *testing.T) {
+	runCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	d := &Default{Client: k8s, Name: "dfltnocache-default", SourceNamespace: "dfltnocache-src", Log: testr.New(t)}
+	if err := d.Start(runCtx); err == nil || runCtx.Err() != nil {
+		t.Errorf("Start = %v (context: %v), want an error at once", err, runCtx.Err())
+	}
+}

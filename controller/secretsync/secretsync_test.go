@@ -902,7 +902,7 @@ func TestTheDefaultSecretSyncIsAppliedAndCopiesSecretsOfItsType(t *testing.T) {
 	a := namespace(t, c+"-a", nil)
 	runCtx, stop := context.WithCancel(ctx)
 	stopped := make(chan error, 1)
-	d := &Default{Client: k8s, Name: c + "-default", SourceNamespace: src, Type: typ, Log: testr.New(t)}
+	d := &Default{Client: k8s, Cache: mgr.GetCache(), Name: c + "-default", SourceNamespace: src, Type: typ, Log: testr.New(t)}
 	go func() { stopped <- d.Start(runCtx) }()
 	// Cleanups run last first: stop the runnable before the SecretSync is deleted.
 	t.Cleanup(func() {
