@@ -103,7 +103,7 @@ func proxyFaults(ctx context.Context, h *harness, r *result) error {
 	if err := h.waitManagersReady(ctx); err != nil {
 		return err
 	}
-	if _, _, err := h.leader(ctx); err != nil {
+	if err := h.waitLeader(ctx); err != nil {
 		return err
 	}
 	w := h.begin()

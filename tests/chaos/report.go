@@ -39,6 +39,28 @@ func (h *harness) waitManagersReady(ctx context.Context) error {
 	return nil
 }
 
+// waitLeader waits until a live manager pod holds the Lease (after a rollout the holder may still
+// name a deleted pod, or nobody).
+func (h *harness) waitLeader(ctx context.Context) error {
+	_, ok := h.rec.waitFor(ctx, 2*time.Minute, func() bool {
+		if len(h.rec.holders) == 0 {
+			return false
+		}
+		last := h.rec.holders[len(h.rec.holders)-1].holder
+		for name, p := range h.rec.pods {
+			if !p.deleted && strings.HasPrefix(last, name+"_") {
+				return true
+			}
+		}
+		return false
+	})
+	if !ok {
+		return fmt.Errorf("no live manager pod took the Lease within 2m")
+	}
+	_, _, err := h.leader(ctx)
+	return err
+}
+
 func cell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 
 // renderTable is the Markdown table of the results.

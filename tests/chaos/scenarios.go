@@ -163,22 +163,21 @@ func (h *harness) finish(ctx context.Context, r *result, w watch, ats []string, 
 			window = append(window, j)
 		}
 	}
-	var list v1alpha1.ScheduledJobList
-	if err := h.cl.List(ctx, &list, client.InNamespace(sjNamespace)); err != nil {
+	skipped, last, err := h.sjStatus(ctx)
+	if err != nil {
 		return err
 	}
-	skipped := map[string]time.Time{}
-	last := map[string]time.Time{}
-	for _, sj := range list.Items {
-		key := sj.Namespace + "/" + sj.Name
-		if t := sj.Status.LastSkippedTime; t != nil {
-			skipped[key] = t.Time
+	if len(slots) > 0 && len(invariants.UntruthfulStatus(last, jobs, until)) > 0 {
+		// A status write may trail its Job by a little: look again once before calling it a lie.
+		if err := sleepUntil(ctx, time.Now().Add(20*time.Second)); err != nil {
+			return err
 		}
-		if t := sj.Status.LastScheduleTime; t != nil {
-			last[key] = t.Time
-		} else {
-			last[key] = time.Time{}
+		r.figure("lastScheduleTime behind its Jobs for %d ScheduledJobs at the first look; checked again 20 s later",
+			len(invariants.UntruthfulStatus(last, jobs, until)))
+		if skipped, last, err = h.sjStatus(ctx); err != nil {
+			return err
 		}
+		jobs = h.rec.jobList()
 	}
 	explained := func(ns, name string, slot time.Time) bool {
 		return skipped[ns+"/"+name].Equal(slot) || h.rec.explained(name, slot)
@@ -215,6 +214,26 @@ func (h *harness) finish(ctx context.Context, r *result, w watch, ats []string, 
 	r.figure("manager restarts: %v", restartText)
 	r.Counts = map[string]int{"slotsChecked": len(slots) * len(h.sjKeys), "slotJobs": len(window), "ats": len(ats), "copies": len(h.copyNS), "decoys": len(decoys)}
 	return nil
+}
+
+// sjStatus lists the ScheduledJobs' lastSkippedTime and lastScheduleTime (zero when unset).
+func (h *harness) sjStatus(ctx context.Context) (skipped, last map[string]time.Time, err error) {
+	var list v1alpha1.ScheduledJobList
+	if err := h.cl.List(ctx, &list, client.InNamespace(sjNamespace)); err != nil {
+		return nil, nil, err
+	}
+	skipped, last = map[string]time.Time{}, map[string]time.Time{}
+	for _, sj := range list.Items {
+		key := sj.Namespace + "/" + sj.Name
+		if t := sj.Status.LastSkippedTime; t != nil {
+			skipped[key] = t.Time
+		}
+		last[key] = time.Time{}
+		if t := sj.Status.LastScheduleTime; t != nil {
+			last[key] = t.Time
+		}
+	}
+	return skipped, last, nil
 }
 
 func limit(v []invariants.Violation, n int) []invariants.Violation {
