@@ -69,7 +69,7 @@ kind-node: tools host ## Build the kind node image offline (cached by content: s
 ##@ Tests
 
 .PHONY: test-go
-test-go: tools ## Unit tests, envtest integration tests (real kube-apiserver + etcd from bin/) and chart render tests, with the race detector.
+test-go: tools ## Unit tests and envtest integration tests (real kube-apiserver + etcd from bin/) with the race detector, then the chart render tests.
 	go test -race -count=1 -timeout 20m $(GO_PACKAGES)
 	go test -count=1 -timeout 20m $(CHART_TEST_PACKAGES)
 
