@@ -2,7 +2,6 @@ package at
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -21,16 +19,9 @@ import (
 	"github.com/platform-operators/platform-operators/controller/jobs/jobstest"
 )
 
-// noWatch lets interceptor wrap the manager's client, which has no Watch.
-type noWatch struct{ client.Client }
-
-func (noWatch) Watch(context.Context, client.ObjectList, ...client.ListOption) (watch.Interface, error) {
-	return nil, errors.New("watch is not supported here")
-}
-
 // countingCreates wraps c and counts the Jobs it creates.
 func countingCreates(c client.Client, n *int) client.Client {
-	return interceptor.NewClient(noWatch{c}, interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+	return jobstest.Intercept(c, interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 		if _, ok := obj.(*batchv1.Job); ok {
 			*n++
 		}
@@ -100,7 +91,7 @@ func TestAtUnderFailure(t *testing.T) {
 		})
 		creates := 0
 		orig := f.rec.Client
-		f.rec.Client = interceptor.NewClient(noWatch{countingCreates(orig, &creates)}, interceptor.Funcs{
+		f.rec.Client = jobstest.Intercept(countingCreates(orig, &creates), interceptor.Funcs{
 			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 				if got, ok := obj.(*v1alpha1.At); ok && key == client.ObjectKeyFromObject(stale) {
 					stale.DeepCopyInto(got)

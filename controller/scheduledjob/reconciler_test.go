@@ -2,7 +2,6 @@ package scheduledjob
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -483,7 +481,7 @@ func TestStalePassDoesNotAnnounceTheSlotTwice(t *testing.T) {
 		t.Fatalf("%d SuccessfulCreate Events after the slot, want 1", n)
 	}
 	orig := f.rec.Client
-	f.rec.Client = interceptor.NewClient(noWatch{orig}, interceptor.Funcs{
+	f.rec.Client = jobstest.Intercept(orig, interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			if got, ok := obj.(*v1alpha1.ScheduledJob); ok && key == client.ObjectKeyFromObject(stale) {
 				stale.DeepCopyInto(got)
@@ -502,11 +500,4 @@ func TestStalePassDoesNotAnnounceTheSlotTwice(t *testing.T) {
 	if jobs := f.jobsOf(t, sj); len(jobs) != 1 {
 		t.Errorf("%d Jobs, want the slot's one", len(jobs))
 	}
-}
-
-// noWatch lets interceptor wrap the manager's client, which has no Watch.
-type noWatch struct{ client.Client }
-
-func (noWatch) Watch(context.Context, client.ObjectList, ...client.ListOption) (watch.Interface, error) {
-	return nil, errors.New("watch is not supported here")
 }

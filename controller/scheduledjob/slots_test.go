@@ -65,7 +65,7 @@ func (p *process) client(c client.Client) client.Client {
 		}
 		return do()
 	}
-	return interceptor.NewClient(noWatch{c}, interceptor.Funcs{
+	return jobstest.Intercept(c, interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			return read(func() error { return c.Get(ctx, key, obj, opts...) })
 		},
@@ -260,7 +260,7 @@ func TestARejectedJobTemplateIsReportedOnceAndRetriedAtTheNextSlot(t *testing.T)
 	p := &process{writesBeforeDeath: -1, created: map[string][]types.UID{}}
 	creates := 0
 	counting := func(c client.Client) client.Client {
-		return interceptor.NewClient(noWatch{c}, interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+		return jobstest.Intercept(c, interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			creates++
 			return c.Create(ctx, obj, opts...)
 		}})
@@ -366,7 +366,7 @@ func TestANewLeaderWithAStaleScheduledJobDoesNotRunAPrunedSlotAgain(t *testing.T
 		t.Fatal(err)
 	}
 	next := &Reconciler{APIReader: f.env.Manager.GetAPIReader(), Recorder: f.evs, Clock: f.clock, Metrics: m}
-	next.Client = interceptor.NewClient(noWatch{old.client(f.env.Client)}, interceptor.Funcs{
+	next.Client = jobstest.Intercept(old.client(f.env.Client), interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			if got, ok := obj.(*v1alpha1.ScheduledJob); ok && key == client.ObjectKeyFromObject(stale) {
 				stale.DeepCopyInto(got)

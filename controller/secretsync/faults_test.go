@@ -2,13 +2,12 @@ package secretsync
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/platform-operators/platform-operators/controller/jobs/jobstest"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
@@ -51,15 +50,8 @@ func faultFor(obj client.Object) error {
 	return f.err
 }
 
-// noWatch lets a client.Client be wrapped by interceptor.NewClient, which wants a WithWatch.
-type noWatch struct{ client.Client }
-
-func (noWatch) Watch(context.Context, client.ObjectList, ...client.ListOption) (watch.Interface, error) {
-	return nil, errors.New("watch is not supported")
-}
-
 func withWriteFaults(c client.Client) client.Client {
-	return interceptor.NewClient(noWatch{c}, interceptor.Funcs{
+	return jobstest.Intercept(c, interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			if err := faultFor(obj); err != nil {
 				return err
