@@ -39,6 +39,8 @@ const (
 	ReasonSuccessfulCreate   = "SuccessfulCreate"
 	// ReasonJobRejected: the API server refused the Job built from the template as invalid.
 	ReasonJobRejected = "JobRejected"
+	// ReasonMissedSlots: slots before the one being handled passed without being looked at.
+	ReasonMissedSlots = "MissedSlots"
 )
 
 type event struct{ kind, reason, note string }
@@ -241,6 +243,11 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 		slot := *recentOK
 		if missed == schedule.ManyMissed {
 			p.events = append(p.events, event{corev1.EventTypeWarning, ReasonTooManyMissedTimes, "too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew"})
+		} else if first := passedOver(sched, earliestOK, sj.Status.LastSkippedTime, slot); first != nil && unhandled(&slot) {
+			// Only the most recent slot runs (as upstream); the ones before it, never looked at
+			// while they were due (the manager was stopped, had no leader, or was behind), are
+			// said to be lost rather than lost silently.
+			p.events = append(p.events, event{corev1.EventTypeWarning, ReasonMissedSlots, fmt.Sprintf("Slots from %s up to %s were not run: only the most recent missed slot runs (the controller was stopped or behind)", formatSlot(*first, sched), formatSlot(slot, sched))})
 		}
 		if sj.Spec.ConcurrencyPolicy == v1alpha1.ForbidConcurrent && len(activeNames()) > 0 {
 			if unhandled(&slot) {
@@ -254,6 +261,20 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 		p.creates = append(p.creates, creation{job: newJob(sj, schedule.JobName(sj.Name, slot), slot, sched.Location(), ""), slot: &slot})
 	}
 	return p
+}
+
+// passedOver returns the first slot after earliest (and after the last reported skip) that comes
+// before slot, or nil: the start of the slots that passed without being run or reported.
+func passedOver(sched schedule.Schedule, earliest time.Time, lastSkipped *metav1.Time, slot time.Time) *time.Time {
+	from := earliest
+	if lastSkipped != nil && lastSkipped.Time.After(from) {
+		from = lastSkipped.Time
+	}
+	first := sched.Next(from)
+	if first.IsZero() || !first.Before(slot) {
+		return nil
+	}
+	return &first
 }
 
 // jobRejected reports whether Ready says the API server refused a Job built from the current

@@ -183,12 +183,20 @@ func TestDecide(t *testing.T) {
 					t.Errorf("active[0] = %+v, want the reference from the status %+v", got, want)
 				}
 			}},
+		// Created at 08:59, first looked at 10:01: the 09:00 slot passed unseen (upstream is silent).
 		{name: "never ran, is time, Allow: creates the slot's Job",
-			sj: newSJ(), now: justAfterTheHour, wantCreate: []string{slotName(topOfTheHour)}, wantRequeue: 59*time.Minute + schedule.Padding},
+			sj: newSJ(), now: justAfterTheHour, wantCreate: []string{slotName(topOfTheHour)}, wantEvents: []string{ReasonMissedSlots}, wantRequeue: 59*time.Minute + schedule.Padding},
 		{name: "never ran, is time, Forbid: creates the slot's Job",
-			sj: newSJ(policy(v1alpha1.ForbidConcurrent)), now: justAfterTheHour, wantCreate: []string{slotName(topOfTheHour)}, wantRequeue: 59*time.Minute + schedule.Padding},
+			sj: newSJ(policy(v1alpha1.ForbidConcurrent)), now: justAfterTheHour, wantCreate: []string{slotName(topOfTheHour)}, wantEvents: []string{ReasonMissedSlots}, wantRequeue: 59*time.Minute + schedule.Padding},
 		{name: "never ran, is time, Replace: creates the slot's Job",
-			sj: newSJ(policy(v1alpha1.ReplaceConcurrent)), now: justAfterTheHour, wantCreate: []string{slotName(topOfTheHour)}, wantRequeue: 59*time.Minute + schedule.Padding},
+			sj: newSJ(policy(v1alpha1.ReplaceConcurrent)), now: justAfterTheHour, wantCreate: []string{slotName(topOfTheHour)}, wantEvents: []string{ReasonMissedSlots}, wantRequeue: 59*time.Minute + schedule.Padding},
+		{name: "a slot that passed unseen while the controller was behind is announced, not lost silently",
+			sj: newSJ(lastSchedule(thePriorHour.Add(-time.Hour))), now: justAfterTheHour, wantCreate: []string{slotName(topOfTheHour)},
+			wantEvents: []string{ReasonMissedSlots}, wantRequeue: 59*time.Minute + schedule.Padding},
+		{name: "a slot already reported skipped (Forbid) is not announced again as passed over",
+			sj: newSJ(policy(v1alpha1.ForbidConcurrent), lastSchedule(thePriorHour.Add(-time.Hour)), func(sj *v1alpha1.ScheduledJob) {
+				sj.Status.LastSkippedTime = ptr.To(metav1.NewTime(thePriorHour))
+			}), now: justAfterTheHour, wantCreate: []string{slotName(topOfTheHour)}, wantRequeue: 59*time.Minute + schedule.Padding},
 		{name: "never ran, is time, suspended: no Job, the slot is reported skipped, no next time shown",
 			sj: newSJ(suspended), now: justAfterTheHour, wantEvents: []string{ReasonSuspended}, wantSkipped: ReasonSuspended, wantRequeue: 59*time.Minute + schedule.Padding,
 			check: func(t *testing.T, p plan) {

@@ -192,7 +192,7 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 		// Step 2: the slot's Job is the only thing this pass did; the next pass records it.
 		// The backstop requeue covers a lost watch event.
 		for _, e := range p.events {
-			if e.reason == ReasonTooManyMissedTimes {
+			if e.reason == ReasonTooManyMissedTimes || e.reason == ReasonMissedSlots {
 				r.Recorder.Eventf(sj, nil, e.kind, e.reason, "Schedule", "%s", e.note)
 			}
 		}
