@@ -64,7 +64,9 @@ func (f *Fence) renewedAt(t time.Time) {
 // Lock wraps the Lease lock so every successful Create or Update of the record (acquire,
 // renew) moves the fence. The time taken is when the request was sent, not when it returned:
 // other replicas count the Lease's duration from no earlier than that.
-func (f *Fence) Lock(l resourcelock.Interface) resourcelock.Interface { return &lock{Interface: l, f: f} }
+func (f *Fence) Lock(l resourcelock.Interface) resourcelock.Interface {
+	return &lock{Interface: l, f: f}
+}
 
 type lock struct {
 	resourcelock.Interface
