@@ -19,10 +19,14 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -113,8 +117,14 @@ func (f *Fence) NewLeaseLock(cfg *rest.Config, namespace, name string, renewDead
 	if err != nil {
 		return nil, fmt.Errorf("leader election client: %w", err)
 	}
+	id := host + "_" + uuid.NewString()
+	// "<id> became leader" Events on the Lease, as controller-runtime's own lock records them
+	// (core Events: the chart's leader-election Role grants them).
+	broadcaster := record.NewBroadcaster()
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events(namespace)})
+	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: id})
 	l, err := resourcelock.New(resourcelock.LeasesResourceLock, namespace, name, cs.CoreV1(), cs.CoordinationV1(),
-		resourcelock.ResourceLockConfig{Identity: host + "_" + uuid.NewString()})
+		resourcelock.ResourceLockConfig{Identity: id, EventRecorder: recorder})
 	if err != nil {
 		return nil, err
 	}

@@ -272,6 +272,19 @@ func TestReplicasAreReadyWithWarmCachesAndHandOver(t *testing.T) {
 	if err := probe(leader, "from-the-leader"); err != nil {
 		t.Errorf("a write through the leader's client: %v", err)
 	}
+	// The Lease lock records "<id> became leader" on the Lease, as controller-runtime's does.
+	eventually(t, func() string { return "no LeaderElection Event on the Lease" }, func() bool {
+		var evs corev1.EventList
+		if err := k8s.List(ctx, &evs, client.InNamespace("default")); err != nil {
+			return false
+		}
+		for _, e := range evs.Items {
+			if e.Reason == "LeaderElection" && e.InvolvedObject.Kind == "Lease" && strings.Contains(e.Message, "became leader") {
+				return true
+			}
+		}
+		return false
+	})
 
 	// The leader's controllers have done their work: the SecretSync copied its Secret, the At
 	// started its Job.
