@@ -328,36 +328,48 @@ func (h *harness) slotJobs(slot time.Time) int {
 	return n
 }
 
+// leaderProcess is the leader's manager process, found 3 s before a slot.
+type leaderProcess struct {
+	holder, podName, node string
+	pid                   int
+	restarts              int32 // the pod's restarts seen so far
+}
+
+// findLeaderBefore waits until 3 s before slot and finds the leader's process: the Lease holder's
+// pod, its node, and the host pid of its manager container.
+func findLeaderBefore(ctx context.Context, h *harness, slot time.Time) (leaderProcess, error) {
+	if err := sleepUntil(ctx, slot.Add(-3*time.Second)); err != nil {
+		return leaderProcess{}, err
+	}
+	pod, holder, err := h.leader(ctx)
+	if err != nil {
+		return leaderProcess{}, err
+	}
+	lp := leaderProcess{holder: holder, podName: pod.Name, restarts: h.rec.restarts()[pod.Name]}
+	lp.node, lp.pid, err = containerPID(ctx, pod, "manager")
+	return lp, err
+}
+
 func leaderKillSlot(ctx context.Context, h *harness, r *result) error {
 	var (
-		node, holder string
-		pid          int
-		podName      string
-		kill         time.Time
+		lp   leaderProcess
+		kill time.Time
 	)
-	prepare := func(slot time.Time) error {
-		if err := sleepUntil(ctx, slot.Add(-3*time.Second)); err != nil {
-			return err
-		}
-		pod, hold, err := h.leader(ctx)
-		if err != nil {
-			return err
-		}
-		holder, podName = hold, pod.Name
-		node, pid, err = containerPID(ctx, pod, "manager")
+	prepare := func(slot time.Time) (err error) {
+		lp, err = findLeaderBefore(ctx, h, slot)
 		return err
 	}
 	fault := func(slot time.Time) error {
 		kill = time.Now()
 		n := h.slotJobs(slot)
-		if err := sendSignal(ctx, node, pid, "KILL"); err != nil {
+		if err := sendSignal(ctx, lp.node, lp.pid, "KILL"); err != nil {
 			return err
 		}
-		r.figure("killed %s (pid %d) at +%.2f s, %d/%d Jobs of the slot seen", podName, pid, kill.Sub(slot).Seconds(), n, len(h.sjKeys))
+		r.figure("killed %s (pid %d) at +%.2f s, %d/%d Jobs of the slot seen", lp.podName, lp.pid, kill.Sub(slot).Seconds(), n, len(h.sjKeys))
 		return nil
 	}
 	err := h.slotFault(ctx, r, 20*time.Second, prepare, fault, 1)
-	if hc, ok := h.rec.holderAfter(kill, holder); ok && !kill.IsZero() {
+	if hc, ok := h.rec.holderAfter(kill, lp.holder); ok && !kill.IsZero() {
 		r.figure("Lease taken by %s %.1f s after the kill", hc.holder, hc.at.Sub(kill).Seconds())
 	}
 	return err
@@ -412,25 +424,13 @@ func failoverGraceful(ctx context.Context, h *harness, r *result) error {
 }
 
 func leaderFrozen(ctx context.Context, h *harness, r *result) error {
-	var (
-		node, holder, podName string
-		pid                   int
-		restartsBefore        int32
-	)
-	prepare := func(slot time.Time) error {
-		if err := sleepUntil(ctx, slot.Add(-3*time.Second)); err != nil {
-			return err
-		}
-		pod, hold, err := h.leader(ctx)
-		if err != nil {
-			return err
-		}
-		holder, podName = hold, pod.Name
-		restartsBefore = h.rec.restarts()[pod.Name]
-		node, pid, err = containerPID(ctx, pod, "manager")
+	var lp leaderProcess
+	prepare := func(slot time.Time) (err error) {
+		lp, err = findLeaderBefore(ctx, h, slot)
 		return err
 	}
 	fault := func(slot time.Time) error {
+		node, pid, holder, podName, restartsBefore := lp.node, lp.pid, lp.holder, lp.podName, lp.restarts
 		stop := time.Now()
 		if err := sendSignal(ctx, node, pid, "STOP"); err != nil {
 			return err
