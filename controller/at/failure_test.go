@@ -19,16 +19,6 @@ import (
 	"github.com/platform-operators/platform-operators/controller/jobs/jobstest"
 )
 
-// countingCreates wraps c and counts the Jobs it creates.
-func countingCreates(c client.Client, n *int) client.Client {
-	return jobstest.Intercept(c, interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-		if _, ok := obj.(*batchv1.Job); ok {
-			*n++
-		}
-		return c.Create(ctx, obj, opts...)
-	}})
-}
-
 func TestAtUnderFailure(t *testing.T) {
 	f := newFixture(t, false)
 	c, ctx := f.env.Client, f.env.Ctx
@@ -42,7 +32,7 @@ func TestAtUnderFailure(t *testing.T) {
 		}
 		creates := 0
 		orig := f.rec.Client
-		f.rec.Client = countingCreates(orig, &creates)
+		f.rec.Client = jobstest.CountJobCreates(orig, &creates)
 		defer func() { f.rec.Client = orig }()
 		res := f.reconcile(t, at)
 		cond := meta.FindStatusCondition(at.Status.Conditions, ConditionSucceeded)
@@ -91,7 +81,7 @@ func TestAtUnderFailure(t *testing.T) {
 		})
 		creates := 0
 		orig := f.rec.Client
-		f.rec.Client = jobstest.Intercept(countingCreates(orig, &creates), interceptor.Funcs{
+		f.rec.Client = jobstest.Intercept(jobstest.CountJobCreates(orig, &creates), interceptor.Funcs{
 			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 				if got, ok := obj.(*v1alpha1.At); ok && key == client.ObjectKeyFromObject(stale) {
 					stale.DeepCopyInto(got)

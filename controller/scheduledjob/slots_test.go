@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,7 +23,6 @@ import (
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/jobs/jobstest"
 	"github.com/platform-operators/platform-operators/controller/schedule"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // errKilled is what every call of a "dead" process returns.
@@ -202,7 +201,7 @@ func TestASlotRunsAtMostOnceWhateverWriteTheProcessDiesAfter(t *testing.T) {
 				if left := f.jobsOf(t, sj); len(left) != 0 {
 					t.Errorf("%d Jobs left with history limits 0: %v", len(left), left[0].Name)
 				}
-				if !slices.Equal(sj.Status.Active, nil) && len(sj.Status.Active) != 0 {
+				if len(sj.Status.Active) != 0 {
 					t.Errorf("active = %v after every Job finished", sj.Status.Active)
 				}
 			})
@@ -259,17 +258,11 @@ func TestARejectedJobTemplateIsReportedOnceAndRetriedAtTheNextSlot(t *testing.T)
 	f.create(t, sj)
 	p := &process{writesBeforeDeath: -1, created: map[string][]types.UID{}}
 	creates := 0
-	counting := func(c client.Client) client.Client {
-		return jobstest.Intercept(c, interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-			creates++
-			return c.Create(ctx, obj, opts...)
-		}})
-	}
 	passAt := func() ctrl.Result {
 		t.Helper()
 		f.settle(t, sj)
 		orig := f.rec.Client
-		f.rec.Client = counting(p.client(orig))
+		f.rec.Client = jobstest.CountJobCreates(p.client(orig), &creates)
 		defer func() { f.rec.Client = orig }()
 		res, err := f.rec.Reconcile(f.env.Ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(sj)})
 		if err != nil {
