@@ -6,7 +6,9 @@ SHELL := /usr/bin/env bash
 ROOT    := $(abspath .)
 BIN     := $(ROOT)/bin
 CHART   := charts/platform-operators
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
+# One version for the chart (version, appVersion), the image tag and `manager --version`: the VERSION
+# file. `make verify` fails when Chart.yaml or CHANGELOG.md disagree with it (docs/release.md).
+VERSION ?= $(shell cat $(ROOT)/VERSION)
 COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X github.com/platform-operators/platform-operators/controller/version.Version=$(VERSION) \
            -X github.com/platform-operators/platform-operators/controller/version.Commit=$(COMMIT)
@@ -47,9 +49,9 @@ down: ## Delete the local cluster, stop its registry/manager (.cluster/ is remov
 	$(HOST) docker-down
 
 .PHONY: test
-test: tools host-packages ## Everything CI runs: verify, unit + envtest, chart checks, the image test, e2e on kwok and on kind, ct install.
+test: tools host-packages ## Everything CI runs: verify, unit + envtest, chart checks, the image test, e2e on kwok and on kind, ct install, the release round trip.
 	@# with-docker starts an engine if none answers and stops it (by pid) when the tests end, pass or fail.
-	$(HOST) with-docker $(MAKE) --no-print-directory verify test-go test-chart test-image test-e2e test-e2e-kind test-ct
+	$(HOST) with-docker $(MAKE) --no-print-directory verify test-go test-chart test-image test-e2e test-e2e-kind test-ct test-release
 
 ##@ Test bed
 
@@ -94,6 +96,10 @@ test-ct: tools kind-node ## chart-testing `ct install` (install, helm test, unin
 .PHONY: test-image
 test-image: host ## Run the built manager and job images in Docker (time zones, read-only root, nonroot).
 	PO_DOCKER_TESTS=1 PO_BUSYBOX_BINARY=$(BIN)/busybox/busybox go test -count=1 -timeout 20m -v -run Docker ./tests/imagebuild/
+
+.PHONY: test-release
+test-release: tools kind-node manager-linux ## Release round trip: `make release` pushes to a local registry with credentials, then helm pull oci://, helm upgrade -i from it on kind with the image by digest, SBOM and provenance found as referrers.
+	PO_RELEASE_TEST=1 go test -count=1 -timeout 20m -v -run TestReleaseRoundTrip ./tests/release/
 
 .PHONY: test-e2e-namespaced
 test-e2e-namespaced: tools ## The e2e suite with rbac.scope=namespaced (SecretSync tests skip: cluster-scoped by design). Not in `make test`: a second suite run, ~2 min.
@@ -142,7 +148,8 @@ manifests: ## Generate deepcopy, CRDs and the manager ClusterRole (from kubebuil
 	$(BIN)/helm-docs --chart-search-root charts --template-files README.md.gotmpl >/dev/null
 
 .PHONY: verify
-verify: manifests ## Fail if generated files drift, or code is not gofmt/vet clean.
+verify: manifests ## Fail if generated files drift, code is not gofmt/vet clean, or the version sources disagree with VERSION.
+	go test -count=1 -run 'TestVersionSourcesAgree' ./tests/release/
 	@test -z "$$(gofmt -l controller tests)" || { echo "gofmt needed:"; gofmt -l controller tests; exit 1; }
 	go vet ./...
 	@git diff --exit-code -- controller $(CHART) || { echo "generated files are out of date: run 'make manifests' and commit"; exit 1; }
@@ -185,6 +192,17 @@ job-image-push: ## Push the job test image (Debian's static busybox, /bin/sh) to
 	@test -n "$(REGISTRY)" || { echo "set REGISTRY, e.g. make job-image-push REGISTRY=harbor.example.com/platform"; exit 1; }
 	$(HOST) busybox
 	go run ./tests/imagebuild/cmd/imagebuild busybox --binary $(BIN)/busybox/busybox --tag $(REGISTRY)/busybox:$(JOB_IMAGE_TAG) $(PUSH_FLAGS)
+
+# make release: dry run by default (everything into bin/release/, nothing pushed); PUSH=1 REGISTRY=...
+# publishes the image index, its SBOM and provenance referrers, and the chart (docs/release.md).
+PUSH ?= 0
+RELEASE_FLAGS = --root $(ROOT) --commit $(shell git rev-parse HEAD) --out $(BIN)/release $(if $(REGISTRY),--registry $(REGISTRY)) \
+	$(if $(filter 1 true yes,$(PUSH)),--push) $(if $(filter 1 true yes,$(INSECURE)),--plain-http)
+
+.PHONY: release
+release: manager-linux ## Build a release of VERSION (image index, chart, SBOM, provenance) into bin/release/; PUSH=1 REGISTRY=host/project publishes it (INSECURE=1: plain HTTP).
+	@git diff --quiet HEAD || { echo "the work tree has uncommitted changes: a release is built from a commit"; $(if $(filter 1 true yes,$(PUSH)),exit 1,true); }
+	go run ./tests/release/cmd/release $(RELEASE_FLAGS)
 
 .PHONY: clean
 clean: down ## Remove built tools and binaries (bin/).

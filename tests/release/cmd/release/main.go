@@ -1,0 +1,36 @@
+// Command release builds a release of platform-operators (`make release`): the manager image
+// index (linux/amd64 + linux/arm64), the chart package, a CycloneDX SBOM per platform image and a
+// SLSA provenance statement, all into --out. With --push it publishes them to --registry: the
+// index as REGISTRY/manager:VERSION, the SBOMs and the provenance as OCI referrers of the images,
+// the chart as oci://REGISTRY/charts/platform-operators:VERSION. See docs/release.md.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/platform-operators/platform-operators/tests/release"
+)
+
+func main() {
+	var o release.Options
+	fs := flag.NewFlagSet("release", flag.ExitOnError)
+	fs.StringVar(&o.Root, "root", ".", "Repository root.")
+	fs.StringVar(&o.Commit, "commit", "", "Full git commit the release is built from (required).")
+	fs.StringVar(&o.Registry, "registry", "", "Registry and project, e.g. harbor.example.com/platform (required with --push).")
+	fs.StringVar(&o.OutDir, "out", "bin/release", "Directory for the OCI layout, chart package, SBOMs and provenance.")
+	fs.BoolVar(&o.Push, "push", false, "Publish to --registry (default: dry run, nothing leaves this machine).")
+	fs.BoolVar(&o.PlainHTTP, "plain-http", false, "Talk to --registry over plain HTTP (a test registry).")
+	_ = fs.Parse(os.Args[1:])
+	o.Out = os.Stdout
+	if o.Commit == "" {
+		fmt.Fprintln(os.Stderr, "error: --commit is required")
+		os.Exit(2)
+	}
+	if _, err := release.Run(context.Background(), o); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,308 @@
+package release
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"golang.org/x/mod/modfile"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+
+	"github.com/platform-operators/platform-operators/tests/testbed"
+)
+
+const (
+	releaseRegistryPort = 5002 // the e2e suite's registry has 5001, make up's 5000
+	releaseCluster      = "po-release"
+	releaseNS           = "platform-operators-system"
+	pullSecretName      = "regcred"
+)
+
+// TestReleaseRoundTrip publishes a release to a local registry with authentication (Debian's
+// docker-registry, as Harbor's registry component) and consumes it as a user does: helm pull
+// oci://, the image index and its SBOM and provenance referrers, then helm upgrade -i from the OCI
+// chart on a kind cluster whose node pulls the manager image by digest with a pull secret, and a
+// second helm upgrade. `make test-release` runs it (PO_RELEASE_TEST=1).
+func TestReleaseRoundTrip(t *testing.T) {
+	if os.Getenv("PO_RELEASE_TEST") != "1" {
+		t.Skip("PO_RELEASE_TEST=1 (make test-release) runs the release round trip: it needs Docker, kind and the registry")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	gw, err := testbed.DockerBridgeGateway(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := testbed.Registry{Dir: filepath.Join(dir, "registry"), Host: gw, Port: releaseRegistryPort, User: "robot-release", Password: "release-s3cret"}
+	if err := reg.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = reg.Stop() })
+	dockerConfig := filepath.Join(dir, "docker")
+	if err := os.MkdirAll(dockerConfig, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dockerConfig, "config.json"), reg.DockerConfigJSON(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DOCKER_CONFIG", dockerConfig)
+
+	// Anonymous pulls are refused: the round trip below really authenticates.
+	if _, err := remote.Head(mustRef(t, reg.Addr()+"/platform/manager:nothing")); err == nil || !strings.Contains(err.Error(), "UNAUTHORIZED") {
+		t.Fatalf("anonymous HEAD on the registry: %v, want UNAUTHORIZED", err)
+	}
+
+	commit := strings.TrimSpace(run(t, ctx, root, "git", "rev-parse", "HEAD"))
+	start := time.Now()
+	res, err := Run(ctx, Options{Root: root, Commit: commit, Registry: reg.Addr() + "/platform", OutDir: filepath.Join(dir, "out"),
+		Push: true, PlainHTTP: true, Out: testWriter{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("release %s pushed in %s: %s@%s, chart %s", res.Version, time.Since(start).Round(time.Millisecond), res.Image, res.IndexDigest, res.ChartDigest)
+
+	// helm pull oci:// with the registry's credentials: the chart at VERSION.
+	helm := filepath.Join(root, "bin", "helm")
+	pulled := filepath.Join(dir, "pulled")
+	run(t, ctx, root, helm, "pull", "oci://"+reg.Addr()+"/platform/charts/platform-operators", "--version", res.Version,
+		"--plain-http", "--registry-config", filepath.Join(dockerConfig, "config.json"), "--untar", "-d", pulled)
+	var meta chartMeta
+	b, err := os.ReadFile(filepath.Join(pulled, "platform-operators", "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, &meta); err != nil {
+		t.Fatal(err)
+	}
+	if meta.Version != res.Version || meta.AppVersion != res.Version {
+		t.Errorf("pulled chart version %q appVersion %q, want %s", meta.Version, meta.AppVersion, res.Version)
+	}
+
+	// The index by tag: both platforms, the digest the release reported.
+	auth := remote.WithAuthFromKeychain(authn.DefaultKeychain)
+	idx, err := remote.Index(mustRef(t, res.Image), auth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := idx.Digest()
+	if d.String() != res.IndexDigest {
+		t.Errorf("tag %s points at %s, release said %s", res.Image, d, res.IndexDigest)
+	}
+	im, _ := idx.IndexManifest()
+	var platforms []string
+	for _, m := range im.Manifests {
+		platforms = append(platforms, m.Platform.OS+"/"+m.Platform.Architecture)
+	}
+	if strings.Join(platforms, ",") != "linux/amd64,linux/arm64" {
+		t.Errorf("index platforms %v, want linux/amd64 and linux/arm64", platforms)
+	}
+
+	// The provenance is a referrer of the index and names the commit; each platform image has an
+	// SBOM referrer listing controller-runtime at the go.mod version.
+	repo := mustRef(t, res.Image).Context()
+	prov := referrerDoc(t, repo, res.IndexDigest, ProvenanceMediaType)
+	if !strings.Contains(string(prov), `"gitCommit": "`+commit+`"`) || !strings.Contains(string(prov), SLSAProvenanceV1) {
+		t.Errorf("provenance does not name commit %s as SLSA v1:\n%s", commit, prov)
+	}
+	want := "pkg:golang/sigs.k8s.io/controller-runtime@" + goModVersion(t, root, "sigs.k8s.io/controller-runtime")
+	for _, m := range im.Manifests {
+		sbom := referrerDoc(t, repo, m.Digest.String(), SBOMMediaType)
+		if !strings.Contains(string(sbom), want) {
+			t.Errorf("SBOM of %s/%s does not list %s", m.Platform.OS, m.Platform.Architecture, want)
+		}
+		if !strings.Contains(string(sbom), `"value": "`+m.Platform.Architecture+`"`) {
+			t.Errorf("SBOM of %s does not record GOARCH=%s", m.Digest, m.Platform.Architecture)
+		}
+	}
+
+	// A cluster whose node pulls from the registry with a pull secret; install from the OCI chart
+	// with the image by digest, then upgrade.
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	k := testbed.Kind{Name: releaseCluster, Root: root, Kubeconfig: kubeconfig, Registry: reg.Addr(), Out: testWriter{t}}
+	if err := k.Down(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := k.Up(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			_ = k.ExportLogs(context.Background(), filepath.Join(root, "bin", "release-test-logs"))
+		}
+		_ = k.Down(context.Background())
+	})
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: releaseNS}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Secrets(releaseNS).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: pullSecretName},
+		Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{corev1.DockerConfigJsonKey: reg.DockerConfigJSON()}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	values := filepath.Join(dir, "values.yaml")
+	vb, _ := yaml.Marshal(map[string]any{
+		"image":            map[string]any{"registry": reg.Addr() + "/platform", "repository": "manager", "digest": res.IndexDigest},
+		"imagePullSecrets": []any{map[string]any{"name": pullSecretName}},
+		"replicaCount":     1,
+	})
+	if err := os.WriteFile(values, vb, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	helmUpgrade := func(extra ...string) {
+		args := append([]string{"upgrade", "-i", "platform-operators", "oci://" + reg.Addr() + "/platform/charts/platform-operators",
+			"--version", res.Version, "--plain-http", "--registry-config", filepath.Join(dockerConfig, "config.json"),
+			"--kubeconfig", kubeconfig, "-n", releaseNS, "-f", values, "--wait", "--timeout", "4m"}, extra...)
+		run(t, ctx, root, helm, args...)
+	}
+	start = time.Now()
+	helmUpgrade()
+	t.Logf("helm upgrade -i from oci:// ready in %s", time.Since(start).Round(time.Millisecond))
+	checkPodsByDigest(t, ctx, cs, reg.Addr()+"/platform/manager@"+res.IndexDigest)
+	start = time.Now()
+	helmUpgrade("--set", "logging.level=debug")
+	t.Logf("second helm upgrade ready in %s", time.Since(start).Round(time.Millisecond))
+	hist := run(t, ctx, root, helm, "history", "platform-operators", "--kubeconfig", kubeconfig, "-n", releaseNS, "-o", "json")
+	var revs []struct {
+		Revision int    `json:"revision"`
+		Status   string `json:"status"`
+		Chart    string `json:"chart"`
+	}
+	if err := json.Unmarshal([]byte(hist), &revs); err != nil {
+		t.Fatal(err)
+	}
+	if len(revs) != 2 || revs[1].Status != "deployed" || revs[1].Chart != "platform-operators-"+res.Version {
+		t.Errorf("helm history = %+v, want 2 revisions, the last deployed from platform-operators-%s", revs, res.Version)
+	}
+	checkPodsByDigest(t, ctx, cs, reg.Addr()+"/platform/manager@"+res.IndexDigest)
+}
+
+// checkPodsByDigest asserts the manager pods run image (a reference by digest), Ready, and that
+// the node reports the pulled image by that digest.
+func checkPodsByDigest(t *testing.T, ctx context.Context, cs kubernetes.Interface, image string) {
+	t.Helper()
+	pods, err := cs.CoreV1().Pods(releaseNS).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=manager"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := 0
+	_, digest, _ := strings.Cut(image, "@")
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+			continue
+		}
+		running++
+		if got := p.Spec.Containers[0].Image; got != image {
+			t.Errorf("pod %s runs %s, want %s", p.Name, got, image)
+		}
+		for _, st := range p.Status.ContainerStatuses {
+			if !st.Ready || !strings.HasSuffix(st.ImageID, "@"+digest) {
+				t.Errorf("pod %s container %s: ready %v, imageID %s, want ready and @%s", p.Name, st.Name, st.Ready, st.ImageID, digest)
+			}
+		}
+	}
+	if running == 0 {
+		t.Fatalf("no running manager pod in %s", releaseNS)
+	}
+}
+
+// referrerDoc returns the one layer of the referrer of subject whose artifactType is mediaType.
+func referrerDoc(t *testing.T, repo name.Repository, subject, mediaType string) []byte {
+	t.Helper()
+	auth := remote.WithAuthFromKeychain(authn.DefaultKeychain)
+	refs, err := remote.Referrers(repo.Digest(subject), auth)
+	if err != nil {
+		t.Fatalf("referrers of %s: %v", subject, err)
+	}
+	m, err := refs.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, desc := range m.Manifests {
+		if desc.ArtifactType != mediaType {
+			continue
+		}
+		img, err := remote.Image(repo.Digest(desc.Digest.String()), auth)
+		if err != nil {
+			t.Fatal(err)
+		}
+		layers, err := img.Layers()
+		if err != nil || len(layers) != 1 {
+			t.Fatalf("referrer %s: %d layers, %v", desc.Digest, len(layers), err)
+		}
+		rc, err := layers[0].Uncompressed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rc.Close()
+		b := new(strings.Builder)
+		if _, err := io.Copy(b, rc); err != nil {
+			t.Fatal(err)
+		}
+		return []byte(b.String())
+	}
+	t.Fatalf("no referrer of type %s for %s (got %d referrers)", mediaType, subject, len(m.Manifests))
+	return nil
+}
+
+func goModVersion(t *testing.T, root, module string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := modfile.Parse("go.mod", b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range f.Require {
+		if r.Mod.Path == module {
+			return r.Mod.Version
+		}
+	}
+	t.Fatalf("%s not in go.mod", module)
+	return ""
+}
+
+func mustRef(t *testing.T, s string) name.Reference {
+	t.Helper()
+	r, err := name.ParseReference(s, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func run(t *testing.T, ctx context.Context, dir, bin string, args ...string) string {
+	t.Helper()
+	c := exec.CommandContext(ctx, bin, args...)
+	c.Dir = dir
+	out, err := c.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", filepath.Base(bin), strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
