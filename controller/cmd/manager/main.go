@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -74,6 +76,27 @@ type options struct {
 	scheduledJobWorkers        int
 	apiServerWaitTimeout       time.Duration
 	showVersion                bool
+	kubeconfig                 string
+}
+
+// restConfig finds the API server: the --kubeconfig file when given, else as controller-runtime
+// does (KUBECONFIG, in-cluster, ~/.kube/config).
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		cfg, err := ctrl.GetConfig()
+		if err != nil {
+			return nil, fmt.Errorf("finding the Kubernetes API (no --kubeconfig, no KUBECONFIG, not in a cluster, no ~/.kube/config): %w", err)
+		}
+		return cfg, nil
+	}
+	if _, err := os.Stat(kubeconfig); err != nil {
+		return nil, fmt.Errorf("--kubeconfig: %w", err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
+	}
+	return cfg, nil
 }
 
 // known lists every controller the manager can run; "*" in --controllers means those on by default.
@@ -87,13 +110,80 @@ var known = []enablement.Controller{
 func main() {
 	if err := dispatch(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
+		var u usageError
+		if errors.As(err, &u) {
+			fmt.Fprintln(os.Stderr, "Run 'manager --help' for the flags.")
+			os.Exit(2)
+		}
 		os.Exit(1)
 	}
 }
 
+// usageError is a command line the manager cannot parse (exit code 2, as flag.ExitOnError uses).
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+// usageHeader opens `manager --help` and docs/manager.md.
+const usageHeader = `manager runs the platform-operators controllers (SecretSync, At, ScheduledJob, the pod watcher)
+in one controller-runtime manager. In a cluster the chart runs it; outside one, give it a
+kubeconfig.
+
+Usage:
+  manager [flags]                 run the controllers
+  manager kubeconfig [flags]      print a kubeconfig for a tenant's ServiceAccount ('manager kubeconfig --help')
+  manager schedule [flags]        print when a schedule runs ('manager schedule --help')
+  manager probe URL [flags]       ask URL until it answers 200, for helm test ('manager probe --help')
+
+The Kubernetes API is found as kubectl and controller-runtime find it: --kubeconfig, else the
+KUBECONFIG environment variable, else the pod's ServiceAccount (in a cluster), else
+~/.kube/config.
+
+Flags:
+`
+
+// writeUsage prints the usage header and every flag of fs, with its default, to w.
+func writeUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(w, usageHeader)
+	fs.VisitAll(func(f *flag.Flag) {
+		typ, usage := flag.UnquoteUsage(f)
+		if typ != "" {
+			typ = " " + typ
+		}
+		def := ""
+		if f.DefValue != "" && f.DefValue != "false" {
+			def = fmt.Sprintf(" (default %q)", f.DefValue)
+		}
+		fmt.Fprintf(w, "  --%s%s\n      %s%s\n", f.Name, typ, usage, def)
+	})
+}
+
 func parseFlags(args []string) (options, error) {
 	var o options
+	fs := newFlagSet(&o)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			writeUsage(os.Stdout, fs)
+			return o, err
+		}
+		return o, usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return o, usageError{fmt.Errorf("unexpected arguments: %q", fs.Args())}
+	}
+	if err := validate(&o); err != nil {
+		return o, usageError{err}
+	}
+	return o, nil
+}
+
+// newFlagSet registers every flag of the manager into a new FlagSet writing into o. Parse errors
+// are returned, not printed: the caller says them once.
+func newFlagSet(o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig, for running outside a cluster. Empty: the KUBECONFIG environment variable, else the pod's ServiceAccount, else ~/.kube/config.")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS and answer only requests whose bearer token the API server authenticates (TokenReview) and authorizes for GET /metrics (SubjectAccessReview); false serves plain HTTP to anyone, for development only.")
 	fs.StringVar(&o.metricsCertDir, "metrics-cert-dir", "", "Directory holding tls.crt and tls.key for the HTTPS metrics endpoint; empty: a self-signed certificate generated in memory at start.")
@@ -126,29 +216,28 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.scheduledJobWorkers, "scheduledjob-workers", 64, "ScheduledJobs reconciled at once: when many slots fall on the same second, this bounds how many Jobs are created in parallel.")
 	fs.DurationVar(&o.apiServerWaitTimeout, "api-server-wait-timeout", 2*time.Minute, "How long to wait at start for the Kubernetes API server to answer (retrying with a backoff from 200ms to 5s) before exiting with an error; 0 exits at the first failure.")
 	fs.BoolVar(&o.showVersion, "version", false, "Print the version and exit.")
-	if err := fs.Parse(args); err != nil {
-		return o, err
-	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected arguments: %q", fs.Args())
-	}
+	return fs
+}
+
+// validate checks what single flags cannot: combinations and ranges.
+func validate(o *options) error {
 	if o.pullSecretSync.Name != "" && o.pullSecretSync.SourceName == "" {
-		return o, errors.New("--pull-secret-sync-name needs --pull-secret-sync-secret")
+		return errors.New("--pull-secret-sync-name needs --pull-secret-sync-secret")
 	}
 	o.pullSecretSync.ImagePullSecretFor = splitList(o.pullSecretSAs)
 	if o.scheduledJobWorkers < 1 {
-		return o, errors.New("--scheduledjob-workers must be at least 1")
+		return errors.New("--scheduledjob-workers must be at least 1")
 	}
 	if o.apiServerWaitTimeout < 0 {
-		return o, errors.New("--api-server-wait-timeout must not be negative")
+		return errors.New("--api-server-wait-timeout must not be negative")
 	}
 	if err := checkLeaderElectionTimings(o.leaseDuration, o.renewDeadline, o.retryPeriod); err != nil {
-		return o, err
+		return err
 	}
 	if o.qps <= 0 || o.burst <= 0 {
-		return o, errors.New("--kube-api-qps and --kube-api-burst must be positive")
+		return errors.New("--kube-api-qps and --kube-api-burst must be positive")
 	}
-	return o, nil
+	return nil
 }
 
 // checkLeaderElectionTimings refuses what client-go's leader elector would refuse at the start of
@@ -212,9 +301,9 @@ func run(args []string) error {
 	}
 	log.Info("Starting", "version", version.Version, "commit", version.Commit, "controllers", enabled, "watchNamespaces", watchNamespaces)
 
-	cfg, err := ctrl.GetConfig()
+	cfg, err := restConfig(o.kubeconfig)
 	if err != nil {
-		return fmt.Errorf("loading kubeconfig: %w", err)
+		return err
 	}
 	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
 	cfg.UserAgent = "platform-operators/" + version.Version
