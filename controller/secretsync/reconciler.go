@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -42,6 +43,8 @@ const DefaultRejectedRecheck = 10 * time.Minute
 
 // Reconciler brings one SecretSync's copies in step.
 type Reconciler struct {
+	// Clock stamps status.lastSyncTime; nil is the real clock.
+	Clock clock.PassiveClock
 	// Client reads from the manager's cache (our copies, namespaces, ServiceAccounts) and writes.
 	Client client.Client
 	// APIReader reads past the cache: to look at a Secret we do not manage (a conflict).

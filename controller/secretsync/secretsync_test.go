@@ -60,6 +60,9 @@ func TestASourceIsCopiedIntoEveryTargetNamespaceAndNowhereElse(t *testing.T) {
 	if st.Sources != 1 || st.Targets != 3 || st.Conflicts != 0 || st.Failed != 0 || st.SyncedRatio != "3/3" || len(st.Failures) != 0 {
 		t.Errorf("status = %+v, want 1 source, 3 targets, 3/3 synced, no conflicts or failures", st)
 	}
+	if st.LastSyncTime == nil || time.Since(st.LastSyncTime.Time) > time.Minute {
+		t.Errorf("status.lastSyncTime = %v, want the time of the last copy write", st.LastSyncTime)
+	}
 	for _, ns := range append([]string{other}, excluded...) {
 		if s := getSecret(t, ns, "creds"); s != nil {
 			t.Errorf("namespace %s got a copy: %v", ns, s.Labels)

@@ -59,6 +59,10 @@ func (r *Reconciler) writeStatus(ctx context.Context, ss *v1alpha1.SecretSync, o
 	st.SyncedRatio = fmt.Sprintf("%d/%d", synced, res.desired)
 	st.Failures = boundedFailures(res.failures, res.conflicts)
 	meta.SetStatusCondition(&st.Conditions, readyCondition(obs, res, ss.Generation))
+	if res.writes() > 0 {
+		now := metav1.NewTime(r.now())
+		st.LastSyncTime = &now
+	}
 
 	r.Metrics.Desired.WithLabelValues(ss.Name).Set(float64(res.desired))
 	r.Metrics.Synced.WithLabelValues(ss.Name).Set(float64(synced))
@@ -163,4 +167,20 @@ func boundedFailures(failures, conflicts []v1alpha1.TargetFailure) []v1alpha1.Ta
 		return nil
 	}
 	return out
+}
+
+// writes counts the copies this pass created, updated, recreated or deleted.
+func (res result) writes() int {
+	n := 0
+	for _, c := range res.written {
+		n += c
+	}
+	return n
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Clock == nil {
+		return time.Now()
+	}
+	return r.Clock.Now()
 }

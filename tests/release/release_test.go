@@ -65,8 +65,8 @@ func TestReleaseRoundTrip(t *testing.T) {
 	t.Setenv("DOCKER_CONFIG", dockerConfig)
 
 	// Anonymous pulls are refused: the round trip below really authenticates.
-	if _, err := remote.Head(mustRef(t, reg.Addr()+"/platform/manager:nothing")); err == nil || !strings.Contains(err.Error(), "UNAUTHORIZED") {
-		t.Fatalf("anonymous HEAD on the registry: %v, want UNAUTHORIZED", err)
+	if _, err := remote.Head(mustRef(t, reg.Addr()+"/platform/manager:nothing")); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Fatalf("anonymous HEAD on the registry: %v, want 401 Unauthorized", err)
 	}
 
 	commit := strings.TrimSpace(run(t, ctx, root, "git", "rev-parse", "HEAD"))

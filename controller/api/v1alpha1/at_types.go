@@ -103,9 +103,10 @@ type AtStatus struct {
 // +kubebuilder:resource:scope=Namespaced,categories=platform-operators
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 52",message="name must be at most 52 characters: the Job gets a suffix of up to 11 characters and Job names are limited to 63"
 // +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
-// +kubebuilder:printcolumn:name="Command",type=string,JSONPath=`.spec.command`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
-// +kubebuilder:printcolumn:name="Job",type=string,JSONPath=`.status.jobName`,priority=1
+// +kubebuilder:printcolumn:name="Job",type=string,JSONPath=`.status.jobName`
+// +kubebuilder:printcolumn:name="Completed",type=date,JSONPath=`.status.completionTime`
+// +kubebuilder:printcolumn:name="Command",type=string,JSONPath=`.spec.command`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type At struct {
 	metav1.TypeMeta   `json:",inline"`

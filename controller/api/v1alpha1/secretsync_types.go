@@ -136,6 +136,12 @@ type SecretSyncStatus struct {
 	// syncedRatio is synced/desired for display, e.g. "41/42".
 	// +optional
 	SyncedRatio string `json:"syncedRatio,omitempty"`
+
+	// lastSyncTime is when this SecretSync last wrote a copy: created, updated, recreated or
+	// deleted one (the "Last Sync" column). A pass that finds every copy in step writes nothing
+	// and leaves it as it was.
+	// +optional
+	LastSyncTime *metav1.Time `json:"lastSyncTime,omitempty"`
 	// failures lists up to 10 copies that are not in step, with the reason.
 	// +optional
 	// +listType=atomic
@@ -156,7 +162,9 @@ type SecretSyncStatus struct {
 // +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.spec.source.namespace`
 // +kubebuilder:printcolumn:name="Synced",type=string,JSONPath=`.status.syncedRatio`
 // +kubebuilder:printcolumn:name="Conflicts",type=integer,JSONPath=`.status.conflicts`
+// +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failed`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Last Sync",type=date,JSONPath=`.status.lastSyncTime`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type SecretSync struct {
