@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -59,7 +60,9 @@ var decoder = func() runtime.Decoder {
 // rendered is the result of rendering the chart: the decoded objects and the NOTES.txt text.
 type rendered struct {
 	objects []runtime.Object
-	notes   string
+	// hooks are the hook manifests (helm test pods), decoded the same way.
+	hooks []runtime.Object
+	notes string
 }
 
 // loadChart loads the chart from disk. Each call returns a fresh copy, so a test may change its
@@ -125,13 +128,30 @@ func render(t *testing.T, ch *chart.Chart, release string, vals map[string]any) 
 		if strings.TrimSpace(doc) == "" {
 			continue
 		}
-		obj, _, err := decoder.Decode([]byte(doc), nil, nil)
-		if err != nil {
-			t.Fatalf("decoding a rendered manifest: %v\n%s", err, doc)
-		}
-		out.objects = append(out.objects, obj)
+		out.objects = append(out.objects, decodeManifest(t, doc))
+	}
+	for _, h := range rel.Hooks {
+		out.hooks = append(out.hooks, decodeManifest(t, h.Manifest))
 	}
 	return out, nil
+}
+
+// decodeManifest decodes one manifest strictly into its API type, or into Unstructured for kinds
+// the scheme does not know (ServiceMonitor, PrometheusRule, extraObjects).
+func decodeManifest(t *testing.T, doc string) runtime.Object {
+	t.Helper()
+	obj, _, err := decoder.Decode([]byte(doc), nil, nil)
+	if runtime.IsNotRegisteredError(err) {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			t.Fatalf("decoding a rendered manifest: %v\n%s", err, doc)
+		}
+		return u
+	}
+	if err != nil {
+		t.Fatalf("decoding a rendered manifest: %v\n%s", err, doc)
+	}
+	return obj
 }
 
 // objectsOf returns the rendered objects of type T.

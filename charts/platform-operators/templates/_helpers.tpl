@@ -36,6 +36,7 @@ Common labels, carried by every object of the chart but the pods that are not th
 match every selector of the chart.
 */}}
 {{- define "platform-operators.labels" -}}
+{{- include "platform-operators.commonLabels" . }}
 helm.sh/chart: {{ include "platform-operators.chart" . }}
 {{ include "platform-operators.selectorLabels" . }}
 {{- if .Chart.AppVersion }}
@@ -76,6 +77,7 @@ Call with (dict "context" $ "component" "test").
 {{- fail "nonManagerPodLabels: the component manager is the Deployment's" }}
 {{- end }}
 {{- with .context -}}
+{{- include "platform-operators.commonLabels" . }}
 helm.sh/chart: {{ include "platform-operators.chart" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if .Chart.AppVersion }}
@@ -173,11 +175,21 @@ values when it lives in the release namespace (a pod can only use Secrets of its
 */}}
 {{- define "platform-operators.imagePullSecrets" -}}
 {{- $secrets := list }}
-{{- range .Values.imagePullSecrets }}
-{{- $secrets = append $secrets (dict "name" .name) }}
+{{- /* global.imagePullSecrets (a parent chart's, names or {name: ...}) first, then imagePullSecrets. */}}
+{{- range concat ((.Values.global | default dict).imagePullSecrets | default list) (.Values.imagePullSecrets | default list) }}
+{{- $name := . }}
+{{- if kindIs "map" . }}
+{{- $name = .name }}
+{{- end }}
+{{- if not $name }}
+{{- fail "global.imagePullSecrets and imagePullSecrets entries need a name: a string or {name: ...}" }}
+{{- end }}
+{{- if not (has (dict "name" $name) $secrets) }}
+{{- $secrets = append $secrets (dict "name" $name) }}
+{{- end }}
 {{- end }}
 {{- with .Values.pullSecret }}
-{{- if and .create (eq (include "platform-operators.pullSecretNamespace" $) $.Release.Namespace) }}
+{{- if and .create (eq (include "platform-operators.pullSecretNamespace" $) (include "platform-operators.namespace" $)) }}
 {{- if not (has (dict "name" .name) $secrets) }}
 {{- $secrets = append $secrets (dict "name" .name) }}
 {{- end }}
@@ -291,4 +303,26 @@ check that the Roles still grant what the other controllers need).
 {{- end }}
 {{- end }}
 {{- toYaml $out }}
+{{- end }}
+
+{{/*
+The namespace of every namespaced object of the release: namespaceOverride, else the release's
+(for umbrella charts that install this one into another namespace). Helm still keeps the
+release record in the release namespace.
+*/}}
+{{- define "platform-operators.namespace" -}}
+{{- default .Release.Namespace .Values.namespaceOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+commonLabels, one per line (or nothing), put before the chart's own labels on every object. They
+must not set a label the chart selects or owns.
+*/}}
+{{- define "platform-operators.commonLabels" -}}
+{{- range $key, $value := .Values.commonLabels }}
+{{- if or (hasPrefix "app.kubernetes.io/" $key) (eq $key "helm.sh/chart") }}
+{{- fail (printf "commonLabels must not set %s: the chart sets it (and selects its pods by the app.kubernetes.io labels)" $key) }}
+{{- end }}
+{{ $key }}: {{ $value | toString | quote }}
+{{- end }}
 {{- end }}
