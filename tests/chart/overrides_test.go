@@ -223,4 +223,3 @@ func secretNames(refs []corev1.LocalObjectReference) string {
 	}
 	return strings.Join(names, ",")
 }
-
