@@ -62,6 +62,9 @@ type plan struct {
 	// prune are finished Jobs beyond the history limits.
 	prune  []*batchv1.Job
 	events []event
+	// finished are the results ("succeeded", "failed") of runs seen finishing in this pass:
+	// counted in the metric once the status that stops listing them active is written.
+	finished []string
 	// skipped is the reason a slot was skipped ("" if none): counted in the metric.
 	skipped string
 	// requeueAfter is when to look again; 0 means only on a change.
@@ -91,6 +94,7 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 		}
 		if wasActive(sj, j.UID) {
 			p.events = append(p.events, event{corev1.EventTypeNormal, ReasonSawCompletedJob, fmt.Sprintf("Saw completed job: %s, condition: %s", j.Name, how)})
+			p.finished = append(p.finished, runResult(how))
 		}
 		if how == batchv1.JobComplete {
 			succeeded = append(succeeded, j)
@@ -400,4 +404,12 @@ func formatNext(t *metav1.Time, s schedule.Schedule) string {
 // sortJobs orders Jobs by name, so plans do not depend on cache order.
 func sortJobs(js []*batchv1.Job) {
 	sort.Slice(js, func(a, b int) bool { return js[a].Name < js[b].Name })
+}
+
+// runResult names a finished Job's condition for the runs-finished metric.
+func runResult(how batchv1.JobConditionType) string {
+	if how == batchv1.JobComplete {
+		return "succeeded"
+	}
+	return "failed"
 }

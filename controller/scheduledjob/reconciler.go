@@ -35,6 +35,8 @@ type Metrics struct {
 	SkippedSlots *prometheus.CounterVec
 	// CreationSkew observes how late after its slot a Job was created.
 	CreationSkew prometheus.Histogram
+	// FinishedRuns counts runs (Jobs) seen finishing, by result.
+	FinishedRuns *prometheus.CounterVec
 }
 
 // NewMetrics creates the series and registers them with reg.
@@ -42,15 +44,25 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		SkippedSlots: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "platform_operators_scheduledjob_skipped_slots_total",
-			Help: "Scheduled slots that did not get a Job, by reason (Suspended, MissedDeadline, JobAlreadyActive).",
+			Help: "Scheduled slots that did not get a Job, by reason (Suspended, MissedDeadline, JobAlreadyActive, JobRejected; MissedSlots and TooManyMissedTimes count once per Event about slots passed over while the manager was stopped or behind).",
 		}, []string{"reason"}),
 		CreationSkew: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "platform_operators_scheduledjob_job_creation_skew_seconds",
 			Help:    "Time between a slot and the creation of its Job.",
 			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300},
 		}),
+		FinishedRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "platform_operators_scheduledjob_runs_finished_total",
+			Help: "Runs (Jobs) of ScheduledJobs seen finishing, by result (succeeded, failed).",
+		}, []string{"result"}),
 	}
-	for _, c := range []prometheus.Collector{m.SkippedSlots, m.CreationSkew} {
+	for _, reason := range []string{ReasonSuspended, ReasonMissedDeadline, ReasonJobAlreadyActive, ReasonJobRejected, ReasonMissedSlots, ReasonTooManyMissedTimes} {
+		m.SkippedSlots.WithLabelValues(reason)
+	}
+	for _, result := range []string{"succeeded", "failed"} {
+		m.FinishedRuns.WithLabelValues(result) // both series exist from the start: rate() and alerts need no absent()
+	}
+	for _, c := range []prometheus.Collector{m.SkippedSlots, m.CreationSkew, m.FinishedRuns} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering scheduledjob metrics: %w", err)
 		}

@@ -194,6 +194,7 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 		for _, e := range p.events {
 			if e.reason == ReasonTooManyMissedTimes || e.reason == ReasonMissedSlots {
 				r.Recorder.Eventf(sj, nil, e.kind, e.reason, "Schedule", "%s", e.note)
+				r.Metrics.SkippedSlots.WithLabelValues(e.reason).Inc()
 			}
 		}
 		return ctrl.Result{RequeueAfter: StatusBackstop}, nil
@@ -234,6 +235,12 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 	}
 	for _, e := range p.events {
 		r.Recorder.Eventf(sj, nil, e.kind, e.reason, "Schedule", "%s", e.note)
+		if e.reason == ReasonTooManyMissedTimes || e.reason == ReasonMissedSlots {
+			r.Metrics.SkippedSlots.WithLabelValues(e.reason).Inc() // one per Event: slots passed over
+		}
+	}
+	for _, result := range p.finished {
+		r.Metrics.FinishedRuns.WithLabelValues(result).Inc()
 	}
 	if p.skipped != "" {
 		r.Metrics.SkippedSlots.WithLabelValues(p.skipped).Inc()

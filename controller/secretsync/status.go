@@ -67,6 +67,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, ss *v1alpha1.SecretSync, o
 	r.Metrics.Desired.WithLabelValues(ss.Name).Set(float64(res.desired))
 	r.Metrics.Synced.WithLabelValues(ss.Name).Set(float64(synced))
 	r.Metrics.Conflicts.WithLabelValues(ss.Name).Set(float64(len(res.conflicts)))
+	r.Metrics.Failures.WithLabelValues(ss.Name) // the series exists at 0 from the first pass: increase() and alerts see the first failure
 
 	// The cached SecretSync can be older than our own last status write (a reconcile woken at
 	// once by the event that made the last one requeue): equal to prev then proves nothing, and

@@ -102,6 +102,12 @@ func valuesFile(t *testing.T, name string) map[string]any {
 // error is the one Helm returns (schema violations, `fail` in a template, bad YAML).
 func render(t *testing.T, ch *chart.Chart, release string, vals map[string]any) (rendered, error) {
 	t.Helper()
+	return renderWith(t, ch, release, vals, nil)
+}
+
+// renderWith is render with the API versions the cluster serves (Capabilities.APIVersions).
+func renderWith(t *testing.T, ch *chart.Chart, release string, vals map[string]any, apiVersions []string) (rendered, error) {
+	t.Helper()
 	kv, err := chartutil.ParseKubeVersion(kubeVersion)
 	if err != nil {
 		t.Fatal(err)
@@ -113,6 +119,7 @@ func render(t *testing.T, ch *chart.Chart, release string, vals map[string]any) 
 	install.ReleaseName = release
 	install.Namespace = namespace
 	install.KubeVersion = kv
+	install.APIVersions = apiVersions
 	rel, err := install.Run(ch, vals)
 	if err != nil {
 		return rendered{}, err

@@ -3,24 +3,17 @@ package chart
 import (
 	"encoding/base64"
 	"encoding/json"
-	"maps"
 	"reflect"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/releaseutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"sigs.k8s.io/yaml"
 )
 
 // The platform pieces of the chart: StorageClass, pull secret, PDB, ServiceMonitor, `helm test`,
@@ -28,52 +21,13 @@ import (
 
 const fsID = "fs-0123456789abcdef0"
 
-// renderAll renders like render, but also decodes the hooks (the `helm test` pod), takes the API
-// versions the cluster would serve (Capabilities.APIVersions) and decodes kinds client-go does not
-// know (ServiceMonitor) as unstructured.
+// renderAll renders like render, with the API versions the cluster would serve
+// (Capabilities.APIVersions), and returns the hooks (the `helm test` pod) among the objects.
 func renderAll(t *testing.T, valuesText string, apiVersions ...string) (rendered, error) {
 	t.Helper()
-	kv, err := chartutil.ParseKubeVersion(kubeVersion)
-	if err != nil {
-		t.Fatal(err)
-	}
-	install := action.NewInstall(&action.Configuration{Log: t.Logf})
-	install.DryRun, install.ClientOnly, install.Replace = true, true, true
-	install.ReleaseName, install.Namespace, install.KubeVersion = releaseName, namespace, kv
-	install.APIVersions = apiVersions
-	rel, err := install.Run(loadChart(t), parseValues(t, valuesText))
-	if err != nil {
-		return rendered{}, err
-	}
-	out := rendered{notes: rel.Info.Notes}
-	docs := releaseutil.SplitManifests(rel.Manifest)
-	keys := slices.Collect(maps.Keys(docs))
-	sort.Sort(releaseutil.BySplitManifestsOrder(keys))
-	manifests := make([]string, 0, len(keys)+len(rel.Hooks))
-	for _, k := range keys {
-		manifests = append(manifests, docs[k])
-	}
-	for _, h := range rel.Hooks {
-		manifests = append(manifests, h.Manifest)
-	}
-	for _, doc := range manifests {
-		if strings.TrimSpace(doc) == "" {
-			continue
-		}
-		obj, _, err := decoder.Decode([]byte(doc), nil, nil)
-		if runtime.IsNotRegisteredError(err) {
-			u := &unstructured.Unstructured{}
-			if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
-				t.Fatalf("decoding a rendered manifest: %v\n%s", err, doc)
-			}
-			obj, err = u, nil
-		}
-		if err != nil {
-			t.Fatalf("decoding a rendered manifest: %v\n%s", err, doc)
-		}
-		out.objects = append(out.objects, obj)
-	}
-	return out, nil
+	out, err := renderWith(t, loadChart(t), releaseName, parseValues(t, valuesText), apiVersions)
+	out.objects = append(out.objects, out.hooks...)
+	return out, err
 }
 
 func mustRenderAll(t *testing.T, valuesText string, apiVersions ...string) rendered {

@@ -36,7 +36,7 @@ Common labels, carried by every object of the chart but the pods that are not th
 match every selector of the chart.
 */}}
 {{- define "platform-operators.labels" -}}
-{{- include "platform-operators.commonLabels" . }}
+{{- with include "platform-operators.commonLabels" . | trim }}{{ . }}{{ "\n" }}{{ end -}}
 helm.sh/chart: {{ include "platform-operators.chart" . }}
 {{ include "platform-operators.selectorLabels" . }}
 {{- if .Chart.AppVersion }}
@@ -77,7 +77,7 @@ Call with (dict "context" $ "component" "test").
 {{- fail "nonManagerPodLabels: the component manager is the Deployment's" }}
 {{- end }}
 {{- with .context -}}
-{{- include "platform-operators.commonLabels" . }}
+{{- with include "platform-operators.commonLabels" . | trim }}{{ . }}{{ "\n" }}{{ end -}}
 helm.sh/chart: {{ include "platform-operators.chart" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if .Chart.AppVersion }}
