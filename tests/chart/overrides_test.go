@@ -1,6 +1,7 @@
 package chart
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -222,4 +223,28 @@ func secretNames(refs []corev1.LocalObjectReference) string {
 		names = append(names, r.Name)
 	}
 	return strings.Join(names, ",")
+}
+
+// TestTenantsSample renders samples/tenants-values.yaml: each tenant gets its namespace,
+// ServiceAccount and token Secret.
+func TestTenantsSample(t *testing.T) {
+	b := mustReadFile(t, "../../samples/tenants-values.yaml")
+	r, err := render(t, loadChart(t), releaseName, parseValues(t, b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{"team-a", "team-b"} {
+		found := map[string]bool{}
+		for _, o := range r.objects {
+			m, _ := meta.Accessor(o)
+			if m.GetNamespace() == ns || (m.GetName() == ns && m.GetNamespace() == "") {
+				found[fmt.Sprintf("%T", o)] = true
+			}
+		}
+		for _, kind := range []string{"*v1.Namespace", "*v1.ServiceAccount", "*v1.Secret", "*v1.Role", "*v1.RoleBinding"} {
+			if !found[kind] {
+				t.Errorf("tenant %s: no %s rendered (got %v)", ns, kind, found)
+			}
+		}
+	}
 }
