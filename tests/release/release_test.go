@@ -191,7 +191,78 @@ func TestReleaseRoundTrip(t *testing.T) {
 		t.Errorf("helm history = %+v, want 2 revisions, the last deployed from platform-operators-%s", revs, res.Version)
 	}
 	checkPodsByDigest(t, ctx, cs, reg.Addr()+"/platform/manager@"+res.IndexDigest)
+
+	// helm uninstall leaves what docs/uninstall.md says it leaves.
+	kubectl := func(args ...string) (string, error) {
+		out, err := exec.CommandContext(ctx, filepath.Join(root, "bin", "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	work := filepath.Join(dir, "work.yaml")
+	if err := os.WriteFile(work, []byte(uninstallWork), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := kubectl("apply", "-f", work); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if _, err := kubectl("-n", "tenant-a", "get", "secret", "shared"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the SecretSync's copy never appeared in tenant-a")
+		}
+		time.Sleep(time.Second)
+	}
+	run(t, ctx, root, helm, "uninstall", "platform-operators", "--kubeconfig", kubeconfig, "-n", releaseNS, "--wait", "--timeout", "2m")
+	for _, tc := range []struct {
+		args []string
+		stay bool
+	}{
+		{[]string{"-n", releaseNS, "get", "deployment", "platform-operators"}, false},
+		{[]string{"get", "clusterrole", "platform-operators-manager"}, false},
+		{[]string{"get", "crd", "secretsyncs.ops.platform-operators.io", "ats.ops.platform-operators.io", "scheduledjobs.ops.platform-operators.io"}, true},
+		{[]string{"get", "secretsync", "uninstall"}, true},
+		{[]string{"-n", "tenant-a", "get", "secret", "shared"}, true},
+		{[]string{"-n", "tenant-a", "get", "scheduledjob", "nightly"}, true},
+		{[]string{"get", "namespace", "secretsync"}, true},
+	} {
+		out, err := kubectl(tc.args...)
+		if stayed := err == nil; stayed != tc.stay {
+			t.Errorf("after helm uninstall, kubectl %s: %v %s; want it to stay: %t (docs/uninstall.md)", strings.Join(tc.args, " "), err, out, tc.stay)
+		}
+	}
+	// No finalizer of ours holds anything: deleting the SecretSync without a manager returns.
+	if out, err := kubectl("delete", "secretsync", "uninstall", "--timeout=30s"); err != nil {
+		t.Errorf("deleting a SecretSync with no manager running: %v %s", err, out)
+	}
 }
+
+// uninstallWork is what a user has made before uninstalling: a SecretSync with a copy in a tenant
+// namespace, and a ScheduledJob.
+const uninstallWork = `apiVersion: v1
+kind: Namespace
+metadata: {name: tenant-a}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: shared, namespace: secretsync}
+stringData: {token: s3cr3t}
+---
+apiVersion: ops.platform-operators.io/v1alpha1
+kind: SecretSync
+metadata: {name: uninstall}
+spec:
+  source: {namespace: secretsync, name: shared}
+  target: {namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: tenant-a}}}
+---
+apiVersion: ops.platform-operators.io/v1alpha1
+kind: ScheduledJob
+metadata: {name: nightly, namespace: tenant-a}
+spec:
+  schedule: "0 2 * * *"
+  jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}
+`
 
 // checkPodsByDigest asserts the manager pods run image (a reference by digest), Ready, and that
 // the node reports the pulled image by that digest.
