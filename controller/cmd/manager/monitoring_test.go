@@ -18,6 +18,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -112,7 +113,10 @@ func TestEveryMetricTheAlertsAndDashboardUseExists(t *testing.T) {
 	}
 	// As in production (run): the manager's own metrics go into controller-runtime's registry,
 	// which the metrics endpoint serves. No other test of this package uses that registry.
-	mgr, err := newManager(ctx, o, enabled, cfg, logr.Discard(), crmetrics.Registry, nil)
+	mgr, err := newManager(ctx, o, enabled, cfg, logr.Discard(), crmetrics.Registry, func(opts *ctrl.Options) {
+		// Other tests of this package start managers in the same process: the same controller names.
+		opts.Controller.SkipNameValidation = ptr.To(true)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

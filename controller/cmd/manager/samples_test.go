@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -123,7 +124,10 @@ func TestSamplesWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mgr, err := newManager(ctx, o, enabled, cfg, logr.Discard(), prometheus.NewRegistry(), nil)
+	mgr, err := newManager(ctx, o, enabled, cfg, logr.Discard(), prometheus.NewRegistry(), func(opts *ctrl.Options) {
+		// Other tests of this package start managers in the same process: the same controller names.
+		opts.Controller.SkipNameValidation = ptr.To(true)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
