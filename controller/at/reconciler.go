@@ -263,7 +263,7 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 		spec.BackoffLimit = ptr.To[int32](0)
 	}
 	labels[jobs.CreatedByLabel] = Name
-	return &batchv1.Job{
+	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            schedule.JobName(at.Name, at.Spec.Schedule.Time),
 			Namespace:       at.Namespace,
@@ -273,6 +273,8 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 		},
 		Spec: spec,
 	}
+	jobs.WithScheduledTime(job, at.Spec.Schedule.UTC().Format(time.RFC3339))
+	return job
 }
 
 // observeJob sets the status from the Job at now (pure).

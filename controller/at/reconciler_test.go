@@ -129,6 +129,14 @@ func TestAt(t *testing.T) {
 		if pod.RestartPolicy != corev1.RestartPolicyNever || ptr.Deref(job.Spec.BackoffLimit, -1) != 0 {
 			t.Errorf("restartPolicy %q, backoffLimit %v; want Never and 0 (runs once)", pod.RestartPolicy, job.Spec.BackoffLimit)
 		}
+		// The run knows when it was scheduled for: the annotation on the Job and its pods, and
+		// SCHEDULED_TIME from it (the API server accepted the downward API reference).
+		if w := when.UTC().Format(time.RFC3339); job.Annotations[jobs.ScheduledTimeAnnotation] != w || job.Spec.Template.Annotations[jobs.ScheduledTimeAnnotation] != w {
+			t.Errorf("scheduled time annotations: job %v, pods %v; want %s", job.Annotations, job.Spec.Template.Annotations, w)
+		}
+		if env := pod.Containers[0].Env; len(env) != 1 || env[0].Name != jobs.ScheduledTimeEnv || env[0].ValueFrom == nil || env[0].ValueFrom.FieldRef == nil {
+			t.Errorf("container env = %+v, want SCHEDULED_TIME from the pod's annotation", env)
+		}
 		if at.Status.Phase != v1alpha1.AtRunning || at.Status.StartTime == nil || at.Status.ObservedGeneration != at.Generation {
 			t.Errorf("status = %+v, want Running with a start time and observedGeneration", at.Status)
 		}

@@ -308,7 +308,6 @@ func newJob(sj *v1alpha1.ScheduledJob, name string, scheduled time.Time, loc *ti
 		annotations[k] = v
 	}
 	labels[jobs.CreatedByLabel] = Name
-	annotations[batchv1.CronJobScheduledTimestampAnnotation] = scheduled.In(loc).Format(time.RFC3339)
 	if token != "" {
 		annotations[v1alpha1.RunNowTokenAnnotation] = token
 	}
@@ -322,6 +321,7 @@ func newJob(sj *v1alpha1.ScheduledJob, name string, scheduled time.Time, loc *ti
 		},
 	}
 	sj.Spec.JobTemplate.Spec.DeepCopyInto(&job.Spec)
+	jobs.WithScheduledTime(job, scheduled.In(loc).Format(time.RFC3339))
 	return job
 }
 

@@ -59,7 +59,7 @@ func claimRecorded(st *v1alpha1.ScheduledJobStatus, requestedToken string, j *ba
 	if token, ok := j.Annotations[v1alpha1.RunNowTokenAnnotation]; ok {
 		return token == st.LastRunNowToken || token != requestedToken
 	}
-	slot, err := time.Parse(time.RFC3339, j.Annotations[batchv1.CronJobScheduledTimestampAnnotation])
+	slot, err := time.Parse(time.RFC3339, j.Annotations[jobs.ScheduledTimeAnnotation])
 	if err != nil {
 		// Not a slot Job of ours (the annotation was edited away): nothing to protect.
 		return true

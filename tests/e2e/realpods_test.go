@@ -106,7 +106,8 @@ func TestRealPods(t *testing.T) {
 				JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 					RestartPolicy: corev1.RestartPolicyNever,
 					Containers: []corev1.Container{{Name: "main", Image: chartJobImage,
-						Command: []string{"/bin/sh", "-c", `echo "ran in $TZ_NAME"`},
+						// SCHEDULED_TIME: the slot, which the manager passes to every container.
+						Command: []string{"/bin/sh", "-c", `echo "ran in $TZ_NAME for $SCHEDULED_TIME"`},
 						Env:     []corev1.EnvVar{{Name: "TZ_NAME", Value: scheduleZone}}}},
 				}}}},
 			},
@@ -153,8 +154,10 @@ func TestRealPods(t *testing.T) {
 		if d := js[0].CreationTimestamp.Sub(slot); d < 0 || d > 30*time.Second {
 			t.Errorf("Job created %s after the slot, want within 30 s", d)
 		}
-		if got := jobPodLog(ctx, t, cfg, realPodsNamespace, js[0].Name); got != "ran in "+scheduleZone+"\n" {
-			t.Errorf("pod log %q", got)
+		// The pod read the slot's time, in the schedule's zone, from SCHEDULED_TIME.
+		want := "ran in " + scheduleZone + " for " + slot.In(mustZone(t, scheduleZone)).Format(time.RFC3339) + "\n"
+		if got := jobPodLog(ctx, t, cfg, realPodsNamespace, js[0].Name); got != want {
+			t.Errorf("pod log %q, want %q", got, want)
 		}
 		return ctx
 	})
