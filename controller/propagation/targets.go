@@ -1,6 +1,7 @@
 package propagation
 
 import (
+	"path"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -8,17 +9,17 @@ import (
 )
 
 // Targets returns the sorted names of the namespaces that get copies: those the selector matches
-// (nil matches all), minus the excluded ones and the source namespace, minus namespaces being
-// deleted (the API refuses new objects in them).
-func Targets(namespaces []*corev1.Namespace, selector labels.Selector, exclude []string, sourceNamespace string) []string {
-	skip := make(map[string]bool, len(exclude)+1)
-	for _, n := range exclude {
-		skip[n] = true
-	}
-	skip[sourceNamespace] = true
+// (nil matches all) and, when include is not empty, whose name matches one of its patterns, minus
+// those whose name matches a pattern of exclude and the source namespace, minus namespaces being
+// deleted (the API refuses new objects in them). Patterns are namespace names or globs in
+// path.Match syntax limited by the CRD to letters, digits, '-', '*' and '?' (kube-*, *-system).
+func Targets(namespaces []*corev1.Namespace, selector labels.Selector, include, exclude []string, sourceNamespace string) []string {
 	var out []string
 	for _, ns := range namespaces {
-		if skip[ns.Name] || ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating {
+		if ns.Name == sourceNamespace || ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating {
+			continue
+		}
+		if MatchesAny(exclude, ns.Name) || (len(include) > 0 && !MatchesAny(include, ns.Name)) {
 			continue
 		}
 		if selector != nil && !selector.Matches(labels.Set(ns.Labels)) {
@@ -28,6 +29,20 @@ func Targets(namespaces []*corev1.Namespace, selector labels.Selector, exclude [
 	}
 	sort.Strings(out)
 	return out
+}
+
+// MatchesAny reports whether name is one of patterns or matches one of them as a glob. A
+// malformed pattern (the CRD refuses them) matches only itself.
+func MatchesAny(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if p == name {
+			return true
+		}
+		if ok, err := path.Match(p, name); err == nil && ok {
+			return true
+		}
+	}
+	return false
 }
 
 // SourceMatches reports whether a Secret of the source namespace is a source: it has the given

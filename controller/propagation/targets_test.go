@@ -57,6 +57,7 @@ func TestTargets(t *testing.T) {
 		name       string
 		namespaces []*corev1.Namespace
 		selector   labels.Selector
+		include    []string
 		exclude    []string
 		source     string
 		want       []string
@@ -187,10 +188,48 @@ func TestTargets(t *testing.T) {
 			source: srcNS,
 			want:   nil,
 		},
+		{
+			name:       "exclude globs: a prefix and a suffix pattern",
+			namespaces: append(cluster(), namespace("cert-system", nil), namespace("kube-public", nil)),
+			exclude:    []string{"kube-*", "*-system"},
+			source:     srcNS, // infra
+			want:       []string{"sandbox", "team-a", "team-b", "team-c", "team-d"},
+		},
+		{
+			name:       "include globs narrow the selector's choice (both must match)",
+			namespaces: cluster(),
+			selector:   mustSelector(t, "env=prod"),
+			include:    []string{"team-?", "sandbox"},
+			source:     srcNS,
+			want:       []string{"team-a", "team-b"},
+		},
+		{
+			name:       "exclude wins over include",
+			namespaces: cluster(),
+			include:    []string{"team-*"},
+			exclude:    []string{"team-d"},
+			source:     srcNS,
+			want:       []string{"team-a", "team-b", "team-c"},
+		},
+		{
+			name:       "an include that matches nothing gives no targets",
+			namespaces: cluster(),
+			include:    []string{"prod-*"},
+			source:     srcNS,
+			want:       nil,
+		},
+		{
+			name:       "a malformed pattern matches only its own text",
+			namespaces: append(cluster(), namespace("team-[", nil)),
+			exclude:    []string{"team-["},
+			include:    []string{"team-["},
+			source:     srcNS,
+			want:       nil,
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Targets(tc.namespaces, tc.selector, tc.exclude, tc.source)
+			got := Targets(tc.namespaces, tc.selector, tc.include, tc.exclude, tc.source)
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("Targets() = %q, want %q", got, tc.want)
 			}

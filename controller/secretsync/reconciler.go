@@ -188,7 +188,7 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync) (obse
 	for i := range nsList.Items {
 		nss[i] = &nsList.Items[i]
 	}
-	obs.targets = propagation.Targets(nss, nsSel, ss.Spec.Target.ExcludeNamespaces, src.Namespace)
+	obs.targets = propagation.Targets(nss, nsSel, ss.Spec.Target.IncludeNamespaces, ss.Spec.Target.ExcludeNamespaces, src.Namespace)
 	policy := string(ss.Spec.DeletionPolicy)
 	if policy == "" {
 		policy = string(v1alpha1.DeletionPolicyDelete)

@@ -73,6 +73,28 @@ func TestASourceIsCopiedIntoEveryTargetNamespaceAndNowhereElse(t *testing.T) {
 	}
 }
 
+func TestNamespaceGlobsIncludeAndExclude(t *testing.T) {
+	const c = "globs"
+	src := namespace(t, c+"-src", nil)
+	in1, in2 := targetNamespace(t, c+"-team-a", c), targetNamespace(t, c+"-team-b", c)
+	sys := targetNamespace(t, c+"-team-system", c) // included by name, excluded by the suffix glob
+	other := targetNamespace(t, c+"-infra", c)     // selected by label, not included by name
+	source := createSecret(t, makeSecret(src, "creds"))
+	createSync(t, makeSync(c, src, c, sourceName("creds"), func(ss *v1alpha1.SecretSync) {
+		ss.Spec.Target.IncludeNamespaces = []string{c + "-team-*"}
+		ss.Spec.Target.ExcludeNamespaces = []string{"*-system"}
+	}))
+	for _, ns := range []string{in1, in2} {
+		copyIn(t, ns, source, c, v1alpha1.DeletionPolicyDelete)
+	}
+	waitReady(t, c, 2)
+	for _, ns := range []string{sys, other} {
+		if s := getSecret(t, ns, "creds"); s != nil {
+			t.Errorf("namespace %s got a copy despite the patterns", ns)
+		}
+	}
+}
+
 func TestANamespaceThatStopsMatchingLosesItsCopyPerPolicy(t *testing.T) {
 	for _, tc := range []struct {
 		name   string

@@ -53,13 +53,26 @@ type SecretSyncTarget struct {
 	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, (e.operator in ['In', 'NotIn']) == (has(e.values) && size(e.values) > 0))",message="namespaceSelector.matchExpressions[].values must be non-empty for In and NotIn and empty for Exists and DoesNotExist"
 	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
 
-	// excludeNamespaces never get copies, whatever the selector says. The source namespace is
-	// always excluded. Default: kube-system, kube-public, kube-node-lease.
+	// includeNamespaces, when set, limits copies to namespaces whose name matches one of these
+	// names or globs (`*` any run of characters, `?` one; e.g. team-*, *-prod), on top of
+	// namespaceSelector (both must match). Empty: every namespace the selector picks.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.all(p, p.matches('^[-a-z0-9*?]+$'))",message="includeNamespaces entries are namespace names or globs of lower-case letters, digits, '-', '*' and '?'"
+	IncludeNamespaces []string `json:"includeNamespaces,omitempty"`
+
+	// excludeNamespaces never get copies, whatever the selector and includeNamespaces say: names
+	// or globs (`*` any run of characters, `?` one; e.g. kube-*, *-system). The source namespace
+	// is always excluded, and so is a namespace being deleted. Default: kube-system, kube-public,
+	// kube-node-lease.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=256
 	// +kubebuilder:default={"kube-system","kube-public","kube-node-lease"}
 	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.all(p, p.matches('^[-a-z0-9*?]+$'))",message="excludeNamespaces entries are namespace names or globs of lower-case letters, digits, '-', '*' and '?'"
 	ExcludeNamespaces []string `json:"excludeNamespaces,omitempty"`
 }
 

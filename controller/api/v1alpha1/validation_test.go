@@ -335,6 +335,33 @@ func TestAdmission(t *testing.T) {
 			})
 		}
 	})
+	t.Run("SecretSync namespace patterns", func(t *testing.T) {
+		for _, tc := range []struct {
+			include, exclude []string
+			want             string // "" accepted, else the field named in the refusal
+		}{
+			{include: []string{"team-*", "a?c", "exact"}, exclude: []string{"kube-*", "*-system"}},
+			{exclude: []string{"Team-*"}, want: "spec.target.excludeNamespaces"},
+			{exclude: []string{"team-[ab]"}, want: "spec.target.excludeNamespaces"},
+			{include: []string{"team/*"}, want: "spec.target.includeNamespaces"},
+			{include: []string{""}, want: "spec.target.includeNamespaces"},
+		} {
+			t.Run(fmt.Sprintf("%q/%q", tc.include, tc.exclude), func(t *testing.T) {
+				e.n++
+				ss := &v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("ss-%d", e.n)}, Spec: v1alpha1.SecretSyncSpec{
+					Source: v1alpha1.SecretSyncSource{Namespace: "src", Name: "creds"},
+					Target: v1alpha1.SecretSyncTarget{IncludeNamespaces: tc.include, ExcludeNamespaces: tc.exclude}}}
+				err := e.c.Create(e.ctx, ss, client.DryRunAll)
+				if tc.want == "" {
+					if err != nil {
+						t.Fatalf("refused: %v", err)
+					}
+					return
+				}
+				checkRefusal(t, err, tc.want, "globs of lower-case letters")
+			})
+		}
+	})
 }
 
 // atScheduleCases are At spec.schedule strings: "" for accepted, else a fragment of the refusal.

@@ -413,6 +413,11 @@ func (in *SecretSyncTarget) DeepCopyInto(out *SecretSyncTarget) {
 		*out = new(metav1.LabelSelector)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.IncludeNamespaces != nil {
+		in, out := &in.IncludeNamespaces, &out.IncludeNamespaces
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.ExcludeNamespaces != nil {
 		in, out := &in.ExcludeNamespaces, &out.ExcludeNamespaces
 		*out = make([]string, len(*in))
