@@ -196,6 +196,9 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync) (obse
 	for _, s := range obs.sources {
 		for _, ns := range obs.targets {
 			w := propagation.Desired(s, ns, ss.Name)
+			if ss.Spec.Target.Name != "" {
+				w.Name = ss.Spec.Target.Name // a renamed copy (admission allows it only with source.name)
+			}
 			w.Annotations[propagation.AnnotationDeletionPolicy] = policy
 			obs.want = append(obs.want, w)
 		}

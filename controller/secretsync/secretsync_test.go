@@ -95,6 +95,42 @@ func TestNamespaceGlobsIncludeAndExclude(t *testing.T) {
 	}
 }
 
+func TestARenamedCopyTakesTheTargetName(t *testing.T) {
+	const c = "rename"
+	src := namespace(t, c+"-src", nil)
+	a := targetNamespace(t, c+"-a", c)
+	serviceAccount(t, a, "default")
+	createSecret(t, makeSecret(src, "harbor-pull", withType(corev1.SecretTypeDockerConfigJson),
+		withData(map[string][]byte{corev1.DockerConfigJsonKey: []byte(dockerConfig)})))
+	createSync(t, makeSync(c, src, c, sourceName("harbor-pull"), pullSecretFor("default"), func(ss *v1alpha1.SecretSync) {
+		ss.Spec.Target.Name = "regcred"
+	}))
+	eventually(t, "the copy is named regcred", func() error {
+		if s := getSecret(t, a, "regcred"); s == nil || string(s.Data[corev1.DockerConfigJsonKey]) != dockerConfig {
+			return fmt.Errorf("copy regcred = %v", s)
+		}
+		return nil
+	})
+	if s := getSecret(t, a, "harbor-pull"); s != nil {
+		t.Errorf("a copy under the source's name exists too")
+	}
+	pullSecretsAre(t, a, "default", []string{"regcred"}, "regcred")
+
+	// Renamed again: the copy of the old name is no longer wanted and goes (deletionPolicy Delete).
+	eventually(t, "renaming the copy", func() error {
+		ss := getSync(t, c)
+		ss.Spec.Target.Name = "harbor"
+		return k8s.Update(ctx, ss)
+	})
+	eventually(t, "regcred is replaced by harbor", func() error {
+		if getSecret(t, a, "harbor") == nil || getSecret(t, a, "regcred") != nil {
+			return fmt.Errorf("harbor %v, regcred %v", getSecret(t, a, "harbor") != nil, getSecret(t, a, "regcred") != nil)
+		}
+		return nil
+	})
+	pullSecretsAre(t, a, "default", []string{"harbor"}, "harbor")
+}
+
 func TestANamespaceThatStopsMatchingLosesItsCopyPerPolicy(t *testing.T) {
 	for _, tc := range []struct {
 		name   string

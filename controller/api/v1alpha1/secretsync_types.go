@@ -53,6 +53,15 @@ type SecretSyncTarget struct {
 	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, (e.operator in ['In', 'NotIn']) == (has(e.values) && size(e.values) > 0))",message="namespaceSelector.matchExpressions[].values must be non-empty for In and NotIn and empty for Exists and DoesNotExist"
 	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
 
+	// name of the copies, when it differs from the source's (e.g. the source harbor-pull is copied
+	// as regcred). Only with source.name: a selector picks several Secrets, which cannot share one
+	// name. Changing it makes the copies of the old name unwanted: they go per deletionPolicy.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name,omitempty"`
+
 	// includeNamespaces, when set, limits copies to namespaces whose name matches one of these
 	// names or globs (`*` any run of characters, `?` one; e.g. team-*, *-prod), on top of
 	// namespaceSelector (both must match). Empty: every namespace the selector picks.
@@ -77,6 +86,7 @@ type SecretSyncTarget struct {
 }
 
 // SecretSyncSpec is what to copy, where, and what to do with copies no longer wanted.
+// +kubebuilder:validation:XValidation:rule="!has(self.target) || !has(self.target.name) || has(self.source.name)",message="target.name renames the copy of one named Secret: set source.name, not source.selector"
 type SecretSyncSpec struct {
 	// source selects the Secrets to copy.
 	// +required

@@ -335,6 +335,31 @@ func TestAdmission(t *testing.T) {
 			})
 		}
 	})
+	t.Run("SecretSync renamed copies", func(t *testing.T) {
+		for _, tc := range []struct {
+			source v1alpha1.SecretSyncSource
+			name   string
+			want   string
+		}{
+			{source: v1alpha1.SecretSyncSource{Namespace: "src", Name: "harbor-pull"}, name: "regcred"},
+			{source: v1alpha1.SecretSyncSource{Namespace: "src", Selector: &metav1.LabelSelector{}}, name: "regcred", want: "target.name renames the copy of one named Secret"},
+			{source: v1alpha1.SecretSyncSource{Namespace: "src", Name: "harbor-pull"}, name: "Reg_Cred", want: "spec.target.name"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				e.n++
+				ss := &v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("ss-%d", e.n)}, Spec: v1alpha1.SecretSyncSpec{
+					Source: tc.source, Target: v1alpha1.SecretSyncTarget{Name: tc.name}}}
+				err := e.c.Create(e.ctx, ss, client.DryRunAll)
+				if tc.want == "" {
+					if err != nil {
+						t.Fatalf("refused: %v", err)
+					}
+					return
+				}
+				checkRefusal(t, err, tc.want)
+			})
+		}
+	})
 	t.Run("SecretSync namespace patterns", func(t *testing.T) {
 		for _, tc := range []struct {
 			include, exclude []string
