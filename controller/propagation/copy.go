@@ -36,14 +36,16 @@ func Desired(src *corev1.Secret, namespace, secretSync string) *corev1.Secret {
 }
 
 // InStep reports whether the live copy cur already is what want describes, looking only at what
-// we own: data, type, immutability, our label and annotation. Nothing else matters, so metadata
+// we own: data, type, immutability, our label and annotations, and the labels and annotations
+// the SecretSync sets (AnnotationMetadataKeys). Nothing else matters, so metadata
 // others add never causes a write.
 func InStep(cur, want *corev1.Secret) bool {
+	wl, wa := metadataKeys(want)
 	return cur.Type == want.Type &&
 		isTrue(cur.Immutable) == isTrue(want.Immutable) &&
 		sameData(cur.Data, want.Data) &&
-		ownKeysMatch(cur.Labels, want.Labels, LabelSecretSync, LabelManagedBy) &&
-		ownKeysMatch(cur.Annotations, want.Annotations, AnnotationSource, AnnotationDeletionPolicy)
+		ownKeysMatch(cur.Labels, want.Labels, append(wl, LabelSecretSync, LabelManagedBy)...) &&
+		ownKeysMatch(cur.Annotations, want.Annotations, append(wa, AnnotationSource, AnnotationDeletionPolicy, AnnotationMetadataKeys)...)
 }
 
 // NeedsReplace reports whether cur can only become want by delete and create: the API refuses to
@@ -61,8 +63,11 @@ func Merged(cur, want *corev1.Secret) *corev1.Secret {
 	out.Data = want.Data
 	out.StringData = nil
 	out.Immutable = want.Immutable
-	out.Labels = setKeys(out.Labels, want.Labels, LabelSecretSync, LabelManagedBy)
-	out.Annotations = setKeys(out.Annotations, want.Annotations, AnnotationSource, AnnotationDeletionPolicy)
+	// The metadata keys recorded on cur and on want: those no longer wanted are removed.
+	cl, ca := metadataKeys(cur)
+	wl, wa := metadataKeys(want)
+	out.Labels = setKeys(out.Labels, want.Labels, append(append(cl, wl...), LabelSecretSync, LabelManagedBy)...)
+	out.Annotations = setKeys(out.Annotations, want.Annotations, append(append(ca, wa...), AnnotationSource, AnnotationDeletionPolicy, AnnotationMetadataKeys)...)
 	return out
 }
 
@@ -76,6 +81,7 @@ func Released(cur *corev1.Secret) *corev1.Secret {
 	}
 	delete(out.Annotations, AnnotationSource)
 	delete(out.Annotations, AnnotationDeletionPolicy)
+	delete(out.Annotations, AnnotationMetadataKeys) // the labels and annotations it lists stay, as the Secret does
 	return out
 }
 

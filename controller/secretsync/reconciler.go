@@ -193,12 +193,15 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync) (obse
 	if policy == "" {
 		policy = string(v1alpha1.DeletionPolicyDelete)
 	}
+	tgt := ss.Spec.Target
+	meta := propagation.Metadata{Labels: tgt.Labels, Annotations: tgt.Annotations, SourceLabels: tgt.SourceLabels, SourceAnnotations: tgt.SourceAnnotations}
 	for _, s := range obs.sources {
 		for _, ns := range obs.targets {
 			w := propagation.Desired(s, ns, ss.Name)
 			if ss.Spec.Target.Name != "" {
 				w.Name = ss.Spec.Target.Name // a renamed copy (admission allows it only with source.name)
 			}
+			propagation.WithMetadata(w, s, meta)
 			w.Annotations[propagation.AnnotationDeletionPolicy] = policy
 			obs.want = append(obs.want, w)
 		}

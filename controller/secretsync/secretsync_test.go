@@ -131,6 +131,47 @@ func TestARenamedCopyTakesTheTargetName(t *testing.T) {
 	pullSecretsAre(t, a, "default", []string{"harbor"}, "harbor")
 }
 
+func TestCopiesCarryTheLabelsAndAnnotationsTheSpecAsksFor(t *testing.T) {
+	const c = "metadata"
+	src := namespace(t, c+"-src", nil)
+	a := targetNamespace(t, c+"-a", c)
+	createSecret(t, makeSecret(src, "creds", withLabels(map[string]string{"app.kubernetes.io/name": "harbor", "team": "platform"})))
+	createSync(t, makeSync(c, src, c, sourceName("creds"), func(ss *v1alpha1.SecretSync) {
+		ss.Spec.Target.Labels = map[string]string{"argocd.argoproj.io/instance": "tenants", "extra": "1"}
+		ss.Spec.Target.Annotations = map[string]string{"reloader.stakater.com/match": "true"}
+		ss.Spec.Target.SourceLabels = []string{"app.kubernetes.io/*"}
+	}))
+	eventually(t, "the copy carries the asked-for metadata", func() error {
+		s := getSecret(t, a, "creds")
+		if s == nil || s.Labels["argocd.argoproj.io/instance"] != "tenants" || s.Labels["extra"] != "1" ||
+			s.Labels["app.kubernetes.io/name"] != "harbor" || s.Annotations["reloader.stakater.com/match"] != "true" {
+			return fmt.Errorf("copy metadata: %v", s)
+		}
+		if _, ok := s.Labels["team"]; ok {
+			return fmt.Errorf("the source label team travelled though sourceLabels does not pick it: %v", s.Labels)
+		}
+		return nil
+	})
+	// Someone else labels the copy; then the spec drops a label: it goes, theirs stays.
+	eventually(t, "labelling the copy", func() error {
+		s := getSecret(t, a, "creds")
+		s.Labels["someone-else"] = "keep"
+		return k8s.Update(ctx, s)
+	})
+	eventually(t, "dropping a label from the spec", func() error {
+		ss := getSync(t, c)
+		delete(ss.Spec.Target.Labels, "extra")
+		return k8s.Update(ctx, ss)
+	})
+	eventually(t, "the dropped label leaves the copy", func() error {
+		s := getSecret(t, a, "creds")
+		if _, ok := s.Labels["extra"]; ok || s.Labels["someone-else"] != "keep" || s.Labels["argocd.argoproj.io/instance"] != "tenants" {
+			return fmt.Errorf("copy labels %v", s.Labels)
+		}
+		return nil
+	})
+}
+
 func TestANamespaceThatStopsMatchingLosesItsCopyPerPolicy(t *testing.T) {
 	for _, tc := range []struct {
 		name   string

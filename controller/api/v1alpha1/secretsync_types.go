@@ -62,6 +62,42 @@ type SecretSyncTarget struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Name string `json:"name,omitempty"`
 
+	// labels are set on every copy, e.g. for Argo CD or Reloader; they win over the source's
+	// labels that travel (sourceLabels). A label removed here is removed from the copies; labels
+	// others add to a copy stay. The add-on's own keys (ops.platform-operators.io/*,
+	// app.kubernetes.io/managed-by) cannot be set.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('ops.platform-operators.io/') && k != 'app.kubernetes.io/managed-by')",message="target.labels may not set ops.platform-operators.io/* or app.kubernetes.io/managed-by: the add-on sets them"
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// annotations are set on every copy, e.g. reloader.stakater.com/match; they win over the
+	// source's annotations that travel. The add-on's own keys (ops.platform-operators.io/*) and
+	// kubectl's last-applied-configuration cannot be set.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('ops.platform-operators.io/') && k != 'kubectl.kubernetes.io/last-applied-configuration')",message="target.annotations may not set ops.platform-operators.io/* or kubectl.kubernetes.io/last-applied-configuration"
+	Annotations map[string]string `json:"annotations,omitempty"`
+
+	// sourceLabels picks the source's labels that travel to the copies: label keys, prefixes
+	// ending in * (app.kubernetes.io/*), or * for all of them. Default: none travel. The
+	// add-on's own keys never do.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=317
+	// +kubebuilder:validation:items:Pattern=`^(\*|[A-Za-z0-9][-A-Za-z0-9_./]*\*?)$`
+	SourceLabels []string `json:"sourceLabels,omitempty"`
+
+	// sourceAnnotations picks the source's annotations that travel to the copies, as
+	// sourceLabels does for labels. Default: none travel.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=317
+	// +kubebuilder:validation:items:Pattern=`^(\*|[A-Za-z0-9][-A-Za-z0-9_./]*\*?)$`
+	SourceAnnotations []string `json:"sourceAnnotations,omitempty"`
+
 	// includeNamespaces, when set, limits copies to namespaces whose name matches one of these
 	// names or globs (`*` any run of characters, `?` one; e.g. team-*, *-prod), on top of
 	// namespaceSelector (both must match). Empty: every namespace the selector picks.

@@ -335,6 +335,34 @@ func TestAdmission(t *testing.T) {
 			})
 		}
 	})
+	t.Run("SecretSync copy metadata", func(t *testing.T) {
+		for _, tc := range []struct {
+			name   string
+			target v1alpha1.SecretSyncTarget
+			want   string
+		}{
+			{"accepted", v1alpha1.SecretSyncTarget{Labels: map[string]string{"argocd.argoproj.io/instance": "x"}, Annotations: map[string]string{"reloader.stakater.com/match": "true"},
+				SourceLabels: []string{"app.kubernetes.io/*", "team", "*"}, SourceAnnotations: []string{"*"}}, ""},
+			{"our label", v1alpha1.SecretSyncTarget{Labels: map[string]string{"ops.platform-operators.io/secretsync": "x"}}, "target.labels may not set"},
+			{"managed-by", v1alpha1.SecretSyncTarget{Labels: map[string]string{"app.kubernetes.io/managed-by": "x"}}, "target.labels may not set"},
+			{"last-applied", v1alpha1.SecretSyncTarget{Annotations: map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{}"}}, "target.annotations may not set"},
+			{"bad pattern", v1alpha1.SecretSyncTarget{SourceLabels: []string{"a*b"}}, "spec.target.sourceLabels"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				e.n++
+				ss := &v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("ss-%d", e.n)}, Spec: v1alpha1.SecretSyncSpec{
+					Source: v1alpha1.SecretSyncSource{Namespace: "src", Name: "creds"}, Target: tc.target}}
+				err := e.c.Create(e.ctx, ss, client.DryRunAll)
+				if tc.want == "" {
+					if err != nil {
+						t.Fatalf("refused: %v", err)
+					}
+					return
+				}
+				checkRefusal(t, err, tc.want)
+			})
+		}
+	})
 	t.Run("SecretSync renamed copies", func(t *testing.T) {
 		for _, tc := range []struct {
 			source v1alpha1.SecretSyncSource

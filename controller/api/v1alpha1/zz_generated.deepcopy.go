@@ -413,6 +413,30 @@ func (in *SecretSyncTarget) DeepCopyInto(out *SecretSyncTarget) {
 		*out = new(metav1.LabelSelector)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.Labels != nil {
+		in, out := &in.Labels, &out.Labels
+		*out = make(map[string]string, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val
+		}
+	}
+	if in.Annotations != nil {
+		in, out := &in.Annotations, &out.Annotations
+		*out = make(map[string]string, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val
+		}
+	}
+	if in.SourceLabels != nil {
+		in, out := &in.SourceLabels, &out.SourceLabels
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
+	if in.SourceAnnotations != nil {
+		in, out := &in.SourceAnnotations, &out.SourceAnnotations
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.IncludeNamespaces != nil {
 		in, out := &in.IncludeNamespaces, &out.IncludeNamespaces
 		*out = make([]string, len(*in))

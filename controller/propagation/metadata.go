@@ -1,0 +1,98 @@
+package propagation
+
+import (
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// AnnotationMetadataKeys records on a copy the labels and annotations besides our own that its
+// SecretSync set ("labels=a,b;annotations=c"), so that a key dropped from the SecretSync is
+// removed from the copy while keys others add stay.
+const AnnotationMetadataKeys = "ops.platform-operators.io/metadata-keys"
+
+// Metadata is what a copy carries besides our own keys: extra labels and annotations on every
+// copy, and which of the source's travel.
+type Metadata struct {
+	// Labels and Annotations are set on every copy.
+	Labels, Annotations map[string]string
+	// SourceLabels and SourceAnnotations pick the source's keys that travel: a key, a prefix
+	// ending in "*" ("app.kubernetes.io/*"), or "*" for all. Empty: none travel.
+	SourceLabels, SourceAnnotations []string
+}
+
+// Reserved reports whether key is one the copies' metadata may never carry from a SecretSync:
+// our own keys, the managed-by label, and kubectl's last-applied annotation.
+func Reserved(key string) bool {
+	return strings.HasPrefix(key, "ops.platform-operators.io/") || key == LabelManagedBy ||
+		key == "kubectl.kubernetes.io/last-applied-configuration"
+}
+
+// WithMetadata adds m to want, the desired copy of src: the source's keys m picks, then m's own
+// labels and annotations over them, and the record of the keys set. Reserved keys are skipped.
+func WithMetadata(want, src *corev1.Secret, m Metadata) {
+	if len(m.Labels)+len(m.Annotations)+len(m.SourceLabels)+len(m.SourceAnnotations) == 0 {
+		return // the common case costs nothing per copy
+	}
+	labels := pick(src.Labels, m.SourceLabels)
+	annotations := pick(src.Annotations, m.SourceAnnotations)
+	for k, v := range m.Labels {
+		labels[k] = v
+	}
+	for k, v := range m.Annotations {
+		annotations[k] = v
+	}
+	var lk, ak []string
+	for k, v := range labels {
+		if Reserved(k) {
+			continue
+		}
+		want.Labels[k] = v
+		lk = append(lk, k)
+	}
+	for k, v := range annotations {
+		if Reserved(k) {
+			continue
+		}
+		want.Annotations[k] = v
+		ak = append(ak, k)
+	}
+	if len(lk)+len(ak) > 0 {
+		sort.Strings(lk)
+		sort.Strings(ak)
+		want.Annotations[AnnotationMetadataKeys] = "labels=" + strings.Join(lk, ",") + ";annotations=" + strings.Join(ak, ",")
+	}
+}
+
+// metadataKeys returns the label and annotation keys recorded on s.
+func metadataKeys(s *corev1.Secret) (labels, annotations []string) {
+	rec := s.Annotations[AnnotationMetadataKeys]
+	for _, part := range strings.Split(rec, ";") {
+		name, keys, ok := strings.Cut(part, "=")
+		if !ok || keys == "" {
+			continue
+		}
+		switch name {
+		case "labels":
+			labels = strings.Split(keys, ",")
+		case "annotations":
+			annotations = strings.Split(keys, ",")
+		}
+	}
+	return labels, annotations
+}
+
+// pick returns the entries of m whose key one of patterns selects.
+func pick(m map[string]string, patterns []string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		for _, p := range patterns {
+			if p == k || p == "*" || (strings.HasSuffix(p, "*") && strings.HasPrefix(k, strings.TrimSuffix(p, "*"))) {
+				out[k] = v
+				break
+			}
+		}
+	}
+	return out
+}
