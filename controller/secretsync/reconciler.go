@@ -121,6 +121,8 @@ type observation struct {
 	lookup  propagation.Lookup
 	// sourceMissing is set when a named source does not exist (copies are then removed per policy).
 	sourceMissing bool
+	// missingKeys lists, per source ("ns/name"), the spec.keys the source lacks (the rest is copied).
+	missingKeys map[string][]string
 }
 
 type blocker struct{ reason, message string }
@@ -195,6 +197,7 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync) (obse
 	}
 	tgt := ss.Spec.Target
 	meta := propagation.Metadata{Labels: tgt.Labels, Annotations: tgt.Annotations, SourceLabels: tgt.SourceLabels, SourceAnnotations: tgt.SourceAnnotations}
+	keys := keysOf(ss.Spec.Keys)
 	for _, s := range obs.sources {
 		for _, ns := range obs.targets {
 			w := propagation.Desired(s, ns, ss.Name)
@@ -202,6 +205,16 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync) (obse
 				w.Name = ss.Spec.Target.Name // a renamed copy (admission allows it only with source.name)
 			}
 			propagation.WithMetadata(w, s, meta)
+			if !keys.IsZero() {
+				var missing []string
+				w.Data, missing = propagation.SelectKeys(w.Data, keys)
+				if len(missing) > 0 {
+					if obs.missingKeys == nil {
+						obs.missingKeys = map[string][]string{}
+					}
+					obs.missingKeys[s.Namespace+"/"+s.Name] = missing
+				}
+			}
 			w.Annotations[propagation.AnnotationDeletionPolicy] = policy
 			obs.want = append(obs.want, w)
 		}
@@ -614,4 +627,19 @@ func (r *Reconciler) cleanup(ctx context.Context, name string) (ctrl.Result, err
 // past the cache, or written now.
 func (res result) synced() int {
 	return res.inStep + res.caughtUp + res.written[propagation.OpCreate] + res.written[propagation.OpUpdate] + res.written[propagation.OpReplace]
+}
+
+// keysOf is spec.keys as the pure propagation.Keys.
+func keysOf(k *v1alpha1.SecretSyncKeys) propagation.Keys {
+	if k == nil {
+		return propagation.Keys{}
+	}
+	out := propagation.Keys{Include: k.Include, Exclude: k.Exclude}
+	for _, r := range k.Rename {
+		if out.Rename == nil {
+			out.Rename = map[string]string{}
+		}
+		out.Rename[r.From] = r.To
+	}
+	return out
 }

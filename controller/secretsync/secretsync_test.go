@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -167,6 +168,40 @@ func TestCopiesCarryTheLabelsAndAnnotationsTheSpecAsksFor(t *testing.T) {
 		s := getSecret(t, a, "creds")
 		if _, ok := s.Labels["extra"]; ok || s.Labels["someone-else"] != "keep" || s.Labels["argocd.argoproj.io/instance"] != "tenants" {
 			return fmt.Errorf("copy labels %v", s.Labels)
+		}
+		return nil
+	})
+}
+
+func TestKeySelectionAndRenamedKeys(t *testing.T) {
+	const c = "keys"
+	src := namespace(t, c+"-src", nil)
+	a := targetNamespace(t, c+"-a", c)
+	createSecret(t, makeSecret(src, "certs", withData(map[string][]byte{"tls.crt": []byte("crt"), "tls.key": []byte("key"), "ca.crt": []byte("ca")})))
+	createSync(t, makeSync(c, src, c, sourceName("certs"), func(ss *v1alpha1.SecretSync) {
+		ss.Spec.Keys = &v1alpha1.SecretSyncKeys{Exclude: []string{"tls.key"}, Rename: []v1alpha1.KeyRename{{From: "ca.crt", To: "ca-bundle.crt"}}}
+	}))
+	waitReady(t, c, 1)
+	eventually(t, "the copy holds the selected keys", func() error {
+		s := getSecret(t, a, "certs")
+		if s == nil || len(s.Data) != 2 || string(s.Data["tls.crt"]) != "crt" || string(s.Data["ca-bundle.crt"]) != "ca" {
+			return fmt.Errorf("copy data %v", s)
+		}
+		return nil
+	})
+	// A key the source does not have: reported, the rest still copied.
+	eventually(t, "naming a key the source lacks", func() error {
+		ss := getSync(t, c)
+		ss.Spec.Keys = &v1alpha1.SecretSyncKeys{Include: []string{"ca.crt", "missing.pem"}}
+		return k8s.Update(ctx, ss)
+	})
+	ss := waitReason(t, c, "KeysNotFound")
+	if cond := meta.FindStatusCondition(ss.Status.Conditions, ConditionReady); !strings.Contains(cond.Message, c+"-src/certs has no missing.pem") {
+		t.Errorf("Ready message %q does not name the source and the key", cond.Message)
+	}
+	eventually(t, "the copy holds only ca.crt", func() error {
+		if s := getSecret(t, a, "certs"); s == nil || len(s.Data) != 1 || string(s.Data["ca.crt"]) != "ca" {
+			return fmt.Errorf("copy data %v", s)
 		}
 		return nil
 	})

@@ -35,6 +35,13 @@ func readyCondition(obs observation, res result, generation int64) metav1.Condit
 		c.Reason, c.Message = "WriteFailed", fmt.Sprintf("%d copies could not be written; see status.failures", len(res.failures))
 	case len(res.conflicts) > 0:
 		c.Reason, c.Message = "Conflict", fmt.Sprintf("%d targets are held by Secrets this SecretSync may not manage; see status.failures", len(res.conflicts))
+	case len(obs.missingKeys) > 0:
+		var parts []string
+		for src, keys := range obs.missingKeys {
+			parts = append(parts, fmt.Sprintf("%s has no %s", src, strings.Join(keys, ", ")))
+		}
+		sort.Strings(parts)
+		c.Reason, c.Message = "KeysNotFound", fmt.Sprintf("spec.keys names keys a source does not have (the other keys are copied): %s", strings.Join(parts, "; "))
 	case len(res.notDockerConfig) > 0:
 		sort.Strings(res.notDockerConfig)
 		c.Reason, c.Message = "NotDockerConfigJSON", fmt.Sprintf("imagePullSecretFor needs copies of type kubernetes.io/dockerconfigjson; not: %s", strings.Join(res.notDockerConfig, ", "))

@@ -121,6 +121,52 @@ type SecretSyncTarget struct {
 	ExcludeNamespaces []string `json:"excludeNamespaces,omitempty"`
 }
 
+// SecretSyncKeys chooses which keys of the source's data the copies hold, and under which names.
+// +kubebuilder:validation:XValidation:rule="!has(self.rename) || self.rename.all(r, self.rename.exists_one(o, o.to == r.to))",message="keys.rename: two keys renamed to the same name"
+type SecretSyncKeys struct {
+	// include, when set, copies only these keys of the source's data.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^[-._a-zA-Z0-9]+$`
+	Include []string `json:"include,omitempty"`
+
+	// exclude never copies these keys (applied after include), e.g. tls.key to share only a
+	// certificate.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^[-._a-zA-Z0-9]+$`
+	Exclude []string `json:"exclude,omitempty"`
+
+	// rename gives copied keys another name in the copies (from the source's key to the copy's).
+	// A renamed key that lands on another copied key replaces it.
+	// +optional
+	// +listType=map
+	// +listMapKey=from
+	// +kubebuilder:validation:MaxItems=256
+	Rename []KeyRename `json:"rename,omitempty"`
+}
+
+// KeyRename renames one key of the source's data in the copies.
+type KeyRename struct {
+	// from is the key in the source's data.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	From string `json:"from"`
+
+	// to is the key's name in the copies.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	To string `json:"to"`
+}
+
 // SecretSyncSpec is what to copy, where, and what to do with copies no longer wanted.
 // +kubebuilder:validation:XValidation:rule="!has(self.target) || !has(self.target.name) || has(self.source.name)",message="target.name renames the copy of one named Secret: set source.name, not source.selector"
 type SecretSyncSpec struct {
@@ -133,6 +179,12 @@ type SecretSyncSpec struct {
 	// +optional
 	// +kubebuilder:default={}
 	Target SecretSyncTarget `json:"target,omitempty"`
+
+	// keys chooses which keys of the source's data the copies hold (include, exclude) and
+	// renames some (ca.crt -> ca-bundle.crt). A key named here that a source lacks is reported
+	// (Ready False, KeysNotFound); the other keys are still copied. Default: every key as is.
+	// +optional
+	Keys *SecretSyncKeys `json:"keys,omitempty"`
 
 	// deletionPolicy is what happens to a copy that is no longer wanted (its source is gone, its
 	// namespace stopped matching, or this SecretSync is deleted): Delete removes it, Orphan

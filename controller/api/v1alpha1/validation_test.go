@@ -363,6 +363,32 @@ func TestAdmission(t *testing.T) {
 			})
 		}
 	})
+	t.Run("SecretSync keys", func(t *testing.T) {
+		for _, tc := range []struct {
+			name string
+			keys v1alpha1.SecretSyncKeys
+			want string
+		}{
+			{"accepted", v1alpha1.SecretSyncKeys{Include: []string{"ca.crt", ".dockerconfigjson"}, Exclude: []string{"tls.key"}, Rename: []v1alpha1.KeyRename{{From: "ca.crt", To: "ca-bundle.crt"}}}, ""},
+			{"two keys renamed to one", v1alpha1.SecretSyncKeys{Rename: []v1alpha1.KeyRename{{From: "a", To: "x"}, {From: "b", To: "x"}}}, "keys.rename: two keys renamed to the same name"},
+			{"a key with a slash", v1alpha1.SecretSyncKeys{Include: []string{"a/b"}}, "spec.keys.include"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				e.n++
+				keys := tc.keys
+				ss := &v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("ss-%d", e.n)}, Spec: v1alpha1.SecretSyncSpec{
+					Source: v1alpha1.SecretSyncSource{Namespace: "src", Name: "creds"}, Keys: &keys}}
+				err := e.c.Create(e.ctx, ss, client.DryRunAll)
+				if tc.want == "" {
+					if err != nil {
+						t.Fatalf("refused: %v", err)
+					}
+					return
+				}
+				checkRefusal(t, err, tc.want)
+			})
+		}
+	})
 	t.Run("SecretSync renamed copies", func(t *testing.T) {
 		for _, tc := range []struct {
 			source v1alpha1.SecretSyncSource
