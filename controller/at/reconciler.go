@@ -42,6 +42,11 @@ const (
 	ReasonJobNotOurs     = "JobNameTaken"
 	// ReasonJobRejected: the API server refused the Job as invalid; an edit of the At retries.
 	ReasonJobRejected = "JobRejected"
+	// ReasonUnknownTimeZone: spec.timeZone names a zone the manager does not know.
+	ReasonUnknownTimeZone = "UnknownTimeZone"
+	// ReasonLocalTimeResolved: spec.localTime does not exist or occurs twice in spec.timeZone;
+	// the Event says which instant was chosen.
+	ReasonLocalTimeResolved = "LocalTimeResolved"
 )
 
 // +kubebuilder:rbac:groups=ops.platform-operators.io,resources=ats,verbs=get;list;watch
@@ -111,14 +116,27 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// Decided without a Job (missed deadline, rejected template, name taken): said once.
 		// An edit of the At decides again.
 	default:
-		action, wait := schedule.Once(at.Spec.Schedule.Time, at.Spec.StartingDeadlineSeconds, now)
+		runAt, note, err := RunTime(&at)
+		if err != nil {
+			// A zone the manager does not know (admission checks only the name's shape).
+			setPhase(st, v1alpha1.AtFailed, ReasonUnknownTimeZone, err.Error(), now)
+			evs = append(evs, event{corev1.EventTypeWarning, ReasonUnknownTimeZone, err.Error()})
+			break
+		}
+		if st.ScheduledTime == nil || !st.ScheduledTime.Time.Equal(runAt) {
+			st.ScheduledTime = &metav1.Time{Time: runAt}
+			if note != "" {
+				evs = append(evs, event{corev1.EventTypeNormal, ReasonLocalTimeResolved, note})
+			}
+		}
+		action, wait := schedule.Once(runAt, at.Spec.StartingDeadlineSeconds, now)
 		switch action {
 		case schedule.Wait:
-			setPhase(st, v1alpha1.AtPending, ReasonWaiting, "Waiting for "+at.Spec.Schedule.UTC().Format(time.RFC3339), time.Time{})
+			setPhase(st, v1alpha1.AtPending, ReasonWaiting, "Waiting for "+runAt.UTC().Format(time.RFC3339), time.Time{})
 			result.RequeueAfter = wait
 		case schedule.TooLate:
 			msg := fmt.Sprintf("Not started: scheduled for %s, more than %ds ago (startingDeadlineSeconds)",
-				at.Spec.Schedule.UTC().Format(time.RFC3339), ptr.Deref(at.Spec.StartingDeadlineSeconds, 0))
+				runAt.UTC().Format(time.RFC3339), ptr.Deref(at.Spec.StartingDeadlineSeconds, 0))
 			setPhase(st, v1alpha1.AtFailed, ReasonMissedDeadline, msg, now)
 			evs = append(evs, event{corev1.EventTypeWarning, ReasonMissedDeadline, msg})
 		case schedule.Run:
@@ -234,6 +252,10 @@ func (r *Reconciler) createJob(ctx context.Context, at *v1alpha1.At) (*batchv1.J
 // restartPolicy Never and backoffLimit 0 unless the template says otherwise, so a command runs
 // once.
 func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
+	runAt, _, err := RunTime(at)
+	if err != nil {
+		runAt = at.Spec.Schedule.Time // not reached: Reconcile fails an At whose zone is unknown
+	}
 	labels := map[string]string{}
 	annotations := map[string]string{}
 	var spec batchv1.JobSpec
@@ -265,7 +287,7 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 	labels[jobs.CreatedByLabel] = Name
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:            schedule.JobName(at.Name, at.Spec.Schedule.Time),
+			Name:            schedule.JobName(at.Name, runAt),
 			Namespace:       at.Namespace,
 			Labels:          labels,
 			Annotations:     annotations,
@@ -273,7 +295,7 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 		},
 		Spec: spec,
 	}
-	jobs.WithScheduledTime(job, at.Spec.Schedule.UTC().Format(time.RFC3339))
+	jobs.WithScheduledTime(job, scheduledTimeText(at, runAt))
 	return job
 }
 
@@ -318,4 +340,29 @@ func setPhase(st *v1alpha1.AtStatus, phase v1alpha1.AtPhase, reason, msg string,
 		st.CompletionTime = &metav1.Time{Time: completed}
 	}
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: ConditionSucceeded, Status: status, Reason: reason, Message: msg})
+}
+
+// RunTime is the instant at runs at: spec.schedule, or spec.localTime read in spec.timeZone
+// (schedule.ResolveLocal's rules for a time that does not exist or occurs twice, said in note).
+func RunTime(at *v1alpha1.At) (runAt time.Time, note string, err error) {
+	if at.Spec.LocalTime == "" {
+		return at.Spec.Schedule.Time, "", nil
+	}
+	zone := ptr.Deref(at.Spec.TimeZone, "")
+	loc, err := time.LoadLocation(zone)
+	if err != nil || zone == "" {
+		return time.Time{}, "", fmt.Errorf("unknown time zone %q in spec.timeZone: use an IANA name such as Europe/Berlin", zone)
+	}
+	return schedule.ResolveLocal(at.Spec.LocalTime, loc)
+}
+
+// scheduledTimeText is the run's scheduled time as the Job and SCHEDULED_TIME carry it: in the
+// At's time zone for a localTime, else in UTC.
+func scheduledTimeText(at *v1alpha1.At, runAt time.Time) string {
+	if at.Spec.LocalTime != "" {
+		if loc, err := time.LoadLocation(ptr.Deref(at.Spec.TimeZone, "")); err == nil {
+			return runAt.In(loc).Format(time.RFC3339)
+		}
+	}
+	return runAt.UTC().Format(time.RFC3339)
 }

@@ -323,3 +323,77 @@ func TestAtControllerRunsInTheManager(t *testing.T) {
 		return at.Status.Phase == v1alpha1.AtRunning && len(f.jobsOf(t, at)) == 1
 	})
 }
+
+// drain returns the Events recorded so far.
+func (f *fixture) drain() []string {
+	var out []string
+	for {
+		select {
+		case e := <-f.evs.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+func TestAtInLocalTime(t *testing.T) {
+	f := newFixture(t, false)
+	c, ctx := f.env.Client, f.env.Ctx
+	localAt := func(ns, name, local, zone string) *v1alpha1.At {
+		return &v1alpha1.At{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: v1alpha1.AtSpec{LocalTime: local, TimeZone: ptr.To(zone), Command: "echo $SCHEDULED_TIME"}}
+	}
+
+	t.Run("a local time in a spring-forward gap runs later by the jump, and says so", func(t *testing.T) {
+		ns := f.env.Namespace(t, "at-local-gap")
+		berlin, _ := time.LoadLocation("Europe/Berlin")
+		want := time.Date(2026, 3, 29, 3, 30, 0, 0, berlin) // 02:30 does not exist that night
+		f.clock.SetTime(want.Add(-time.Hour))
+		at := localAt(ns, "gap", "2026-03-29T02:30:00", "Europe/Berlin")
+		if err := c.Create(ctx, at); err != nil {
+			t.Fatal(err)
+		}
+		f.drain()
+		res := f.reconcile(t, at)
+		if at.Status.ScheduledTime == nil || !at.Status.ScheduledTime.Time.Equal(want) || at.Status.Phase != v1alpha1.AtPending {
+			t.Fatalf("status = %+v, want Pending for %s", at.Status, want)
+		}
+		if res.RequeueAfter < time.Hour || res.RequeueAfter > time.Hour+time.Second {
+			t.Errorf("requeue after %s, want about an hour", res.RequeueAfter)
+		}
+		evs := f.drain()
+		if len(evs) != 1 || !strings.Contains(evs[0], "LocalTimeResolved") || !strings.Contains(evs[0], "does not exist") {
+			t.Errorf("events %q, want one LocalTimeResolved saying the time does not exist", evs)
+		}
+		f.reconcile(t, at)
+		if evs := f.drain(); len(evs) != 0 {
+			t.Errorf("a second pass said it again: %q", evs)
+		}
+		f.clock.SetTime(want)
+		f.reconcile(t, at)
+		js := f.jobsOf(t, at)
+		if len(js) != 1 || js[0].Name != fmt.Sprintf("gap-%d", want.Unix()/60) ||
+			js[0].Annotations[jobs.ScheduledTimeAnnotation] != "2026-03-29T03:30:00+02:00" {
+			t.Fatalf("jobs %+v, want one named for %s with the Berlin time", js, want)
+		}
+	})
+
+	t.Run("a zone the manager does not know fails the At once", func(t *testing.T) {
+		ns := f.env.Namespace(t, "at-local-zone")
+		at := localAt(ns, "mars", "2030-01-01T00:00:00", "Mars/Olympus_Mons")
+		if err := c.Create(ctx, at); err != nil {
+			t.Fatal(err)
+		}
+		f.drain()
+		f.reconcile(t, at)
+		cond := meta.FindStatusCondition(at.Status.Conditions, "Succeeded")
+		if at.Status.Phase != v1alpha1.AtFailed || cond == nil || cond.Reason != ReasonUnknownTimeZone || !strings.Contains(cond.Message, "Mars/Olympus_Mons") {
+			t.Fatalf("status = %+v, want Failed/UnknownTimeZone naming the zone", at.Status)
+		}
+		f.reconcile(t, at)
+		if evs := f.drain(); len(evs) != 1 {
+			t.Errorf("events %q, want the one Warning", evs)
+		}
+	})
+}

@@ -22,17 +22,37 @@ const (
 
 // AtSpec is what to run once, and when.
 // +kubebuilder:validation:XValidation:rule="has(self.command) != has(self.jobTemplate)",message="exactly one of command or jobTemplate must be set"
+// +kubebuilder:validation:XValidation:rule="has(self.schedule) != has(self.localTime)",message="exactly one of schedule (RFC 3339 with an offset) or localTime (with timeZone) must be set"
+// +kubebuilder:validation:XValidation:rule="has(self.localTime) == has(self.timeZone)",message="localTime needs timeZone, and timeZone applies only to localTime (schedule carries its own offset)"
 // +kubebuilder:validation:XValidation:rule="!has(self.image) || has(self.command)",message="image applies only to command; with jobTemplate, set the image in the template"
 type AtSpec struct {
 	// schedule is when to run: an RFC 3339 time with any UTC offset, e.g.
 	// 2026-05-01T09:30:00+02:00 or 2026-05-01T07:30:00Z (upper-case T and Z, seconds required,
 	// fractional seconds allowed). A time in the past runs at once (unless
 	// startingDeadlineSeconds says it is too late).
-	// +required
+	// Exactly one of schedule and localTime is set.
+	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Format=date-time
 	// +kubebuilder:validation:Pattern=`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$`
-	Schedule metav1.Time `json:"schedule"`
+	Schedule metav1.Time `json:"schedule,omitempty"`
+
+	// localTime is when to run as a wall-clock time in timeZone, without an offset, e.g.
+	// 2026-12-06T03:00:00 with timeZone Europe/Berlin. A time the clocks jump over (spring
+	// forward) runs later by the jump (02:30 in a 02:00->03:00 gap runs at 03:30); a time that
+	// occurs twice (fall back) runs at the first. status.scheduledTime shows the instant, and an
+	// Event says when a rule was applied.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}$`
+	LocalTime string `json:"localTime,omitempty"`
+
+	// timeZone is the IANA time zone of localTime, e.g. Europe/Berlin. Only with localTime.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[A-Za-z0-9_+-]+(/[A-Za-z0-9_+-]+)*$')`,message=`timeZone must be an IANA time zone name such as Europe/Berlin, America/Argentina/Buenos_Aires, Etc/GMT+5 or UTC: letters, digits, _ + - and single / between parts`
+	// +kubebuilder:validation:XValidation:rule=`self.lowerAscii() != 'local'`,message=`timeZone must name a zone, not Local (the manager's own zone): use an IANA name such as Europe/Berlin`
+	TimeZone *string `json:"timeZone,omitempty"`
 
 	// command is a shell command line, run as `/bin/sh -c <command>` in image, so quoting, pipes
 	// and variables work as in a shell. Exactly one of command and jobTemplate is set.
@@ -76,6 +96,10 @@ type AtStatus struct {
 	// +optional
 	JobName string `json:"jobName,omitempty"`
 
+	// scheduledTime is the instant the At runs at: schedule, or localTime read in timeZone.
+	// +optional
+	ScheduledTime *metav1.Time `json:"scheduledTime,omitempty"`
+
 	// startTime is when the Job was created.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
@@ -102,7 +126,7 @@ type AtStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Namespaced,categories=platform-operators
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 52",message="name must be at most 52 characters: the Job gets a suffix of up to 11 characters and Job names are limited to 63"
-// +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
+// +kubebuilder:printcolumn:name="Runs At",type=string,JSONPath=`.status.scheduledTime`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Job",type=string,JSONPath=`.status.jobName`
 // +kubebuilder:printcolumn:name="Completed",type=date,JSONPath=`.status.completionTime`

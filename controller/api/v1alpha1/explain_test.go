@@ -164,7 +164,7 @@ spec: {schedule: "2030-01-01T00:00:00Z", command: "echo hi"}
 	for kind, want := range map[string][]string{
 		"secretsyncs":   {"SOURCE", "SYNCED", "CONFLICTS", "FAILED", "READY", "LAST SYNC", "AGE"},
 		"scheduledjobs": {"SCHEDULE", "TIMEZONE", "SUSPEND", "LAST SCHEDULE", "LAST SUCCESS", "NEXT SCHEDULE", "READY", "AGE"},
-		"ats":           {"SCHEDULE", "PHASE", "JOB", "COMPLETED", "AGE"},
+		"ats":           {"RUNS AT", "PHASE", "JOB", "COMPLETED", "AGE"},
 	} {
 		header := strings.SplitN(run("get", kind, "-A"), "\n", 2)[0]
 		for _, col := range want {

@@ -278,6 +278,37 @@ func TestAdmission(t *testing.T) {
 
 	// An At whose schedule the API server stores but metav1.Time cannot decode would break the
 	// At informer's list for the whole cluster: whatever admission accepts must decode.
+	t.Run("At localTime and timeZone", func(t *testing.T) {
+		for _, tc := range []struct {
+			name string
+			spec map[string]any
+			want string
+		}{
+			{"local time in a zone", map[string]any{"localTime": "2026-03-29T02:30:00", "timeZone": "Europe/Berlin"}, ""},
+			{"local time without a zone", map[string]any{"localTime": "2026-03-29T02:30:00"}, "localTime needs timeZone"},
+			{"a zone with schedule", map[string]any{"schedule": "2026-03-29T02:30:00Z", "timeZone": "Europe/Berlin"}, "timeZone applies only to localTime"},
+			{"both times", map[string]any{"schedule": "2026-03-29T02:30:00Z", "localTime": "2026-03-29T02:30:00", "timeZone": "UTC"}, "exactly one of schedule"},
+			{"neither time", map[string]any{}, "exactly one of schedule"},
+			{"an offset in localTime", map[string]any{"localTime": "2026-03-29T02:30:00+02:00", "timeZone": "Europe/Berlin"}, "spec.localTime"},
+			{"Local as the zone", map[string]any{"localTime": "2026-03-29T02:30:00", "timeZone": "Local"}, "not Local"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				spec := map[string]any{"command": "true"}
+				for k, v := range tc.spec {
+					spec[k] = v
+				}
+				err := e.create(&unstructured.Unstructured{Object: map[string]any{
+					"apiVersion": v1alpha1.GroupVersion.String(), "kind": "At", "spec": spec}})
+				if tc.want == "" {
+					if err != nil {
+						t.Fatalf("refused: %v", err)
+					}
+					return
+				}
+				checkRefusal(t, err, tc.want)
+			})
+		}
+	})
 	t.Run("At schedule", func(t *testing.T) {
 		for _, tc := range atScheduleCases {
 			t.Run(fmt.Sprintf("%q", tc.schedule), func(t *testing.T) {

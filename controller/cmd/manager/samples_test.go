@@ -105,8 +105,17 @@ func TestSamplesWork(t *testing.T) {
 	for _, objs := range samples {
 		for _, u := range objs {
 			if u.GetKind() == "At" {
-				// Run the At now rather than on the sample's date.
-				if err := unstructured.SetNestedField(u.Object, now.UTC().Format(time.RFC3339), "spec", "schedule"); err != nil {
+				// Run the At now rather than on the sample's date: its local time in its zone, or
+				// its schedule.
+				if zone, ok, _ := unstructured.NestedString(u.Object, "spec", "timeZone"); ok {
+					loc, err := time.LoadLocation(zone)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := unstructured.SetNestedField(u.Object, now.In(loc).Format("2006-01-02T15:04:05"), "spec", "localTime"); err != nil {
+						t.Fatal(err)
+					}
+				} else if err := unstructured.SetNestedField(u.Object, now.UTC().Format(time.RFC3339), "spec", "schedule"); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -195,7 +204,7 @@ func TestSamplesWork(t *testing.T) {
 	})
 
 	// The Ats ran: each has its Job with the sample's command, and is Running.
-	for name, command := range map[string]string{"migrate-orders-v42": "migrating orders to schema v42", "rotate-logs": "echo rotating logs"} {
+	for name, command := range map[string]string{"migrate-orders-v42": "migrating orders to schema v42", "rotate-logs": "echo rotating logs", "berlin-night-run": "scheduled for $SCHEDULED_TIME"} {
 		eventually(t, func() string { return "At " + name + " did not start its Job" }, func() bool {
 			at := &v1alpha1.At{}
 			if c.Get(ctx, types.NamespacedName{Namespace: "team-a", Name: name}, at) != nil || at.Status.JobName == "" {
