@@ -111,6 +111,7 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 		}
 	}
 	st.Active = active
+	st.Runs = runHistory(sj.Status.Runs, children, runHistoryLimit(sj))
 	// History is pruned whatever else happens (suspended, bad schedule, failing creates), as
 	// far as the slot protocol allows (slots.go).
 	p.prune = historyToPrune(sj, succeeded, failed)
@@ -170,6 +171,7 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 			(st.LastSkippedTime == nil || !st.LastSkippedTime.Time.Equal(*slot))
 	}
 	skip := func(slot time.Time, reason, note string) {
+		st.Runs = addSkipped(st.Runs, slot, reason, runHistoryLimit(sj))
 		st.LastSkippedTime = &metav1.Time{Time: slot}
 		p.skipped = reason
 		p.events = append(p.events, event{corev1.EventTypeWarning, reason, note})
@@ -412,4 +414,9 @@ func runResult(how batchv1.JobConditionType) string {
 		return "succeeded"
 	}
 	return "failed"
+}
+
+// runHistoryLimit is spec.runHistoryLimit, 10 when unset.
+func runHistoryLimit(sj *v1alpha1.ScheduledJob) int {
+	return int(ptr.Deref(sj.Spec.RunHistoryLimit, 10))
 }

@@ -81,6 +81,12 @@ func created(t time.Time) sjOpt {
 func lastSchedule(t time.Time) sjOpt {
 	return func(sj *v1alpha1.ScheduledJob) { sj.Status.LastScheduleTime = ptr.To(metav1.NewTime(t)) }
 }
+
+// runsRecorded is a written status whose run history already records js (as a pass that saw
+// them finished wrote it).
+func runsRecorded(js ...*batchv1.Job) sjOpt {
+	return func(sj *v1alpha1.ScheduledJob) { sj.Status.Runs = runHistory(nil, js, 10) }
+}
 func history(succeeded, failed int32) sjOpt {
 	return func(sj *v1alpha1.ScheduledJob) {
 		sj.Spec.SuccessfulJobsHistoryLimit, sj.Spec.FailedJobsHistoryLimit = &succeeded, &failed
@@ -258,16 +264,17 @@ func TestDecide(t *testing.T) {
 			sj: newSJ(lastSchedule(topOfTheHour), activeIn(childJob(topOfTheHour, running))), now: justAfterTheHour,
 			wantEvents: []string{ReasonMissingJob}, wantRequeue: 59*time.Minute + schedule.Padding},
 		{name: "history beyond the limits is pruned, oldest first",
-			sj: newSJ(lastSchedule(topOfTheHour), history(1, 1)),
+			sj: newSJ(lastSchedule(topOfTheHour), history(1, 1), runsRecorded(childJob(topOfTheHour.Add(-4*time.Hour), succeededJob), childJob(topOfTheHour.Add(-3*time.Hour), failedJob),
+				childJob(topOfTheHour.Add(-2*time.Hour), succeededJob), childJob(thePriorHour, failedJob))),
 			jobs: []*batchv1.Job{childJob(topOfTheHour.Add(-4*time.Hour), succeededJob), childJob(topOfTheHour.Add(-3*time.Hour), failedJob),
 				childJob(topOfTheHour.Add(-2*time.Hour), succeededJob), childJob(thePriorHour, failedJob)},
 			now:       justAfterTheHour,
 			wantPrune: []string{slotName(topOfTheHour.Add(-4 * time.Hour)), slotName(topOfTheHour.Add(-3 * time.Hour))}, wantRequeue: 59*time.Minute + schedule.Padding},
 		{name: "history is pruned while suspended too",
-			sj: newSJ(suspended, lastSchedule(topOfTheHour), history(0, 0)), jobs: []*batchv1.Job{priorDone}, now: justAfterTheHour,
+			sj: newSJ(suspended, lastSchedule(topOfTheHour), history(0, 0), runsRecorded(priorDone)), jobs: []*batchv1.Job{priorDone}, now: justAfterTheHour,
 			wantPrune: []string{priorDone.Name}, wantRequeue: 59*time.Minute + schedule.Padding},
 		{name: "history is pruned when the schedule is invalid too",
-			sj: newSJ(timeZone("Mars/Olympus"), lastSchedule(thePriorHour), history(0, 0)), jobs: []*batchv1.Job{priorDone}, now: justAfterTheHour,
+			sj: newSJ(timeZone("Mars/Olympus"), lastSchedule(thePriorHour), history(0, 0), runsRecorded(priorDone)), jobs: []*batchv1.Job{priorDone}, now: justAfterTheHour,
 			wantPrune: []string{priorDone.Name}, wantEvents: []string{ReasonUnknownTimeZone}},
 		// The slot protocol (slots.go): a finished Job is the only trace of a slot until a
 		// written status records it; it is deleted by a later pass, never by the recording one.
@@ -283,8 +290,25 @@ func TestDecide(t *testing.T) {
 			sj: newSJ(lastSchedule(topOfTheHour), history(0, 0), activeIn(childJob(topOfTheHour, running))), jobs: []*batchv1.Job{childJob(topOfTheHour, succeededJob)}, now: justAfterTheHour,
 			wantEvents: []string{ReasonSawCompletedJob}, wantRequeue: 59*time.Minute + schedule.Padding},
 		{name: "a finished Job recorded and no longer active is pruned",
-			sj: newSJ(lastSchedule(topOfTheHour), history(0, 0)), jobs: []*batchv1.Job{childJob(topOfTheHour, succeededJob)}, now: justAfterTheHour,
+			sj: newSJ(lastSchedule(topOfTheHour), history(0, 0), runsRecorded(childJob(topOfTheHour, succeededJob))), jobs: []*batchv1.Job{childJob(topOfTheHour, succeededJob)}, now: justAfterTheHour,
 			wantPrune: []string{slotName(topOfTheHour)}, wantRequeue: 59*time.Minute + schedule.Padding},
+		{name: "a finished Job whose result the written run history lacks is kept one more pass, and recorded",
+			sj: newSJ(lastSchedule(topOfTheHour), history(0, 0)), jobs: []*batchv1.Job{childJob(topOfTheHour, succeededJob)}, now: justAfterTheHour,
+			wantRequeue: 59*time.Minute + schedule.Padding,
+			check: func(t *testing.T, p plan) {
+				if len(p.status.Runs) != 1 || p.status.Runs[0].JobName != slotName(topOfTheHour) || p.status.Runs[0].Result != v1alpha1.RunSucceeded {
+					t.Errorf("runs = %+v, want the Job recorded as Succeeded", p.status.Runs)
+				}
+			}},
+		{name: "with no run history (runHistoryLimit 0) a recorded claim is enough to prune",
+			sj:   newSJ(lastSchedule(topOfTheHour), history(0, 0), func(sj *v1alpha1.ScheduledJob) { sj.Spec.RunHistoryLimit = ptr.To[int32](0) }),
+			jobs: []*batchv1.Job{childJob(topOfTheHour, succeededJob)}, now: justAfterTheHour,
+			wantPrune: []string{slotName(topOfTheHour)}, wantRequeue: 59*time.Minute + schedule.Padding,
+			check: func(t *testing.T, p plan) {
+				if len(p.status.Runs) != 0 {
+					t.Errorf("runs = %+v, want none", p.status.Runs)
+				}
+			}},
 		{name: "an active Job this process replaced is not reported missing",
 			sj: newSJ(lastSchedule(topOfTheHour), activeIn(childJob(topOfTheHour, running))), now: justAfterTheHour,
 			deletedByUs: map[types.UID]bool{childJob(topOfTheHour, running).UID: true}, wantRequeue: 59*time.Minute + schedule.Padding},

@@ -74,7 +74,8 @@ func historyToPrune(sj *v1alpha1.ScheduledJob, succeeded, failed []*batchv1.Job)
 	token := sj.Annotations[v1alpha1.RunNowAnnotation]
 	var out []*batchv1.Job
 	for _, j := range candidates {
-		if wasActive(sj, j.UID) || !claimRecorded(&sj.Status, token, j) {
+		if wasActive(sj, j.UID) || !claimRecorded(&sj.Status, token, j) ||
+			(runHistoryLimit(sj) > 0 && !runRecordedDone(sj.Status.Runs, j, runHistoryLimit(sj))) {
 			continue // the next pass, started by this pass's status write, prunes it
 		}
 		out = append(out, j)

@@ -159,6 +159,14 @@ func TestRealPods(t *testing.T) {
 		if got := jobPodLog(ctx, t, cfg, realPodsNamespace, js[0].Name); got != want {
 			t.Errorf("pod log %q, want %q", got, want)
 		}
+		// "Did it run?": status.runs records the run and how it ended.
+		waitFor(ctx, t, waitTimeout, "the run history never recorded the Seoul run as Succeeded", func(ctx context.Context) (bool, error) {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(zoned), sj); err != nil {
+				return false, nil
+			}
+			return len(sj.Status.Runs) == 1 && sj.Status.Runs[0].JobName == js[0].Name && sj.Status.Runs[0].Result == v1alpha1.RunSucceeded &&
+				sj.Status.Runs[0].ScheduledTime.Time.Equal(slot) && sj.Status.Runs[0].CompletionTime != nil, nil
+		})
 		return ctx
 	})
 

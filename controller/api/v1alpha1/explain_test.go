@@ -163,7 +163,7 @@ spec: {schedule: "2030-01-01T00:00:00Z", command: "echo hi"}
 	run("apply", "-f", objs)
 	for kind, want := range map[string][]string{
 		"secretsyncs":   {"SOURCE", "SYNCED", "CONFLICTS", "FAILED", "READY", "LAST SYNC", "AGE"},
-		"scheduledjobs": {"SCHEDULE", "TIMEZONE", "SUSPEND", "LAST SCHEDULE", "LAST SUCCESS", "NEXT SCHEDULE", "READY", "AGE"},
+		"scheduledjobs": {"SCHEDULE", "TIMEZONE", "SUSPEND", "LAST SCHEDULE", "LAST RESULT", "LAST SUCCESS", "NEXT SCHEDULE", "READY", "AGE"},
 		"ats":           {"RUNS AT", "PHASE", "JOB", "COMPLETED", "AGE"},
 	} {
 		header := strings.SplitN(run("get", kind, "-A"), "\n", 2)[0]

@@ -27,6 +27,46 @@ const (
 	ReplaceConcurrent ConcurrencyPolicy = "Replace"
 )
 
+// RunResult is how a run of a ScheduledJob ended (or that it has not yet).
+// +kubebuilder:validation:Enum=Running;Succeeded;Failed;Skipped;Deleted
+type RunResult string
+
+const (
+	// RunRunning: the Job is running.
+	RunRunning RunResult = "Running"
+	// RunSucceeded: the Job completed.
+	RunSucceeded RunResult = "Succeeded"
+	// RunFailed: the Job failed.
+	RunFailed RunResult = "Failed"
+	// RunSkipped: the slot got no Job (reason says why: MissedDeadline, JobAlreadyActive, Suspended).
+	RunSkipped RunResult = "Skipped"
+	// RunDeleted: the Job was deleted before it finished (by concurrencyPolicy Replace or a user).
+	RunDeleted RunResult = "Deleted"
+)
+
+// ScheduledJobRun is one run of a ScheduledJob, or one slot that got no run.
+type ScheduledJobRun struct {
+	// scheduledTime is the slot (or the run-now request's time).
+	// +required
+	ScheduledTime metav1.Time `json:"scheduledTime"`
+	// jobName is the run's Job; empty for a skipped slot.
+	// +optional
+	JobName string `json:"jobName,omitempty"`
+	// startTime is when the Job started.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// completionTime is when the Job succeeded or failed.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// result is Running, Succeeded, Failed, Skipped or Deleted.
+	// +required
+	Result RunResult `json:"result"`
+	// reason says why a slot was skipped (MissedDeadline, JobAlreadyActive, Suspended,
+	// JobRejected).
+	// +optional
+	Reason string `json:"reason,omitempty"`
+}
+
 // ScheduledJobSpec has the fields of batch/v1 CronJob.
 type ScheduledJobSpec struct {
 	// schedule is a cron expression: five fields (minute hour day-of-month month day-of-week,
@@ -96,6 +136,15 @@ type ScheduledJobSpec struct {
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
 	FailedJobsHistoryLimit *int32 `json:"failedJobsHistoryLimit,omitempty"`
+
+	// runHistoryLimit is how many runs status.runs lists, newest first: each slot's scheduled
+	// time, Job, start, end and result, kept after the Job itself is pruned by the history
+	// limits above. 0 lists none. Default 10.
+	// +optional
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=50
+	RunHistoryLimit *int32 `json:"runHistoryLimit,omitempty"`
 }
 
 // ScheduledJobStatus is what the controller observed.
@@ -121,6 +170,13 @@ type ScheduledJobStatus struct {
 	// nextScheduleTime is the next slot; unset while suspended or when the schedule is invalid.
 	// +optional
 	NextScheduleTime *metav1.Time `json:"nextScheduleTime,omitempty"`
+
+	// runs are the last runs (spec.runHistoryLimit), newest first: what ran when and how it
+	// ended, including slots that were skipped. They stay after the Jobs are pruned.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=50
+	Runs []ScheduledJobRun `json:"runs,omitempty"`
 
 	// lastSkippedTime is the last slot that was skipped (deadline, Forbid, suspend); it keeps a
 	// skipped slot from being reported twice.
@@ -160,6 +216,7 @@ type ScheduledJobStatus struct {
 // +kubebuilder:printcolumn:name="Timezone",type=string,JSONPath=`.spec.timeZone`
 // +kubebuilder:printcolumn:name="Suspend",type=boolean,JSONPath=`.spec.suspend`
 // +kubebuilder:printcolumn:name="Last Schedule",type=date,JSONPath=`.status.lastScheduleTime`
+// +kubebuilder:printcolumn:name="Last Result",type=string,JSONPath=`.status.runs[0].result`
 // +kubebuilder:printcolumn:name="Last Success",type=date,JSONPath=`.status.lastSuccessfulTime`
 // +kubebuilder:printcolumn:name="Next Schedule",type=string,JSONPath=`.status.nextScheduleTime`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`

@@ -1,0 +1,101 @@
+package scheduledjob
+
+import (
+	"sort"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/jobs"
+)
+
+// runHistory is status.runs after looking at the ScheduledJob's Jobs: each Job's record is
+// brought up to date, records of Jobs that are gone stay (pruned ones keep their result; one
+// that was still running is Deleted), newest first, at most limit.
+func runHistory(prev []v1alpha1.ScheduledJobRun, children []*batchv1.Job, limit int) []v1alpha1.ScheduledJobRun {
+	if limit <= 0 {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []v1alpha1.ScheduledJobRun
+	for _, j := range children {
+		scheduled, err := time.Parse(time.RFC3339, j.Annotations[jobs.ScheduledTimeAnnotation])
+		if err != nil {
+			continue // not a Job of a slot
+		}
+		seen[j.Name] = true
+		rec := v1alpha1.ScheduledJobRun{ScheduledTime: metav1.NewTime(scheduled), JobName: j.Name, Result: v1alpha1.RunRunning}
+		if j.Status.StartTime != nil {
+			t := *j.Status.StartTime
+			rec.StartTime = &t
+		}
+		if finished, how, when := jobs.Finished(j); finished {
+			rec.Result = v1alpha1.RunFailed
+			if how == batchv1.JobComplete {
+				rec.Result = v1alpha1.RunSucceeded
+			}
+			if !when.IsZero() {
+				rec.CompletionTime = &metav1.Time{Time: when}
+			}
+		}
+		out = append(out, rec)
+	}
+	for _, r := range prev {
+		if r.JobName != "" && seen[r.JobName] {
+			continue
+		}
+		if r.Result == v1alpha1.RunRunning {
+			r.Result = v1alpha1.RunDeleted
+		}
+		out = append(out, r)
+	}
+	return capRuns(out, limit)
+}
+
+// addSkipped records a slot that got no Job.
+func addSkipped(runs []v1alpha1.ScheduledJobRun, slot time.Time, reason string, limit int) []v1alpha1.ScheduledJobRun {
+	if limit <= 0 {
+		return nil
+	}
+	for _, r := range runs {
+		if r.JobName == "" && r.ScheduledTime.Time.Equal(slot) {
+			return runs // already said
+		}
+	}
+	return capRuns(append(runs, v1alpha1.ScheduledJobRun{ScheduledTime: metav1.NewTime(slot), Result: v1alpha1.RunSkipped, Reason: reason}), limit)
+}
+
+// capRuns sorts runs newest first and keeps limit of them.
+func capRuns(runs []v1alpha1.ScheduledJobRun, limit int) []v1alpha1.ScheduledJobRun {
+	sort.SliceStable(runs, func(a, b int) bool {
+		if !runs[a].ScheduledTime.Time.Equal(runs[b].ScheduledTime.Time) {
+			return runs[a].ScheduledTime.Time.After(runs[b].ScheduledTime.Time)
+		}
+		return runs[a].JobName > runs[b].JobName
+	})
+	if len(runs) > limit {
+		runs = runs[:limit]
+	}
+	if len(runs) == 0 {
+		return nil
+	}
+	return runs
+}
+
+// runRecordedDone reports whether the written runs say how Job j ended, or need not: a finished
+// Job is pruned only once the status already written records its result, unless it is older
+// than every run a full history keeps (or is no slot Job), so nothing is lost by pruning it.
+func runRecordedDone(runs []v1alpha1.ScheduledJobRun, j *batchv1.Job, limit int) bool {
+	for _, r := range runs {
+		if r.JobName == j.Name {
+			return r.Result == v1alpha1.RunSucceeded || r.Result == v1alpha1.RunFailed
+		}
+	}
+	scheduled, err := time.Parse(time.RFC3339, j.Annotations[jobs.ScheduledTimeAnnotation])
+	if err != nil {
+		return true
+	}
+	return len(runs) >= limit && scheduled.Before(runs[len(runs)-1].ScheduledTime.Time)
+}

@@ -1,0 +1,100 @@
+package scheduledjob
+
+import (
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/jobs"
+)
+
+var base = time.Date(2026, 11, 24, 2, 0, 0, 0, time.UTC)
+
+func slotJob(name string, slot time.Time, cond batchv1.JobConditionType) *batchv1.Job {
+	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{jobs.ScheduledTimeAnnotation: slot.Format(time.RFC3339)}}}
+	j.Status.StartTime = &metav1.Time{Time: slot.Add(time.Second)}
+	if cond != "" {
+		j.Status.Conditions = []batchv1.JobCondition{{Type: cond, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(slot.Add(time.Minute))}}
+		if cond == batchv1.JobComplete {
+			j.Status.CompletionTime = &metav1.Time{Time: slot.Add(time.Minute)}
+		}
+	}
+	return j
+}
+
+func results(runs []v1alpha1.ScheduledJobRun) string {
+	s := ""
+	for _, r := range runs {
+		s += r.JobName + ":" + string(r.Result) + " "
+	}
+	return s
+}
+
+func TestRunHistory(t *testing.T) {
+	s1, s2, s3 := base, base.Add(time.Hour), base.Add(2*time.Hour)
+	for _, tc := range []struct {
+		name     string
+		prev     []v1alpha1.ScheduledJobRun
+		children []*batchv1.Job
+		limit    int
+		want     string
+	}{
+		{"running, then finished, newest first", nil,
+			[]*batchv1.Job{slotJob("a", s1, batchv1.JobComplete), slotJob("b", s2, batchv1.JobFailed), slotJob("c", s3, "")}, 10,
+			"c:Running b:Failed a:Succeeded "},
+		{"a pruned Job keeps its record", []v1alpha1.ScheduledJobRun{{ScheduledTime: metav1.NewTime(s1), JobName: "a", Result: v1alpha1.RunSucceeded}},
+			[]*batchv1.Job{slotJob("b", s2, batchv1.JobComplete)}, 10, "b:Succeeded a:Succeeded "},
+		{"a Job gone while running is Deleted", []v1alpha1.ScheduledJobRun{{ScheduledTime: metav1.NewTime(s1), JobName: "a", Result: v1alpha1.RunRunning}},
+			nil, 10, "a:Deleted "},
+		{"the limit keeps the newest", nil,
+			[]*batchv1.Job{slotJob("a", s1, batchv1.JobComplete), slotJob("b", s2, batchv1.JobComplete), slotJob("c", s3, batchv1.JobComplete)}, 2,
+			"c:Succeeded b:Succeeded "},
+		{"limit 0 keeps nothing", nil, []*batchv1.Job{slotJob("a", s1, "")}, 0, ""},
+		{"a Job without a scheduled time is not a run", nil, []*batchv1.Job{{ObjectMeta: metav1.ObjectMeta{Name: "x"}}}, 10, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := results(runHistory(tc.prev, tc.children, tc.limit)); got != tc.want {
+				t.Errorf("runs = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	// A skipped slot is a record without a Job, said once, in time order.
+	runs := runHistory(nil, []*batchv1.Job{slotJob("a", s1, batchv1.JobComplete)}, 10)
+	runs = addSkipped(runs, s2, ReasonMissedDeadline, 10)
+	runs = addSkipped(runs, s2, ReasonMissedDeadline, 10)
+	if len(runs) != 2 || runs[0].Result != v1alpha1.RunSkipped || runs[0].Reason != ReasonMissedDeadline || runs[1].JobName != "a" {
+		t.Errorf("runs = %+v, want the skipped slot first, once", runs)
+	}
+	// The record survives a later pass that no longer sees Job a.
+	if got := results(runHistory(runs, nil, 10)); got != ":Skipped a:Succeeded " {
+		t.Errorf("after pruning: %q", got)
+	}
+}
+
+func TestRunRecordedDone(t *testing.T) {
+	s1, s2, s3 := base, base.Add(time.Hour), base.Add(2*time.Hour)
+	runs := []v1alpha1.ScheduledJobRun{
+		{ScheduledTime: metav1.NewTime(s3), JobName: "c", Result: v1alpha1.RunRunning},
+		{ScheduledTime: metav1.NewTime(s2), JobName: "b", Result: v1alpha1.RunSucceeded},
+	}
+	for _, tc := range []struct {
+		name  string
+		job   *batchv1.Job
+		limit int
+		want  bool
+	}{
+		{"recorded as succeeded", slotJob("b", s2, batchv1.JobComplete), 10, true},
+		{"recorded as running only", slotJob("c", s3, batchv1.JobComplete), 10, false},
+		{"not recorded, within the window", slotJob("a", s1, batchv1.JobComplete), 10, false},
+		{"not recorded, older than a full window", slotJob("a", s1, batchv1.JobComplete), 2, true},
+		{"no scheduled time: nothing to keep", &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, 10, true},
+	} {
+		if got := runRecordedDone(runs, tc.job, tc.limit); got != tc.want {
+			t.Errorf("%s: runRecordedDone = %t, want %t", tc.name, got, tc.want)
+		}
+	}
+}
