@@ -156,13 +156,18 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 		seenAt = &st.ObservedScheduleTime.Time
 	}
 	deadline := sj.Spec.StartingDeadlineSeconds
-	earliestAll := schedule.Earliest(sj.CreationTimestamp.Time, last, seenAt, deadline, now, false)
-	earliestOK := schedule.Earliest(sj.CreationTimestamp.Time, last, seenAt, deadline, now, true)
-	recentAll, _ := sched.MostRecent(earliestAll, now)
-	recentOK, missed := sched.MostRecent(earliestOK, now)
-	if d, next, ok := sched.RequeueAfter(earliestAll, now); ok {
+	// Jitter: every slot of this object starts offset later. The slot math runs on a clock
+	// offset behind, so a slot is due (and its deadline counts) from slot+offset, while the slot
+	// itself (the Job's name, lastScheduleTime) stays the scheduled time.
+	offset := JitterOffset(sj)
+	slotNow := now.Add(-offset)
+	earliestAll := schedule.Earliest(sj.CreationTimestamp.Time, last, seenAt, deadline, slotNow, false)
+	earliestOK := schedule.Earliest(sj.CreationTimestamp.Time, last, seenAt, deadline, slotNow, true)
+	recentAll, _ := sched.MostRecent(earliestAll, slotNow)
+	recentOK, missed := sched.MostRecent(earliestOK, slotNow)
+	if d, next, ok := sched.RequeueAfter(earliestAll, slotNow); ok {
 		p.requeueAfter = d
-		st.NextScheduleTime = &metav1.Time{Time: next}
+		st.NextScheduleTime = &metav1.Time{Time: next.Add(offset)} // when it will start
 	} else {
 		st.NextScheduleTime = nil
 	}

@@ -101,6 +101,17 @@ type ScheduledJobSpec struct {
 	// +kubebuilder:validation:XValidation:rule=`self.lowerAscii() != 'local'`,message=`timeZone must name a zone, not Local (the manager's own zone): use an IANA name such as Europe/Berlin`
 	TimeZone *string `json:"timeZone,omitempty"`
 
+	// jitter spreads the start of this ScheduledJob's runs: each run starts a fixed offset in
+	// [0, jitter) after its slot, the same offset for this object every time (derived from its
+	// namespace and name), different across objects, so a thousand "0 * * * *" schedules do not
+	// start in the same second. The slot stays the run's identity (Job name, lastScheduleTime,
+	// SCHEDULED_TIME); status.nextScheduleTime shows the effective start, and
+	// startingDeadlineSeconds counts from it. At most 1h. Unset: no jitter.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s') && duration(self) <= duration('1h')",message="jitter must be a duration between 0s and 1h, e.g. 5m"
+	Jitter *metav1.Duration `json:"jitter,omitempty"`
+
 	// startingDeadlineSeconds is how late, in seconds, a run may still start after its slot
 	// (for example after the manager was down, or when Forbid held it back). A later slot is
 	// skipped with an Event. Unset means no deadline. 0 is rejected: upstream accepts it and

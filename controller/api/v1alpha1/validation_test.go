@@ -278,6 +278,28 @@ func TestAdmission(t *testing.T) {
 
 	// An At whose schedule the API server stores but metav1.Time cannot decode would break the
 	// At informer's list for the whole cluster: whatever admission accepts must decode.
+	t.Run("ScheduledJob jitter", func(t *testing.T) {
+		for _, tc := range []struct{ jitter, want string }{
+			{"5m", ""}, {"59m59s", ""}, {"1h", ""}, {"0s", ""},
+			{"2h", "jitter must be a duration between 0s and 1h"},
+		} {
+			t.Run(tc.jitter, func(t *testing.T) {
+				sj := newScheduledJob("", "", "0 * * * *", nil)
+				sj.Spec.Jitter = &metav1.Duration{}
+				if err := sj.Spec.Jitter.UnmarshalJSON([]byte(strconv.Quote(tc.jitter))); err != nil {
+					t.Fatal(err)
+				}
+				err := e.create(sj)
+				if tc.want == "" {
+					if err != nil {
+						t.Fatalf("refused: %v", err)
+					}
+					return
+				}
+				checkRefusal(t, err, tc.want)
+			})
+		}
+	})
 	t.Run("At localTime and timeZone", func(t *testing.T) {
 		for _, tc := range []struct {
 			name string

@@ -241,6 +241,11 @@ func (in *ScheduledJobSpec) DeepCopyInto(out *ScheduledJobSpec) {
 		*out = new(string)
 		**out = **in
 	}
+	if in.Jitter != nil {
+		in, out := &in.Jitter, &out.Jitter
+		*out = new(metav1.Duration)
+		**out = **in
+	}
 	if in.StartingDeadlineSeconds != nil {
 		in, out := &in.StartingDeadlineSeconds, &out.StartingDeadlineSeconds
 		*out = new(int64)

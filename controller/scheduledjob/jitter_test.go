@@ -1,0 +1,69 @@
+package scheduledjob
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/schedule"
+)
+
+func TestJitterOffsetIsStableAndSpread(t *testing.T) {
+	const window = time.Hour
+	if a, b := jitterOffset("team-a/report", window), jitterOffset("team-a/report", window); a != b {
+		t.Fatalf("the same object got %s and %s", a, b)
+	}
+	if jitterOffset("x/y", 0) != 0 || jitterOffset("x/y", 500*time.Millisecond) != 0 {
+		t.Error("a window under a second gives an offset")
+	}
+	// 1000 objects over an hour: every 6-minute bucket gets a share near 100.
+	buckets := make([]int, 10)
+	for i := 0; i < 1000; i++ {
+		off := jitterOffset(fmt.Sprintf("tenant-%d/hourly", i), window)
+		if off < 0 || off >= window || off%time.Second != 0 {
+			t.Fatalf("offset %s outside [0, %s) or not whole seconds", off, window)
+		}
+		buckets[off/(window/10)]++
+	}
+	for i, n := range buckets {
+		if n < 60 || n > 140 {
+			t.Errorf("bucket %d holds %d of 1000 offsets (want about 100): %v", i, n, buckets)
+		}
+	}
+}
+
+func TestJitterDelaysTheSlotNotItsIdentity(t *testing.T) {
+	jittered := func(sj *v1alpha1.ScheduledJob) { sj.Spec.Jitter = &metav1.Duration{Duration: 10 * time.Minute} }
+	sj := newSJ(lastSchedule(thePriorHour), jittered)
+	off := JitterOffset(sj)
+	if off <= 0 || off >= 10*time.Minute {
+		t.Fatalf("offset %s, want within (0, 10m) for this object", off)
+	}
+	before := decide(sj, nil, topOfTheHour.Add(off-time.Second), noneDeleted)
+	if len(before.creates) != 0 {
+		t.Errorf("a Job was created %s after the slot, before its offset %s", off-time.Second, off)
+	}
+	if n := before.status.NextScheduleTime; n == nil || !n.Time.Equal(topOfTheHour.Add(off)) {
+		t.Errorf("nextScheduleTime = %v, want the effective start %s", n, topOfTheHour.Add(off))
+	}
+	if before.requeueAfter != time.Second+schedule.Padding {
+		t.Errorf("requeue after %s, want %s", before.requeueAfter, time.Second+schedule.Padding)
+	}
+	at := decide(sj, nil, topOfTheHour.Add(off), noneDeleted)
+	if len(at.creates) != 1 || at.creates[0].job.Name != schedule.JobName(sj.Name, topOfTheHour) || !at.creates[0].slot.Equal(topOfTheHour) {
+		t.Fatalf("creates at slot+offset = %+v, want one Job named for the slot", at.creates)
+	}
+	// startingDeadlineSeconds counts from the effective start.
+	sj.Spec.StartingDeadlineSeconds = ptrInt64(30)
+	if late := decide(sj, nil, topOfTheHour.Add(off+20*time.Second), noneDeleted); len(late.creates) != 1 {
+		t.Error("20 s after the effective start, within a 30 s deadline, no Job")
+	}
+	if late := decide(sj, nil, topOfTheHour.Add(off+40*time.Second), noneDeleted); len(late.creates) != 0 {
+		t.Error("40 s after the effective start, past a 30 s deadline, a Job was created")
+	}
+}
+
+func ptrInt64(v int64) *int64 { return &v }
