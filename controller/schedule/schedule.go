@@ -209,3 +209,89 @@ func (s Schedule) RequeueAfter(earliest, now time.Time) (time.Duration, time.Tim
 func JobName(name string, slot time.Time) string {
 	return fmt.Sprintf("%s-%d", name, slot.Unix()/60)
 }
+
+// Union is several schedules in one time zone, as one: its slots are those of any of them, and
+// a minute two of them share is one slot (Next returns each instant once).
+type Union struct {
+	parts []Schedule
+}
+
+// ParseAll parses each spec as Parse does, in the same time zone. The error names the spec
+// (by its index) that failed.
+func ParseAll(specs []string, timeZone string, from time.Time) (Union, error) {
+	if len(specs) == 0 {
+		return Union{}, fmt.Errorf("%w: no schedule", ErrUnparseable)
+	}
+	u := Union{}
+	for i, spec := range specs {
+		s, err := Parse(spec, timeZone, from)
+		if err != nil {
+			if len(specs) > 1 {
+				return Union{}, fmt.Errorf("schedules[%d]: %w", i, err)
+			}
+			return Union{}, err
+		}
+		u.parts = append(u.parts, s)
+	}
+	return u, nil
+}
+
+// Next returns the first slot strictly after t of any of the schedules, or the zero time.
+func (u Union) Next(t time.Time) time.Time {
+	var next time.Time
+	for _, s := range u.parts {
+		if n := s.Next(t); !n.IsZero() && (next.IsZero() || n.Before(next)) {
+			next = n
+		}
+	}
+	return next
+}
+
+// Location is the schedules' time zone.
+func (u Union) Location() *time.Location { return u.parts[0].loc }
+
+// MostRecent returns the most recent slot of any of the schedules in (earliest, now], and how
+// many were missed (the most of any one schedule).
+func (u Union) MostRecent(earliest, now time.Time) (*time.Time, Missed) {
+	var recent *time.Time
+	missed := NoneMissed
+	for _, s := range u.parts {
+		r, m := s.MostRecent(earliest, now)
+		if r != nil && (recent == nil || r.After(*recent)) {
+			recent = r
+		}
+		if m > missed {
+			missed = m
+		}
+	}
+	if recent != nil && missed == NoneMissed && u.countUpTo(earliest, *recent, 2) > 1 {
+		missed = FewMissed // two schedules each with one slot: one of them was missed
+	}
+	return recent, missed
+}
+
+// countUpTo counts the union's slots in (earliest, until], stopping at limit.
+func (u Union) countUpTo(earliest, until time.Time, limit int) int {
+	n := 0
+	for t := u.Next(earliest); !t.IsZero() && !t.After(until) && n < limit; t = u.Next(t) {
+		n++
+	}
+	return n
+}
+
+// RequeueAfter is Schedule.RequeueAfter over the union.
+func (u Union) RequeueAfter(earliest, now time.Time) (time.Duration, time.Time, bool) {
+	from := now
+	if earliest.After(now) {
+		from = earliest
+	}
+	next := u.Next(from)
+	if next.IsZero() {
+		return 0, time.Time{}, false
+	}
+	d := next.Sub(now) + Padding
+	if d <= 0 {
+		d = Padding
+	}
+	return d, next, true
+}

@@ -2,6 +2,7 @@ package scheduledjob
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,3 +68,31 @@ func TestJitterDelaysTheSlotNotItsIdentity(t *testing.T) {
 }
 
 func ptrInt64(v int64) *int64 { return &v }
+
+func TestSeveralSchedulesRunOncePerSharedMinute(t *testing.T) {
+	several := func(sj *v1alpha1.ScheduledJob) {
+		sj.Spec.Schedule, sj.Spec.Schedules = "", []string{"0 * * * *", "0 */2 * * *", "30 * * * *"}
+	}
+	sj := newSJ(lastSchedule(thePriorHour), several)
+	at := decide(sj, nil, topOfTheHour, noneDeleted) // 10:00: two schedules share it
+	if len(at.creates) != 1 || at.creates[0].job.Name != schedule.JobName(sj.Name, topOfTheHour) {
+		t.Fatalf("creates at a shared minute = %d, want exactly one Job for the slot", len(at.creates))
+	}
+	if n := at.status.NextScheduleTime; n == nil || !n.Time.Equal(topOfTheHour.Add(30*time.Minute)) {
+		t.Errorf("next = %v, want 10:30 (the third schedule)", n)
+	}
+	// The slot recorded, the next pass at 10:30 runs the third schedule's slot.
+	sj.Status = at.status
+	sj.Status.LastScheduleTime = &metav1.Time{Time: topOfTheHour}
+	half := decide(sj, nil, topOfTheHour.Add(30*time.Minute), noneDeleted)
+	if len(half.creates) != 1 || !half.creates[0].slot.Equal(topOfTheHour.Add(30*time.Minute)) {
+		t.Errorf("creates at 10:30 = %+v, want the 10:30 slot", half.creates)
+	}
+	bad := newSJ(func(sj *v1alpha1.ScheduledJob) {
+		sj.Spec.Schedule, sj.Spec.Schedules = "", []string{"0 * * * *", "0 25 * * *"}
+	})
+	p := decide(bad, nil, topOfTheHour, noneDeleted)
+	if len(p.creates) != 0 || len(p.events) != 1 || !strings.Contains(p.events[0].note, "schedules[1]") {
+		t.Errorf("a bad second schedule: creates %d, events %+v; want none and one event naming schedules[1]", len(p.creates), p.events)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -121,7 +122,7 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 	}
 
 	tz := ptr.Deref(sj.Spec.TimeZone, "")
-	sched, err := schedule.Parse(sj.Spec.Schedule, tz, now)
+	sched, err := schedule.ParseAll(Schedules(sj), tz, now)
 	if err != nil {
 		// A user error: say so once and wait for a spec change (no requeue, no hot loop).
 		reason := ReasonInvalidSchedule
@@ -140,7 +141,7 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 
 	// Slots before the time the current schedule was first seen never run: an edit of the
 	// schedule or time zone must not fire a run for the past (upstream does).
-	observed := tz + " " + sj.Spec.Schedule
+	observed := tz + " " + strings.Join(Schedules(sj), " | ")
 	if st.ObservedSchedule != observed {
 		t := sj.CreationTimestamp
 		if st.ObservedSchedule != "" {
@@ -276,7 +277,7 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 
 // passedOver returns the first slot after earliest (and after the last reported skip) that comes
 // before slot, or nil: the start of the slots that passed without being run or reported.
-func passedOver(sched schedule.Schedule, earliest time.Time, lastSkipped *metav1.Time, slot time.Time) *time.Time {
+func passedOver(sched schedule.Union, earliest time.Time, lastSkipped *metav1.Time, slot time.Time) *time.Time {
 	from := earliest
 	if lastSkipped != nil && lastSkipped.Time.After(from) {
 		from = lastSkipped.Time
@@ -397,11 +398,11 @@ func jobRef(j *batchv1.Job) corev1.ObjectReference {
 	}
 }
 
-func formatSlot(t time.Time, s schedule.Schedule) string {
+func formatSlot(t time.Time, s schedule.Union) string {
 	return t.In(s.Location()).Format(time.RFC3339)
 }
 
-func formatNext(t *metav1.Time, s schedule.Schedule) string {
+func formatNext(t *metav1.Time, s schedule.Union) string {
 	if t == nil {
 		return "never"
 	}
@@ -424,4 +425,12 @@ func runResult(how batchv1.JobConditionType) string {
 // runHistoryLimit is spec.runHistoryLimit, 10 when unset.
 func runHistoryLimit(sj *v1alpha1.ScheduledJob) int {
 	return int(ptr.Deref(sj.Spec.RunHistoryLimit, 10))
+}
+
+// Schedules are the ScheduledJob's cron expressions: spec.schedules, or spec.schedule.
+func Schedules(sj *v1alpha1.ScheduledJob) []string {
+	if len(sj.Spec.Schedules) > 0 {
+		return sj.Spec.Schedules
+	}
+	return []string{sj.Spec.Schedule}
 }

@@ -278,6 +278,33 @@ func TestAdmission(t *testing.T) {
 
 	// An At whose schedule the API server stores but metav1.Time cannot decode would break the
 	// At informer's list for the whole cluster: whatever admission accepts must decode.
+	t.Run("ScheduledJob schedules", func(t *testing.T) {
+		for _, tc := range []struct {
+			name      string
+			schedule  string
+			schedules []string
+			want      string
+		}{
+			{"several", "", []string{"0 9 * * 1-5", "30 12 * * *", "@hourly"}, ""},
+			{"both", "0 9 * * *", []string{"0 12 * * *"}, "exactly one of schedule or schedules"},
+			{"neither", "", nil, "exactly one of schedule or schedules"},
+			{"TZ= in one", "", []string{"0 9 * * *", "TZ=UTC 0 12 * * *"}, "not TZ= or CRON_TZ= in schedules"},
+			{"four fields", "", []string{"0 9 * *"}, "each of schedules is five fields"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				sj := newScheduledJob("", "", tc.schedule, nil)
+				sj.Spec.Schedules = tc.schedules
+				err := e.create(sj)
+				if tc.want == "" {
+					if err != nil {
+						t.Fatalf("refused: %v", err)
+					}
+					return
+				}
+				checkRefusal(t, err, tc.want)
+			})
+		}
+	})
 	t.Run("ScheduledJob jitter", func(t *testing.T) {
 		for _, tc := range []struct{ jitter, want string }{
 			{"5m", ""}, {"59m59s", ""}, {"1h", ""}, {"0s", ""},
