@@ -9,7 +9,8 @@ import (
 
 // Desired is the copy of src that namespace should hold for the named SecretSync: same name,
 // type, data and immutability; our label and source annotation; none of the source's server
-// fields (uid, resourceVersion, ...), labels, annotations or owner references.
+// fields (uid, resourceVersion, ...), labels, annotations or owner references. src may be a
+// ConfigMap's envelope (FromConfigMap): its record of binary keys travels.
 func Desired(src *corev1.Secret, namespace, secretSync string) *corev1.Secret {
 	cp := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
@@ -21,6 +22,9 @@ func Desired(src *corev1.Secret, namespace, secretSync string) *corev1.Secret {
 			},
 		},
 		Type: src.Type,
+	}
+	if b, ok := src.Annotations[AnnotationBinaryKeys]; ok { // a ConfigMap's envelope
+		cp.Annotations[AnnotationBinaryKeys] = b
 	}
 	if src.Data != nil {
 		cp.Data = make(map[string][]byte, len(src.Data))
@@ -44,8 +48,8 @@ func InStep(cur, want *corev1.Secret) bool {
 	return cur.Type == want.Type &&
 		isTrue(cur.Immutable) == isTrue(want.Immutable) &&
 		sameData(cur.Data, want.Data) &&
-		ownKeysMatch(cur.Labels, want.Labels, append(wl, LabelSecretSync, LabelManagedBy)...) &&
-		ownKeysMatch(cur.Annotations, want.Annotations, append(wa, AnnotationSource, AnnotationDeletionPolicy, AnnotationMetadataKeys)...)
+		ownKeysMatch(cur.Labels, want.Labels, append(wl, ownLabels...)...) &&
+		ownKeysMatch(cur.Annotations, want.Annotations, append(wa, ownAnnotations...)...)
 }
 
 // NeedsReplace reports whether cur can only become want by delete and create: the API refuses to
@@ -66,8 +70,8 @@ func Merged(cur, want *corev1.Secret) *corev1.Secret {
 	// The metadata keys recorded on cur and on want: those no longer wanted are removed.
 	cl, ca := metadataKeys(cur)
 	wl, wa := metadataKeys(want)
-	out.Labels = setKeys(out.Labels, want.Labels, append(append(cl, wl...), LabelSecretSync, LabelManagedBy)...)
-	out.Annotations = setKeys(out.Annotations, want.Annotations, append(append(ca, wa...), AnnotationSource, AnnotationDeletionPolicy, AnnotationMetadataKeys)...)
+	out.Labels = setKeys(out.Labels, want.Labels, append(append(cl, wl...), ownLabels...)...)
+	out.Annotations = setKeys(out.Annotations, want.Annotations, append(append(ca, wa...), ownAnnotations...)...)
 	return out
 }
 
@@ -84,6 +88,13 @@ func Released(cur *corev1.Secret) *corev1.Secret {
 	delete(out.Annotations, AnnotationMetadataKeys) // the labels and annotations it lists stay, as the Secret does
 	return out
 }
+
+// ownLabels are the label keys we set on copies.
+var ownLabels = []string{LabelSecretSync, LabelCopyRequest, LabelManagedBy}
+
+// ownAnnotations are the annotation keys we set on every copy (an envelope's binary-key record
+// stands for where a ConfigMap copy holds each key: data or binaryData).
+var ownAnnotations = []string{AnnotationSource, AnnotationDeletionPolicy, AnnotationMetadataKeys, AnnotationBinaryKeys}
 
 func isTrue(b *bool) bool { return b != nil && *b }
 

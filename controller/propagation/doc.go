@@ -4,7 +4,8 @@
 // wanted state. It calls no API: the secretsync reconciler reads the world, asks Plan what to do,
 // and does exactly that.
 //
-// Ownership rule: a copy is ours when it carries LabelSecretSync with our SecretSync's name. We
+// Ownership rule: a copy is ours when it carries LabelSecretSync with our SecretSync's name (or,
+// pulled by a tenant, LabelCopyRequest with the CopyRequest's name). We
 // own its data, its type and our label and annotation keys; every other label or annotation on
 // it belongs to someone else and is kept. A Secret without our label is never written.
 package propagation
@@ -22,6 +23,16 @@ const (
 	// AnnotationPullSecrets, on a ServiceAccount, lists (comma-separated, sorted) the
 	// imagePullSecrets entries we added, so that we remove only those.
 	AnnotationPullSecrets = "ops.platform-operators.io/image-pull-secrets"
+	// LabelCopyRequest marks a copy made for a tenant's CopyRequest (pull mode) and names the
+	// CopyRequest, in the copy's namespace. Such a copy never carries LabelSecretSync.
+	LabelCopyRequest = "ops.platform-operators.io/copyrequest"
+	// LabelOffer, set to "true" on a Secret or ConfigMap by its owner, offers it to the
+	// namespaces AnnotationOfferNamespaces lists (pull mode). The manager caches only the
+	// objects that carry it.
+	LabelOffer = "ops.platform-operators.io/offer"
+	// AnnotationOfferNamespaces lists, comma-separated, the namespaces (names or globs) an
+	// offered object may be copied into by a CopyRequest.
+	AnnotationOfferNamespaces = "ops.platform-operators.io/offer-namespaces"
 	// LabelManagedBy is the standard managed-by label, for people and tools.
 	LabelManagedBy = "app.kubernetes.io/managed-by"
 	// ManagedByValue is our value of LabelManagedBy.

@@ -41,14 +41,30 @@ type Plan struct {
 	Desired, InStep int
 }
 
-// Lookup finds a live Secret carrying LabelSecretSync (any value) by key, or nil.
+// Lookup finds a live copy (one carrying the owner's label, any value) by key, or nil.
 type Lookup func(types.NamespacedName) *corev1.Secret
+
+// Owner is who manages a set of copies: the label that marks them and its value, and the kind
+// of owner, for messages.
+type Owner struct {
+	Label, Name, Kind string
+}
+
+// SecretSyncOwner is the Owner of a SecretSync's copies.
+func SecretSyncOwner(name string) Owner {
+	return Owner{Label: LabelSecretSync, Name: name, Kind: "SecretSync"}
+}
 
 // Compute compares the wanted copies with the live ones and returns the writes that close the
 // gap. owned are the live copies labelled with this SecretSync; a copy that is owned but no
 // longer wanted is deleted or released per policy (orphan=true releases). A wanted copy whose
 // name is taken by another SecretSync's copy is a conflict: the first one keeps it.
 func Compute(secretSync string, want []*corev1.Secret, live Lookup, owned []*corev1.Secret, orphan bool) Plan {
+	return ComputeFor(SecretSyncOwner(secretSync), want, live, owned, orphan)
+}
+
+// ComputeFor is Compute for any owner: a SecretSync or a CopyRequest.
+func ComputeFor(owner Owner, want []*corev1.Secret, live Lookup, owned []*corev1.Secret, orphan bool) Plan {
 	p := Plan{Desired: len(want)}
 	wanted := make(map[types.NamespacedName]bool, len(want))
 	for _, w := range want {
@@ -58,9 +74,8 @@ func Compute(secretSync string, want []*corev1.Secret, live Lookup, owned []*cor
 		switch {
 		case cur == nil:
 			p.Actions = append(p.Actions, Action{Op: OpCreate, Key: key, Want: w})
-		case cur.Labels[LabelSecretSync] != secretSync:
-			p.Actions = append(p.Actions, Action{Op: OpConflict, Key: key, Current: cur,
-				Message: fmt.Sprintf("Secret %s is managed by SecretSync %q", key, cur.Labels[LabelSecretSync])})
+		case cur.Labels[owner.Label] != owner.Name:
+			p.Actions = append(p.Actions, Action{Op: OpConflict, Key: key, Current: cur, Message: conflictMessage(cur, key, owner)})
 		case InStep(cur, w):
 			p.InStep++
 		case NeedsReplace(cur, w):
@@ -88,4 +103,15 @@ func Compute(secretSync string, want []*corev1.Secret, live Lookup, owned []*cor
 		return a.Name < b.Name
 	})
 	return p
+}
+
+// conflictMessage says who holds the target cur that owner wants.
+func conflictMessage(cur *corev1.Secret, key types.NamespacedName, owner Owner) string {
+	if n := cur.Labels[LabelSecretSync]; n != "" {
+		return fmt.Sprintf("%s %s is managed by SecretSync %q", KindName(cur), key, n)
+	}
+	if n := cur.Labels[LabelCopyRequest]; n != "" {
+		return fmt.Sprintf("%s %s is managed by CopyRequest %q", KindName(cur), key, n)
+	}
+	return fmt.Sprintf("%s %s is not managed by this %s", KindName(cur), key, owner.Kind)
 }

@@ -38,6 +38,7 @@ const DefaultRejectedRecheck = 10 * time.Minute
 // +kubebuilder:rbac:groups=ops.platform-operators.io,resources=secretsyncs,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups=ops.platform-operators.io,resources=secretsyncs/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;patch
 
@@ -81,7 +82,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 
-	obs, err := r.observe(ctx, ss)
+	kind := kindOf(ss.Spec.Source.Kind)
+	obs, err := r.observe(ctx, ss, kind)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -93,13 +95,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// still exists. When a ServiceAccount patch met a stale cache, the copies stay until the
 		// retry. (A copy created below is listed by the reconcile its creation event triggers.)
 		var sas result
-		r.syncPullSecrets(ctx, ss, obs, plan, &sas)
+		if kind == secretKind { // admission refuses imagePullSecretFor on ConfigMaps
+			r.syncPullSecrets(ctx, ss, obs, plan, &sas)
+		}
 		if sas.requeue {
 			plan.Actions = slices.DeleteFunc(plan.Actions, func(a propagation.Action) bool {
 				return a.Op == propagation.OpDelete || a.Op == propagation.OpRelease
 			})
 		}
-		res = r.apply(ctx, ss.Name, plan)
+		res = r.apply(ctx, ss.Name, kind, plan)
 		// A target whose namespace is being deleted is not wanted any more (the namespace's
 		// update event brings a reconcile that no longer lists it).
 		res.desired, res.inStep = plan.Desired-res.skipped, plan.InStep
@@ -127,7 +131,7 @@ type observation struct {
 
 type blocker struct{ reason, message string }
 
-func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync) (observation, error) {
+func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind *objectKind) (observation, error) {
 	var obs observation
 	src := ss.Spec.Source
 	var srcSel labels.Selector
@@ -158,16 +162,15 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync) (obse
 		}
 		return obs, err
 	}
-	reader, err := r.Sources.Reader(ctx, src.Namespace)
+	reader, err := r.Sources.Reader(ctx, src.Namespace, kind)
 	if err != nil {
 		return obs, err
 	}
-	secrets := &corev1.SecretList{}
-	if err := reader.List(ctx, secrets, client.InNamespace(src.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+	sources := kind.list()
+	if err := reader.List(ctx, sources, client.InNamespace(src.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return obs, err
 	}
-	for i := range secrets.Items {
-		s := &secrets.Items[i]
+	for _, s := range kind.items(sources) {
 		if propagation.SourceMatches(s, src.Name, srcSel, src.Type) {
 			obs.sources = append(obs.sources, s)
 			continue
@@ -206,9 +209,7 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync) (obse
 			}
 			propagation.WithMetadata(w, s, meta)
 			if !keys.IsZero() {
-				var missing []string
-				w.Data, missing = propagation.SelectKeys(w.Data, keys)
-				if len(missing) > 0 {
+				if missing := propagation.ApplyKeys(w, keys); len(missing) > 0 {
 					if obs.missingKeys == nil {
 						obs.missingKeys = map[string][]string{}
 					}
@@ -220,14 +221,14 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync) (obse
 		}
 	}
 
-	// Every Secret in the cache carries our label (the cache selects on it).
-	copies := &corev1.SecretList{}
+	// Every Secret and ConfigMap in the cache carries our label (the cache selects on it).
+	copies := kind.list()
 	if err := r.Client.List(ctx, copies, client.UnsafeDisableDeepCopy); err != nil {
 		return obs, err
 	}
-	live := make(map[types.NamespacedName]*corev1.Secret, len(copies.Items))
-	for i := range copies.Items {
-		c := &copies.Items[i]
+	items := kind.items(copies)
+	live := make(map[types.NamespacedName]*corev1.Secret, len(items))
+	for _, c := range items {
 		live[types.NamespacedName{Namespace: c.Namespace, Name: c.Name}] = c
 		if c.Labels[propagation.LabelSecretSync] == ss.Name {
 			obs.owned = append(obs.owned, c)
@@ -258,7 +259,7 @@ type result struct {
 	writeErr error
 }
 
-func (r *Reconciler) apply(ctx context.Context, name string, plan propagation.Plan) result {
+func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, plan propagation.Plan) result {
 	// Each worker writes only its own action's outcome; the outcomes are folded into the result
 	// after every worker is done, in plan order, so nothing in res is shared between goroutines.
 	type outcome struct {
@@ -273,7 +274,7 @@ func (r *Reconciler) apply(ctx context.Context, name string, plan propagation.Pl
 			continue
 		}
 		g.Go(func() error {
-			op, err := r.writeOnce(gctx, a)
+			op, err := r.writeOnce(gctx, kind, a)
 			outcomes[i] = outcome{op, err}
 			return nil
 		})
@@ -323,7 +324,16 @@ func (r *Reconciler) apply(ctx context.Context, name string, plan propagation.Pl
 	return res
 }
 
-type unmanagedError struct{ key types.NamespacedName }
+type unmanagedError struct {
+	kind v1alpha1.CopyKind
+	key  types.NamespacedName
+}
+
+// targetKey is a copy's kind and place: the key of the per-target memories.
+type targetKey struct {
+	kind v1alpha1.CopyKind
+	key  types.NamespacedName
+}
 
 // rejectedError is a copy the API server refused as such: too large (413, or a 422 naming a
 // value too long or too many), or invalid (422, e.g. an admission policy). Writing it again
@@ -387,7 +397,7 @@ func fingerprint(s *corev1.Secret) [sha256.Size]byte {
 	for _, k := range []string{propagation.LabelSecretSync, propagation.LabelManagedBy} {
 		field([]byte(s.Labels[k]))
 	}
-	for _, k := range []string{propagation.AnnotationSource, propagation.AnnotationDeletionPolicy} {
+	for _, k := range []string{propagation.AnnotationSource, propagation.AnnotationDeletionPolicy, propagation.AnnotationBinaryKeys} {
 		field([]byte(s.Annotations[k]))
 	}
 	var out [sha256.Size]byte
@@ -404,57 +414,75 @@ func (r *Reconciler) rejectedRecheck() time.Duration {
 
 // writeOnce is write, except that a copy the API server rejected is not sent again while it
 // is the same copy and RejectedRecheck has not passed.
-func (r *Reconciler) writeOnce(ctx context.Context, a propagation.Action) (propagation.Op, error) {
+func (r *Reconciler) writeOnce(ctx context.Context, kind *objectKind, a propagation.Action) (propagation.Op, error) {
 	if a.Want == nil {
-		return r.write(ctx, a)
+		return r.writer().write(ctx, kind, a)
 	}
-	if v, ok := r.rejected.Load(a.Key); ok {
+	tk := targetKey{kind.name, a.Key}
+	if v, ok := r.rejected.Load(tk); ok {
 		rej := v.(rejection)
 		if time.Since(rej.at) < r.rejectedRecheck() && rej.fingerprint == fingerprint(a.Want) {
 			again := *rej.err
 			again.remembered = true
 			return "", &again
 		}
-		r.rejected.Delete(a.Key)
+		r.rejected.Delete(tk)
 	}
-	op, err := r.write(ctx, a)
+	op, err := r.writer().write(ctx, kind, a)
 	if reason, ok := rejectionReason(err); ok {
 		rerr := &rejectedError{reason: reason, op: a.Op, err: err}
-		r.rejected.Store(a.Key, rejection{fingerprint: fingerprint(a.Want), at: time.Now(), err: rerr})
+		r.rejected.Store(tk, rejection{fingerprint: fingerprint(a.Want), at: time.Now(), err: rerr})
 		return "", rerr
 	}
 	return op, err
 }
 
 func (e *unmanagedError) Error() string {
-	return fmt.Sprintf("Secret %s exists and is not managed by platform-operators; it is left untouched (delete or rename it to let the copy in)", e.key)
+	return fmt.Sprintf("%s %s exists and is not managed by platform-operators; it is left untouched (delete or rename it to let the copy in)", e.kind, e.key)
+}
+
+// writer performs the writes of a plan for one kind of owner (SecretSync or CopyRequest).
+type writer struct {
+	client client.Client
+	// reader reads past the cache: to look at an object we do not manage (a conflict).
+	reader client.Reader
+	// label marks the owner's copies: an object without it is not ours.
+	label string
+	// unmanaged remembers targets found held by an object we do not manage, so later writes
+	// look (a read) instead of trying to create (a failed write) each time.
+	unmanaged *sync.Map
+}
+
+func (r *Reconciler) writer() writer {
+	return writer{client: r.Client, reader: r.APIReader, label: propagation.LabelSecretSync, unmanaged: &r.unmanaged}
 }
 
 // write performs one action and returns the operation that was written ("" when nothing was).
-func (r *Reconciler) write(ctx context.Context, a propagation.Action) (propagation.Op, error) {
+func (w writer) write(ctx context.Context, kind *objectKind, a propagation.Action) (propagation.Op, error) {
+	tk := targetKey{kind.name, a.Key}
 	switch a.Op {
 	case propagation.OpCreate:
-		if _, known := r.unmanaged.Load(a.Key); known {
-			// Held by a Secret we do not manage last time: look before writing.
-			cur := &corev1.Secret{}
-			err := r.APIReader.Get(ctx, a.Key, cur)
+		if _, known := w.unmanaged.Load(tk); known {
+			// Held by an object we do not manage last time: look before writing.
+			err := w.reader.Get(ctx, a.Key, kind.object())
 			if err == nil {
-				return "", &unmanagedError{a.Key}
+				return "", &unmanagedError{kind.name, a.Key}
 			}
 			if !apierrors.IsNotFound(err) {
 				return "", err
 			}
-			r.unmanaged.Delete(a.Key)
+			w.unmanaged.Delete(tk)
 		}
-		err := r.Client.Create(ctx, a.Want.DeepCopy())
+		err := w.client.Create(ctx, kind.unwrap(a.Want.DeepCopy()))
 		if apierrors.IsAlreadyExists(err) {
-			// Not in our cache, so not labelled by us: someone else's Secret. Unless it was
+			// Not in our cache, so not labelled by us: someone else's object. Unless it was
 			// created by us a moment ago and the cache is behind, which a read tells apart.
-			cur := &corev1.Secret{}
-			if gerr := r.APIReader.Get(ctx, a.Key, cur); gerr == nil {
-				if cur.Labels[propagation.LabelSecretSync] == "" {
-					r.unmanaged.Store(a.Key, struct{}{})
-					return "", &unmanagedError{a.Key}
+			live := kind.object()
+			if gerr := w.reader.Get(ctx, a.Key, live); gerr == nil {
+				cur := kind.wrap(live)
+				if cur.Labels[w.label] == "" {
+					w.unmanaged.Store(tk, struct{}{})
+					return "", &unmanagedError{kind.name, a.Key}
 				}
 				if propagation.InStep(cur, a.Want) {
 					return "", nil
@@ -463,8 +491,8 @@ func (r *Reconciler) write(ctx context.Context, a propagation.Action) (propagati
 		}
 		return propagation.OpCreate, err
 	case propagation.OpUpdate:
-		err := r.Client.Update(ctx, a.Want.DeepCopy())
-		if apierrors.IsConflict(err) && r.liveInStep(ctx, a.Key, a.Want) {
+		err := w.client.Update(ctx, kind.unwrap(a.Want.DeepCopy()))
+		if apierrors.IsConflict(err) && w.liveInStep(ctx, kind, a.Key, a.Want) {
 			// Our cache had not caught up with our own last write: the copy already is in step.
 			return "", nil
 		}
@@ -472,32 +500,32 @@ func (r *Reconciler) write(ctx context.Context, a propagation.Action) (propagati
 	case propagation.OpReplace:
 		// Type changes and immutable Secrets cannot be updated: delete exactly the object we
 		// compared (uid and resourceVersion preconditions), then create.
-		if err := r.deleteExact(ctx, a.Current); err != nil && !apierrors.IsNotFound(err) {
+		if err := w.deleteExact(ctx, kind, a.Current); err != nil && !apierrors.IsNotFound(err) {
 			return "", err
 		}
-		return propagation.OpReplace, r.Client.Create(ctx, a.Want.DeepCopy())
+		return propagation.OpReplace, w.client.Create(ctx, kind.unwrap(a.Want.DeepCopy()))
 	case propagation.OpDelete:
-		err := r.deleteExact(ctx, a.Current)
+		err := w.deleteExact(ctx, kind, a.Current)
 		if apierrors.IsNotFound(err) {
 			// Already gone (our own earlier delete, the cache not caught up yet).
 			return "", nil
 		}
 		return propagation.OpDelete, err
 	case propagation.OpRelease:
-		return propagation.OpRelease, r.Client.Update(ctx, propagation.Released(a.Current))
+		return propagation.OpRelease, w.client.Update(ctx, kind.unwrap(propagation.Released(a.Current)))
 	}
 	return "", fmt.Errorf("unknown action %q", a.Op)
 }
 
 // liveInStep reads the copy past the cache and reports whether it already is what want says.
-func (r *Reconciler) liveInStep(ctx context.Context, key types.NamespacedName, want *corev1.Secret) bool {
-	cur := &corev1.Secret{}
-	return r.APIReader.Get(ctx, key, cur) == nil && propagation.InStep(cur, want)
+func (w writer) liveInStep(ctx context.Context, kind *objectKind, key types.NamespacedName, want *corev1.Secret) bool {
+	cur := kind.object()
+	return w.reader.Get(ctx, key, cur) == nil && propagation.InStep(kind.wrap(cur), want)
 }
 
-func (r *Reconciler) deleteExact(ctx context.Context, s *corev1.Secret) error {
+func (w writer) deleteExact(ctx context.Context, kind *objectKind, s *corev1.Secret) error {
 	uid, rv := s.UID, s.ResourceVersion
-	return r.Client.Delete(ctx, s.DeepCopy(), client.Preconditions{UID: &uid, ResourceVersion: &rv})
+	return w.client.Delete(ctx, kind.unwrap(s.DeepCopy()), client.Preconditions{UID: &uid, ResourceVersion: &rv})
 }
 
 // syncPullSecrets brings the imagePullSecrets of the named ServiceAccounts in line with the
@@ -585,17 +613,31 @@ func (r *Reconciler) syncPullSecrets(ctx context.Context, ss *v1alpha1.SecretSyn
 // deleting a SecretSync never hangs, even when the manager is not running, and the cleanup runs
 // when the manager next sees the copies.
 func (r *Reconciler) cleanup(ctx context.Context, name string) (ctrl.Result, error) {
-	copies := &corev1.SecretList{}
+	// The SecretSync is gone, and with it its source.kind: look at the copies of every kind.
+	again := false
+	for _, kind := range kinds {
+		retry, err := r.cleanupKind(ctx, name, kind)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		again = again || retry
+	}
+	if again {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	r.Metrics.forget(name)
+	return ctrl.Result{}, nil
+}
+
+// cleanupKind is cleanup for the copies of one kind; retry says to look again shortly.
+func (r *Reconciler) cleanupKind(ctx context.Context, name string, kind *objectKind) (retry bool, err error) {
+	copies := kind.list()
 	if err := r.Client.List(ctx, copies, client.MatchingLabels{propagation.LabelSecretSync: name}, client.UnsafeDisableDeepCopy); err != nil {
-		return ctrl.Result{}, err
+		return false, err
 	}
-	obs := observation{lookup: func(types.NamespacedName) *corev1.Secret { return nil }}
-	for i := range copies.Items {
-		obs.owned = append(obs.owned, &copies.Items[i])
-	}
+	obs := observation{lookup: func(types.NamespacedName) *corev1.Secret { return nil }, owned: kind.items(copies)}
 	if len(obs.owned) == 0 {
-		r.Metrics.forget(name)
-		return ctrl.Result{}, nil
+		return false, nil
 	}
 	plan := propagation.Compute(name, nil, obs.lookup, obs.owned, false)
 	for i, a := range plan.Actions {
@@ -606,21 +648,19 @@ func (r *Reconciler) cleanup(ctx context.Context, name string) (ctrl.Result, err
 	// ServiceAccounts before copies (see Reconcile): once the copies are gone, a retry could no
 	// longer tell which imagePullSecrets entries were this SecretSync's.
 	var sas result
-	gone := &v1alpha1.SecretSync{}
-	gone.Name = name
-	r.syncPullSecrets(ctx, gone, obs, plan, &sas)
-	if sas.requeue {
-		return ctrl.Result{RequeueAfter: time.Second}, nil
+	if kind == secretKind {
+		gone := &v1alpha1.SecretSync{}
+		gone.Name = name
+		r.syncPullSecrets(ctx, gone, obs, plan, &sas)
+		if sas.requeue {
+			return true, nil
+		}
 	}
-	res := r.apply(ctx, name, plan)
+	res := r.apply(ctx, name, kind, plan)
 	if err := errors.Join(res.writeErr, sas.writeErr); err != nil {
-		return ctrl.Result{}, err
+		return false, err
 	}
-	if res.requeue || len(res.failures) > 0 {
-		return ctrl.Result{RequeueAfter: time.Second}, nil
-	}
-	r.Metrics.forget(name)
-	return ctrl.Result{}, nil
+	return res.requeue || len(res.failures) > 0, nil
 }
 
 // synced is the number of copies in step after the reconcile: already in step, found in step

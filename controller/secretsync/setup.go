@@ -28,13 +28,14 @@ import (
 // sourceNamespaceIndex indexes SecretSyncs by spec.source.namespace.
 const sourceNamespaceIndex = "spec.source.namespace"
 
-// CacheByObject is the manager cache configuration the controller needs: Secrets only when they
-// carry our label (copies; never every Secret of the cluster), and Namespaces and
+// CacheByObject is the manager cache configuration the controller needs: Secrets and ConfigMaps
+// only when they carry our label (copies; never every Secret or ConfigMap of the cluster), and Namespaces and
 // ServiceAccounts trimmed to the fields the controller reads.
 func CacheByObject() map[client.Object]cache.ByObject {
 	managed, _ := labels.NewRequirement(propagation.LabelSecretSync, selection.Exists, nil)
 	return map[client.Object]cache.ByObject{
 		&corev1.Secret{}:         {Label: labels.NewSelector().Add(*managed)},
+		&corev1.ConfigMap{}:      {Label: labels.NewSelector().Add(*managed)},
 		&corev1.Namespace{}:      {Transform: trimNamespace},
 		&corev1.ServiceAccount{}: {Transform: trimServiceAccount},
 	}
@@ -73,11 +74,11 @@ func trimServiceAccount(obj any) (any, error) {
 // manager can start and sync their informers before it campaigns for the lease. The source
 // Secrets are not among them: Sources keeps an informer per source namespace of its own.
 func WatchedObjects() []client.Object {
-	return []client.Object{&v1alpha1.SecretSync{}, &corev1.Namespace{}, &corev1.Secret{}, &corev1.ServiceAccount{}}
+	return []client.Object{&v1alpha1.SecretSync{}, &v1alpha1.CopyRequest{}, &corev1.Namespace{}, &corev1.Secret{}, &corev1.ConfigMap{}, &corev1.ServiceAccount{}}
 }
 
-// SetupWithManager wires the controller: it watches SecretSyncs, namespaces, our copies,
-// ServiceAccounts and (through Sources) the source Secrets.
+// SetupWithManager wires the controller: it watches SecretSyncs, namespaces, our copies (Secrets
+// and ConfigMaps), ServiceAccounts and (through Sources) the sources.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, workers int) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.SecretSync{}, sourceNamespaceIndex, func(o client.Object) []string {
 		return []string{o.(*v1alpha1.SecretSync).Spec.Source.Namespace}
@@ -90,6 +91,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 		For(&v1alpha1.SecretSync{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.all), builder.WithPredicates(namespacePredicate())).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(forCopy)).
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(forCopy)).
 		Watches(&corev1.ServiceAccount{}, handler.EnqueueRequestsFromMapFunc(r.forServiceAccount), builder.WithPredicates(serviceAccountPredicate())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Build(r)

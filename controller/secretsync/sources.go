@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -16,8 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
-// Sources keeps one Secret informer per source namespace, created when a SecretSync first names
-// the namespace; each informer's events are wired into the controller. It is a manager Runnable
+// Sources keeps one cache per source namespace, created when a SecretSync first names the
+// namespace, with an informer per kind (Secret, ConfigMap) that a SecretSync copies from there;
+// each informer's events are wired into the controller. It is a manager Runnable
 // so its informers live as long as the elected manager. Informers are not stopped when the last
 // SecretSync naming a namespace goes away (source namespaces are few, chosen by cluster admins);
 // a restart drops them.
@@ -32,6 +32,7 @@ type Sources struct {
 	started  chan struct{}
 	ctrl     controller.Controller
 	byNS     map[string]cache.Cache
+	watched  map[string]bool // namespace + "/" + kind
 	initOnce sync.Once
 }
 
@@ -39,6 +40,7 @@ func (s *Sources) init() {
 	s.initOnce.Do(func() {
 		s.started = make(chan struct{})
 		s.byNS = map[string]cache.Cache{}
+		s.watched = map[string]bool{}
 	})
 }
 
@@ -61,8 +63,9 @@ func (s *Sources) Start(ctx context.Context) error {
 	return nil
 }
 
-// Reader returns a synced reader of the Secrets in namespace, starting its informer if needed.
-func (s *Sources) Reader(ctx context.Context, namespace string) (client.Reader, error) {
+// Reader returns a synced reader of the objects of kind in namespace, starting its informer if
+// needed.
+func (s *Sources) Reader(ctx context.Context, namespace string, kind *objectKind) (client.Reader, error) {
 	s.init()
 	select {
 	case <-s.started:
@@ -83,17 +86,20 @@ func (s *Sources) Reader(ctx context.Context, namespace string) (client.Reader, 
 			return nil, fmt.Errorf("creating the source cache for namespace %s: %w", namespace, err)
 		}
 		go func() { _ = c.Start(s.ctx) }()
-		if err := s.ctrl.Watch(source.Kind[client.Object](c, &corev1.Secret{}, s.Handler)); err != nil {
-			s.mu.Unlock()
-			return nil, fmt.Errorf("watching source Secrets in namespace %s: %w", namespace, err)
-		}
 		s.byNS[namespace] = c
+	}
+	if w := namespace + "/" + string(kind.name); !s.watched[w] {
+		if err := s.ctrl.Watch(source.Kind[client.Object](c, kind.object(), s.Handler)); err != nil {
+			s.mu.Unlock()
+			return nil, fmt.Errorf("watching source %ss in namespace %s: %w", kind.name, namespace, err)
+		}
+		s.watched[w] = true
 	}
 	s.mu.Unlock()
 	syncCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if !c.WaitForCacheSync(syncCtx) {
-		return nil, fmt.Errorf("the Secret cache of source namespace %s did not sync", namespace)
+		return nil, fmt.Errorf("the %s cache of source namespace %s did not sync", kind.name, namespace)
 	}
 	return c, nil
 }

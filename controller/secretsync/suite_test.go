@@ -57,6 +57,8 @@ var (
 	testMetrics *Metrics
 	// metricsRegistry holds testMetrics.
 	metricsRegistry *prometheus.Registry
+	// requests is the CopyRequest controller, set up as main.go sets it up.
+	requests *RequestReconciler
 )
 
 // caseLabel marks a test's namespaces; each test's SecretSyncs select its own value.
@@ -91,9 +93,13 @@ func runSuite(m *testing.M) int {
 	ctrl.SetLogger(log)
 
 	_, file, _, _ := runtime.Caller(0)
-	// Only the SecretSync CRD: this suite needs no other, and so does not depend on theirs.
-	crds := filepath.Join(filepath.Dir(file), "..", "..", "charts", "platform-operators", "files", "crds", "ops.platform-operators.io_secretsyncs.yaml")
-	env := &envtest.Environment{CRDDirectoryPaths: []string{crds}, ErrorIfCRDPathMissing: true}
+	// Only the SecretSync and CopyRequest CRDs: this suite needs no other, and so does not
+	// depend on theirs.
+	crds := filepath.Join(filepath.Dir(file), "..", "..", "charts", "platform-operators", "files", "crds")
+	env := &envtest.Environment{CRDDirectoryPaths: []string{
+		filepath.Join(crds, "ops.platform-operators.io_secretsyncs.yaml"),
+		filepath.Join(crds, "ops.platform-operators.io_copyrequests.yaml"),
+	}, ErrorIfCRDPathMissing: true}
 	cfg, err := env.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting envtest:", err)
@@ -172,7 +178,15 @@ func setUp(cfg *rest.Config) error {
 		ConflictRecheck: conflictRecheck,
 		RejectedRecheck: rejectedRecheck,
 	}
-	return r.SetupWithManager(context.Background(), mgr, 4)
+	if err := r.SetupWithManager(context.Background(), mgr, 4); err != nil {
+		return err
+	}
+	requests, err = SetupRequestController(context.Background(), mgr, 2)
+	if err != nil {
+		return err
+	}
+	requests.ConflictRecheck = conflictRecheck
+	return nil
 }
 
 // eventually polls check until it returns nil, failing the test with the last error after

@@ -72,6 +72,8 @@ func baseValues() map[string]any {
 			"username": e2eRobot, "password": e2eRobotSecret, "sync": map[string]any{"enabled": true}},
 		// A tenant (tenant_test.go): namespace, ServiceAccount, Role, RoleBinding and token Secret.
 		"tenants": []any{map[string]any{"namespace": tenantNamespace}},
+		// Namespace admins get CopyRequests (copies_test.go).
+		"rbac": map[string]any{"aggregateToDefaultRoles": true},
 	}
 	if namespacedMode() {
 		// The manager only in the namespaces the suite's namespaced features use. SecretSync is

@@ -18,6 +18,8 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/scheduledjob"
 )
 
 // chartJobImage is the job image the chart is installed with: the chart's default on kwok (no
@@ -93,7 +95,8 @@ func withReason(evs []corev1.Event, reason string) []corev1.Event {
 }
 
 func TestAt(t *testing.T) {
-	var succeeding, failing *v1alpha1.At
+	var succeeding, failing, local *v1alpha1.At
+	var localAt time.Time
 	f := features.New("At runs a command once at a given time")
 	f = withNamespace(f, atNamespace)
 	f = f.Setup(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -113,7 +116,17 @@ func TestAt(t *testing.T) {
 				},
 			}}},
 		}
-		for _, at := range []*v1alpha1.At{succeeding, failing} {
+		// A wall-clock time in a zone far from UTC: the manager (tzdata embedded) resolves it.
+		ny, err := time.LoadLocation("America/New_York")
+		if err != nil {
+			t.Fatal(err)
+		}
+		localAt = time.Now().Add(8 * time.Second).Truncate(time.Second)
+		local = &v1alpha1.At{
+			ObjectMeta: metav1.ObjectMeta{Namespace: atNamespace, Name: "local"},
+			Spec:       v1alpha1.AtSpec{LocalTime: localAt.In(ny).Format("2006-01-02T15:04:05"), TimeZone: ptr.To("America/New_York"), Command: "date"},
+		}
+		for _, at := range []*v1alpha1.At{succeeding, failing, local} {
 			if err := c.Create(ctx, at); err != nil {
 				t.Fatalf("creating At %s: %v", at.Name, err)
 			}
@@ -142,6 +155,17 @@ func TestAt(t *testing.T) {
 		}
 		if got := pods.Items[0].Spec.Containers[0]; got.Image != chartJobImage || got.Command[0] != "/bin/sh" || got.Command[1] != "-c" {
 			t.Errorf("pod container = image %q, command %q; want %s and /bin/sh -c", got.Image, got.Command, chartJobImage)
+		}
+		return ctx
+	})
+	f = f.Assess("an At in local time with a time zone runs at that instant", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+		c := opsClient(t, cfg)
+		at := waitAtPhase(ctx, t, c, local, v1alpha1.AtSucceeded)
+		if at.Status.ScheduledTime == nil || !at.Status.ScheduledTime.Time.Equal(localAt) {
+			t.Errorf("status.scheduledTime %v, want %v (the local time resolved in America/New_York)", at.Status.ScheduledTime, localAt)
+		}
+		if at.Status.StartTime == nil || at.Status.StartTime.Time.Before(localAt) {
+			t.Errorf("startTime %v, want not before %v", at.Status.StartTime, localAt)
 		}
 		return ctx
 	})
@@ -179,7 +203,14 @@ func everyMinuteJob(name string, mods ...func(*v1alpha1.ScheduledJob)) *v1alpha1
 // once, so the two slots the every-minute assessment waits for also serve Forbid and suspend:
 // the whole feature costs about two minutes.
 func TestScheduling(t *testing.T) {
-	every := everyMinuteJob("every", func(sj *v1alpha1.ScheduledJob) { sj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](1) })
+	// Two schedules that share every other minute, and a start jitter: still one Job per minute,
+	// each started at its slot plus this object's fixed offset.
+	every := everyMinuteJob("every", func(sj *v1alpha1.ScheduledJob) {
+		sj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](1)
+		sj.Spec.Schedule = ""
+		sj.Spec.Schedules = []string{"* * * * *", "*/2 * * * *"}
+		sj.Spec.Jitter = &metav1.Duration{Duration: 20 * time.Second}
+	})
 	forbid := everyMinuteJob("forbid", func(sj *v1alpha1.ScheduledJob) {
 		sj.Spec.ConcurrencyPolicy = v1alpha1.ForbidConcurrent
 		sj.Spec.StartingDeadlineSeconds = ptr.To[int64](20)
@@ -258,9 +289,29 @@ func TestScheduling(t *testing.T) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(every), sj); err != nil {
 			t.Fatal(err)
 		}
+		offset := scheduledjob.JitterOffset(every)
 		if sj.Status.LastScheduleTime == nil || sj.Status.NextScheduleTime == nil ||
-			!sj.Status.NextScheduleTime.Time.Equal(sj.Status.LastScheduleTime.Add(time.Minute)) {
-			t.Errorf("status last %v next %v, want next one minute after last", sj.Status.LastScheduleTime, sj.Status.NextScheduleTime)
+			!sj.Status.NextScheduleTime.Time.Equal(sj.Status.LastScheduleTime.Add(time.Minute+offset)) {
+			t.Errorf("status last %v next %v, want next one minute after last plus the jitter offset %v", sj.Status.LastScheduleTime, sj.Status.NextScheduleTime, offset)
+		}
+		// Each Job starts no earlier than its slot plus the offset; the slot itself is what the
+		// Job carries as its scheduled time.
+		js, err := ownedJobs(ctx, c, every)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range js {
+			slot, err := time.Parse(time.RFC3339, j.Annotations[jobs.ScheduledTimeAnnotation])
+			if err != nil {
+				t.Fatalf("Job %s scheduled time %q: %v", j.Name, j.Annotations[jobs.ScheduledTimeAnnotation], err)
+			}
+			if slot.Second() != 0 {
+				t.Errorf("Job %s carries %v, not a minute slot", j.Name, slot)
+			}
+			// creationTimestamp has whole seconds, and the offset is whole seconds too.
+			if j.CreationTimestamp.Time.Before(slot.Add(offset)) {
+				t.Errorf("Job %s created at %v, before its slot %v plus the jitter offset %v", j.Name, j.CreationTimestamp.Time, slot, offset)
+			}
 		}
 		// History limit 1: finished Jobs beyond the newest one are pruned.
 		waitFor(ctx, t, waitTimeout, "the history limit never held", func(ctx context.Context) (bool, error) {

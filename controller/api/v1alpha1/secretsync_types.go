@@ -16,9 +16,29 @@ const (
 	DeletionPolicyOrphan DeletionPolicy = "Orphan"
 )
 
-// SecretSyncSource selects the Secrets to copy.
+// CopyKind is the kind of object a SecretSync or CopyRequest copies.
+// +kubebuilder:validation:Enum=Secret;ConfigMap
+type CopyKind string
+
+const (
+	// CopyKindSecret copies Secrets.
+	CopyKindSecret CopyKind = "Secret"
+	// CopyKindConfigMap copies ConfigMaps (data and binaryData), e.g. a CA bundle.
+	CopyKindConfigMap CopyKind = "ConfigMap"
+)
+
+// SecretSyncSource selects the Secrets (or ConfigMaps) to copy.
 // +kubebuilder:validation:XValidation:rule="has(self.name) != has(self.selector)",message="exactly one of source.name or source.selector must be set"
+// +kubebuilder:validation:XValidation:rule="self.kind != 'ConfigMap' || !has(self.type)",message="source.type selects Secrets by type: a ConfigMap has none"
+// +kubebuilder:validation:XValidation:rule="self.kind == oldSelf.kind",message="source.kind cannot change: create another SecretSync for the other kind"
 type SecretSyncSource struct {
+	// kind of the objects to copy: Secret or ConfigMap (CA bundles, shared configuration). The
+	// semantics are the same for both; a ConfigMap keeps data and binaryData apart on its
+	// copies. It cannot change once set. Default: Secret.
+	// +optional
+	// +kubebuilder:default=Secret
+	Kind CopyKind `json:"kind,omitempty"`
+
 	// namespace holds the source Secrets. It is never a target.
 	// +required
 	// +kubebuilder:validation:MinLength=1
@@ -168,6 +188,7 @@ type KeyRename struct {
 }
 
 // SecretSyncSpec is what to copy, where, and what to do with copies no longer wanted.
+// +kubebuilder:validation:XValidation:rule="!has(self.imagePullSecretFor) || self.source.kind != 'ConfigMap'",message="imagePullSecretFor needs Secret copies of type kubernetes.io/dockerconfigjson, not ConfigMaps"
 // +kubebuilder:validation:XValidation:rule="!has(self.target) || !has(self.target.name) || has(self.source.name)",message="target.name renames the copy of one named Secret: set source.name, not source.selector"
 type SecretSyncSpec struct {
 	// source selects the Secrets to copy.
@@ -265,11 +286,13 @@ type SecretSyncStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
-// SecretSync copies Secrets from a source namespace into target namespaces and keeps the copies
-// in step. It is cluster-scoped so that only cluster administrators can aim it at a source.
+// SecretSync copies Secrets (or, with source.kind ConfigMap, ConfigMaps) from a source namespace
+// into target namespaces and keeps the copies in step. It is cluster-scoped so that only cluster
+// administrators can aim it at a source; tenants ask for offered sources with a CopyRequest.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName=ssync,categories=platform-operators
+// +kubebuilder:printcolumn:name="Kind",type=string,JSONPath=`.spec.source.kind`,priority=1
 // +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.spec.source.namespace`
 // +kubebuilder:printcolumn:name="Synced",type=string,JSONPath=`.status.syncedRatio`
 // +kubebuilder:printcolumn:name="Conflicts",type=integer,JSONPath=`.status.conflicts`

@@ -521,6 +521,75 @@ func TestAdmission(t *testing.T) {
 			})
 		}
 	})
+	t.Run("SecretSync of ConfigMaps", func(t *testing.T) {
+		cm := v1alpha1.SecretSyncSource{Kind: v1alpha1.CopyKindConfigMap, Namespace: "src", Name: "ca-bundle"}
+		for _, tc := range []struct {
+			name string
+			spec v1alpha1.SecretSyncSpec
+			want string
+		}{
+			{"a ConfigMap source", v1alpha1.SecretSyncSpec{Source: cm}, ""},
+			{"a ConfigMap source with keys and a renamed copy", v1alpha1.SecretSyncSpec{Source: cm, Target: v1alpha1.SecretSyncTarget{Name: "trust"},
+				Keys: &v1alpha1.SecretSyncKeys{Include: []string{"ca.crt"}}}, ""},
+			{"a type on a ConfigMap source", v1alpha1.SecretSyncSpec{Source: func() v1alpha1.SecretSyncSource { s := cm; s.Type = "Opaque"; return s }()},
+				"source.type selects Secrets by type: a ConfigMap has none"},
+			{"imagePullSecretFor with ConfigMaps", v1alpha1.SecretSyncSpec{Source: cm, ImagePullSecretFor: []string{"default"}},
+				"imagePullSecretFor needs Secret copies"},
+			{"an unknown kind", v1alpha1.SecretSyncSpec{Source: func() v1alpha1.SecretSyncSource { s := cm; s.Kind = "Pod"; return s }()},
+				`supported values: "Secret", "ConfigMap"`},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				e.n++
+				err := e.c.Create(e.ctx, &v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("ss-%d", e.n)}, Spec: tc.spec}, client.DryRunAll)
+				if tc.want == "" {
+					if err != nil {
+						t.Fatalf("refused: %v", err)
+					}
+					return
+				}
+				checkRefusal(t, err, tc.want)
+			})
+		}
+		t.Run("source.kind cannot change", func(t *testing.T) {
+			ss := &v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: "kind-change"}, Spec: v1alpha1.SecretSyncSpec{
+				Source: v1alpha1.SecretSyncSource{Namespace: "src", Name: "creds"}}}
+			if err := e.c.Create(e.ctx, ss); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = e.c.Delete(e.ctx, ss) })
+			if ss.Spec.Source.Kind != v1alpha1.CopyKindSecret {
+				t.Errorf("source.kind defaulted to %q, want Secret", ss.Spec.Source.Kind)
+			}
+			ss.Spec.Source.Kind = v1alpha1.CopyKindConfigMap
+			checkRefusal(t, e.c.Update(e.ctx, ss), "source.kind cannot change")
+		})
+	})
+	t.Run("CopyRequest", func(t *testing.T) {
+		for _, tc := range []struct {
+			name string
+			spec v1alpha1.CopyRequestSpec
+			want string
+		}{
+			{"a Secret", v1alpha1.CopyRequestSpec{Source: v1alpha1.CopyRequestSource{Namespace: "platform", Name: "harbor-pull"}, Name: "regcred"}, ""},
+			{"a ConfigMap", v1alpha1.CopyRequestSpec{Source: v1alpha1.CopyRequestSource{Kind: v1alpha1.CopyKindConfigMap, Namespace: "platform", Name: "ca-bundle"}}, ""},
+			{"no source name", v1alpha1.CopyRequestSpec{Source: v1alpha1.CopyRequestSource{Namespace: "platform"}}, "spec.source.name"},
+			{"no source namespace", v1alpha1.CopyRequestSpec{Source: v1alpha1.CopyRequestSource{Name: "x"}}, "spec.source.namespace"},
+			{"a bad copy name", v1alpha1.CopyRequestSpec{Source: v1alpha1.CopyRequestSource{Namespace: "platform", Name: "x"}, Name: "Reg_Cred"}, "spec.name"},
+			{"an unknown kind", v1alpha1.CopyRequestSpec{Source: v1alpha1.CopyRequestSource{Kind: "Pod", Namespace: "platform", Name: "x"}}, `supported values: "Secret", "ConfigMap"`},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				e.n++
+				err := e.c.Create(e.ctx, &v1alpha1.CopyRequest{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cr-%d", e.n), Namespace: "default"}, Spec: tc.spec}, client.DryRunAll)
+				if tc.want == "" {
+					if err != nil {
+						t.Fatalf("refused: %v", err)
+					}
+					return
+				}
+				checkRefusal(t, err, tc.want)
+			})
+		}
+	})
 }
 
 // atScheduleCases are At spec.schedule strings: "" for accepted, else a fragment of the refusal.

@@ -429,6 +429,10 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 		if err := r.SetupWithManager(ctx, mgr, 4); err != nil {
 			return nil, fmt.Errorf("setting up %s: %w", secretsync.Name, err)
 		}
+		// Pull mode (CopyRequests) is part of the secretsync controller.
+		if _, err := secretsync.SetupRequestController(ctx, mgr, 2); err != nil {
+			return nil, err
+		}
 		for _, d := range []secretsync.Default{o.defaultSync, o.pullSecretSync} {
 			if d.Name == "" {
 				continue

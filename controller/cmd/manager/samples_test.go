@@ -180,7 +180,27 @@ func TestSamplesWork(t *testing.T) {
 			t.Errorf("namespace %s (not labelled) got the TLS certificate", ns)
 		}
 	}
-	for _, name := range []string{"harbor-pull", "wildcard-tls"} {
+	// The CA bundle, a ConfigMap, in the tenants as trust-bundle; the pulled token in team-c.
+	eventually(t, func() string { return "the CA bundle is not in team-a and team-b as trust-bundle" }, func() bool {
+		for _, ns := range []string{"team-a", "team-b"} {
+			cm := &corev1.ConfigMap{}
+			if c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "trust-bundle"}, cm) != nil || cm.Data["ca.crt"] == "" || cm.Annotations["reloader.stakater.com/match"] != "true" {
+				return false
+			}
+		}
+		return true
+	})
+	if err := c.Get(ctx, types.NamespacedName{Namespace: "team-c", Name: "trust-bundle"}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+		t.Errorf("team-c (not a tenant) got the CA bundle: %v", err)
+	}
+	eventually(t, func() string { return "the CopyRequest's copy metrics-token is not in team-c" }, func() bool {
+		return exists("team-c", "metrics-token")
+	})
+	eventually(t, func() string { return "the CopyRequest is not Ready" }, func() bool {
+		cr := &v1alpha1.CopyRequest{}
+		return c.Get(ctx, types.NamespacedName{Namespace: "team-c", Name: "metrics-api-token"}, cr) == nil && metaReady(cr.Status.Conditions)
+	})
+	for _, name := range []string{"harbor-pull", "wildcard-tls", "ca-bundle"} {
 		eventually(t, func() string { return "SecretSync " + name + " is not Ready" }, func() bool {
 			ss := &v1alpha1.SecretSync{}
 			return c.Get(ctx, types.NamespacedName{Name: name}, ss) == nil && metaReady(ss.Status.Conditions)

@@ -1,0 +1,130 @@
+package propagation
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// A ConfigMap travels through the same pure code as a Secret, in a Secret-shaped envelope: the
+// plan, the in-step test, key selection and metadata are one code path for both kinds. The
+// envelope is never written to the API as a Secret; FromConfigMap and ToConfigMap convert at the
+// API edge, and the round trip is lossless.
+
+// TypeConfigMap is the type of an envelope holding a ConfigMap. A ConfigMap has no type, so two
+// envelopes always agree on it and a ConfigMap copy is never replaced for a type change.
+const TypeConfigMap corev1.SecretType = "ops.platform-operators.io/configmap"
+
+// AnnotationBinaryKeys, on an envelope only, lists (comma-separated, sorted) the keys that came
+// from the ConfigMap's binaryData rather than its data. It is never written to a ConfigMap.
+const AnnotationBinaryKeys = "ops.platform-operators.io/binary-keys"
+
+// FromConfigMap returns the envelope of cm: its metadata, data and binaryData in Data, the
+// binaryData keys recorded, its immutability. cm is not modified; the maps are shared, not copied
+// (Desired copies the data it keeps).
+func FromConfigMap(cm *corev1.ConfigMap) *corev1.Secret {
+	s := &corev1.Secret{ObjectMeta: *cm.ObjectMeta.DeepCopy(), Type: TypeConfigMap, Immutable: cm.Immutable}
+	if n := len(cm.Data) + len(cm.BinaryData); n > 0 {
+		s.Data = make(map[string][]byte, n)
+		for k, v := range cm.Data {
+			s.Data[k] = []byte(v)
+		}
+		for k, v := range cm.BinaryData {
+			s.Data[k] = v
+		}
+	}
+	delete(s.Annotations, AnnotationBinaryKeys) // never trust it from the API
+	if len(cm.BinaryData) > 0 {
+		if s.Annotations == nil {
+			s.Annotations = map[string]string{}
+		}
+		s.Annotations[AnnotationBinaryKeys] = strings.Join(slices.Sorted(maps.Keys(cm.BinaryData)), ",")
+	}
+	return s
+}
+
+// ToConfigMap returns the ConfigMap an envelope stands for: the keys listed in
+// AnnotationBinaryKeys in binaryData, the others in data, and the annotation dropped.
+func ToConfigMap(s *corev1.Secret) *corev1.ConfigMap {
+	cm := &corev1.ConfigMap{ObjectMeta: *s.ObjectMeta.DeepCopy(), Immutable: s.Immutable}
+	binary := binaryKeys(s)
+	delete(cm.Annotations, AnnotationBinaryKeys)
+	if len(cm.Annotations) == 0 {
+		cm.Annotations = nil // as the API returns it
+	}
+	for k, v := range s.Data {
+		if binary[k] {
+			if cm.BinaryData == nil {
+				cm.BinaryData = map[string][]byte{}
+			}
+			cm.BinaryData[k] = v
+			continue
+		}
+		if cm.Data == nil {
+			cm.Data = map[string]string{}
+		}
+		cm.Data[k] = string(v)
+	}
+	return cm
+}
+
+// KindName is "ConfigMap" for an envelope and "Secret" otherwise: the kind an object stands for,
+// for messages.
+func KindName(s *corev1.Secret) string {
+	if s.Type == TypeConfigMap {
+		return "ConfigMap"
+	}
+	return "Secret"
+}
+
+// binaryKeys returns the keys an envelope's AnnotationBinaryKeys lists.
+func binaryKeys(s *corev1.Secret) map[string]bool {
+	v := s.Annotations[AnnotationBinaryKeys]
+	if v == "" {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, k := range strings.Split(v, ",") {
+		out[k] = true
+	}
+	return out
+}
+
+// ApplyKeys selects and renames the data of want, the desired copy, per k (see SelectKeys) and
+// carries an envelope's binary-key record through the renames. It returns the keys the source
+// lacks.
+func ApplyKeys(want *corev1.Secret, k Keys) []string {
+	if k.IsZero() {
+		return nil
+	}
+	binary := binaryKeys(want)
+	if binary != nil {
+		// The same selection over a map of flags tells, for every key of the copy, whether the
+		// source key it came from was binary.
+		flags := make(map[string][]byte, len(want.Data))
+		for key := range want.Data {
+			flags[key] = []byte{0}
+			if binary[key] {
+				flags[key] = []byte{1}
+			}
+		}
+		selected, _ := SelectKeys(flags, k)
+		var kept []string
+		for key, f := range selected {
+			if f[0] == 1 {
+				kept = append(kept, key)
+			}
+		}
+		if len(kept) == 0 {
+			delete(want.Annotations, AnnotationBinaryKeys)
+		} else {
+			slices.Sort(kept)
+			want.Annotations[AnnotationBinaryKeys] = strings.Join(kept, ",")
+		}
+	}
+	data, missing := SelectKeys(want.Data, k)
+	want.Data = data
+	return missing
+}

@@ -1,0 +1,35 @@
+package propagation
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Offered reports whether src (a Secret or a ConfigMap's envelope) is offered to namespace: its
+// owner set LabelOffer "true" and AnnotationOfferNamespaces lists the namespace, by name or glob.
+// Both are needed: the label makes the offer visible to the manager's cache, the annotation
+// says to whom. A source being deleted is offered to nobody.
+func Offered(src *corev1.Secret, namespace string) bool {
+	if src == nil || src.DeletionTimestamp != nil || src.Labels[LabelOffer] != "true" {
+		return false
+	}
+	var patterns []string
+	for _, p := range strings.Split(src.Annotations[AnnotationOfferNamespaces], ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			patterns = append(patterns, p)
+		}
+	}
+	return MatchesAny(patterns, namespace)
+}
+
+// Requested is the copy of src that a CopyRequest named request asks for in namespace, under
+// name: Desired's data, type and immutability, marked with LabelCopyRequest instead of
+// LabelSecretSync. Nothing of the source's metadata travels, the offer included.
+func Requested(src *corev1.Secret, namespace, name, request string) *corev1.Secret {
+	cp := Desired(src, namespace, "")
+	cp.Name = name
+	delete(cp.Labels, LabelSecretSync)
+	cp.Labels[LabelCopyRequest] = request
+	return cp
+}

@@ -1,0 +1,342 @@
+package secretsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/propagation"
+)
+
+// +kubebuilder:rbac:groups=ops.platform-operators.io,resources=copyrequests,verbs=get;list;watch
+// +kubebuilder:rbac:groups=ops.platform-operators.io,resources=copyrequests/status,verbs=get;update;patch
+
+// RequestControllerName names the CopyRequest controller in logs and metrics. It runs with the
+// secretsync controller (--controllers=secretsync): pull mode is the same copy, asked for by a
+// tenant.
+const RequestControllerName = "copyrequest"
+
+// requestSourceIndex indexes CopyRequests by the source they name ("Kind/namespace/name").
+const requestSourceIndex = "spec.source"
+
+// RequestReconciler brings the copy a CopyRequest asks for in step, or refuses it.
+//
+// Threat model (docs/secretsync.md): the tenant who writes a CopyRequest has namespaced RBAC
+// only. The copy lands in the CopyRequest's own namespace and only when the source carries the
+// owner's offer for that namespace; a source that does not exist and one that is not offered get
+// the same answer, so a request cannot probe for names; no object the add-on does not manage is
+// ever written; the copy holds the source's data and nothing of its metadata.
+type RequestReconciler struct {
+	Clock  clock.PassiveClock
+	Client client.Client
+	// APIReader reads past the caches: to look at an object we do not manage (a conflict).
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	// Offered caches the Secrets and ConfigMaps that carry the offer label, cluster-wide, and
+	// nothing else; Copies caches the copies made for CopyRequests. Both are built by
+	// NewRequestCaches.
+	Offered, Copies cache.Cache
+	// ConflictRecheck is how soon a request whose target is held by someone else looks again
+	// (zero: DefaultConflictRecheck); RejectedRecheck the same for a copy the API refused.
+	ConflictRecheck, RejectedRecheck time.Duration
+
+	unmanaged sync.Map
+}
+
+// NewRequestCaches builds the two label-selected caches of the CopyRequest controller.
+func NewRequestCaches(mgr ctrl.Manager) (offered, copies cache.Cache, err error) {
+	build := func(label string) (cache.Cache, error) {
+		req, err := labels.NewRequirement(label, selection.Exists, nil)
+		if err != nil {
+			return nil, err
+		}
+		sel := labels.NewSelector().Add(*req)
+		return cache.New(mgr.GetConfig(), cache.Options{
+			Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
+			DefaultTransform: cache.TransformStripManagedFields(),
+			ByObject: map[client.Object]cache.ByObject{
+				&corev1.Secret{}:    {Label: sel},
+				&corev1.ConfigMap{}: {Label: sel},
+			},
+		})
+	}
+	if offered, err = build(propagation.LabelOffer); err != nil {
+		return nil, nil, err
+	}
+	if copies, err = build(propagation.LabelCopyRequest); err != nil {
+		return nil, nil, err
+	}
+	for _, c := range []cache.Cache{offered, copies} {
+		if err := mgr.Add(c); err != nil {
+			return nil, nil, err
+		}
+	}
+	return offered, copies, nil
+}
+
+// SetupWithManager wires the controller: CopyRequests, the offered sources and the copies.
+func (r *RequestReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, workers int) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.CopyRequest{}, requestSourceIndex, func(o client.Object) []string {
+		return []string{requestSourceKey(o.(*v1alpha1.CopyRequest).Spec.Source)}
+	}); err != nil {
+		return err
+	}
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named(RequestControllerName).
+		For(&v1alpha1.CopyRequest{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers})
+	for _, kind := range kinds {
+		b = b.WatchesRawSource(source.Kind[client.Object](r.Offered, kind.object(), handler.EnqueueRequestsFromMapFunc(r.forSource(kind)))).
+			WatchesRawSource(source.Kind[client.Object](r.Copies, kind.object(), handler.EnqueueRequestsFromMapFunc(forRequestCopy)))
+	}
+	return b.Complete(r)
+}
+
+func requestSourceKey(s v1alpha1.CopyRequestSource) string {
+	kind := s.Kind
+	if kind == "" {
+		kind = v1alpha1.CopyKindSecret
+	}
+	return string(kind) + "/" + s.Namespace + "/" + s.Name
+}
+
+// forSource maps an offered source to the CopyRequests that name it.
+func (r *RequestReconciler) forSource(kind *objectKind) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		list := &v1alpha1.CopyRequestList{}
+		key := requestSourceKey(v1alpha1.CopyRequestSource{Kind: kind.name, Namespace: o.GetNamespace(), Name: o.GetName()})
+		if err := r.Client.List(ctx, list, client.MatchingFields{requestSourceIndex: key}, client.UnsafeDisableDeepCopy); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Listing CopyRequests to map an event failed; it waits for the next resync", "source", key)
+			return nil
+		}
+		out := make([]reconcile.Request, 0, len(list.Items))
+		for i := range list.Items {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+		return out
+	}
+}
+
+// forRequestCopy maps a copy to the CopyRequest named by its label, in its namespace.
+func forRequestCopy(_ context.Context, o client.Object) []reconcile.Request {
+	if n := o.GetLabels()[propagation.LabelCopyRequest]; n != "" {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: n}}}
+	}
+	return nil
+}
+
+// requestOutcome is what a CopyRequest reconcile found and did.
+type requestOutcome struct {
+	reason, message string
+	copy            string
+	wrote           bool
+	requeueAfter    time.Duration
+	err             error
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *RequestReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	cr := &v1alpha1.CopyRequest{}
+	if err := r.Client.Get(ctx, req.NamespacedName, cr); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		// Gone: its copies go now (the garbage collector would, through their owner
+		// reference, but it may be slow or, in a test bed, absent).
+		out := r.sync(ctx, req.NamespacedName, nil, nil)
+		return ctrl.Result{RequeueAfter: out.requeueAfter}, out.err
+	}
+	if !cr.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil // the garbage collector takes the copies with it
+	}
+
+	kind := kindOf(cr.Spec.Source.Kind)
+	name := cr.Spec.Name
+	if name == "" {
+		name = cr.Spec.Source.Name
+	}
+	srcKey := types.NamespacedName{Namespace: cr.Spec.Source.Namespace, Name: cr.Spec.Source.Name}
+	var src *corev1.Secret
+	obj := kind.object()
+	switch err := r.Offered.Get(ctx, srcKey, obj); {
+	case err == nil:
+		src = kind.wrap(obj)
+	case !apierrors.IsNotFound(err):
+		return ctrl.Result{}, err
+	}
+	var want *corev1.Secret
+	if propagation.Offered(src, cr.Namespace) {
+		want = propagation.Requested(src, cr.Namespace, name, cr.Name)
+		want.OwnerReferences = []metav1.OwnerReference{{
+			APIVersion: v1alpha1.GroupVersion.String(), Kind: "CopyRequest", Name: cr.Name, UID: cr.UID, Controller: ptr.To(true),
+		}}
+	}
+	out := r.sync(ctx, req.NamespacedName, want, kind)
+	if want == nil && out.err == nil {
+		// The same answer for a source that does not exist and one not offered here: a
+		// request must not tell a tenant which names exist in a namespace it cannot read.
+		out.reason = "NotOffered"
+		out.message = fmt.Sprintf("%s %s does not exist or is not offered to namespace %s; its owner offers it with the label %s=true and the annotation %s listing this namespace",
+			kind.name, srcKey, cr.Namespace, propagation.LabelOffer, propagation.AnnotationOfferNamespaces)
+	}
+	return r.writeRequestStatus(ctx, cr, out)
+}
+
+// sync brings the copies of the request key in line with want (nil: no copy wanted), for every
+// kind: a copy of the other kind or another name (the spec changed) is deleted.
+func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, want *corev1.Secret, wantKind *objectKind) requestOutcome {
+	var out requestOutcome
+	owner := propagation.Owner{Label: propagation.LabelCopyRequest, Name: key.Name, Kind: "CopyRequest"}
+	w := writer{client: r.Client, reader: r.APIReader, label: propagation.LabelCopyRequest, unmanaged: &r.unmanaged}
+	for _, kind := range kinds {
+		list := kind.list()
+		if err := r.Copies.List(ctx, list, client.InNamespace(key.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+			out.err = err
+			return out
+		}
+		live := map[types.NamespacedName]*corev1.Secret{}
+		var owned, wanted []*corev1.Secret
+		for _, c := range kind.items(list) {
+			live[client.ObjectKeyFromObject(c)] = c
+			if c.Labels[propagation.LabelCopyRequest] == key.Name {
+				owned = append(owned, c)
+			}
+		}
+		if want != nil && kind == wantKind {
+			wanted = []*corev1.Secret{want}
+		}
+		plan := propagation.ComputeFor(owner, wanted, func(k types.NamespacedName) *corev1.Secret { return live[k] }, owned, false)
+		if len(wanted) == 1 && plan.InStep == 1 {
+			out.copy = want.Name
+		}
+		for _, a := range plan.Actions {
+			if a.Op == propagation.OpConflict {
+				out.reason, out.message, out.requeueAfter = "Conflict", a.Message, r.conflictRecheck()
+				continue
+			}
+			op, err := w.write(ctx, kind, a)
+			var unmanaged *unmanagedError
+			switch {
+			case err == nil:
+				out.wrote = out.wrote || op != ""
+				if a.Want != nil {
+					out.copy = a.Want.Name
+				}
+			case errors.As(err, &unmanaged):
+				out.reason, out.message, out.requeueAfter = "Conflict", unmanaged.Error(), r.conflictRecheck()
+			case apierrors.IsConflict(err) || apierrors.IsNotFound(err) || apierrors.IsAlreadyExists(err):
+				out.requeueAfter = time.Second // a stale cache: the event that follows brings us back
+			case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+				// The namespace, and the request with it, is going away.
+			default:
+				if reason, ok := rejectionReason(err); ok {
+					out.reason, out.message, out.requeueAfter = reason, fmt.Sprintf("the API server rejected the %s of the copy: %v", a.Op, err), r.rejectedRecheck()
+					continue
+				}
+				out.reason, out.message = "WriteFailed", fmt.Sprintf("%s: %v", a.Op, err)
+				out.err = err
+			}
+		}
+	}
+	return out
+}
+
+func (r *RequestReconciler) conflictRecheck() time.Duration {
+	if r.ConflictRecheck > 0 {
+		return r.ConflictRecheck
+	}
+	return DefaultConflictRecheck
+}
+
+func (r *RequestReconciler) rejectedRecheck() time.Duration {
+	if r.RejectedRecheck > 0 {
+		return r.RejectedRecheck
+	}
+	return DefaultRejectedRecheck
+}
+
+// writeRequestStatus records the outcome in status (only when it changed) and tells the tenant
+// about a new refusal with a Warning Event.
+func (r *RequestReconciler) writeRequestStatus(ctx context.Context, cr *v1alpha1.CopyRequest, out requestOutcome) (ctrl.Result, error) {
+	st := cr.Status.DeepCopy()
+	st.ObservedGeneration = cr.Generation
+	cond := metav1.Condition{Type: ConditionReady, Status: metav1.ConditionTrue, Reason: "Copied", ObservedGeneration: cr.Generation,
+		Message: fmt.Sprintf("%s %s/%s is in step with %s/%s", cr.Spec.Source.Kind, cr.Namespace, out.copy, cr.Spec.Source.Namespace, cr.Spec.Source.Name)}
+	st.Copy = out.copy
+	if out.reason != "" {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, out.reason, out.message
+		st.Copy = ""
+	} else if out.copy == "" {
+		// Written now but not yet seen in step (or a retry is due): say so, not Copied.
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "Progressing", "the copy is being written"
+	}
+	if out.wrote {
+		now := metav1.NewTime(r.now())
+		st.LastSyncTime = &now
+	}
+	before := meta.FindStatusCondition(cr.Status.Conditions, ConditionReady)
+	meta.SetStatusCondition(&st.Conditions, cond)
+	if !equality.Semantic.DeepEqual(st, &cr.Status) {
+		patch := client.MergeFrom(cr.DeepCopy())
+		cr.Status = *st
+		if err := r.Client.Status().Patch(ctx, cr, patch); err != nil && !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		if cond.Status == metav1.ConditionFalse && cond.Reason != "Progressing" && (before == nil || before.Reason != cond.Reason) {
+			r.Recorder.Eventf(cr, nil, corev1.EventTypeWarning, cond.Reason, "Copy", "%s", cond.Message)
+		}
+	}
+	if out.err != nil {
+		return ctrl.Result{}, out.err
+	}
+	if out.copy == "" && out.reason == "" && out.requeueAfter == 0 {
+		out.requeueAfter = time.Second
+	}
+	return ctrl.Result{RequeueAfter: out.requeueAfter}, nil
+}
+
+func (r *RequestReconciler) now() time.Time {
+	if r.Clock == nil {
+		return time.Now()
+	}
+	return r.Clock.Now()
+}
+
+// SetupRequestController builds the CopyRequest controller as the manager runs it: its two
+// caches, the manager's client and event recorder.
+func SetupRequestController(ctx context.Context, mgr ctrl.Manager, workers int) (*RequestReconciler, error) {
+	offered, copies, err := NewRequestCaches(mgr)
+	if err != nil {
+		return nil, fmt.Errorf("building the %s caches: %w", RequestControllerName, err)
+	}
+	r := &RequestReconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(RequestControllerName),
+		Offered: offered, Copies: copies,
+	}
+	if err := r.SetupWithManager(ctx, mgr, workers); err != nil {
+		return nil, fmt.Errorf("setting up %s: %w", RequestControllerName, err)
+	}
+	return r, nil
+}
