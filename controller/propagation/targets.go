@@ -45,8 +45,14 @@ func MatchesAny(patterns []string, name string) bool {
 	return false
 }
 
-// SourceMatches reports whether a Secret of the source namespace is a source: it has the given
-// name (or the selector matches its labels) and, when typ is set, that type.
+// RootCAConfigMap is the ConfigMap kube-controller-manager publishes into every namespace. A
+// selector never picks it as a source: every target already holds its own, so each copy would
+// be a conflict.
+const RootCAConfigMap = "kube-root-ca.crt"
+
+// SourceMatches reports whether a Secret of the source namespace (or a ConfigMap's envelope) is a
+// source: it has the given name (or the selector matches its labels) and, when typ is set, that
+// type.
 func SourceMatches(s *corev1.Secret, name string, selector labels.Selector, typ corev1.SecretType) bool {
 	if s.DeletionTimestamp != nil {
 		return false
@@ -56,6 +62,9 @@ func SourceMatches(s *corev1.Secret, name string, selector labels.Selector, typ 
 	}
 	if name != "" {
 		return s.Name == name
+	}
+	if s.Type == TypeConfigMap && s.Name == RootCAConfigMap {
+		return false
 	}
 	return selector != nil && selector.Matches(labels.Set(s.Labels))
 }

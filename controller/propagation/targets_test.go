@@ -260,6 +260,24 @@ func TestSourceMatches(t *testing.T) {
 			want:    true,
 		},
 		{
+			name:     "a selector never picks the root CA ConfigMap every namespace has",
+			secret:   FromConfigMap(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: srcNS, Name: RootCAConfigMap}}),
+			selector: emptyLabelSelector,
+			want:     false,
+		},
+		{
+			name:     "a selector picks other ConfigMaps",
+			secret:   FromConfigMap(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: srcNS, Name: "ca-bundle"}}),
+			selector: emptyLabelSelector,
+			want:     true,
+		},
+		{
+			name:     "a Secret named like the root CA ConfigMap is not one",
+			secret:   secret(srcNS, RootCAConfigMap),
+			selector: emptyLabelSelector,
+			want:     true,
+		},
+		{
 			name:    "a Secret with another name does not match",
 			secret:  secret(srcNS, "registry-creds-old"),
 			srcName: credsName,
