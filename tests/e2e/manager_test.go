@@ -68,10 +68,10 @@ func TestManager(t *testing.T) {
 			if _, err := sa.CoreV1().Pods(podWatcherNamespace).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
 				t.Fatalf("listing pods, which the chart grants: %v", err)
 			}
-			// Not granted by the chart: ConfigMaps (no controller reads them) and writing namespaces.
-			_, err = sa.CoreV1().ConfigMaps("kube-system").List(ctx, metav1.ListOptions{Limit: 1})
+			// Not granted by the chart: Deployments (no controller reads them) and writing namespaces.
+			_, err = sa.AppsV1().Deployments("kube-system").List(ctx, metav1.ListOptions{Limit: 1})
 			if !apierrors.IsForbidden(err) {
-				t.Fatalf("listing configmaps in kube-system: err = %v, want Forbidden", err)
+				t.Fatalf("listing deployments in kube-system: err = %v, want Forbidden", err)
 			}
 			err = sa.CoreV1().Namespaces().Delete(ctx, "default", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
 			if !apierrors.IsForbidden(err) {
