@@ -118,8 +118,9 @@ bench: tools ## Benchmarks on a kwok cluster (manager vs a bare-client floor); w
 
 ##@ Build and generate
 
-# The chart `make test-ct` upgrades from: the last commit before the manager pods got their
-# component label (the Deployment selector is immutable, so that upgrade path is tested).
+# The release `make test-ct` upgrades from (that revision's chart with the manager image built from
+# that revision): the last commit before the manager pods got their component label (the Deployment
+# selector is immutable, so that upgrade path is tested).
 CHART_UPGRADE_FROM ?= 9745751
 
 .PHONY: tools

@@ -236,27 +236,43 @@ func chartTesting(ctx context.Context, c config) error {
 	return upgradeFromRevision(ctx, c, k, cs, dir, imageValues)
 }
 
-// upgradeFromRevision installs the chart as it was at git revision c.upgradeFrom, then upgrades to
-// the working tree's chart with the same values, as a user's `helm upgrade` does.
+// upgradeFromRevision installs the release as a user has it at git revision c.upgradeFrom (that
+// revision's chart with the manager image built from that revision's code), then upgrades it to the
+// working tree's chart and image with the same values, as a user's `helm upgrade` does. The old
+// chart never runs the new image: a newer manager may need RBAC or CRDs the old chart lacks.
 func upgradeFromRevision(ctx context.Context, c config, k testbed.Kind, cs kubernetes.Interface, dir string, image map[string]any) error {
 	old := filepath.Join(dir, "previous")
 	if err := os.MkdirAll(old, 0o755); err != nil {
 		return err
 	}
-	archive := exec.CommandContext(ctx, "sh", "-c", `git -C "$1" archive "$2" charts/platform-operators | tar -x -C "$3"`, "sh", c.root, c.upgradeFrom, old)
+	archive := exec.CommandContext(ctx, "sh", "-c", `git -C "$1" archive "$2" | tar -x -C "$3"`, "sh", c.root, c.upgradeFrom, old)
 	if out, err := archive.CombinedOutput(); err != nil {
 		return fmt.Errorf("git archive %s: %w: %s", c.upgradeFrom, err, out)
 	}
+	const oldImage = "platform-operators/manager:previous"
+	tar := filepath.Join(dir, "previous.tar")
+	step("make image-tar at %s (IMAGE=%s), kind load image-archive", c.upgradeFrom, oldImage)
+	mk := exec.CommandContext(ctx, "make", "--no-print-directory", "-C", old, "image-tar", "IMAGE="+oldImage, "IMAGE_TAR="+tar,
+		"BIN="+filepath.Join(old, "bin"), "VERSION="+c.upgradeFrom, "COMMIT="+c.upgradeFrom)
+	mk.Stdout, mk.Stderr = os.Stderr, os.Stderr
+	if err := mk.Run(); err != nil {
+		return fmt.Errorf("make image-tar at %s: %w", c.upgradeFrom, err)
+	}
+	if err := k.LoadImageArchive(ctx, tar); err != nil {
+		return err
+	}
+	repo, tag, _ := strings.Cut(oldImage, ":")
+	previousImage := map[string]any{"registry": "", "repository": repo, "tag": tag, "pullPolicy": "Never"}
 	// Named as the chart, so the Deployment is named the same (its full name).
 	const ns, name = "po-upgrade", "platform-operators"
-	vals := func() map[string]any {
+	vals := func(image map[string]any) map[string]any {
 		// The secretsync namespace is there already (kept by the ct installs); the chart at an
 		// older revision would try to take it over.
 		return map[string]any{"image": image, "replicaCount": 2, "crds": map[string]any{"keep": false},
 			"secretSync": map[string]any{"default": map[string]any{"createSourceNamespace": false}}}
 	}
 	r := testbed.Release{Name: name, Namespace: ns, Kubeconfig: k.Kubeconfig}
-	r.ChartDir, r.Values = filepath.Join(old, "charts", "platform-operators"), vals()
+	r.ChartDir, r.Values = filepath.Join(old, "charts", "platform-operators"), vals(previousImage)
 	step("helm upgrade -i %s: the chart at %s", name, c.upgradeFrom)
 	if _, err := testbed.UpgradeInstall(r, nil); err != nil {
 		return err
@@ -265,8 +281,8 @@ func upgradeFromRevision(ctx context.Context, c config, k testbed.Kind, cs kuber
 	if err != nil {
 		return err
 	}
-	r.ChartDir, r.Values = filepath.Join(c.root, "charts", "platform-operators"), vals()
-	step("helm upgrade %s: the working tree's chart", name)
+	r.ChartDir, r.Values = filepath.Join(c.root, "charts", "platform-operators"), vals(image)
+	step("helm upgrade %s: the working tree's chart and image", name)
 	if _, err := testbed.UpgradeInstall(r, nil); err != nil {
 		return fmt.Errorf("upgrading from the chart at %s: %w", c.upgradeFrom, err)
 	}

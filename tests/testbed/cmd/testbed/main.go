@@ -7,7 +7,7 @@
 //	testbed up --provider kwok [--values FILE]...  kwok cluster + chart + manager as a local process
 //	                                               with the chart's ServiceAccount (where no container runs)
 //	testbed down                                   delete the cluster, stop the registry or manager, remove .cluster/
-//	testbed ct --upgrade-from REF                  `ct install` and an upgrade from the chart at REF, on kind
+//	testbed ct --upgrade-from REF                  `ct install` and an upgrade from the release at REF (its chart and image), on kind
 //
 // Everything `up` makes lives under .cluster/ in the repository: kubeconfig (admin), and for kind
 // registry/ (config, htpasswd, storage, log, pid, password); for kwok manager.kubeconfig (the
@@ -70,7 +70,7 @@ func main() {
 	fs.DurationVar(&c.tokenTTL, "token-ttl", 24*time.Hour, "Lifetime of the manager's ServiceAccount token; `make up` again renews it.")
 	fs.StringVar(&c.provider, "provider", "kind", "Cluster for `up`: kind (real nodes, the manager in-cluster) or kwok (fake nodes, the manager as a local process).")
 	fs.IntVar(&c.workers, "workers", 0, "kind worker nodes besides the control plane (0: one node runs everything).")
-	fs.StringVar(&c.upgradeFrom, "upgrade-from", "", "ct: git revision whose chart is installed and then upgraded to the working tree's.")
+	fs.StringVar(&c.upgradeFrom, "upgrade-from", "", "ct: git revision whose chart and manager image are installed and then upgraded to the working tree's.")
 	_ = fs.Parse(os.Args[2:])
 	root, err := filepath.Abs(c.root)
 	if err != nil {
