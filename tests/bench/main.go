@@ -49,12 +49,15 @@ func main() {
 	var o secretSyncOptions
 	var so schedulingOptions
 	var ho handoverOptions
+	var sc scaleOptions
 	root := repoRoot()
 	out := flag.String("out", filepath.Join(root, "docs", "benchmarks.md"), "Markdown file the results are written into.")
 	flag.IntVar(&o.namespaces, "namespaces", 1000, "Target namespaces.")
 	flag.IntVar(&o.samples, "samples", 50, "Samples for the latency percentiles.")
 	flag.IntVar(&o.workers, "floor-workers", 32, "Concurrent writers of the floor client (the manager's --secretsync-workers default is the same).")
-	scenarios := flag.String("scenarios", "secretsync,scheduling", "Benchmarks to run, comma-separated: secretsync, scheduling, handover (not in make bench: it takes long to populate).")
+	scenarios := flag.String("scenarios", "secretsync,scheduling", "Benchmarks to run, comma-separated: secretsync, scheduling, scale (the fan-out at growing namespace counts), handover (not in make bench: it takes long to populate).")
+	scalePoints := flag.String("scale-namespaces", "1000,3000,10000", "Target namespaces at each step of the scale benchmark, ascending.")
+	flag.IntVar(&sc.samples, "scale-samples", 20, "New-namespace latency samples per step of the scale benchmark.")
 	flag.IntVar(&so.objects, "scheduled-objects", 1000, "ScheduledJobs, and as many CronJobs, firing every minute.")
 	flag.IntVar(&so.minutes, "scheduled-minutes", 5, "Slots (minutes) measured.")
 	flag.BoolVar(&so.together, "scheduled-together", false, "Run ScheduledJobs and CronJobs at the same time instead of one after the other.")
@@ -77,6 +80,13 @@ func main() {
 		o.unrelated = append(o.unrelated, n)
 	}
 
+	for _, f := range strings.Split(*scalePoints, ",") {
+		var n int
+		if _, err := fmt.Sscan(f, &n); err != nil {
+			fail(fmt.Errorf("-scale-namespaces: %w", err))
+		}
+		sc.points = append(sc.points, n)
+	}
 	so.kinds = strings.Split(*kinds, ",")
 	ho.cases = strings.Split(*cases, ",")
 	for _, c := range ho.cases {
@@ -97,8 +107,8 @@ func main() {
 	wrote := false
 	err = func() error {
 		defer e.teardown()
-		for _, sc := range strings.Split(*scenarios, ",") {
-			switch sc {
+		for _, scenario := range strings.Split(*scenarios, ",") {
+			switch scenario {
 			case "secretsync":
 				res, err := runSecretSync(ctx, e, o)
 				if err != nil {
@@ -117,6 +127,16 @@ func main() {
 					return err
 				}
 				wrote = true
+			case "scale":
+				sc.workers = o.workers
+				pts, err := runScale(ctx, e, sc)
+				if err != nil {
+					return err
+				}
+				if err := writeScaleReport(*out, filepath.Join(root, "docs", "img"), pts, cmd); err != nil {
+					return err
+				}
+				wrote = true
 			case "handover":
 				res, err := runHandover(ctx, e, ho)
 				if err != nil {
@@ -127,7 +147,7 @@ func main() {
 				}
 				fmt.Printf("handover results written to %s\n", *handoverOut)
 			default:
-				return fmt.Errorf("unknown scenario %q", sc)
+				return fmt.Errorf("unknown scenario %q", scenario)
 			}
 		}
 		return nil

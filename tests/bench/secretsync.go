@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -518,11 +519,13 @@ func runFloor(ctx context.Context, cs kubernetes.Interface, o secretSyncOptions,
 		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: nsName(i), Name: name, Labels: map[string]string{floorLabel: name}}, Type: corev1.SecretTypeOpaque, Data: payload(version)}
 	}
 	timed := func(version string, write func(ctx context.Context, i int) error) (time.Duration, error) {
+		c0 := sampleCPU()
 		t0 := time.Now()
 		if err := parallel(ctx, o.namespaces, o.workers, write); err != nil {
 			return 0, err
 		}
-		last, err := obs.waitAll(ctx, version, o.namespaces, time.Minute)
+		last, err := obs.waitAll(ctx, version, o.namespaces, 5*time.Minute)
+		logf("floor (%s) %s: %s", name, version, cpuSummary(c0, sampleCPU(), runtime.NumCPU()))
 		return last.Sub(t0), err
 	}
 	create, err := timed(name+"-1", func(ctx context.Context, i int) error {

@@ -1,0 +1,282 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"image/color"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/platform-operators/platform-operators/controller/propagation"
+)
+
+// scaleOptions shape the scale sweep: the SecretSync fan-out at growing namespace counts, each
+// measured beside its floor in the same run.
+type scaleOptions struct {
+	points  []int // target namespaces at each step, ascending
+	samples int   // new-namespace latency samples per step
+	workers int   // the floor's concurrent writers
+}
+
+// scalePoint is one step of the sweep.
+type scalePoint struct {
+	namespaces                                       int
+	floorCreate, floorUpdate, oursCreate, oursUpdate time.Duration
+	newNamespace                                     []time.Duration
+	rssMiB                                           float64
+	// createCPU is the machine's CPU split during the manager's new-source fan-out.
+	createCPU string
+}
+
+var secretSyncGVR = schema.GroupVersionResource{Group: "ops.platform-operators.io", Version: "v1alpha1", Resource: "secretsyncs"}
+
+// runScale grows the target namespaces to each point in turn and measures, at each: the floor
+// (before and after, the faster kept), a new SecretSync's fan-out of a new source and of its
+// update, the new-namespace → copy latency, and the manager's RSS. Each step's SecretSync is
+// deleted (and its copies with it) before the next.
+func runScale(ctx context.Context, e *env, so scaleOptions) ([]scalePoint, error) {
+	cs := e.cs
+	dyn, err := dynamic.NewForConfig(e.admin)
+	if err != nil {
+		return nil, err
+	}
+	// Alone on the cluster: the secretsync scenario's SecretSync would copy into the namespaces
+	// created here too.
+	if err := dyn.Resource(secretSyncGVR).Delete(ctx, benchSync, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: sourceNS}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, err
+	}
+	have := 0
+	var out []scalePoint
+	for _, n := range so.points {
+		logf("scale: growing to %d target namespaces", n)
+		if err := parallel(ctx, n, 64, func(ctx context.Context, i int) error {
+			_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: nsName(i), Labels: map[string]string{targetLabel: "true"}}}, metav1.CreateOptions{})
+			if apierrors.IsAlreadyExists(err) {
+				return nil
+			}
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		have = max(have, n)
+		if err := settle(ctx, cs, have); err != nil {
+			return nil, err
+		}
+		p := scalePoint{namespaces: n}
+		var floor secretSyncResult
+		o := secretSyncOptions{namespaces: n, workers: so.workers}
+		if err := runFloor(ctx, cs, o, fmt.Sprintf("floor-%d-a", n), &floor); err != nil {
+			return nil, err
+		}
+		if err := scaleManagerRun(ctx, e, dyn, n, so.samples, &p); err != nil {
+			return nil, err
+		}
+		if err := runFloor(ctx, cs, o, fmt.Sprintf("floor-%d-b", n), &floor); err != nil {
+			return nil, err
+		}
+		p.floorCreate, p.floorUpdate = floor.floorCreate, floor.floorUpdate
+		logf("scale %d: create %s vs floor %s (%.2f×), update %s vs floor %s (%.2f×), new namespace p99 %s, RSS %.1f MiB", n,
+			p.oursCreate.Round(time.Millisecond), p.floorCreate.Round(time.Millisecond), p.oursCreate.Seconds()/p.floorCreate.Seconds(),
+			p.oursUpdate.Round(time.Millisecond), p.floorUpdate.Round(time.Millisecond), p.oursUpdate.Seconds()/p.floorUpdate.Seconds(),
+			percentile(p.newNamespace, 0.99), p.rssMiB)
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// scaleManagerRun measures one SecretSync at n target namespaces into p, then deletes it and
+// waits until its copies are gone.
+func scaleManagerRun(ctx context.Context, e *env, dyn dynamic.Interface, n, samples int, p *scalePoint) error {
+	cs := e.cs
+	name := fmt.Sprintf("scale-%d", n)
+	src := fmt.Sprintf("scale-src-%d", n)
+	obs, err := newObserver(ctx, cs, propagation.LabelSecretSync+"="+name)
+	if err != nil {
+		return err
+	}
+	defer obs.close()
+	ss := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "ops.platform-operators.io/v1alpha1", "kind": "SecretSync",
+		"metadata": map[string]any{"name": name},
+		"spec": map[string]any{
+			"source": map[string]any{"namespace": sourceNS, "name": src},
+			"target": map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{targetLabel: "true"}}},
+		},
+	}}
+	if _, err := dyn.Resource(secretSyncGVR).Create(ctx, ss, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	time.Sleep(2 * time.Second)
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: sourceNS, Name: src}, Type: corev1.SecretTypeOpaque, Data: payload("v1")}
+	c0 := sampleCPU()
+	t0 := time.Now()
+	if _, err := cs.CoreV1().Secrets(sourceNS).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	last, err := obs.waitAll(ctx, "v1", n, 10*time.Minute)
+	if err != nil {
+		return err
+	}
+	p.oursCreate = last.Sub(t0)
+	p.createCPU = cpuSummary(c0, sampleCPU(), runtime.NumCPU())
+	logf("manager (%s) v1: %s", name, p.createCPU)
+	time.Sleep(2 * time.Second)
+	secret.Data = payload("v2")
+	c0 = sampleCPU()
+	t0 = time.Now()
+	if _, err := cs.CoreV1().Secrets(sourceNS).Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	if last, err = obs.waitAll(ctx, "v2", n, 10*time.Minute); err != nil {
+		return err
+	}
+	p.oursUpdate = last.Sub(t0)
+	logf("manager (%s) v2: %s", name, cpuSummary(c0, sampleCPU(), runtime.NumCPU()))
+	time.Sleep(2 * time.Second)
+	for i := 0; i < samples; i++ {
+		ns := fmt.Sprintf("scale-%d-new-%03d", n, i)
+		t0 := time.Now()
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{targetLabel: "true"}}}, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		at, err := obs.waitNS(ctx, ns, "v2", 0, 30*time.Second)
+		if err != nil {
+			return err
+		}
+		p.newNamespace = append(p.newNamespace, at.Sub(t0))
+	}
+	time.Sleep(5 * time.Second)
+	if p.rssMiB, _, err = procMemory(e.manager.Cmd.Process.Pid); err != nil {
+		return err
+	}
+	// Clean up: the sample namespaces (terminating ones are never targets), the SecretSync and
+	// its copies, the source.
+	for i := 0; i < samples; i++ {
+		if err := cs.CoreV1().Namespaces().Delete(ctx, fmt.Sprintf("scale-%d-new-%03d", n, i), metav1.DeleteOptions{}); err != nil {
+			return err
+		}
+	}
+	if err := dyn.Resource(secretSyncGVR).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		return err
+	}
+	if err := cs.CoreV1().Secrets(sourceNS).Delete(ctx, src, metav1.DeleteOptions{}); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		left, err := cs.CoreV1().Secrets("").List(ctx, metav1.ListOptions{LabelSelector: propagation.LabelSecretSync + "=" + name, Limit: 1})
+		if err != nil {
+			return err
+		}
+		if len(left.Items) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("copies of %s still there after 5 minutes", name)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// writeScaleReport replaces the scale section of the markdown file and draws its chart.
+func writeScaleReport(path, imgDir string, pts []scalePoint, cmd string) error {
+	if err := os.MkdirAll(imgDir, 0o755); err != nil {
+		return err
+	}
+	if err := drawScale(filepath.Join(imgDir, "secretsync-scale.png"), pts); err != nil {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "## SecretSync at scale\n\n")
+	fmt.Fprintf(&b, "Measured %s on %d cores (%s/%s), kwok cluster, manager as the chart's ServiceAccount with the chart's "+
+		"default values; the namespaces grow from one step to the next, each step's floor is measured in the same run "+
+		"(before and after the manager, the faster kept). Command: `%s`.\n\n",
+		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, cmd)
+	fmt.Fprintf(&b, "| target namespaces | new source: floor / ours | ratio | source update: floor / ours | ratio | new namespace → copy p50 / p99 | manager RSS |\n|---|---|---|---|---|---|---|\n")
+	for _, p := range pts {
+		fmt.Fprintf(&b, "| %d | %s / %s | %.2f× | %s / %s | %.2f× | %s / %s | %.1f MiB |\n", p.namespaces,
+			secs(p.floorCreate), secs(p.oursCreate), p.oursCreate.Seconds()/p.floorCreate.Seconds(),
+			secs(p.floorUpdate), secs(p.oursUpdate), p.oursUpdate.Seconds()/p.floorUpdate.Seconds(),
+			ms(percentile(p.newNamespace, 0.5)), ms(percentile(p.newNamespace, 0.99)), p.rssMiB)
+	}
+	fmt.Fprintf(&b, "\nTargets (issue 14): at 1,000 namespaces the new-source ratio ≤ 1.25×; at 10,000 both ratios ≤ 1.5× and the new-namespace p99 ≤ 100 ms. ")
+	for _, p := range pts {
+		cr, ur, p99 := p.oursCreate.Seconds()/p.floorCreate.Seconds(), p.oursUpdate.Seconds()/p.floorUpdate.Seconds(), percentile(p.newNamespace, 0.99)
+		switch p.namespaces {
+		case 1000:
+			fmt.Fprintf(&b, "1,000: new source %.2f× (%s). ", cr, verdict(cr <= 1.25))
+		case 10000:
+			fmt.Fprintf(&b, "10,000: new source %.2f× (%s), update %.2f× (%s), new namespace p99 %s (%s). ", cr, verdict(cr <= 1.5), ur, verdict(ur <= 1.5), ms(p99), verdict(p99 <= 100*time.Millisecond))
+		}
+	}
+	fmt.Fprintf(&b, "\n\n![SecretSync at scale: ratio to the floor and new-namespace p99 against target namespaces](img/secretsync-scale.png)\n\n")
+	fmt.Fprintf(&b, "Where the time goes: the CPU split while the manager fanned a new source out (cores used in that window, by process):\n\n")
+	for _, p := range pts {
+		fmt.Fprintf(&b, "- %d namespaces: %s\n", p.namespaces, p.createCPU)
+	}
+	fmt.Fprintf(&b, "\nNew-namespace latency: %d samples per step, from the namespace create until its copy is visible through a watch.\n", len(pts[0].newNamespace))
+	return replaceSection(path, "secretsync-scale", b.String())
+}
+
+func drawScale(path string, pts []scalePoint) error {
+	ratio := plot.New()
+	ratio.Title.Text = "SecretSync fan-out: manager / floor"
+	ratio.X.Label.Text = "target namespaces"
+	ratio.Y.Label.Text = "ratio to the bare-client floor"
+	create, update := make(plotter.XYs, len(pts)), make(plotter.XYs, len(pts))
+	lat := plot.New()
+	lat.Title.Text = "New namespace → copy, p99"
+	lat.X.Label.Text = "target namespaces"
+	lat.Y.Label.Text = "ms"
+	p99 := make(plotter.XYs, len(pts))
+	for i, p := range pts {
+		create[i].X, create[i].Y = float64(p.namespaces), p.oursCreate.Seconds()/p.floorCreate.Seconds()
+		update[i].X, update[i].Y = float64(p.namespaces), p.oursUpdate.Seconds()/p.floorUpdate.Seconds()
+		p99[i].X, p99[i].Y = float64(p.namespaces), float64(percentile(p.newNamespace, 0.99).Milliseconds())
+	}
+	for _, s := range []struct {
+		name string
+		xys  plotter.XYs
+		c    color.Color
+	}{{"new source", create, color.RGBA{R: 30, G: 100, B: 200, A: 255}}, {"source update", update, color.RGBA{R: 200, G: 80, B: 30, A: 255}}} {
+		l, pt, err := plotter.NewLinePoints(s.xys)
+		if err != nil {
+			return err
+		}
+		l.Color, pt.Color = s.c, s.c
+		ratio.Add(l, pt)
+		ratio.Legend.Add(s.name, l)
+	}
+	ratio.Y.Min = 0
+	ratio.Legend.Top = true
+	l, pt, err := plotter.NewLinePoints(p99)
+	if err != nil {
+		return err
+	}
+	lat.Add(l, pt)
+	lat.Y.Min = 0
+	const width, height = 12 * vg.Centimeter, 8 * vg.Centimeter
+	img := vgimg.New(2*width, height)
+	left, right := splitHorizontal(draw.New(img), width)
+	ratio.Draw(left)
+	lat.Draw(right)
+	return savePNG(img, path)
+}
