@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -190,6 +193,35 @@ func TestSamplesWork(t *testing.T) {
 		}
 		return true
 	})
+	// The database credential: only the application's keys, host as DB_HOST, in team-a and team-b
+	// (team-* but team-c) as orders-db, with the app.kubernetes.io labels and the Argo CD annotations.
+	eventually(t, func() string { return why }, func() bool {
+		for _, ns := range []string{"team-a", "team-b"} {
+			s := &corev1.Secret{}
+			if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "orders-db"}, s); err != nil {
+				why = fmt.Sprintf("orders-db is not in %s: %v", ns, err)
+				return false
+			}
+			keys := slices.Sorted(maps.Keys(s.Data))
+			switch {
+			case !slices.Equal(keys, []string{"DB_HOST", "password", "username"}):
+				why = fmt.Sprintf("orders-db in %s holds the keys %v, want DB_HOST, password, username", ns, keys)
+			case string(s.Data["DB_HOST"]) != "orders-db.platform.svc":
+				why = fmt.Sprintf("orders-db in %s: DB_HOST is %q", ns, s.Data["DB_HOST"])
+			case s.Labels["app.kubernetes.io/part-of"] != "orders" || s.Labels["platform.example.com/owner"] != "":
+				why = fmt.Sprintf("orders-db in %s: labels %v (want the app.kubernetes.io/* ones only)", ns, s.Labels)
+			case s.Annotations["argocd.argoproj.io/compare-options"] != "IgnoreExtraneous":
+				why = fmt.Sprintf("orders-db in %s: annotations %v", ns, s.Annotations)
+			default:
+				continue
+			}
+			return false
+		}
+		return true
+	})
+	if exists("team-c", "orders-db") {
+		t.Error("team-c (excluded by name) got orders-db")
+	}
 	if err := c.Get(ctx, types.NamespacedName{Namespace: "team-c", Name: "trust-bundle"}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
 		t.Errorf("team-c (not a tenant) got the CA bundle: %v", err)
 	}
@@ -200,7 +232,7 @@ func TestSamplesWork(t *testing.T) {
 		cr := &v1alpha1.CopyRequest{}
 		return c.Get(ctx, types.NamespacedName{Namespace: "team-c", Name: "metrics-api-token"}, cr) == nil && metaReady(cr.Status.Conditions)
 	})
-	for _, name := range []string{"harbor-pull", "wildcard-tls", "ca-bundle"} {
+	for _, name := range []string{"harbor-pull", "wildcard-tls", "ca-bundle", "orders-db"} {
 		eventually(t, func() string { return "SecretSync " + name + " is not Ready" }, func() bool {
 			ss := &v1alpha1.SecretSync{}
 			return c.Get(ctx, types.NamespacedName{Name: name}, ss) == nil && metaReady(ss.Status.Conditions)
