@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,14 +16,17 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/utils/ptr"
 
 	"github.com/platform-operators/platform-operators/controller/propagation"
+	"github.com/platform-operators/platform-operators/tests/testbed"
 )
 
 // scaleOptions shape the scale sweep: the SecretSync fan-out at growing namespace counts, each
@@ -31,6 +35,9 @@ type scaleOptions struct {
 	points  []int // target namespaces at each step, ascending
 	samples int   // new-namespace latency samples per step
 	workers int   // the floor's concurrent writers
+	// At the last step, with its SecretSync's copies in place: the unrelated Secrets, Jobs and
+	// Pods the memory phase adds (0 skips that kind).
+	unrelated, jobs, pods int
 }
 
 // scalePoint is one step of the sweep.
@@ -41,6 +48,15 @@ type scalePoint struct {
 	rssMiB                                           float64
 	// createCPU is the machine's CPU split during the manager's new-source fan-out.
 	createCPU string
+	// memory is the memory phase's rows (the last step only).
+	memory []scaleMemory
+}
+
+// scaleMemory is the manager's memory after a restart with what the cluster holds at that point.
+type scaleMemory struct {
+	what            string
+	rssMiB, heapMiB float64
+	peakMiB         float64
 }
 
 var secretSyncGVR = schema.GroupVersionResource{Group: "ops.platform-operators.io", Version: "v1alpha1", Resource: "secretsyncs"}
@@ -86,7 +102,11 @@ func runScale(ctx context.Context, e *env, so scaleOptions) ([]scalePoint, error
 		if err := runFloor(ctx, cs, o, fmt.Sprintf("floor-%d-a", n), &floor); err != nil {
 			return nil, err
 		}
-		if err := scaleManagerRun(ctx, e, dyn, n, so.samples, &p); err != nil {
+		var memory func() error
+		if n == so.points[len(so.points)-1] {
+			memory = func() error { return scaleMemoryPhase(ctx, e, n, so, &p) }
+		}
+		if err := scaleManagerRun(ctx, e, dyn, n, so.samples, &p, memory); err != nil {
 			return nil, err
 		}
 		if err := runFloor(ctx, cs, o, fmt.Sprintf("floor-%d-b", n), &floor); err != nil {
@@ -102,9 +122,9 @@ func runScale(ctx context.Context, e *env, so scaleOptions) ([]scalePoint, error
 	return out, nil
 }
 
-// scaleManagerRun measures one SecretSync at n target namespaces into p, then deletes it and
-// waits until its copies are gone.
-func scaleManagerRun(ctx context.Context, e *env, dyn dynamic.Interface, n, samples int, p *scalePoint) error {
+// scaleManagerRun measures one SecretSync at n target namespaces into p, runs memory (when set)
+// with its copies in place, then deletes it and waits until its copies are gone.
+func scaleManagerRun(ctx context.Context, e *env, dyn dynamic.Interface, n, samples int, p *scalePoint, memory func() error) error {
 	cs := e.cs
 	name := fmt.Sprintf("scale-%d", n)
 	src := fmt.Sprintf("scale-src-%d", n)
@@ -167,6 +187,11 @@ func scaleManagerRun(ctx context.Context, e *env, dyn dynamic.Interface, n, samp
 	if p.rssMiB, _, err = procMemory(e.manager.Cmd.Process.Pid); err != nil {
 		return err
 	}
+	if memory != nil {
+		if err := memory(); err != nil {
+			return err
+		}
+	}
 	// Clean up: the sample namespaces (terminating ones are never targets), the SecretSync and
 	// its copies, the source.
 	for i := 0; i < samples; i++ {
@@ -193,6 +218,106 @@ func scaleManagerRun(ctx context.Context, e *env, dyn dynamic.Interface, n, samp
 			return fmt.Errorf("copies of %s still there after 5 minutes", name)
 		}
 		time.Sleep(time.Second)
+	}
+}
+
+// scaleMemoryPhase measures the manager's memory after a restart (a cold start lists and
+// reconciles everything) at n namespaces with the SecretSync's n copies, then again as unrelated
+// Secrets (in two halves), Jobs and Pods are added: none of them carries our labels, so none
+// should be cached.
+func scaleMemoryPhase(ctx context.Context, e *env, n int, so scaleOptions, p *scalePoint) error {
+	cs := e.cs
+	measure := func(what string) error {
+		e.stopManager()
+		if err := e.startManager(ctx); err != nil {
+			return err
+		}
+		// Idle: the cold start's reconcile of n targets is done well within this.
+		time.Sleep(20 * time.Second)
+		rss, peak, err := procMemory(e.manager.Cmd.Process.Pid)
+		if err != nil {
+			return err
+		}
+		heap, err := managerHeapMiB(ctx, e)
+		if err != nil {
+			return err
+		}
+		logf("scale memory (%s): RSS %.1f MiB (peak %.1f MiB), heap in use %.1f MiB", what, rss, peak, heap)
+		p.memory = append(p.memory, scaleMemory{what: what, rssMiB: rss, peakMiB: peak, heapMiB: heap})
+		return nil
+	}
+	if err := measure(fmt.Sprintf("%d namespaces, %d copies", n, n)); err != nil {
+		return err
+	}
+	if so.unrelated > 0 {
+		for _, k := range []int{so.unrelated / 2, so.unrelated} {
+			if err := ensureUnrelated(ctx, cs, n, k); err != nil {
+				return err
+			}
+			if err := measure(fmt.Sprintf("+ %d unrelated 2 KiB Secrets", k)); err != nil {
+				return err
+			}
+		}
+	}
+	if so.jobs > 0 || so.pods > 0 {
+		logf("creating %d unrelated Jobs (suspended) and %d Pods", so.jobs, so.pods)
+		if err := parallel(ctx, so.jobs, 64, func(ctx context.Context, i int) error {
+			_, err := cs.BatchV1().Jobs(nsName(i%n)).Create(ctx, unrelatedJob(i), metav1.CreateOptions{})
+			return err
+		}); err != nil {
+			return err
+		}
+		if err := parallel(ctx, so.pods, 64, func(ctx context.Context, i int) error {
+			_, err := cs.CoreV1().Pods(nsName(i%n)).Create(ctx, unrelatedPod(i), metav1.CreateOptions{})
+			return err
+		}); err != nil {
+			return err
+		}
+		if err := measure(fmt.Sprintf("+ %d Jobs and %d Pods", so.jobs, so.pods)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// managerHeapMiB reads go_memstats_heap_inuse_bytes from the manager's metrics.
+func managerHeapMiB(ctx context.Context, e *env) (float64, error) {
+	body, err := testbed.HTTPGet(ctx, "http://"+e.manager.MetricsAddr+"/metrics")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(body, "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "go_memstats_heap_inuse_bytes" {
+			v, err := strconv.ParseFloat(f[1], 64)
+			return v / (1 << 20), err
+		}
+	}
+	return 0, fmt.Errorf("no go_memstats_heap_inuse_bytes in the manager's metrics")
+}
+
+// unrelatedJob is a suspended Job (no pods) that is not ours.
+func unrelatedJob(i int) *batchv1.Job {
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("unrelated-%05d", i)},
+		Spec: batchv1.JobSpec{
+			Suspend: ptr.To(true),
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: "c", Image: "busybox:1.37", Command: []string{"true"}}},
+			}},
+		},
+	}
+}
+
+// unrelatedPod is a Pod that is not ours, bound to no node (kwok runs none for it).
+func unrelatedPod(i int) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("unrelated-%05d", i), Labels: map[string]string{"app": "unrelated"}},
+		Spec: corev1.PodSpec{
+			// A scheduler name nobody serves: the Pod stays Pending without scheduler churn.
+			SchedulerName: "none",
+			Containers:    []corev1.Container{{Name: "c", Image: "busybox:1.37", Command: []string{"sleep", "3600"}}},
+		},
 	}
 }
 
@@ -231,6 +356,16 @@ func writeScaleReport(path, imgDir string, pts []scalePoint, cmd string) error {
 	fmt.Fprintf(&b, "Where the time goes: the CPU split while the manager fanned a new source out (cores used in that window, by process):\n\n")
 	for _, p := range pts {
 		fmt.Fprintf(&b, "- %d namespaces: %s\n", p.namespaces, p.createCPU)
+	}
+	for _, p := range pts {
+		if len(p.memory) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\nManager memory at %d namespaces, after a restart and 20 s idle, as unrelated objects are added (target: RSS ≤ 96 MiB, flat):\n\n", p.namespaces)
+		fmt.Fprintf(&b, "| cluster holds | RSS | peak RSS | Go heap in use |\n|---|---|---|---|\n")
+		for _, m := range p.memory {
+			fmt.Fprintf(&b, "| %s | %.1f MiB | %.1f MiB | %.1f MiB |\n", m.what, m.rssMiB, m.peakMiB, m.heapMiB)
+		}
 	}
 	fmt.Fprintf(&b, "\nNew-namespace latency: %d samples per step, from the namespace create until its copy is visible through a watch.\n", len(pts[0].newNamespace))
 	return replaceSection(path, "secretsync-scale", b.String())

@@ -486,9 +486,12 @@ func unrelatedBlob() []byte {
 }
 
 // settle waits until every target namespace has its default ServiceAccount and the cluster has
-// had a few quiet seconds.
+// had a few quiet seconds. kube-controller-manager's ServiceAccount controller writes at its
+// client's default 20 requests/s, so the wait allows a tenth of a second per namespace (at least
+// two minutes).
 func settle(ctx context.Context, cs kubernetes.Interface, namespaces int) error {
-	deadline := time.Now().Add(2 * time.Minute)
+	wait := max(2*time.Minute, time.Duration(namespaces)*time.Second/10)
+	deadline := time.Now().Add(wait)
 	for {
 		sas, err := cs.CoreV1().ServiceAccounts("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=default"})
 		if err != nil {
@@ -498,9 +501,9 @@ func settle(ctx context.Context, cs kubernetes.Interface, namespaces int) error 
 			break
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("only %d default ServiceAccounts after 2m", len(sas.Items))
+			return fmt.Errorf("only %d default ServiceAccounts of %d after %s", len(sas.Items), namespaces, wait)
 		}
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(time.Second)
 	}
 	time.Sleep(5 * time.Second)
 	return nil
