@@ -68,8 +68,14 @@ func TestParseFlags(t *testing.T) {
 			}
 		}},
 		{name: "a negative API server wait is an error", args: []string{"--api-server-wait-timeout=-1s"}, wantErr: "--api-server-wait-timeout must not be negative"},
-		{name: "a zero QPS is an error", args: []string{"--kube-api-qps=0"}, wantErr: "must be positive"},
-		{name: "a negative burst is an error", args: []string{"--kube-api-burst=-1"}, wantErr: "must be positive"},
+		{name: "a zero QPS is an error", args: []string{"--kube-api-qps=0"}, wantErr: "--kube-api-qps must be positive, or -1 for no client-side limit"},
+		{name: "a negative QPS other than -1 is an error", args: []string{"--kube-api-qps=-2"}, wantErr: "--kube-api-qps must be positive, or -1 for no client-side limit"},
+		{name: "a negative burst is an error", args: []string{"--kube-api-burst=-1"}, wantErr: "--kube-api-burst must be positive"},
+		{name: "no client-side limit: the burst is not used", args: []string{"--kube-api-qps=-1", "--kube-api-burst=0"}, check: func(t *testing.T, o options) {
+			if o.qps != -1 {
+				t.Errorf("qps = %v, want -1", o.qps)
+			}
+		}},
 		{name: "an unknown flag is an error", args: []string{"--controler=*"}, wantErr: "flag provided but not defined"},
 		{name: "a stray argument is an error", args: []string{"podwatcher"}, wantErr: "unexpected arguments"},
 	}
