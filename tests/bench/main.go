@@ -50,12 +50,21 @@ func main() {
 	var so schedulingOptions
 	var ho handoverOptions
 	var sc scaleOptions
+	var lo loadOptions
 	root := repoRoot()
 	out := flag.String("out", filepath.Join(root, "docs", "benchmarks.md"), "Markdown file the results are written into.")
 	flag.IntVar(&o.namespaces, "namespaces", 1000, "Target namespaces.")
 	flag.IntVar(&o.samples, "samples", 50, "Samples for the latency percentiles.")
 	flag.IntVar(&o.workers, "floor-workers", 32, "Concurrent writers of the floor client (the manager's --secretsync-workers default is the same).")
-	scenarios := flag.String("scenarios", "secretsync,scheduling", "Benchmarks to run, comma-separated: secretsync, scheduling, scale (the fan-out at growing namespace counts), handover (not in make bench: it takes long to populate).")
+	scenarios := flag.String("scenarios", "secretsync,scheduling,load,scale", "Benchmarks to run, comma-separated: secretsync, scheduling, load (ScheduledJobs at growing counts beside a Job-create floor, schedules and a fan-out at the same minute, fairness), scale (the fan-out at growing namespace counts), handover (not in make bench: it takes long to populate).")
+	loadParts := flag.String("load-parts", "schedules,mixed,fair", "Parts of the load benchmark to run: schedules (the steps beside their floor), mixed (schedules and a fan-out at the same minute), fair (tenants and a huge source).")
+	loadSteps := flag.String("load-schedules", "1000,3000", "Every-minute ScheduledJobs at each step of the load benchmark, ascending.")
+	flag.IntVar(&lo.minutes, "load-minutes", 2, "Slots (minutes) measured per step and per part of the load benchmark.")
+	flag.IntVar(&lo.mixedSchedules, "load-mixed-schedules", 1000, "ScheduledJobs sharing their minutes with a fan-out in the load benchmark.")
+	flag.IntVar(&lo.mixedNamespaces, "load-mixed-namespaces", 1000, "Target namespaces of that fan-out.")
+	flag.IntVar(&lo.bigTenant, "load-big-tenant", 2000, "ScheduledJobs of the big tenant in the fairness part of the load benchmark.")
+	flag.IntVar(&lo.hugeBytes, "load-huge-bytes", 1<<20-1024, "Size of the huge source in the fairness part (a Secret holds at most 1 MiB).")
+	flag.IntVar(&lo.fairNamespaces, "load-fair-namespaces", 300, "Target namespaces of the huge and the small source in the fairness part.")
 	scalePoints := flag.String("scale-namespaces", "1000,3000,10000", "Target namespaces at each step of the scale benchmark, ascending.")
 	flag.IntVar(&sc.samples, "scale-samples", 20, "New-namespace latency samples per step of the scale benchmark.")
 	flag.IntVar(&sc.unrelated, "scale-unrelated", 100000, "Unrelated 2 KiB Secrets the scale benchmark's memory phase adds at its last step (0: none).")
@@ -83,6 +92,14 @@ func main() {
 		o.unrelated = append(o.unrelated, n)
 	}
 
+	lo.parts = strings.Split(*loadParts, ",")
+	for _, f := range strings.Split(*loadSteps, ",") {
+		var n int
+		if _, err := fmt.Sscan(f, &n); err != nil {
+			fail(fmt.Errorf("-load-schedules: %w", err))
+		}
+		lo.schedules = append(lo.schedules, n)
+	}
 	for _, f := range strings.Split(*scalePoints, ",") {
 		var n int
 		if _, err := fmt.Sscan(f, &n); err != nil {
@@ -137,6 +154,16 @@ func main() {
 					return err
 				}
 				if err := writeScaleReport(*out, filepath.Join(root, "docs", "img"), pts, cmd); err != nil {
+					return err
+				}
+				wrote = true
+			case "load":
+				lo.workers = o.workers
+				res, err := runLoad(ctx, e, lo)
+				if err != nil {
+					return err
+				}
+				if err := writeLoadReport(*out, filepath.Join(root, "docs", "img"), res, lo, cmd); err != nil {
 					return err
 				}
 				wrote = true

@@ -103,7 +103,7 @@ func jobTemplate() batchv1.JobTemplateSpec {
 
 func runScheduling(ctx context.Context, e *env, o schedulingOptions) (*schedulingResult, error) {
 	cs := e.cs
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: schedNS}}, metav1.CreateOptions{}); err != nil {
+	if err := ensureNamespace(ctx, cs, schedNS, nil); err != nil {
 		return nil, err
 	}
 	type key struct {
