@@ -70,6 +70,9 @@ type plan struct {
 	skipped string
 	// requeueAfter is when to look again; 0 means only on a change.
 	requeueAfter time.Duration
+	// due is when the next slot starts (its jitter included), the instant requeueAfter aims
+	// at; zero when there is none.
+	due time.Time
 	// scheduled is Ready's message when all is well (kept for after a rejected template).
 	scheduled string
 }
@@ -167,8 +170,8 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 	recentAll, _ := sched.MostRecent(earliestAll, slotNow)
 	recentOK, missed := sched.MostRecent(earliestOK, slotNow)
 	if d, next, ok := sched.RequeueAfter(earliestAll, slotNow); ok {
-		p.requeueAfter = d
-		st.NextScheduleTime = &metav1.Time{Time: next.Add(offset)} // when it will start
+		p.requeueAfter, p.due = d, next.Add(offset)
+		st.NextScheduleTime = &metav1.Time{Time: p.due} // when it will start
 	} else {
 		st.NextScheduleTime = nil
 	}

@@ -97,6 +97,8 @@ type Reconciler struct {
 	deleted deletions
 	// confirmed are the ScheduledJobs this process has read as the API server has them.
 	confirmed confirmations
+	// fair orders the passes due at a shared slot round-robin over namespaces.
+	fair fairShare
 }
 
 // maxWriteHold bounds how long a status patch or history delete waits for in-flight creates.

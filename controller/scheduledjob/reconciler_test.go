@@ -155,6 +155,9 @@ func TestScheduledJob(t *testing.T) {
 			t.Fatalf("after the slot pass: %d jobs, lastScheduleTime %v, requeue %v; want 1 job, no status write yet, requeue %v",
 				n, sj.Status.LastScheduleTime, res.RequeueAfter, StatusBackstop)
 		}
+		if res.Priority == nil || *res.Priority != 0 {
+			t.Errorf("backstop priority %v, want 0 (the slot's priority spent)", res.Priority)
+		}
 		f.waitJobsCached(t, sj)
 		res = f.reconcile(t, sj) // the pass the Job's watch event starts
 		f.reconcile(t, sj)       // a further pass in the same slot must not create again
@@ -175,6 +178,10 @@ func TestScheduledJob(t *testing.T) {
 		}
 		if want := time.Minute - 2*time.Second + schedule.Padding; res.RequeueAfter != want {
 			t.Errorf("requeue after %v, want %v", res.RequeueAfter, want)
+		}
+		// The pass for the next slot is queued above watch events, as its namespace's first.
+		if res.Priority == nil || *res.Priority != slotPriority {
+			t.Errorf("requeue priority %v, want %d", res.Priority, slotPriority)
 		}
 		// The Job's own status moving (its resourceVersion) is no reason to write the
 		// ScheduledJob's status.

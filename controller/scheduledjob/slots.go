@@ -198,7 +198,8 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 				r.Metrics.SkippedSlots.WithLabelValues(e.reason).Inc()
 			}
 		}
-		return ctrl.Result{RequeueAfter: StatusBackstop}, nil
+		// The slot's priority is spent: the backstop waits behind other ScheduledJobs' slots.
+		return ctrl.Result{RequeueAfter: StatusBackstop, Priority: ptr.To(0)}, nil
 	}
 	// What follows can wait: at a slot shared by many ScheduledJobs, the passes that record
 	// slots run while the last Jobs are still being created; let those creates go first.
@@ -250,7 +251,13 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 	if actErr != nil {
 		return ctrl.Result{}, actErr
 	}
-	return ctrl.Result{RequeueAfter: p.requeueAfter}, nil
+	res := ctrl.Result{RequeueAfter: p.requeueAfter}
+	if !p.due.IsZero() {
+		// At a shared slot the queue serves every namespace's first ScheduledJob before any
+		// namespace's second (fairness.go).
+		res.Priority = ptr.To(r.fair.priority(sj.Namespace, sj.Name, p.due, r.Clock.Now()))
+	}
+	return res, nil
 }
 
 // rejected records a Job the API server refused as invalid (the template is wrong): the slot
