@@ -356,7 +356,7 @@ func TestRender(t *testing.T) {
 					"--job-image=docker.io/library/busybox:1.37",
 					"--log-format=json",
 					"--log-level=info",
-					"--kube-api-qps=500",
+					"--kube-api-qps=-1",
 					"--kube-api-burst=1000",
 					"--api-server-wait-timeout=120s",
 				}

@@ -15,7 +15,7 @@ func TestParseFlags(t *testing.T) {
 		check   func(t *testing.T, o options)
 	}{
 		{name: "no flags give the documented defaults", check: func(t *testing.T, o options) {
-			if o.metricsAddr != ":8080" || o.probeAddr != ":8081" || !o.leaderElect || o.controllers != "*" || o.qps != 500 || o.burst != 1000 || o.logFormat != "json" || o.pprofAddr != "0" || o.apiServerWaitTimeout != 2*time.Minute {
+			if o.metricsAddr != ":8080" || o.probeAddr != ":8081" || !o.leaderElect || o.controllers != "*" || o.qps != -1 || o.burst != 1000 || o.logFormat != "json" || o.pprofAddr != "0" || o.apiServerWaitTimeout != 2*time.Minute {
 				t.Errorf("defaults = %+v", o)
 			}
 		}},
@@ -71,9 +71,10 @@ func TestParseFlags(t *testing.T) {
 		{name: "a zero QPS is an error", args: []string{"--kube-api-qps=0"}, wantErr: "--kube-api-qps must be positive, or -1 for no client-side limit"},
 		{name: "a negative QPS other than -1 is an error", args: []string{"--kube-api-qps=-2"}, wantErr: "--kube-api-qps must be positive, or -1 for no client-side limit"},
 		{name: "a negative burst is an error", args: []string{"--kube-api-burst=-1"}, wantErr: "--kube-api-burst must be positive"},
-		{name: "no client-side limit: the burst is not used", args: []string{"--kube-api-qps=-1", "--kube-api-burst=0"}, check: func(t *testing.T, o options) {
-			if o.qps != -1 {
-				t.Errorf("qps = %v, want -1", o.qps)
+		{name: "a zero burst is an error even without a client-side limit", args: []string{"--kube-api-qps=-1", "--kube-api-burst=0"}, wantErr: "--kube-api-burst must be positive"},
+		{name: "a client-side limit can be set", args: []string{"--kube-api-qps=50", "--kube-api-burst=100"}, check: func(t *testing.T, o options) {
+			if o.qps != 50 || o.burst != 100 {
+				t.Errorf("qps, burst = %v, %d, want 50, 100", o.qps, o.burst)
 			}
 		}},
 		{name: "an unknown flag is an error", args: []string{"--controler=*"}, wantErr: "flag provided but not defined"},

@@ -199,7 +199,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.controllers, "controllers", "*", "Controllers to run: '*' (all on by default), 'name' to add, '-name' to remove, comma-separated. Known: "+knownNames()+".")
 	fs.StringVar(&o.logFormat, "log-format", "json", "Log format: json or text.")
 	fs.StringVar(&o.logLevel, "log-level", "info", "Log level: debug, info, error, or a verbosity number.")
-	fs.Float64Var(&o.qps, "kube-api-qps", 500, "Steady queries per second to the Kubernetes API (client side; API Priority and Fairness still applies). -1 turns the client-side limit off: the API server's Priority and Fairness alone sets the pace.")
+	fs.Float64Var(&o.qps, "kube-api-qps", -1, "Steady queries per second to the Kubernetes API, a client-side limit; -1 (the default, as in controller-runtime) sets none: the API server's Priority and Fairness alone sets the pace.")
 	fs.IntVar(&o.burst, "kube-api-burst", 1000, "Burst of queries to the Kubernetes API (unused with --kube-api-qps=-1).")
 	fs.DurationVar(&o.gracefulShutdown, "graceful-shutdown-timeout", 30*time.Second, "How long to wait for controllers to stop on shutdown.")
 	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "", "Namespaces the manager works in, comma-separated (default: all). For RBAC limited to Roles in those namespaces (chart: rbac.scope=namespaced); the cluster-scoped SecretSync controller cannot run with it.")
@@ -235,11 +235,10 @@ func validate(o *options) error {
 		return err
 	}
 	switch {
-	case o.qps == -1:
-		// No client-side limit; the burst is not used.
-	case o.qps <= 0:
+	case o.qps <= 0 && o.qps != -1:
 		return errors.New("--kube-api-qps must be positive, or -1 for no client-side limit")
 	case o.burst <= 0:
+		// Refused even where -1 leaves it unused: a wrong value is a mistake worth saying.
 		return errors.New("--kube-api-burst must be positive")
 	}
 	return nil
