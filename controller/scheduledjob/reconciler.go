@@ -143,6 +143,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			// server has it, and the status it read may predate another process's record.
 			return ctrl.Result{RequeueAfter: conflictRequeue}, nil
 		}
+	} else if !p.due.IsZero() {
+		// Confirm ahead of the slot, once per object and process: left to the pass at the slot,
+		// the read adds one GET per ScheduledJob to the first busy slot after a start (or after
+		// thousands were created). A failed or lagging read is tried again at the slot.
+		if _, err := r.confirmed.current(ctx, r.APIReader, &sj); err != nil {
+			log.V(1).Info("Reading the ScheduledJob ahead of its slot failed; the slot's pass reads it", "error", err.Error())
+		}
 	}
 	return r.carryOut(ctrl.LoggerInto(ctx, log.WithValues("scheduledJob", klog.KObj(&sj))), &sj, &p)
 }

@@ -144,6 +144,11 @@ func TestScheduledJob(t *testing.T) {
 		if n := len(f.jobsOf(t, sj)); n != 0 {
 			t.Fatalf("%d jobs before the first slot, want 0", n)
 		}
+		// The pass before the slot already read the ScheduledJob from the API server, so the
+		// slot's pass does not.
+		if _, ok := f.rec.confirmed.uids.Load(sj.UID); !ok {
+			t.Errorf("not confirmed by the pass before its first slot")
+		}
 		slot := f.nextMinute()
 		f.drainEvents()
 		res := f.reconcile(t, sj)
