@@ -204,7 +204,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.DurationVar(&o.gracefulShutdown, "graceful-shutdown-timeout", 30*time.Second, "How long to wait for controllers to stop on shutdown.")
 	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "", "Namespaces the manager works in, comma-separated (default: all). For RBAC limited to Roles in those namespaces (chart: rbac.scope=namespaced); the cluster-scoped SecretSync controller cannot run with it.")
 	fs.StringVar(&o.podWatcherNamespaces, "podwatcher-namespaces", "", "Namespaces the pod watcher watches, comma-separated (default: all).")
-	fs.IntVar(&o.secretSyncWorkers, "secretsync-workers", 32, "Concurrent API writes of one SecretSync reconcile.")
+	fs.IntVar(&o.secretSyncWorkers, "secretsync-workers", 32, "Concurrent API writes of one SecretSync reconcile; fewer for large copies, so that at most 4 MiB of copy data is in flight (a 1 MiB source: 4).")
 	fs.StringVar(&o.defaultSync.Name, "default-secretsync-name", "", "Name of a SecretSync the manager keeps applied (the chart's default); empty: none.")
 	fs.StringVar(&o.defaultSync.SourceNamespace, "default-secretsync-source-namespace", "secretsync", "Source namespace of the default SecretSync.")
 	fs.StringVar(&o.defaultSync.Type, "default-secretsync-type", "platform-operators.io/secretsync", "Secret type the default SecretSync copies.")
