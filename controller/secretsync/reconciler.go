@@ -268,7 +268,7 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 	}
 	outcomes := make([]outcome, len(plan.Actions))
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(Writers(r.Workers, plan))
+	g.SetLimit(concurrentWrites(r.Workers, plan))
 	for i, a := range plan.Actions {
 		if a.Op == propagation.OpConflict {
 			continue

@@ -2,15 +2,15 @@ package secretsync
 
 import "github.com/platform-operators/platform-operators/controller/propagation"
 
-// InFlightBytes bounds the data one reconcile has in flight to the API server at once. Small
+// inFlightBytes bounds the data one reconcile has in flight to the API server at once. Small
 // copies (a pull secret, a certificate) use every worker; a source near a Secret's 1 MiB limit
 // uses a few, so its fan-out does not fill the API server's queue and stall the small fan-outs
 // of other SecretSyncs that run beside it.
-const InFlightBytes = 4 << 20
+const inFlightBytes = 4 << 20
 
-// Writers is how many writes of plan run at once: workers (at least 1), fewer when the largest
-// copy the plan writes times workers would exceed InFlightBytes.
-func Writers(workers int, plan propagation.Plan) int {
+// concurrentWrites is how many writes of plan run at once: workers (at least 1), fewer when the largest
+// copy the plan writes times workers would exceed inFlightBytes.
+func concurrentWrites(workers int, plan propagation.Plan) int {
 	workers = max(1, workers)
 	largest := 0
 	for _, a := range plan.Actions {
@@ -26,5 +26,5 @@ func Writers(workers int, plan propagation.Plan) int {
 	if largest == 0 {
 		return workers
 	}
-	return max(1, min(workers, InFlightBytes/largest))
+	return max(1, min(workers, inFlightBytes/largest))
 }
