@@ -272,9 +272,7 @@ func loadScheduleStep(ctx context.Context, e *env, dyn dynamic.Interface, jobs *
 		t := jobs.slot(schedNS, names, s)
 		logf("load %d slot %s: %d/%d ran, skew p50 %s p99 %s; %s", n, s.Format("15:04"), t.ran, t.expected,
 			percentile(t.skews, 0.5).Round(time.Millisecond), percentile(t.skews, 0.99).Round(time.Millisecond), cpu[s])
-		step.ours.expected += t.expected
-		step.ours.ran += t.ran
-		step.ours.skews = append(step.ours.skews, t.skews...)
+		step.ours.merge(t)
 		step.slotCPU = append(step.slotCPU, cpu[s])
 	}
 	if err := deleteScheduling(ctx, e.cs, dyn, schedNS); err != nil {
@@ -490,9 +488,7 @@ func loadFairSchedules(ctx context.Context, cs kubernetes.Interface, dyn dynamic
 			t.skews = append(t.skews, time.Minute)
 		}
 		res.smallBeside = append(res.smallBeside, t.skews...)
-		res.big.expected += b.expected
-		res.big.ran += b.ran
-		res.big.skews = append(res.big.skews, b.skews...)
+		res.big.merge(b)
 	}
 	return deleteScheduling(ctx, cs, dyn, small, big)
 }
@@ -642,18 +638,10 @@ func drawLoad(path string, steps []loadStep) error {
 		ours[i].X, ours[i].Y = float64(s.schedules), float64(percentile(s.ours.skews, 0.99).Milliseconds())
 		floor[i].X, floor[i].Y = float64(s.schedules), float64(percentile(s.floor, 0.99).Milliseconds())
 	}
-	for _, s := range []struct {
-		name string
-		xys  plotter.XYs
-		c    color.Color
-	}{{"ScheduledJob skew p99", ours, color.RGBA{R: 30, G: 100, B: 200, A: 255}}, {"bare-client floor p99", floor, color.RGBA{R: 120, G: 120, B: 120, A: 255}}} {
-		l, pt, err := plotter.NewLinePoints(s.xys)
-		if err != nil {
-			return err
-		}
-		l.Color, pt.Color = s.c, s.c
-		p.Add(l, pt)
-		p.Legend.Add(s.name, l)
+	if err := addLines(p,
+		series{"ScheduledJob skew p99", ours, color.RGBA{R: 30, G: 100, B: 200, A: 255}},
+		series{"bare-client floor p99", floor, color.RGBA{R: 120, G: 120, B: 120, A: 255}}); err != nil {
+		return err
 	}
 	p.Y.Min = 0
 	p.Legend.Top = true

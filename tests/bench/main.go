@@ -52,7 +52,7 @@ func main() {
 	var sc scaleOptions
 	var lo loadOptions
 	root := repoRoot()
-	out := flag.String("out", filepath.Join(root, "docs", "benchmarks.md"), "Markdown file the results are written into.")
+	out := flag.String("out", filepath.Join(root, "docs", "benchmarks.md"), "Markdown file the results are written into; charts go to img/ beside it.")
 	flag.IntVar(&o.namespaces, "namespaces", 1000, "Target namespaces.")
 	flag.IntVar(&o.samples, "samples", 50, "Samples for the latency percentiles.")
 	flag.IntVar(&o.workers, "floor-workers", 32, "Concurrent writers of the floor client (the manager's --secretsync-workers default is the same).")
@@ -84,29 +84,11 @@ func main() {
 	cases := flag.String("handover-cases", strings.Join(handoverCases, ","), "Handover cases, comma-separated: "+strings.Join(handoverCases, ", ")+".")
 	unrelated := flag.String("unrelated", "0,10000,20000", "Unrelated 2 KiB Secrets present at each memory measurement, cumulative.")
 	flag.Parse()
-	for _, f := range strings.Split(*unrelated, ",") {
-		var n int
-		if _, err := fmt.Sscan(f, &n); err != nil {
-			fail(fmt.Errorf("-unrelated: %w", err))
-		}
-		o.unrelated = append(o.unrelated, n)
-	}
+	o.unrelated = ints("-unrelated", *unrelated)
 
 	lo.parts = strings.Split(*loadParts, ",")
-	for _, f := range strings.Split(*loadSteps, ",") {
-		var n int
-		if _, err := fmt.Sscan(f, &n); err != nil {
-			fail(fmt.Errorf("-load-schedules: %w", err))
-		}
-		lo.schedules = append(lo.schedules, n)
-	}
-	for _, f := range strings.Split(*scalePoints, ",") {
-		var n int
-		if _, err := fmt.Sscan(f, &n); err != nil {
-			fail(fmt.Errorf("-scale-namespaces: %w", err))
-		}
-		sc.points = append(sc.points, n)
-	}
+	lo.schedules = ints("-load-schedules", *loadSteps)
+	sc.points = ints("-scale-namespaces", *scalePoints)
 	so.kinds = strings.Split(*kinds, ",")
 	ho.cases = strings.Split(*cases, ",")
 	for _, c := range ho.cases {
@@ -124,6 +106,9 @@ func main() {
 	if len(os.Args) > 1 {
 		cmd = "go run ./tests/bench " + strings.Join(os.Args[1:], " ")
 	}
+	// Charts go beside the markdown file: docs/img for docs/benchmarks.md, a scratch directory for
+	// a scratch -out.
+	imgDir := filepath.Join(filepath.Dir(*out), "img")
 	wrote := false
 	err = func() error {
 		defer e.teardown()
@@ -134,7 +119,7 @@ func main() {
 				if err != nil {
 					return err
 				}
-				if err := writeSecretSyncReport(*out, filepath.Join(root, "docs", "img"), res, o, cmd); err != nil {
+				if err := writeSecretSyncReport(*out, imgDir, res, o, cmd); err != nil {
 					return err
 				}
 				wrote = true
@@ -153,7 +138,7 @@ func main() {
 				if err != nil {
 					return err
 				}
-				if err := writeScaleReport(*out, filepath.Join(root, "docs", "img"), pts, cmd); err != nil {
+				if err := writeScaleReport(*out, imgDir, pts, cmd); err != nil {
 					return err
 				}
 				wrote = true
@@ -163,7 +148,7 @@ func main() {
 				if err != nil {
 					return err
 				}
-				if err := writeLoadReport(*out, filepath.Join(root, "docs", "img"), res, lo, cmd); err != nil {
+				if err := writeLoadReport(*out, imgDir, res, lo, cmd); err != nil {
 					return err
 				}
 				wrote = true
@@ -188,6 +173,19 @@ func main() {
 	if wrote {
 		fmt.Printf("results written to %s\n", *out)
 	}
+}
+
+// ints parses a comma-separated list of integers given to the named flag, or fails.
+func ints(name, list string) []int {
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		var n int
+		if _, err := fmt.Sscan(f, &n); err != nil {
+			fail(fmt.Errorf("%s: %w", name, err))
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 func fail(err error) {

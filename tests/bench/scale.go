@@ -20,7 +20,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/ptr"
@@ -133,15 +132,7 @@ func scaleManagerRun(ctx context.Context, e *env, dyn dynamic.Interface, n, samp
 		return err
 	}
 	defer obs.close()
-	ss := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "ops.platform-operators.io/v1alpha1", "kind": "SecretSync",
-		"metadata": map[string]any{"name": name},
-		"spec": map[string]any{
-			"source": map[string]any{"namespace": sourceNS, "name": src},
-			"target": map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{targetLabel: "true"}}},
-		},
-	}}
-	if _, err := dyn.Resource(secretSyncGVR).Create(ctx, ss, metav1.CreateOptions{}); err != nil {
+	if err := createSecretSync(ctx, dyn, name, src, targetLabel); err != nil {
 		return err
 	}
 	time.Sleep(2 * time.Second)
@@ -199,26 +190,7 @@ func scaleManagerRun(ctx context.Context, e *env, dyn dynamic.Interface, n, samp
 			return err
 		}
 	}
-	if err := dyn.Resource(secretSyncGVR).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
-		return err
-	}
-	if err := cs.CoreV1().Secrets(sourceNS).Delete(ctx, src, metav1.DeleteOptions{}); err != nil {
-		return err
-	}
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
-		left, err := cs.CoreV1().Secrets("").List(ctx, metav1.ListOptions{LabelSelector: propagation.LabelSecretSync + "=" + name, Limit: 1})
-		if err != nil {
-			return err
-		}
-		if len(left.Items) == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("copies of %s still there after 5 minutes", name)
-		}
-		time.Sleep(time.Second)
-	}
+	return removeSecretSync(ctx, cs, dyn, name, src)
 }
 
 // scaleMemoryPhase measures the manager's memory after a restart (a cold start lists and
@@ -387,26 +359,16 @@ func drawScale(path string, pts []scalePoint) error {
 		update[i].X, update[i].Y = float64(p.namespaces), p.oursUpdate.Seconds()/p.floorUpdate.Seconds()
 		p99[i].X, p99[i].Y = float64(p.namespaces), float64(percentile(p.newNamespace, 0.99).Milliseconds())
 	}
-	for _, s := range []struct {
-		name string
-		xys  plotter.XYs
-		c    color.Color
-	}{{"new source", create, color.RGBA{R: 30, G: 100, B: 200, A: 255}}, {"source update", update, color.RGBA{R: 200, G: 80, B: 30, A: 255}}} {
-		l, pt, err := plotter.NewLinePoints(s.xys)
-		if err != nil {
-			return err
-		}
-		l.Color, pt.Color = s.c, s.c
-		ratio.Add(l, pt)
-		ratio.Legend.Add(s.name, l)
+	if err := addLines(ratio,
+		series{"new source", create, color.RGBA{R: 30, G: 100, B: 200, A: 255}},
+		series{"source update", update, color.RGBA{R: 200, G: 80, B: 30, A: 255}}); err != nil {
+		return err
 	}
 	ratio.Y.Min = 0
 	ratio.Legend.Top = true
-	l, pt, err := plotter.NewLinePoints(p99)
-	if err != nil {
+	if err := addLines(lat, series{xys: p99}); err != nil {
 		return err
 	}
-	lat.Add(l, pt)
 	lat.Y.Min = 0
 	const width, height = 12 * vg.Centimeter, 8 * vg.Centimeter
 	img := vgimg.New(2*width, height)

@@ -6,18 +6,13 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/informers"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 )
 
@@ -42,26 +37,18 @@ type tally struct {
 	skews         []time.Duration
 }
 
-// add records one object's slot: d is its skew, ok whether its Job appeared within the minute.
-func (k *kindResult) add(at time.Time, d time.Duration, ok bool) {
-	if len(k.slots) == 0 || !k.slots[len(k.slots)-1].at.Equal(at) {
-		k.slots = append(k.slots, tally{at: at})
-	}
-	s := &k.slots[len(k.slots)-1]
-	s.expected++
-	if ok {
-		s.ran++
-		s.skews = append(s.skews, d)
-	}
+// merge adds o's counts and skews to t.
+func (t *tally) merge(o tally) {
+	t.expected += o.expected
+	t.ran += o.ran
+	t.skews = append(t.skews, o.skews...)
 }
 
 // total sums the slots.
 func (k *kindResult) total() tally {
 	var t tally
 	for _, s := range k.slots {
-		t.expected += s.expected
-		t.ran += s.ran
-		t.skews = append(t.skews, s.skews...)
+		t.merge(s)
 	}
 	return t
 }
@@ -106,40 +93,11 @@ func runScheduling(ctx context.Context, e *env, o schedulingOptions) (*schedulin
 	if err := ensureNamespace(ctx, cs, schedNS, nil); err != nil {
 		return nil, err
 	}
-	type key struct {
-		kind, owner string
-		slot        int64
-	}
-	var mu sync.Mutex
-	firstSeen := map[key]time.Duration{}
-	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(schedNS))
-	inf := f.Batch().V1().Jobs().Informer()
-	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
-		now := time.Now()
-		j, ok := obj.(*batchv1.Job)
-		if !ok {
-			return
-		}
-		owner := metav1.GetControllerOf(j)
-		ts, err := time.Parse(time.RFC3339, j.Annotations[batchv1.CronJobScheduledTimestampAnnotation])
-		if owner == nil || err != nil {
-			return
-		}
-		k := key{kind: owner.Kind, owner: owner.Name, slot: ts.Unix()}
-		mu.Lock()
-		defer mu.Unlock()
-		if _, ok := firstSeen[k]; !ok {
-			firstSeen[k] = now.Sub(ts)
-		}
-	}}); err != nil {
+	jobs, err := newJobObserver(ctx, cs)
+	if err != nil {
 		return nil, err
 	}
-	stop := make(chan struct{})
-	defer close(stop)
-	go inf.Run(stop)
-	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		return nil, fmt.Errorf("job observer did not sync")
-	}
+	defer jobs.close()
 
 	dyn, err := dynamic.NewForConfig(e.admin)
 	if err != nil {
@@ -161,19 +119,19 @@ func runScheduling(ctx context.Context, e *env, o schedulingOptions) (*schedulin
 		if res.firstSlot.IsZero() {
 			res.firstSlot = first
 		}
-		mu.Lock()
 		for _, kind := range kinds {
 			out, prefix := &res.ours, "sj"
 			if kind == "CronJob" {
 				out, prefix = &res.builtin, "cj"
 			}
+			owners := make([]string, o.objects)
+			for i := range owners {
+				owners[i] = fmt.Sprintf("%s-%04d", prefix, i)
+			}
 			for s := first; !s.After(last); s = s.Add(time.Minute) {
-				for i := 0; i < o.objects; i++ {
-					// A slot counts only if its job appeared within the minute it belongs to.
-					d, ok := firstSeen[key{kind: kind, owner: fmt.Sprintf("%s-%04d", prefix, i), slot: s.Unix()}]
-					out.add(s, d, ok && d < time.Minute)
-				}
-				sr := out.slots[len(out.slots)-1]
+				// A slot counts only if its job appeared within the minute it belongs to.
+				sr := jobs.slot(schedNS, owners, s)
+				out.slots = append(out.slots, sr)
 				logf("%s slot %s: %d/%d ran, skew p50 %s p99 %s; arrivals: %s; CPU in the first %s: %s", kind, s.Format("15:04"), sr.ran, sr.expected,
 					percentile(sr.skews, 0.5).Round(time.Millisecond), percentile(sr.skews, 0.99).Round(time.Millisecond), arrivals(sr.skews), slotWindow, usage[s])
 			}
@@ -181,7 +139,6 @@ func runScheduling(ctx context.Context, e *env, o schedulingOptions) (*schedulin
 			logf("%s: %d/%d slots ran, skew p50 %s p99 %s", kind, t.ran, t.expected,
 				percentile(t.skews, 0.5).Round(time.Millisecond), percentile(t.skews, 0.99).Round(time.Millisecond))
 		}
-		mu.Unlock()
 	}
 	return res, nil
 }
@@ -194,34 +151,23 @@ var (
 // (so a later phase runs alone), and returns the first and last slot measured.
 func runSlots(ctx context.Context, e *env, dyn dynamic.Interface, o schedulingOptions, kinds []string) (time.Time, time.Time, map[time.Time]string, error) {
 	cs := e.cs
-	tmpl, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ptr.To(jobTemplate()))
-	if err != nil {
-		return time.Time{}, time.Time{}, nil, err
-	}
 	has := func(k string) bool { return slices.Contains(kinds, k) }
 	logf("creating %d each of %v (every minute)", o.objects, kinds)
-	if err := parallel(ctx, o.objects, 64, func(ctx context.Context, i int) error {
-		if has("ScheduledJob") {
-			sj := &unstructured.Unstructured{Object: map[string]any{
-				"apiVersion": "ops.platform-operators.io/v1alpha1", "kind": "ScheduledJob",
-				"metadata": map[string]any{"name": fmt.Sprintf("sj-%04d", i), "namespace": schedNS},
-				"spec":     map[string]any{"schedule": "* * * * *", "jobTemplate": tmpl},
-			}}
-			if _, err := dyn.Resource(sjGVR).Namespace(schedNS).Create(ctx, sj, metav1.CreateOptions{}); err != nil {
-				return err
-			}
+	if has("ScheduledJob") {
+		if _, err := createScheduledJobs(ctx, dyn, schedNS, "sj", o.objects); err != nil {
+			return time.Time{}, time.Time{}, nil, err
 		}
-		if has("CronJob") {
-			if _, err := cs.BatchV1().CronJobs(schedNS).Create(ctx, &batchv1.CronJob{
+	}
+	if has("CronJob") {
+		if err := parallel(ctx, o.objects, 64, func(ctx context.Context, i int) error {
+			_, err := cs.BatchV1().CronJobs(schedNS).Create(ctx, &batchv1.CronJob{
 				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cj-%04d", i)},
 				Spec:       batchv1.CronJobSpec{Schedule: "* * * * *", JobTemplate: jobTemplate()},
-			}, metav1.CreateOptions{}); err != nil {
-				return err
-			}
+			}, metav1.CreateOptions{})
+			return err
+		}); err != nil {
+			return time.Time{}, time.Time{}, nil, err
 		}
-		return nil
-	}); err != nil {
-		return time.Time{}, time.Time{}, nil, err
 	}
 	// The first slot counted is the first whole minute that starts after every object exists.
 	first := time.Now().Truncate(time.Minute).Add(time.Minute)
@@ -235,21 +181,15 @@ func runSlots(ctx context.Context, e *env, dyn dynamic.Interface, o schedulingOp
 		return time.Time{}, time.Time{}, nil, ctx.Err()
 	}
 	// Remove this phase's objects and Jobs so the next phase has the cluster to itself.
-	bg := metav1.DeletePropagationBackground
-	if has("ScheduledJob") {
-		if err := dyn.Resource(sjGVR).Namespace(schedNS).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{}); err != nil {
-			return time.Time{}, time.Time{}, nil, err
-		}
-	}
 	if has("CronJob") {
+		bg := metav1.DeletePropagationBackground
 		if err := cs.BatchV1().CronJobs(schedNS).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{}); err != nil {
 			return time.Time{}, time.Time{}, nil, err
 		}
 	}
-	if err := cs.BatchV1().Jobs(schedNS).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{}); err != nil {
+	if err := deleteScheduling(ctx, cs, dyn, schedNS); err != nil {
 		return time.Time{}, time.Time{}, nil, err
 	}
-	time.Sleep(20 * time.Second)
 	return first, last, usage(), nil
 }
 

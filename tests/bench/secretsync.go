@@ -17,8 +17,6 @@ import (
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -214,16 +212,7 @@ func runSecretSync(ctx context.Context, e *env, o secretSyncOptions) (*secretSyn
 	if err != nil {
 		return nil, err
 	}
-	ss := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "ops.platform-operators.io/v1alpha1", "kind": "SecretSync",
-		"metadata": map[string]any{"name": benchSync},
-		"spec": map[string]any{
-			"source": map[string]any{"namespace": sourceNS, "name": sourceName},
-			"target": map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{targetLabel: "true"}}},
-		},
-	}}
-	gvr := schema.GroupVersionResource{Group: "ops.platform-operators.io", Version: "v1alpha1", Resource: "secretsyncs"}
-	if _, err := dyn.Resource(gvr).Create(ctx, ss, metav1.CreateOptions{}); err != nil {
+	if err := createSecretSync(ctx, dyn, benchSync, sourceName, targetLabel); err != nil {
 		return nil, err
 	}
 	time.Sleep(2 * time.Second) // let the first (empty) reconcile settle, so the clock below times the copy only
