@@ -28,7 +28,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
@@ -37,6 +36,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/leaderfence"
 	"github.com/platform-operators/platform-operators/controller/logging"
+	"github.com/platform-operators/platform-operators/controller/metricsauth"
 	"github.com/platform-operators/platform-operators/controller/podwatcher"
 	"github.com/platform-operators/platform-operators/controller/scheduledjob"
 	"github.com/platform-operators/platform-operators/controller/secretsync"
@@ -464,15 +464,16 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 }
 
 // metricsOptions serves /metrics over HTTPS for authenticated and authorized callers only
-// (--metrics-secure, the default), or over plain HTTP to anyone. The filter asks the API server
-// for a TokenReview and a SubjectAccessReview (non-resource URL /metrics, verb get) per request:
+// (--metrics-secure, the default), or over plain HTTP to anyone. The filter (package metricsauth)
+// asks the API server for a TokenReview and a SubjectAccessReview (non-resource URL /metrics, verb
+// get), remembered per token for up to a minute:
 // the manager needs create on tokenreviews and subjectaccessreviews (the chart's metrics-auth
 // ClusterRole) and the caller a role such as the chart's metrics-reader.
 func metricsOptions(o options) metricsserver.Options {
 	m := metricsserver.Options{BindAddress: o.metricsAddr}
 	if o.metricsSecure {
 		m.SecureServing = true
-		m.FilterProvider = filters.WithAuthenticationAndAuthorization
+		m.FilterProvider = metricsauth.Filter
 		// Empty: controller-runtime generates a self-signed certificate in memory.
 		m.CertDir = o.metricsCertDir
 	}
