@@ -70,6 +70,21 @@ func ToConfigMap(s *corev1.Secret) *corev1.ConfigMap {
 	return cm
 }
 
+// DropConfigMapData is DropData for a ConfigMap: the digest is that of its envelope's data, and
+// binaryData keeps its keys (without values), so that the envelope still records which keys are
+// binary.
+func DropConfigMapData(cm *corev1.ConfigMap) {
+	digest := DataDigest(FromConfigMap(cm).Data)
+	if cm.Annotations == nil {
+		cm.Annotations = map[string]string{}
+	}
+	cm.Annotations[AnnotationDataDigest] = digest
+	cm.Data = nil
+	for k := range cm.BinaryData {
+		cm.BinaryData[k] = nil
+	}
+}
+
 // KindName is "ConfigMap" for an envelope and "Secret" otherwise: the kind an object stands for,
 // for messages.
 func KindName(s *corev1.Secret) string {

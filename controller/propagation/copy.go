@@ -2,6 +2,11 @@ package propagation
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"maps"
+	"slices"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,7 +52,7 @@ func InStep(cur, want *corev1.Secret) bool {
 	wl, wa := metadataKeys(want)
 	return cur.Type == want.Type &&
 		isTrue(cur.Immutable) == isTrue(want.Immutable) &&
-		sameData(cur.Data, want.Data) &&
+		dataMatches(cur, want.Data) &&
 		ownKeysMatch(cur.Labels, want.Labels, append(wl, ownLabels...)...) &&
 		ownKeysMatch(cur.Annotations, want.Annotations, append(wa, ownAnnotations...)...)
 }
@@ -57,12 +62,13 @@ func InStep(cur, want *corev1.Secret) bool {
 // stays writable, so a label or annotation fix is an update).
 func NeedsReplace(cur, want *corev1.Secret) bool {
 	return cur.Type != want.Type ||
-		isTrue(cur.Immutable) && (!isTrue(want.Immutable) || !sameData(cur.Data, want.Data))
+		isTrue(cur.Immutable) && (!isTrue(want.Immutable) || !dataMatches(cur, want.Data))
 }
 
 // Merged is cur with what we own set from want and everything else kept: the object to Update.
 func Merged(cur, want *corev1.Secret) *corev1.Secret {
 	out := cur.DeepCopy()
+	delete(out.Annotations, AnnotationDataDigest) // a cache's record, never written
 	out.Type = want.Type
 	out.Data = want.Data
 	out.StringData = nil
@@ -97,6 +103,48 @@ var ownLabels = []string{LabelSecretSync, LabelCopyRequest, LabelManagedBy}
 var ownAnnotations = []string{AnnotationSource, AnnotationDeletionPolicy, AnnotationMetadataKeys, AnnotationBinaryKeys}
 
 func isTrue(b *bool) bool { return b != nil && *b }
+
+// AnnotationDataDigest is, on a copy held in the manager's cache only, the digest (DataDigest)
+// of the data the cache dropped (DropData): a cached copy costs its metadata, not its data. It is
+// never written to the API: Merged removes it, and a release changes only the keys Released
+// removes.
+const AnnotationDataDigest = "ops.platform-operators.io/cached-data-digest"
+
+// DataDigest is a digest of data: equal for equal data (nil and empty alike), different for
+// any change of a key or a value.
+func DataDigest(data map[string][]byte) string {
+	h := sha256.New()
+	var n [20]byte
+	for _, k := range slices.Sorted(maps.Keys(data)) {
+		// Lengths first, so that no two different maps give the same byte stream.
+		h.Write(strconv.AppendInt(n[:0], int64(len(k)), 10))
+		h.Write([]byte{':'})
+		h.Write([]byte(k))
+		h.Write(strconv.AppendInt(n[:0], int64(len(data[k])), 10))
+		h.Write([]byte{':'})
+		h.Write(data[k])
+	}
+	return base64.RawStdEncoding.EncodeToString(h.Sum(nil))
+}
+
+// DropData replaces s's data by its digest (AnnotationDataDigest), for a cache that keeps
+// copies only to compare them: InStep and NeedsReplace compare the digest, and Merged writes
+// the wanted data whole.
+func DropData(s *corev1.Secret) {
+	if s.Annotations == nil {
+		s.Annotations = map[string]string{}
+	}
+	s.Annotations[AnnotationDataDigest] = DataDigest(s.Data)
+	s.Data, s.StringData = nil, nil
+}
+
+// dataMatches reports whether cur holds data: by its digest when a cache dropped its data.
+func dataMatches(cur *corev1.Secret, data map[string][]byte) bool {
+	if d, ok := cur.Annotations[AnnotationDataDigest]; ok {
+		return d == DataDigest(data)
+	}
+	return sameData(cur.Data, data)
+}
 
 // sameData compares data byte for byte; nil and empty are the same (the API drops empty maps).
 func sameData(a, b map[string][]byte) bool {

@@ -406,18 +406,93 @@ func TestInStepAndNeedsReplace(t *testing.T) {
 		},
 	}
 	for _, tc := range cases {
+		// The manager's cache holds copies by the digest of their data (DropData): every answer
+		// must be the same for the copy as the cache holds it.
+		cached := tc.cur.DeepCopy()
+		DropData(cached)
+		for _, cur := range []struct {
+			name string
+			s    *corev1.Secret
+		}{{"live", tc.cur}, {"cached", cached}} {
+			t.Run(tc.name+"/"+cur.name, func(t *testing.T) {
+				if got := InStep(cur.s, tc.want); got != tc.inStep {
+					t.Errorf("InStep() = %v, want %v", got, tc.inStep)
+				}
+				// Compute asks NeedsReplace only about copies out of step.
+				if tc.inStep {
+					return
+				}
+				if got := NeedsReplace(cur.s, tc.want); got != tc.needReplace {
+					t.Errorf("NeedsReplace() = %v, want %v", got, tc.needReplace)
+				}
+			})
+		}
+	}
+}
+
+func TestDataDigest(t *testing.T) {
+	base := map[string][]byte{"user": []byte("admin"), "pass": []byte("s3cr3t")}
+	cases := []struct {
+		name  string
+		a, b  map[string][]byte
+		equal bool
+	}{
+		{name: "the same data in another map is the same digest", a: base, b: map[string][]byte{"pass": []byte("s3cr3t"), "user": []byte("admin")}, equal: true},
+		{name: "nil and empty data are the same (the API drops empty maps)", a: nil, b: map[string][]byte{}, equal: true},
+		{name: "a changed value differs", a: base, b: map[string][]byte{"user": []byte("admin"), "pass": []byte("s3cr3u")}},
+		{name: "a renamed key differs", a: base, b: map[string][]byte{"user": []byte("admin"), "pwd": []byte("s3cr3t")}},
+		{name: "a key added differs", a: base, b: map[string][]byte{"user": []byte("admin"), "pass": []byte("s3cr3t"), "x": nil}},
+		{name: "bytes moved from a key to its value differ", a: map[string][]byte{"ab": []byte("c")}, b: map[string][]byte{"a": []byte("bc")}},
+		{name: "bytes moved between values of neighbouring keys differ", a: map[string][]byte{"a": []byte("x1"), "b": []byte("y")}, b: map[string][]byte{"a": []byte("x"), "b": []byte("1y")}},
+		{name: "an empty value differs from no key", a: map[string][]byte{"a": {}}, b: nil},
+	}
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := InStep(tc.cur, tc.want); got != tc.inStep {
-				t.Errorf("InStep() = %v, want %v", got, tc.inStep)
-			}
-			// Compute asks NeedsReplace only about copies out of step.
-			if tc.inStep {
-				return
-			}
-			if got := NeedsReplace(tc.cur, tc.want); got != tc.needReplace {
-				t.Errorf("NeedsReplace() = %v, want %v", got, tc.needReplace)
+			if got := DataDigest(tc.a) == DataDigest(tc.b); got != tc.equal {
+				t.Errorf("DataDigest(%q) == DataDigest(%q) is %v, want %v", tc.a, tc.b, got, tc.equal)
 			}
 		})
+	}
+}
+
+// A copy from the cache has no data: what Merged returns to be written has the wanted data whole,
+// and the cache's digest is not written.
+func TestMergedFromACachedCopy(t *testing.T) {
+	cur := inStepBase(withData("user", "admin", "pass", "old"), withLabel("team", "a"))
+	DropData(cur)
+	want := inStepWant(withData("user", "admin", "pass", "new"))
+	got := Merged(cur, want)
+	assertSemantic(t, "Merged()", got, inStepBase(withData("user", "admin", "pass", "new"), withLabel("team", "a")))
+	if _, ok := cur.Annotations[AnnotationDataDigest]; !ok {
+		t.Errorf("Merged() changed the cached object: its digest is gone")
+	}
+}
+
+// A ConfigMap copy from the cache: the envelope still records which keys are binary, and its data
+// compares by digest.
+func TestDropConfigMapData(t *testing.T) {
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "ca", Namespace: "team-a", Labels: map[string]string{LabelSecretSync: "ca", LabelManagedBy: ManagedByValue}, Annotations: map[string]string{AnnotationSource: "platform/ca"}},
+		Data:       map[string]string{"ca.crt": "-----BEGIN"},
+		BinaryData: map[string][]byte{"ca.der": {0x30, 0x82}},
+	}
+	want := FromConfigMap(cm.DeepCopy())
+	cached := cm.DeepCopy()
+	DropConfigMapData(cached)
+	if cached.Data != nil || cached.BinaryData["ca.der"] != nil {
+		t.Errorf("data kept: %v %v", cached.Data, cached.BinaryData)
+	}
+	env := FromConfigMap(cached)
+	if env.Annotations[AnnotationBinaryKeys] != "ca.der" {
+		t.Errorf("binary keys = %q, want ca.der", env.Annotations[AnnotationBinaryKeys])
+	}
+	if !InStep(env, want) {
+		t.Errorf("the cached ConfigMap is not in step with its own data")
+	}
+	changed := want.DeepCopy()
+	changed.Data["ca.crt"] = []byte("-----BEGIN2")
+	if InStep(env, changed) {
+		t.Errorf("the cached ConfigMap is in step with changed data")
 	}
 }
 

@@ -512,7 +512,10 @@ func (w writer) write(ctx context.Context, kind *objectKind, a propagation.Actio
 		}
 		return propagation.OpDelete, err
 	case propagation.OpRelease:
-		return propagation.OpRelease, w.client.Update(ctx, kind.unwrap(propagation.Released(a.Current)))
+		// A patch of the metadata Released changes, on the version compared: a cached copy
+		// holds no data (dropData), so an update from it would empty the Secret we leave behind.
+		cur := kind.unwrap(a.Current)
+		return propagation.OpRelease, w.client.Patch(ctx, kind.unwrap(propagation.Released(a.Current)), client.MergeFromWithOptions(cur, client.MergeFromWithOptimisticLock{}))
 	}
 	return "", fmt.Errorf("unknown action %q", a.Op)
 }

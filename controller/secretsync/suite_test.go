@@ -396,6 +396,10 @@ func isCopy(s, src *corev1.Secret, ss string, policy v1alpha1.DeletionPolicy) er
 	if got := s.Annotations[propagation.AnnotationDeletionPolicy]; got != string(policy) {
 		return fmt.Errorf("annotation %s=%q, want %q", propagation.AnnotationDeletionPolicy, got, policy)
 	}
+	// The manager's cache holds copies by a digest of their data: that record is never written.
+	if d, ok := s.Annotations[propagation.AnnotationDataDigest]; ok {
+		return fmt.Errorf("the cache's annotation %s=%q was written to the copy", propagation.AnnotationDataDigest, d)
+	}
 	return nil
 }
 
