@@ -71,11 +71,16 @@ type Reconciler struct {
 	lastStatus sync.Map
 }
 
-// Reconcile implements reconcile.Reconciler.
+// Reconcile implements reconcile.Reconciler. A request names a SecretSync (it is
+// cluster-scoped); a request that also carries a namespace asks for the pass of that one target
+// namespace (see targetRequest).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	ss := &v1alpha1.SecretSync{}
-	if err := r.Client.Get(ctx, req.NamespacedName, ss); err != nil {
+	if err := r.Client.Get(ctx, types.NamespacedName{Name: req.Name}, ss); err != nil {
 		if apierrors.IsNotFound(err) {
+			if req.Namespace != "" {
+				return ctrl.Result{}, nil // the whole pass cleans up
+			}
 			r.lastStatus.Delete(req.Name)
 			return r.cleanup(ctx, req.Name)
 		}
@@ -83,7 +88,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	kind := kindOf(ss.Spec.Source.Kind)
-	obs, err := r.observe(ctx, ss, kind)
+	obs, err := r.observe(ctx, ss, kind, req.Namespace)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -111,6 +116,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		res.writeErr = errors.Join(res.writeErr, sas.writeErr)
 		res.notDockerConfig = sas.notDockerConfig
 	}
+	if req.Namespace != "" {
+		// One namespace's pass sees one namespace: the status, which counts them all, is the
+		// whole pass's to write (queued with this one, see namespaceEvents).
+		if res.requeue {
+			return ctrl.Result{RequeueAfter: time.Second}, nil
+		}
+		return ctrl.Result{}, res.writeErr
+	}
 	return r.writeStatus(ctx, ss, obs, res)
 }
 
@@ -131,7 +144,8 @@ type observation struct {
 
 type blocker struct{ reason, message string }
 
-func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind *objectKind) (observation, error) {
+// observe reads what a pass needs: of every namespace, or of the namespace only when it is set.
+func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind *objectKind, only string) (observation, error) {
 	var obs observation
 	src := ss.Spec.Source
 	var srcSel labels.Selector
@@ -185,13 +199,9 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 	}
 	obs.sourceMissing = src.Name != "" && len(obs.sources) == 0
 
-	nsList := &corev1.NamespaceList{}
-	if err := r.Client.List(ctx, nsList, client.UnsafeDisableDeepCopy); err != nil {
+	nss, err := r.namespaces(ctx, only)
+	if err != nil {
 		return obs, err
-	}
-	nss := make([]*corev1.Namespace, len(nsList.Items))
-	for i := range nsList.Items {
-		nss[i] = &nsList.Items[i]
 	}
 	obs.targets = propagation.Targets(nss, nsSel, ss.Spec.Target.IncludeNamespaces, ss.Spec.Target.ExcludeNamespaces, src.Namespace)
 	policy := string(ss.Spec.DeletionPolicy)
@@ -223,7 +233,7 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 
 	// Every Secret and ConfigMap in the cache carries our label (the cache selects on it).
 	copies := kind.list()
-	if err := r.Client.List(ctx, copies, client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.Client.List(ctx, copies, client.InNamespace(only), client.UnsafeDisableDeepCopy); err != nil {
 		return obs, err
 	}
 	items := kind.items(copies)
@@ -236,6 +246,26 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 	}
 	obs.lookup = func(k types.NamespacedName) *corev1.Secret { return live[k] }
 	return obs, nil
+}
+
+// namespaces lists every namespace, or only the one named (none when it does not exist).
+func (r *Reconciler) namespaces(ctx context.Context, only string) ([]*corev1.Namespace, error) {
+	if only != "" {
+		ns := &corev1.Namespace{}
+		if err := r.Client.Get(ctx, types.NamespacedName{Name: only}, ns); err != nil {
+			return nil, client.IgnoreNotFound(err)
+		}
+		return []*corev1.Namespace{ns}, nil
+	}
+	list := &corev1.NamespaceList{}
+	if err := r.Client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	nss := make([]*corev1.Namespace, len(list.Items))
+	for i := range list.Items {
+		nss[i] = &list.Items[i]
+	}
+	return nss, nil
 }
 
 // result is what a reconcile did.

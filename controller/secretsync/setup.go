@@ -4,12 +4,14 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -107,7 +109,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named(Name).
 		For(&v1alpha1.SecretSync{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.all), builder.WithPredicates(namespacePredicate())).
+		Watches(&corev1.Namespace{}, r.namespaceEvents(), builder.WithPredicates(namespacePredicate())).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(forCopy)).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(forCopy)).
 		Watches(&corev1.ServiceAccount{}, handler.EnqueueRequestsFromMapFunc(r.forServiceAccount), builder.WithPredicates(serviceAccountPredicate())).
@@ -118,6 +120,34 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 	}
 	r.Sources.SetController(c)
 	return mgr.Add(r.Sources)
+}
+
+// wholePassDelay is how long after a namespace event the whole pass of each SecretSync runs, to
+// write the status. Namespaces created in a burst share one whole pass per SecretSync and delay:
+// at 10,000 namespaces a whole pass plans 10,000 copies, one namespace's pass one.
+const wholePassDelay = time.Second
+
+// namespaceEvents queues, for a namespace created, relabelled or deleted, the pass of that one
+// namespace of every SecretSync at once (a new namespace gets its copies without waiting for a
+// pass over every other namespace) and the whole pass of each after wholePassDelay.
+func (r *Reconciler) namespaceEvents() handler.EventHandler {
+	enqueue := func(ctx context.Context, ns client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		for _, whole := range r.all(ctx, ns) {
+			q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns.GetName(), Name: whole.Name}})
+			q.AddAfter(whole, wholePassDelay)
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, e.Object, q)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, e.ObjectNew, q)
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, e.Object, q)
+		},
+	}
 }
 
 // namespacePredicate passes namespace events that can change the target set.

@@ -544,7 +544,8 @@ func controllerBusy(t *testing.T) float64 {
 }
 
 // settle waits until at least one more reconcile has finished than before, and then until the
-// controller is idle. It is the barrier before asserting that nothing was written.
+// controller is idle, past the whole pass a namespace event queues for later (wholePassDelay).
+// It is the barrier before asserting that nothing was written.
 func settle(t *testing.T, before float64) {
 	t.Helper()
 	eventually(t, "a reconcile has run", func() error {
@@ -553,6 +554,8 @@ func settle(t *testing.T, before float64) {
 		}
 		return nil
 	})
+	idle(t)
+	time.Sleep(wholePassDelay)
 	idle(t)
 }
 

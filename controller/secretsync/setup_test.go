@@ -1,0 +1,150 @@
+package secretsync
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+)
+
+// recordingQueue records what a handler queues, and when.
+type recordingQueue struct {
+	workqueue.TypedRateLimitingInterface[reconcile.Request]
+	now   []reconcile.Request
+	after map[reconcile.Request]time.Duration
+}
+
+func (q *recordingQueue) Add(r reconcile.Request) { q.now = append(q.now, r) }
+func (q *recordingQueue) AddAfter(r reconcile.Request, d time.Duration) {
+	if q.after == nil {
+		q.after = map[reconcile.Request]time.Duration{}
+	}
+	q.after[r] = d
+}
+
+// A namespace event queues, for every SecretSync, the pass of that namespace at once and the
+// whole pass (which writes the status) later, shared by the namespaces of a burst.
+func TestANamespaceEventQueuesItsOwnPassNowAndTheWholePassLater(t *testing.T) {
+	scheme := k8sruntime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(
+		&v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: "harbor"}},
+		&v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: "ca"}},
+	).Build()
+	h := (&Reconciler{Client: c}).namespaceEvents()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}
+	for _, tc := range []struct {
+		name string
+		send func(*recordingQueue)
+	}{
+		{"created", func(q *recordingQueue) { h.Create(context.Background(), event.CreateEvent{Object: ns}, q) }},
+		{"relabelled", func(q *recordingQueue) {
+			h.Update(context.Background(), event.UpdateEvent{ObjectOld: ns, ObjectNew: ns}, q)
+		}},
+		{"deleted", func(q *recordingQueue) { h.Delete(context.Background(), event.DeleteEvent{Object: ns}, q) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := &recordingQueue{}
+			tc.send(q)
+			slices.SortFunc(q.now, func(a, b reconcile.Request) int { return compareRequests(a, b) })
+			want := []reconcile.Request{
+				{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "ca"}},
+				{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "harbor"}},
+			}
+			if !slices.Equal(q.now, want) {
+				t.Errorf("queued at once %v, want %v", q.now, want)
+			}
+			for _, n := range []string{"ca", "harbor"} {
+				if d, ok := q.after[reconcile.Request{NamespacedName: types.NamespacedName{Name: n}}]; !ok || d != wholePassDelay {
+					t.Errorf("whole pass of %s queued after %v (%t), want after %v", n, d, ok, wholePassDelay)
+				}
+			}
+			if len(q.after) != 2 {
+				t.Errorf("queued later %v, want the two whole passes", q.after)
+			}
+		})
+	}
+}
+
+func compareRequests(a, b reconcile.Request) int {
+	if a.Namespace != b.Namespace {
+		if a.Namespace < b.Namespace {
+			return -1
+		}
+		return 1
+	}
+	switch {
+	case a.Name < b.Name:
+		return -1
+	case a.Name > b.Name:
+		return 1
+	}
+	return 0
+}
+
+// A namespace's own pass sees one namespace: it must not write the status, which counts them
+// all. While a namespace is added, status.targets never drops below what it was.
+func TestANewNamespaceGetsItsCopyAndTheStatusKeepsCountingAll(t *testing.T) {
+	const c = "ownpass"
+	src := namespace(t, c+"-src", nil)
+	a, b := targetNamespace(t, c+"-a", c), targetNamespace(t, c+"-b", c)
+	source := createSecret(t, makeSecret(src, "creds", withData(map[string][]byte{"token": []byte("v1")})))
+	createSync(t, makeSync(c, src, c, sourceName("creds")))
+	copyIn(t, a, source, c, v1alpha1.DeletionPolicyDelete)
+	copyIn(t, b, source, c, v1alpha1.DeletionPolicyDelete)
+	waitReady(t, c, 2)
+
+	var mu sync.Mutex
+	var seen []int32
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			ss := &v1alpha1.SecretSync{}
+			if err := k8s.Get(ctx, types.NamespacedName{Name: c}, ss); err == nil {
+				mu.Lock()
+				seen = append(seen, ss.Status.Targets)
+				mu.Unlock()
+			}
+		}
+	}()
+	late := targetNamespace(t, c+"-late", c)
+	copyIn(t, late, source, c, v1alpha1.DeletionPolicyDelete)
+	waitReady(t, c, 3)
+	close(stop)
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) == 0 {
+		t.Fatal("the status was never read")
+	}
+	for _, n := range seen {
+		if n < 2 {
+			t.Fatalf("status.targets went to %d while a namespace was added (seen %v): a one-namespace pass wrote the status", n, seen)
+		}
+	}
+}
