@@ -83,7 +83,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 type event struct{ kind, reason, note string }
 
-// Reconcile runs one pass: read, decide, act, write status once.
+// Reconcile runs one pass: read, decide (pure), act, write status once.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
 	var at v1alpha1.At
@@ -94,75 +94,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	now := r.Clock.Now()
-	before := at.DeepCopy()
-	st := &at.Status
-
 	job, err := r.findJob(ctx, &at)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	var result ctrl.Result
-	var evs []event
-	switch {
-	case job != nil:
-		observeJob(st, job, now)
-	case st.JobName != "":
-		// The Job existed and is gone (deleted by a user or a TTL): never run again.
-		if st.Phase != v1alpha1.AtSucceeded && st.Phase != v1alpha1.AtFailed {
-			setPhase(st, v1alpha1.AtFailed, ReasonJobDeleted, fmt.Sprintf("Job %s was deleted before it finished", st.JobName), now)
-			evs = append(evs, event{corev1.EventTypeWarning, ReasonJobDeleted, "Job " + st.JobName + " was deleted before it finished"})
+	d := decide(&at, job, now)
+	if d.create {
+		// At most once: the status read from the cache may predate another process's write of
+		// the Job's name (and the Job may be gone since, by a TTL): check it against the API
+		// server before the create.
+		if current, err := r.current(ctx, &at); err != nil || !current {
+			return ctrl.Result{RequeueAfter: staleRequeue}, err
 		}
-	case st.ObservedGeneration == at.Generation && (st.Phase == v1alpha1.AtSucceeded || st.Phase == v1alpha1.AtFailed):
-		// Decided without a Job (missed deadline, rejected template, name taken): said once.
-		// An edit of the At decides again.
-	default:
-		runAt, note, err := RunTime(&at)
+		created, ev, err := r.createJob(ctx, &at)
 		if err != nil {
-			// A zone the manager does not know (admission checks only the name's shape).
-			setPhase(st, v1alpha1.AtFailed, ReasonUnknownTimeZone, err.Error(), now)
-			evs = append(evs, event{corev1.EventTypeWarning, ReasonUnknownTimeZone, err.Error()})
-			break
+			return ctrl.Result{}, err
 		}
-		if st.ScheduledTime == nil || !st.ScheduledTime.Time.Equal(runAt) {
-			st.ScheduledTime = &metav1.Time{Time: runAt}
-			if note != "" {
-				evs = append(evs, event{corev1.EventTypeNormal, ReasonLocalTimeResolved, note})
-			}
-		}
-		action, wait := schedule.Once(runAt, at.Spec.StartingDeadlineSeconds, now)
-		switch action {
-		case schedule.Wait:
-			setPhase(st, v1alpha1.AtPending, ReasonWaiting, "Waiting for "+runAt.UTC().Format(time.RFC3339), time.Time{})
-			result.RequeueAfter = wait
-		case schedule.TooLate:
-			msg := fmt.Sprintf("Not started: scheduled for %s, more than %ds ago (startingDeadlineSeconds)",
-				runAt.UTC().Format(time.RFC3339), ptr.Deref(at.Spec.StartingDeadlineSeconds, 0))
-			setPhase(st, v1alpha1.AtFailed, ReasonMissedDeadline, msg, now)
-			evs = append(evs, event{corev1.EventTypeWarning, ReasonMissedDeadline, msg})
-		case schedule.Run:
-			// At most once: the status read from the cache may predate another process's
-			// write of the Job's name (and the Job may be gone since, by a TTL): check it
-			// against the API server before the create.
-			if current, err := r.current(ctx, &at); err != nil || !current {
-				return ctrl.Result{RequeueAfter: staleRequeue}, err
-			}
-			created, ev, err := r.createJob(ctx, &at)
-			if err != nil {
-				return ctrl.Result{}, err
-			}
-			evs = append(evs, ev)
-			switch {
-			case ev.reason == ReasonJobRejected:
-				setPhase(st, v1alpha1.AtFailed, ReasonJobRejected, ev.note, now)
-			case created == nil:
-				setPhase(st, v1alpha1.AtFailed, ReasonJobNotOurs, ev.note, now)
-			default:
-				observeJob(st, created, now)
-			}
-		}
+		d.events = append(d.events, ev)
+		afterCreate(&d.status, created, ev, now)
 	}
 
-	st.ObservedGeneration = at.Generation
+	before := at.DeepCopy()
+	at.Status = d.status
 	// Never write when nothing changed (a Job's pod moving changes no At status).
 	if !equality.Semantic.DeepEqual(before.Status, at.Status) {
 		// Optimistic lock: a pass that read a stale At must not overwrite a newer status (and
@@ -175,13 +128,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	// Events only after the status that explains them is written.
-	for _, e := range evs {
+	for _, e := range d.events {
 		r.Recorder.Eventf(&at, nil, e.kind, e.reason, "Run", "%s", e.note)
 	}
-	if before.Status.Phase != st.Phase {
-		log.Info("At phase changed", "at", klog.KObj(&at), "oldPhase", before.Status.Phase, "newPhase", st.Phase, "job", st.JobName)
+	if before.Status.Phase != at.Status.Phase {
+		log.Info("At phase changed", "at", klog.KObj(&at), "oldPhase", before.Status.Phase, "newPhase", at.Status.Phase, "job", at.Status.JobName)
 	}
-	return result, nil
+	return ctrl.Result{RequeueAfter: d.requeue}, nil
 }
 
 // staleRequeue is the short wait for the cache after a read or a status write found it behind.

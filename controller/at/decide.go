@@ -1,0 +1,85 @@
+package at
+
+import (
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/schedule"
+)
+
+// decision is what one pass does with an At: the status to write, the Events that explain it
+// (sent after the status is written), whether to create the Job, and when to look again.
+type decision struct {
+	status  v1alpha1.AtStatus
+	events  []event
+	create  bool
+	requeue time.Duration
+}
+
+// decide is the pure part of a pass: what to do with at, given its Job (nil when it has none)
+// and the time now. It reads no clock and calls no API.
+func decide(at *v1alpha1.At, job *batchv1.Job, now time.Time) decision {
+	d := decision{status: *at.Status.DeepCopy()}
+	st := &d.status
+	st.ObservedGeneration = at.Generation
+	switch {
+	case job != nil:
+		observeJob(st, job, now)
+	case st.JobName != "":
+		// The Job existed and is gone (deleted by a user or a TTL): never run again.
+		if st.Phase != v1alpha1.AtSucceeded && st.Phase != v1alpha1.AtFailed {
+			setPhase(st, v1alpha1.AtFailed, ReasonJobDeleted, fmt.Sprintf("Job %s was deleted before it finished", st.JobName), now)
+			d.events = append(d.events, event{corev1.EventTypeWarning, ReasonJobDeleted, "Job " + st.JobName + " was deleted before it finished"})
+		}
+	case at.Status.ObservedGeneration == at.Generation && (st.Phase == v1alpha1.AtSucceeded || st.Phase == v1alpha1.AtFailed):
+		// Decided without a Job (missed deadline, rejected template, name taken): said once.
+		// An edit of the At decides again.
+	default:
+		runAt, note, err := RunTime(at)
+		if err != nil {
+			// A zone the manager does not know (admission checks only the name's shape).
+			setPhase(st, v1alpha1.AtFailed, ReasonUnknownTimeZone, err.Error(), now)
+			d.events = append(d.events, event{corev1.EventTypeWarning, ReasonUnknownTimeZone, err.Error()})
+			break
+		}
+		if st.ScheduledTime == nil || !st.ScheduledTime.Time.Equal(runAt) {
+			st.ScheduledTime = &metav1.Time{Time: runAt}
+			if note != "" {
+				d.events = append(d.events, event{corev1.EventTypeNormal, ReasonLocalTimeResolved, note})
+			}
+		}
+		action, wait := schedule.Once(runAt, at.Spec.StartingDeadlineSeconds, now)
+		switch action {
+		case schedule.Wait:
+			setPhase(st, v1alpha1.AtPending, ReasonWaiting, "Waiting for "+runAt.UTC().Format(time.RFC3339), time.Time{})
+			d.requeue = wait
+		case schedule.TooLate:
+			msg := fmt.Sprintf("Not started: scheduled for %s, more than %ds ago (startingDeadlineSeconds)",
+				runAt.UTC().Format(time.RFC3339), ptr.Deref(at.Spec.StartingDeadlineSeconds, 0))
+			setPhase(st, v1alpha1.AtFailed, ReasonMissedDeadline, msg, now)
+			d.events = append(d.events, event{corev1.EventTypeWarning, ReasonMissedDeadline, msg})
+		case schedule.Run:
+			d.create = true
+		}
+	}
+	return d
+}
+
+// afterCreate sets the status from the outcome of the create decide asked for: the Job created
+// or adopted, or none (rejected, or the name taken by a Job that is not ours, as ev says).
+func afterCreate(st *v1alpha1.AtStatus, created *batchv1.Job, ev event, now time.Time) {
+	switch {
+	case ev.reason == ReasonJobRejected:
+		setPhase(st, v1alpha1.AtFailed, ReasonJobRejected, ev.note, now)
+	case created == nil:
+		setPhase(st, v1alpha1.AtFailed, ReasonJobNotOurs, ev.note, now)
+	default:
+		observeJob(st, created, now)
+	}
+}

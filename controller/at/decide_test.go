@@ -1,0 +1,142 @@
+package at
+
+import (
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/schedule"
+)
+
+func TestDecide(t *testing.T) {
+	runAt := time.Date(2026, 3, 29, 1, 30, 0, 0, time.UTC)
+	at := func(opts ...func(*v1alpha1.At)) *v1alpha1.At {
+		a := &v1alpha1.At{ObjectMeta: metav1.ObjectMeta{Name: "backup", Namespace: "team-a", Generation: 2},
+			Spec: v1alpha1.AtSpec{Schedule: metav1.NewTime(runAt), Command: "echo hi"}}
+		for _, o := range opts {
+			o(a)
+		}
+		return a
+	}
+	job := func(cond batchv1.JobConditionType) *batchv1.Job {
+		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "backup-29581290", CreationTimestamp: metav1.NewTime(runAt.Add(time.Second))}}
+		if cond != "" {
+			j.Status.Conditions = []batchv1.JobCondition{{Type: cond, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(runAt.Add(time.Minute))}}
+		}
+		return j
+	}
+	cases := []struct {
+		name       string
+		at         *v1alpha1.At
+		job        *batchv1.Job
+		now        time.Time
+		phase      v1alpha1.AtPhase
+		reason     string
+		create     bool
+		requeue    time.Duration
+		eventWhy   []string
+		completion bool
+	}{
+		{name: "before its time it waits, and looks again just after the time", at: at(), now: runAt.Add(-time.Hour),
+			phase: v1alpha1.AtPending, reason: ReasonWaiting, requeue: time.Hour + schedule.Padding},
+		{name: "at its time it creates the Job", at: at(), now: runAt, create: true},
+		{name: "later but within the start deadline it still creates the Job", at: at(func(a *v1alpha1.At) { a.Spec.StartingDeadlineSeconds = ptr.To[int64](60) }),
+			now: runAt.Add(time.Minute), create: true},
+		{name: "past the start deadline it fails once, with a Warning", at: at(func(a *v1alpha1.At) { a.Spec.StartingDeadlineSeconds = ptr.To[int64](60) }),
+			now: runAt.Add(61 * time.Second), phase: v1alpha1.AtFailed, reason: ReasonMissedDeadline, eventWhy: []string{ReasonMissedDeadline}, completion: true},
+		{name: "a failure decided without a Job is not decided again for the same generation", at: at(func(a *v1alpha1.At) {
+			a.Status = v1alpha1.AtStatus{Phase: v1alpha1.AtFailed, ObservedGeneration: 2}
+		}), now: runAt, phase: v1alpha1.AtFailed},
+		{name: "an edit of a failed At decides again", at: at(func(a *v1alpha1.At) {
+			a.Status = v1alpha1.AtStatus{Phase: v1alpha1.AtFailed, ObservedGeneration: 1}
+		}), now: runAt, phase: v1alpha1.AtFailed, create: true},
+		{name: "its running Job makes it Running", at: at(), job: job(""), now: runAt.Add(time.Second), phase: v1alpha1.AtRunning, reason: ReasonRunning},
+		{name: "its complete Job makes it Succeeded at the Job's completion", at: at(), job: job(batchv1.JobComplete), now: runAt.Add(time.Hour),
+			phase: v1alpha1.AtSucceeded, reason: ReasonJobComplete, completion: true},
+		{name: "its failed Job makes it Failed", at: at(), job: job(batchv1.JobFailed), now: runAt.Add(time.Hour),
+			phase: v1alpha1.AtFailed, reason: ReasonJobFailed, completion: true},
+		{name: "a Job deleted before it finished fails the At and never runs it again", at: at(func(a *v1alpha1.At) {
+			a.Status = v1alpha1.AtStatus{Phase: v1alpha1.AtRunning, JobName: "backup-29581290", ObservedGeneration: 2}
+		}), now: runAt.Add(time.Hour), phase: v1alpha1.AtFailed, reason: ReasonJobDeleted, eventWhy: []string{ReasonJobDeleted}, completion: true},
+		{name: "a Job deleted after it finished (a TTL) changes nothing", at: at(func(a *v1alpha1.At) {
+			a.Status = v1alpha1.AtStatus{Phase: v1alpha1.AtSucceeded, JobName: "backup-29581290", ObservedGeneration: 2}
+		}), now: runAt.Add(time.Hour), phase: v1alpha1.AtSucceeded},
+		{name: "a time zone the manager does not know fails it with a Warning", at: at(func(a *v1alpha1.At) {
+			a.Spec.LocalTime, a.Spec.TimeZone = "2026-03-29T02:30:00", ptr.To("Mars/Olympus_Mons")
+		}), now: runAt, phase: v1alpha1.AtFailed, reason: ReasonUnknownTimeZone, eventWhy: []string{ReasonUnknownTimeZone}, completion: true},
+		{name: "a local time the clocks jump over is resolved, said in an Event, and waited for", at: at(func(a *v1alpha1.At) {
+			a.Spec.LocalTime, a.Spec.TimeZone = "2026-03-29T02:30:00", ptr.To("Europe/Berlin")
+		}), now: runAt.Add(-time.Hour), phase: v1alpha1.AtPending, reason: ReasonWaiting, eventWhy: []string{ReasonLocalTimeResolved},
+			requeue: time.Hour + schedule.Padding}, // 02:30 CET does not exist: 03:30 CEST, 01:30 UTC
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := tc.at.DeepCopy()
+			d := decide(tc.at, tc.job, tc.now)
+			if d.status.Phase != tc.phase {
+				t.Errorf("phase = %q, want %q", d.status.Phase, tc.phase)
+			}
+			if tc.reason != "" {
+				if len(d.status.Conditions) != 1 || d.status.Conditions[0].Reason != tc.reason {
+					t.Errorf("conditions = %+v, want reason %s", d.status.Conditions, tc.reason)
+				}
+			}
+			if d.create != tc.create {
+				t.Errorf("create = %t, want %t", d.create, tc.create)
+			}
+			if d.requeue != tc.requeue {
+				t.Errorf("requeue = %v, want %v", d.requeue, tc.requeue)
+			}
+			var why []string
+			for _, e := range d.events {
+				why = append(why, e.reason)
+			}
+			if len(why) != len(tc.eventWhy) || (len(why) > 0 && why[0] != tc.eventWhy[0]) {
+				t.Errorf("events = %v, want %v", why, tc.eventWhy)
+			}
+			if (d.status.CompletionTime != nil) != tc.completion {
+				t.Errorf("completionTime = %v, want set: %t", d.status.CompletionTime, tc.completion)
+			}
+			if d.status.ObservedGeneration != tc.at.Generation {
+				t.Errorf("observedGeneration = %d, want %d", d.status.ObservedGeneration, tc.at.Generation)
+			}
+			if before.Status.Phase != tc.at.Status.Phase || len(before.Status.Conditions) != len(tc.at.Status.Conditions) {
+				t.Errorf("decide changed the At it was given")
+			}
+		})
+	}
+}
+
+func TestAfterCreate(t *testing.T) {
+	now := time.Date(2026, 3, 29, 1, 30, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name    string
+		created *batchv1.Job
+		ev      event
+		phase   v1alpha1.AtPhase
+		reason  string
+	}{
+		{name: "a created Job makes it Running", created: &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "backup-1"}},
+			ev: event{corev1.EventTypeNormal, "SuccessfulCreate", "Created Job backup-1"}, phase: v1alpha1.AtRunning, reason: ReasonRunning},
+		{name: "a rejected Job fails it until it is edited", ev: event{corev1.EventTypeWarning, ReasonJobRejected, "rejected"},
+			phase: v1alpha1.AtFailed, reason: ReasonJobRejected},
+		{name: "a name taken by a Job not ours fails it", ev: event{corev1.EventTypeWarning, ReasonJobNotOurs, "taken"},
+			phase: v1alpha1.AtFailed, reason: ReasonJobNotOurs},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &v1alpha1.AtStatus{}
+			afterCreate(st, tc.created, tc.ev, now)
+			if st.Phase != tc.phase || len(st.Conditions) != 1 || st.Conditions[0].Reason != tc.reason {
+				t.Errorf("status = %s %+v, want %s with reason %s", st.Phase, st.Conditions, tc.phase, tc.reason)
+			}
+			if tc.created != nil && st.JobName != tc.created.Name {
+				t.Errorf("jobName = %q, want %q", st.JobName, tc.created.Name)
+			}
+		})
+	}
+}
