@@ -99,7 +99,7 @@ func TestRequestedCopies(t *testing.T) {
 					return tc.live
 				}
 				return nil
-			}, tc.owned, false)
+			}, tc.owned, PolicyDelete)
 			var ops []Op
 			for _, a := range p.Actions {
 				ops = append(ops, a.Op)

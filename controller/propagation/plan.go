@@ -55,16 +55,48 @@ func SecretSyncOwner(name string) Owner {
 	return Owner{Label: LabelSecretSync, Name: name, Kind: "SecretSync"}
 }
 
+// The deletion policies (spec.deletionPolicy's values): what becomes of a copy no longer wanted.
+const (
+	// PolicyDelete deletes it (the default).
+	PolicyDelete = "Delete"
+	// PolicyOrphan releases it: our label and annotations go, the Secret stays (Released).
+	PolicyOrphan = "Orphan"
+	// PolicyAsRecorded follows each copy's own AnnotationDeletionPolicy: for the copies of a
+	// SecretSync that is gone, whose spec can no longer be read.
+	PolicyAsRecorded = ""
+)
+
+// DeletionPolicy is the policy a spec gives: its value, or PolicyDelete when it is empty (the
+// API's default, for objects stored before the field had one).
+func DeletionPolicy(spec string) string {
+	if spec == "" {
+		return PolicyDelete
+	}
+	return spec
+}
+
+// removal is the write that removes copy o under policy.
+func removal(o *corev1.Secret, policy string) Op {
+	if policy == PolicyAsRecorded {
+		policy = o.Annotations[AnnotationDeletionPolicy]
+	}
+	if policy == PolicyOrphan {
+		return OpRelease
+	}
+	return OpDelete
+}
+
 // Compute compares the wanted copies with the live ones and returns the writes that close the
 // gap. owned are the live copies labelled with this SecretSync; a copy that is owned but no
-// longer wanted is deleted or released per policy (orphan=true releases). A wanted copy whose
-// name is taken by another SecretSync's copy is a conflict: the first one keeps it.
-func Compute(secretSync string, want []*corev1.Secret, live Lookup, owned []*corev1.Secret, orphan bool) Plan {
-	return ComputeFor(SecretSyncOwner(secretSync), want, live, owned, orphan)
+// longer wanted is deleted or released per policy (PolicyDelete, PolicyOrphan, or
+// PolicyAsRecorded). A wanted copy whose name is taken by another SecretSync's copy is a
+// conflict: the first one keeps it.
+func Compute(secretSync string, want []*corev1.Secret, live Lookup, owned []*corev1.Secret, policy string) Plan {
+	return ComputeFor(SecretSyncOwner(secretSync), want, live, owned, policy)
 }
 
 // ComputeFor is Compute for any owner: a SecretSync or a CopyRequest.
-func ComputeFor(owner Owner, want []*corev1.Secret, live Lookup, owned []*corev1.Secret, orphan bool) Plan {
+func ComputeFor(owner Owner, want []*corev1.Secret, live Lookup, owned []*corev1.Secret, policy string) Plan {
 	p := Plan{Desired: len(want)}
 	wanted := make(map[types.NamespacedName]bool, len(want))
 	for _, w := range want {
@@ -89,11 +121,7 @@ func ComputeFor(owner Owner, want []*corev1.Secret, live Lookup, owned []*corev1
 		if wanted[key] || o.DeletionTimestamp != nil {
 			continue
 		}
-		op := OpDelete
-		if orphan {
-			op = OpRelease
-		}
-		p.Actions = append(p.Actions, Action{Op: op, Key: key, Current: o})
+		p.Actions = append(p.Actions, Action{Op: removal(o, policy), Key: key, Current: o})
 	}
 	sort.SliceStable(p.Actions, func(i, j int) bool {
 		a, b := p.Actions[i].Key, p.Actions[j].Key

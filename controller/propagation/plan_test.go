@@ -36,13 +36,21 @@ func liveIn(namespace, name string, opts ...secretOption) *corev1.Secret {
 	return ourCopy(namespace, name, append(base, opts...)...)
 }
 
+// policyOf is a case's policy: "as-recorded" is PolicyAsRecorded, else as a spec gives it.
+func policyOf(p string) string {
+	if p == "as-recorded" {
+		return PolicyAsRecorded
+	}
+	return DeletionPolicy(p)
+}
+
 func TestCompute(t *testing.T) {
 	cases := []struct {
 		name   string
 		want   []*corev1.Secret
 		live   []*corev1.Secret
 		owned  []*corev1.Secret
-		orphan bool
+		policy string
 		plan   Plan
 	}{
 		{
@@ -233,9 +241,28 @@ func TestCompute(t *testing.T) {
 		{
 			name:   "an owned copy no longer wanted is released when orphaning",
 			owned:  []*corev1.Secret{liveIn("team-old", credsName)},
-			orphan: true,
+			policy: PolicyOrphan,
 			plan: Plan{
 				Actions: []Action{{Op: OpRelease, Key: key("team-old", credsName), Current: liveIn("team-old", credsName)}},
+			},
+		},
+		{
+			name:   "with the policy as recorded, a copy recorded Orphan is released and one recorded Delete is deleted",
+			owned:  []*corev1.Secret{liveIn("team-old", credsName, withAnnotation(AnnotationDeletionPolicy, PolicyOrphan)), liveIn("team-older", credsName, withAnnotation(AnnotationDeletionPolicy, PolicyDelete))},
+			policy: "as-recorded",
+			plan: Plan{
+				Actions: []Action{
+					{Op: OpRelease, Key: key("team-old", credsName), Current: liveIn("team-old", credsName, withAnnotation(AnnotationDeletionPolicy, PolicyOrphan))},
+					{Op: OpDelete, Key: key("team-older", credsName), Current: liveIn("team-older", credsName, withAnnotation(AnnotationDeletionPolicy, PolicyDelete))},
+				},
+			},
+		},
+		{
+			name:   "with the policy as recorded, a copy that records none is deleted",
+			owned:  []*corev1.Secret{liveIn("team-old", credsName)},
+			policy: "as-recorded",
+			plan: Plan{
+				Actions: []Action{{Op: OpDelete, Key: key("team-old", credsName), Current: liveIn("team-old", credsName)}},
 			},
 		},
 		{
@@ -246,7 +273,7 @@ func TestCompute(t *testing.T) {
 		{
 			name:   "an owned copy already being deleted is left alone when orphaning too",
 			owned:  []*corev1.Secret{liveIn("team-old", credsName, beingDeleted())},
-			orphan: true,
+			policy: PolicyOrphan,
 			plan:   Plan{},
 		},
 		{
@@ -358,7 +385,7 @@ func TestCompute(t *testing.T) {
 			before := struct{ want, live, owned []*corev1.Secret }{
 				deepCopyAll(tc.want), deepCopyAll(tc.live), deepCopyAll(tc.owned),
 			}
-			got := Compute(syncName, tc.want, liveLookup(t, tc.live), tc.owned, tc.orphan)
+			got := Compute(syncName, tc.want, liveLookup(t, tc.live), tc.owned, policyOf(tc.policy))
 
 			if got.Desired != tc.plan.Desired || got.InStep != tc.plan.InStep {
 				t.Errorf("Compute() counts Desired=%d InStep=%d, want Desired=%d InStep=%d",
@@ -385,7 +412,7 @@ func TestComputeCreateUsesTheDesiredObject(t *testing.T) {
 	create := wantIn("team-a", credsName)
 	replace := wantIn("team-b", credsName, withType(corev1.SecretTypeDockerConfigJson))
 	p := Compute(syncName, []*corev1.Secret{create, replace},
-		liveLookup(t, []*corev1.Secret{liveIn("team-b", credsName)}), nil, false)
+		liveLookup(t, []*corev1.Secret{liveIn("team-b", credsName)}), nil, PolicyDelete)
 	cases := []struct {
 		name string
 		i    int

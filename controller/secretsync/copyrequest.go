@@ -227,7 +227,7 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 		if want != nil && kind == wantKind {
 			wanted = []*corev1.Secret{want}
 		}
-		plan := propagation.ComputeFor(owner, wanted, func(k types.NamespacedName) *corev1.Secret { return live[k] }, owned, false)
+		plan := propagation.ComputeFor(owner, wanted, func(k types.NamespacedName) *corev1.Secret { return live[k] }, owned, propagation.PolicyDelete)
 		if len(wanted) == 1 && plan.InStep == 1 {
 			out.copy = want.Name
 		}

@@ -94,7 +94,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	var res result
 	if obs.blocked == nil {
-		plan := propagation.Compute(ss.Name, obs.want, obs.lookup, obs.owned, ss.Spec.DeletionPolicy == v1alpha1.DeletionPolicyOrphan)
+		plan := propagation.Compute(ss.Name, obs.want, obs.lookup, obs.owned, propagation.DeletionPolicy(string(ss.Spec.DeletionPolicy)))
 		// ServiceAccounts before copies: a reconcile tells which imagePullSecrets entries are
 		// this SecretSync's from its live copies, so an entry must be removed while its copy
 		// still exists. When a ServiceAccount patch met a stale cache, the copies stay until the
@@ -204,10 +204,7 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 		return obs, err
 	}
 	obs.targets = propagation.Targets(nss, nsSel, ss.Spec.Target.IncludeNamespaces, ss.Spec.Target.ExcludeNamespaces, src.Namespace)
-	policy := string(ss.Spec.DeletionPolicy)
-	if policy == "" {
-		policy = string(v1alpha1.DeletionPolicyDelete)
-	}
+	policy := propagation.DeletionPolicy(string(ss.Spec.DeletionPolicy))
 	tgt := ss.Spec.Target
 	meta := propagation.Metadata{Labels: tgt.Labels, Annotations: tgt.Annotations, SourceLabels: tgt.SourceLabels, SourceAnnotations: tgt.SourceAnnotations}
 	keys := keysOf(ss.Spec.Keys)
@@ -672,12 +669,8 @@ func (r *Reconciler) cleanupKind(ctx context.Context, name string, kind *objectK
 	if len(obs.owned) == 0 {
 		return false, nil
 	}
-	plan := propagation.Compute(name, nil, obs.lookup, obs.owned, false)
-	for i, a := range plan.Actions {
-		if a.Op == propagation.OpDelete && a.Current.Annotations[propagation.AnnotationDeletionPolicy] == string(v1alpha1.DeletionPolicyOrphan) {
-			plan.Actions[i].Op = propagation.OpRelease
-		}
-	}
+	// The spec is gone: each copy goes as its own annotation says.
+	plan := propagation.Compute(name, nil, obs.lookup, obs.owned, propagation.PolicyAsRecorded)
 	// ServiceAccounts before copies (see Reconcile): once the copies are gone, a retry could no
 	// longer tell which imagePullSecrets entries were this SecretSync's.
 	var sas result
