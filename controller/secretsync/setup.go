@@ -139,6 +139,14 @@ func (r *Reconciler) namespaceEvents() handler.EventHandler {
 	}
 	return handler.Funcs{
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if e.IsInInitialList {
+				// A start (or a new informer) lists every namespace: one whole pass per
+				// SecretSync serves them all, not one pass per namespace.
+				for _, whole := range r.all(ctx, e.Object) {
+					q.Add(whole)
+				}
+				return
+			}
 			enqueue(ctx, e.Object, q)
 		},
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {

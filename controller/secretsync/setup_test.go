@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/propagation"
 )
 
 // recordingQueue records what a handler queues, and when.
@@ -84,6 +85,25 @@ func TestANamespaceEventQueuesItsOwnPassNowAndTheWholePassLater(t *testing.T) {
 	}
 }
 
+// At a start the informer lists every namespace: each SecretSync gets its whole pass at once,
+// not a pass per namespace (10,000 of them at 10,000 namespaces).
+func TestTheInitialListOfNamespacesQueuesOnlyTheWholePasses(t *testing.T) {
+	scheme := k8sruntime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(&v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: "harbor"}}).Build()
+	h := (&Reconciler{Client: c}).namespaceEvents()
+	q := &recordingQueue{}
+	for _, n := range []string{"team-a", "team-b"} {
+		h.Create(context.Background(), event.CreateEvent{Object: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}, IsInInitialList: true}, q)
+	}
+	whole := reconcile.Request{NamespacedName: types.NamespacedName{Name: "harbor"}}
+	if len(q.after) != 0 || len(q.now) == 0 || slices.ContainsFunc(q.now, func(r reconcile.Request) bool { return r != whole }) {
+		t.Errorf("queued at once %v and later %v, want only the whole pass of harbor at once", q.now, q.after)
+	}
+}
+
 func compareRequests(a, b reconcile.Request) int {
 	if a.Namespace != b.Namespace {
 		if a.Namespace < b.Namespace {
@@ -146,5 +166,12 @@ func TestANewNamespaceGetsItsCopyAndTheStatusKeepsCountingAll(t *testing.T) {
 		if n < 2 {
 			t.Fatalf("status.targets went to %d while a namespace was added (seen %v): a one-namespace pass wrote the status", n, seen)
 		}
+	}
+}
+
+// The pure plan names the deletion policies by the API's values.
+func TestThePlanKnowsTheAPIsDeletionPolicies(t *testing.T) {
+	if propagation.PolicyDelete != string(v1alpha1.DeletionPolicyDelete) || propagation.PolicyOrphan != string(v1alpha1.DeletionPolicyOrphan) {
+		t.Errorf("propagation's policies %q/%q, the API's %q/%q", propagation.PolicyDelete, propagation.PolicyOrphan, v1alpha1.DeletionPolicyDelete, v1alpha1.DeletionPolicyOrphan)
 	}
 }
