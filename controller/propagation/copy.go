@@ -16,6 +16,11 @@ import (
 // type, data and immutability; our label and source annotation; none of the source's server
 // fields (uid, resourceVersion, ...), labels, annotations or owner references. src may be a
 // ConfigMap's envelope (FromConfigMap): its record of binary keys travels.
+//
+// The copy's data map is its own, but its values are src's bytes, shared: every copy of a
+// source holds the same values, and a pass over 10,000 namespaces (or 300 of a 1 MiB source)
+// would otherwise allocate 10,000 (300) clones of them. Nothing may write into a value's bytes:
+// sources come read-only from a cache, and the writer sends a deep copy of a desired copy.
 func Desired(src *corev1.Secret, namespace, secretSync string) *corev1.Secret {
 	cp := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
@@ -32,10 +37,7 @@ func Desired(src *corev1.Secret, namespace, secretSync string) *corev1.Secret {
 		cp.Annotations[AnnotationBinaryKeys] = b
 	}
 	if src.Data != nil {
-		cp.Data = make(map[string][]byte, len(src.Data))
-		for k, v := range src.Data {
-			cp.Data[k] = bytes.Clone(v)
-		}
+		cp.Data = maps.Clone(src.Data)
 	}
 	if src.Immutable != nil {
 		v := *src.Immutable
