@@ -129,6 +129,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // observation is what a reconcile read from the world.
 type observation struct {
+	// only, when set, is the one namespace the pass looks at (see Reconcile).
+	only string
 	// blocked, when set, stops the sync: a condition reason and message for the user.
 	blocked *blocker
 	sources []*corev1.Secret
@@ -146,7 +148,7 @@ type blocker struct{ reason, message string }
 
 // observe reads what a pass needs: of every namespace, or of the namespace only when it is set.
 func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind *objectKind, only string) (observation, error) {
-	var obs observation
+	obs := observation{only: only}
 	src := ss.Spec.Source
 	var srcSel labels.Selector
 	if src.Selector != nil {
@@ -607,7 +609,7 @@ func (r *Reconciler) syncPullSecrets(ctx context.Context, ss *v1alpha1.SecretSyn
 	}
 
 	sas := &corev1.ServiceAccountList{}
-	if err := r.Client.List(ctx, sas, client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.Client.List(ctx, sas, client.InNamespace(obs.only), client.UnsafeDisableDeepCopy); err != nil {
 		res.writeErr = errors.Join(res.writeErr, err)
 		return
 	}
