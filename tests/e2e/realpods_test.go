@@ -120,6 +120,19 @@ func TestRealPods(t *testing.T) {
 		}
 		return ctx
 	})
+	jobs = jobs.Assess("the manager's Go memory limit is 90% of its container's memory limit", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+		// The chart's default limit is 256Mi: the cgroup says so only on a real node.
+		log, err := bed.ManagerLogs(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		limit, ratio := float64(256<<20), 0.9
+		want := fmt.Sprintf("%d", uint64(limit*ratio)) // as the library computes it
+		if !strings.Contains(log, "GOMEMLIMIT is updated") || !strings.Contains(log, want) {
+			t.Errorf("the manager's log does not say GOMEMLIMIT was set to %s bytes (90%% of 256Mi):\n%.2000s", want, log)
+		}
+		return ctx
+	})
 	jobs = jobs.Assess("an At's command runs in the job image and its log is exactly what it printed", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 		at := waitAtPhase(ctx, t, opsClient(t, cfg), quoted, v1alpha1.AtSucceeded, v1alpha1.AtFailed)
 		if at.Status.Phase != v1alpha1.AtSucceeded {

@@ -75,6 +75,7 @@ type options struct {
 	jobImage                   string
 	scheduledJobWorkers        int
 	apiServerWaitTimeout       time.Duration
+	memoryLimitRatio           float64
 	showVersion                bool
 	kubeconfig                 string
 }
@@ -215,6 +216,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.jobImage, "job-image", "docker.io/library/busybox:1.37", "Image in which an At's command runs when the At names none (needs /bin/sh).")
 	fs.IntVar(&o.scheduledJobWorkers, "scheduledjob-workers", 64, "ScheduledJobs reconciled at once: when many slots fall on the same second, this bounds how many Jobs are created in parallel.")
 	fs.DurationVar(&o.apiServerWaitTimeout, "api-server-wait-timeout", 2*time.Minute, "How long to wait at start for the Kubernetes API server to answer (retrying with a backoff from 200ms to 5s) before exiting with an error; 0 exits at the first failure.")
+	fs.Float64Var(&o.memoryLimitRatio, "memory-limit-ratio", 0.9, "Share of the container's memory limit (its cgroup's) the Go runtime's soft memory limit (GOMEMLIMIT) is set to, so the garbage collector collects harder before the kubelet would kill the manager; 0 turns it off. A GOMEMLIMIT environment variable wins; without a cgroup limit nothing is set.")
 	fs.BoolVar(&o.showVersion, "version", false, "Print the version and exit.")
 	return fs
 }
@@ -227,6 +229,9 @@ func validate(o *options) error {
 	o.pullSecretSync.ImagePullSecretFor = splitList(o.pullSecretSAs)
 	if o.scheduledJobWorkers < 1 {
 		return errors.New("--scheduledjob-workers must be at least 1")
+	}
+	if o.memoryLimitRatio < 0 || o.memoryLimitRatio > 1 {
+		return errors.New("--memory-limit-ratio must be between 0 and 1")
 	}
 	if o.apiServerWaitTimeout < 0 {
 		return errors.New("--api-server-wait-timeout must not be negative")
@@ -304,6 +309,10 @@ func run(args []string) error {
 		return err
 	}
 	log.Info("Starting", "version", version.Version, "commit", version.Commit, "controllers", enabled, "watchNamespaces", watchNamespaces)
+	if _, err := startup.SetMemoryLimit(o.memoryLimitRatio, log.WithName("memlimit")); err != nil {
+		// Not fatal: the manager runs as it would without a limit (the library logged why).
+		log.V(1).Info("Go memory limit not set from the cgroup", "reason", err.Error())
+	}
 
 	cfg, err := restConfig(o.kubeconfig)
 	if err != nil {
