@@ -240,7 +240,7 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 	labels[jobs.CreatedByLabel] = Name
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:            schedule.JobName(at.Name, runAt),
+			Name:            jobs.SlotName(at.Name, runAt),
 			Namespace:       at.Namespace,
 			Labels:          labels,
 			Annotations:     annotations,

@@ -204,12 +204,6 @@ func (s Schedule) RequeueAfter(earliest, now time.Time) (time.Duration, time.Tim
 	return d, next, true
 }
 
-// JobName is the deterministic name of the Job for a slot: "<name>-<unix minutes>", upstream's
-// idempotency lock (a second create of the same slot fails with AlreadyExists).
-func JobName(name string, slot time.Time) string {
-	return fmt.Sprintf("%s-%d", name, slot.Unix()/60)
-}
-
 // Union is several schedules in one time zone, as one: its slots are those of any of them, and
 // a minute two of them share is one slot (Next returns each instant once).
 type Union struct {

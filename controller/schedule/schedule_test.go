@@ -218,9 +218,3 @@ func TestOnce(t *testing.T) {
 		})
 	}
 }
-
-func TestJobName(t *testing.T) {
-	if got, want := JobName("nightly", topOfTheHour), "nightly-24394200"; got != want {
-		t.Errorf("JobName = %q, want %q", got, want)
-	}
-}

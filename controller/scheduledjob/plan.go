@@ -3,7 +3,6 @@ package scheduledjob
 import (
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"sort"
 	"strings"
@@ -234,7 +233,7 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 			if sj.Spec.ConcurrencyPolicy == v1alpha1.ReplaceConcurrent {
 				replaceActive()
 			}
-			p.creates = append(p.creates, creation{job: newJob(sj, RunNowJobName(sj.Name, token), now, sched.Location(), token), token: token})
+			p.creates = append(p.creates, creation{job: newJob(sj, jobs.RunNowName(sj.Name, token), now, sched.Location(), token), token: token})
 		}
 	}
 
@@ -248,12 +247,12 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 		// Already processed.
 	case rejectedTemplate && st.LastSkippedTime != nil && st.LastSkippedTime.Time.Equal(*recentOK):
 		// The API server refused this slot's Job: the next slot tries again, not this one.
-	case hasJobNamed(children, schedule.JobName(sj.Name, *recentOK)):
+	case hasJobNamed(children, jobs.SlotName(sj.Name, *recentOK)):
 		// The slot's Job exists but the status does not say so yet: the pass at the slot
 		// created it and left the status to this pass (or crashed, or lost its write). Record
 		// the slot and announce the Job; never create twice.
 		st.LastScheduleTime = &metav1.Time{Time: *recentOK}
-		p.events = append(p.events, event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + schedule.JobName(sj.Name, *recentOK)})
+		p.events = append(p.events, event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + jobs.SlotName(sj.Name, *recentOK)})
 	default:
 		slot := *recentOK
 		if missed == schedule.ManyMissed {
@@ -273,7 +272,7 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 		if sj.Spec.ConcurrencyPolicy == v1alpha1.ReplaceConcurrent && len(p.replace) == 0 {
 			replaceActive()
 		}
-		p.creates = append(p.creates, creation{job: newJob(sj, schedule.JobName(sj.Name, slot), slot, sched.Location(), ""), slot: &slot})
+		p.creates = append(p.creates, creation{job: newJob(sj, jobs.SlotName(sj.Name, slot), slot, sched.Location(), ""), slot: &slot})
 	}
 	return p
 }
@@ -297,14 +296,6 @@ func passedOver(sched schedule.Union, earliest time.Time, lastSkipped *metav1.Ti
 func jobRejected(sj *v1alpha1.ScheduledJob) bool {
 	c := meta.FindStatusCondition(sj.Status.Conditions, ConditionReady)
 	return c != nil && c.Reason == ReasonJobRejected && c.ObservedGeneration == sj.Generation
-}
-
-// RunNowJobName is the Job name for a run-now token: "<name>-r<8 hex digits of the token's
-// hash>", deterministic so the same token never creates two Jobs.
-func RunNowJobName(name, token string) string {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(token))
-	return fmt.Sprintf("%s-r%08x", name, h.Sum32())
 }
 
 // newJob builds a Job from the template, owned by the ScheduledJob, with the scheduled-timestamp

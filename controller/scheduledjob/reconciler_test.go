@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/jobs/jobstest"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
@@ -167,10 +168,10 @@ func TestScheduledJob(t *testing.T) {
 		res = f.reconcile(t, sj) // the pass the Job's watch event starts
 		f.reconcile(t, sj)       // a further pass in the same slot must not create again
 		js := f.jobsOf(t, sj)
-		if evs := f.drainEvents(); len(evs) != 1 || !strings.Contains(evs[0], "Normal "+ReasonSuccessfulCreate) || !strings.Contains(evs[0], schedule.JobName("tick", slot)) {
+		if evs := f.drainEvents(); len(evs) != 1 || !strings.Contains(evs[0], "Normal "+ReasonSuccessfulCreate) || !strings.Contains(evs[0], jobs.SlotName("tick", slot)) {
 			t.Errorf("events after the status pass = %q, want one SuccessfulCreate naming the Job", evs)
 		}
-		if len(js) != 1 || js[0].Name != schedule.JobName("tick", slot) {
+		if len(js) != 1 || js[0].Name != jobs.SlotName("tick", slot) {
 			t.Fatalf("jobs = %d (%v), want one named for %v", len(js), js, slot)
 		}
 		if got := js[0].Annotations[batchv1.CronJobScheduledTimestampAnnotation]; got != slot.UTC().Format(time.RFC3339) {
@@ -215,7 +216,7 @@ func TestScheduledJob(t *testing.T) {
 		slot := f.nextMinute()
 		// What a reconcile created just before crashing, without its status write; the cache
 		// has not seen it, so only the create's AlreadyExists tells.
-		pre := newJob(sj, schedule.JobName(sj.Name, slot), slot, time.UTC, "")
+		pre := newJob(sj, jobs.SlotName(sj.Name, slot), slot, time.UTC, "")
 		if err := f.env.Manager.GetClient().Create(ctx, pre); err != nil {
 			t.Fatal(err)
 		}
@@ -264,7 +265,7 @@ func TestScheduledJob(t *testing.T) {
 		slot := f.nextMinute()
 		f.reconcile(t, sj)
 		js := f.jobsOf(t, sj)
-		if len(js) != 1 || js[0].Name != schedule.JobName(sj.Name, slot) || len(sj.Status.Active) != 1 || sj.Status.Active[0].Name != js[0].Name {
+		if len(js) != 1 || js[0].Name != jobs.SlotName(sj.Name, slot) || len(sj.Status.Active) != 1 || sj.Status.Active[0].Name != js[0].Name {
 			t.Fatalf("jobs %v, active %v; want only the new slot's Job", js, sj.Status.Active)
 		}
 	})
@@ -278,7 +279,7 @@ func TestScheduledJob(t *testing.T) {
 			slot := f.nextMinute()
 			f.slotPasses(t, sj)
 			for _, j := range f.jobsOf(t, sj) {
-				if j.Name == schedule.JobName(sj.Name, slot) {
+				if j.Name == jobs.SlotName(sj.Name, slot) {
 					if err := jobstest.Finish(ctx, c, &j, true, slot, slot.Add(time.Second)); err != nil {
 						t.Fatal(err)
 					}
@@ -289,7 +290,7 @@ func TestScheduledJob(t *testing.T) {
 		}
 		f.reconcile(t, sj)
 		js := f.jobsOf(t, sj)
-		if len(js) != 1 || js[0].Name != schedule.JobName(sj.Name, last) {
+		if len(js) != 1 || js[0].Name != jobs.SlotName(sj.Name, last) {
 			t.Fatalf("jobs %v, want only the newest", js)
 		}
 		if sj.Status.LastSuccessfulTime == nil || !sj.Status.LastSuccessfulTime.Time.Equal(last.Add(time.Second)) || len(sj.Status.Active) != 0 {
@@ -323,7 +324,7 @@ func TestScheduledJob(t *testing.T) {
 		f.reconcile(t, sj)
 		f.reconcile(t, sj)
 		js := f.jobsOf(t, sj)
-		if len(js) != 1 || js[0].Name != RunNowJobName(sj.Name, "deploy-42") || js[0].Annotations[v1alpha1.RunNowTokenAnnotation] != "deploy-42" {
+		if len(js) != 1 || js[0].Name != jobs.RunNowName(sj.Name, "deploy-42") || js[0].Annotations[v1alpha1.RunNowTokenAnnotation] != "deploy-42" {
 			t.Fatalf("jobs %v, want one run-now Job for the token", js)
 		}
 		if sj.Status.LastRunNowToken != "deploy-42" || sj.Status.LastScheduleTime != nil {
@@ -422,7 +423,7 @@ func TestScheduledJobSlotStatusFollowsTheJobEvent(t *testing.T) {
 	if took := time.Since(start); took >= StatusBackstop/2 {
 		t.Errorf("status recorded after %v: the backstop, not the Job's event, brought the object back", took)
 	}
-	if name := schedule.JobName(sj.Name, sj.Status.LastScheduleTime.Time); sj.Status.Active[0].Name != name {
+	if name := jobs.SlotName(sj.Name, sj.Status.LastScheduleTime.Time); sj.Status.Active[0].Name != name {
 		t.Errorf("active = %v, want the Job %s of lastScheduleTime", sj.Status.Active, name)
 	}
 }

@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/schedule"
+	"github.com/platform-operators/platform-operators/controller/jobs"
 )
 
 const (
@@ -247,7 +247,7 @@ func TestDrain(t *testing.T) {
 		var missing, twice []string
 		for i := range haJobs {
 			for _, slot := range []time.Time{drainSlot.Add(-time.Minute), drainSlot, drainSlot.Add(time.Minute)} {
-				name := schedule.JobName(fmt.Sprintf("ha-%d", i), slot)
+				name := jobs.SlotName(fmt.Sprintf("ha-%d", i), slot)
 				switch n := seen[name]; {
 				case n == 0:
 					missing = append(missing, name)
