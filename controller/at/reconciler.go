@@ -21,6 +21,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -237,7 +238,7 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 	if spec.BackoffLimit == nil {
 		spec.BackoffLimit = ptr.To[int32](0)
 	}
-	labels[jobs.CreatedByLabel] = Name
+	labels[keys.LabelCreatedBy] = Name
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            jobs.SlotName(at.Name, runAt),

@@ -19,6 +19,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/jobs/jobstest"
+	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -259,7 +260,7 @@ func TestAt(t *testing.T) {
 			t.Fatalf("%d jobs, want 1", len(js))
 		}
 		j := js[0]
-		if j.Labels["team"] != "a" || j.Labels[jobs.CreatedByLabel] != Name || ptr.Deref(j.Spec.BackoffLimit, 0) != 2 ||
+		if j.Labels["team"] != "a" || j.Labels[keys.LabelCreatedBy] != Name || ptr.Deref(j.Spec.BackoffLimit, 0) != 2 ||
 			j.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyNever || j.Spec.Template.Spec.Containers[0].Image != "example/app:1" {
 			t.Fatalf("job = labels %v, backoffLimit %v, restartPolicy %q, image %q; want the template's with Never",
 				j.Labels, j.Spec.BackoffLimit, j.Spec.Template.Spec.RestartPolicy, j.Spec.Template.Spec.Containers[0].Image)

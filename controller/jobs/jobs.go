@@ -15,11 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-)
 
-// CreatedByLabel marks every Job the manager creates; its value is the kind of the parent in
-// lower case ("at" or "scheduledjob"). The manager caches only Jobs with this label.
-const CreatedByLabel = "ops.platform-operators.io/created-by"
+	"github.com/platform-operators/platform-operators/controller/keys"
+)
 
 // ControllerUIDIndex is the field index of Jobs by the UID of their controller (owner
 // reference with controller=true), so a parent finds its Jobs without listing the namespace.
@@ -38,7 +36,7 @@ func IndexByControllerUID(ctx context.Context, indexer client.FieldIndexer) erro
 // CacheByObject limits the manager's Job cache to the Jobs it created, so clusters with many
 // other Jobs (built-in CronJobs, CI) cost no memory.
 func CacheByObject() (client.Object, cache.ByObject) {
-	req, err := labels.NewRequirement(CreatedByLabel, selection.Exists, nil)
+	req, err := labels.NewRequirement(keys.LabelCreatedBy, selection.Exists, nil)
 	if err != nil {
 		panic(err) // a constant, valid requirement
 	}

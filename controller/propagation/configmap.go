@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
 // A ConfigMap travels through the same pure code as a Secret, in a Secret-shaped envelope: the
@@ -16,10 +18,6 @@ import (
 // TypeConfigMap is the type of an envelope holding a ConfigMap. A ConfigMap has no type, so two
 // envelopes always agree on it and a ConfigMap copy is never replaced for a type change.
 const TypeConfigMap corev1.SecretType = "ops.platform-operators.io/configmap"
-
-// AnnotationBinaryKeys, on an envelope only, lists (comma-separated, sorted) the keys that came
-// from the ConfigMap's binaryData rather than its data. It is never written to a ConfigMap.
-const AnnotationBinaryKeys = "ops.platform-operators.io/binary-keys"
 
 // FromConfigMap returns the envelope of cm: its metadata, data and binaryData in Data, the
 // binaryData keys recorded, its immutability. cm is not modified; the maps are shared, not copied
@@ -35,22 +33,22 @@ func FromConfigMap(cm *corev1.ConfigMap) *corev1.Secret {
 			s.Data[k] = v
 		}
 	}
-	delete(s.Annotations, AnnotationBinaryKeys) // never trust it from the API
+	delete(s.Annotations, keys.AnnotationBinaryKeys) // never trust it from the API
 	if len(cm.BinaryData) > 0 {
 		if s.Annotations == nil {
 			s.Annotations = map[string]string{}
 		}
-		s.Annotations[AnnotationBinaryKeys] = strings.Join(slices.Sorted(maps.Keys(cm.BinaryData)), ",")
+		s.Annotations[keys.AnnotationBinaryKeys] = strings.Join(slices.Sorted(maps.Keys(cm.BinaryData)), ",")
 	}
 	return s
 }
 
 // ToConfigMap returns the ConfigMap an envelope stands for: the keys listed in
-// AnnotationBinaryKeys in binaryData, the others in data, and the annotation dropped.
+// keys.AnnotationBinaryKeys in binaryData, the others in data, and the annotation dropped.
 func ToConfigMap(s *corev1.Secret) *corev1.ConfigMap {
 	cm := &corev1.ConfigMap{ObjectMeta: *s.ObjectMeta.DeepCopy(), Immutable: s.Immutable}
 	binary := binaryKeys(s)
-	delete(cm.Annotations, AnnotationBinaryKeys)
+	delete(cm.Annotations, keys.AnnotationBinaryKeys)
 	if len(cm.Annotations) == 0 {
 		cm.Annotations = nil // as the API returns it
 	}
@@ -78,7 +76,7 @@ func DropConfigMapData(cm *corev1.ConfigMap) {
 	if cm.Annotations == nil {
 		cm.Annotations = map[string]string{}
 	}
-	cm.Annotations[AnnotationDataDigest] = digest
+	cm.Annotations[keys.AnnotationDataDigest] = digest
 	cm.Data = nil
 	for k := range cm.BinaryData {
 		cm.BinaryData[k] = nil
@@ -94,9 +92,9 @@ func KindName(s *corev1.Secret) string {
 	return "Secret"
 }
 
-// binaryKeys returns the keys an envelope's AnnotationBinaryKeys lists.
+// binaryKeys returns the keys an envelope's keys.AnnotationBinaryKeys lists.
 func binaryKeys(s *corev1.Secret) map[string]bool {
-	v := s.Annotations[AnnotationBinaryKeys]
+	v := s.Annotations[keys.AnnotationBinaryKeys]
 	if v == "" {
 		return nil
 	}
@@ -133,10 +131,10 @@ func ApplyKeys(want *corev1.Secret, k Keys) []string {
 			}
 		}
 		if len(kept) == 0 {
-			delete(want.Annotations, AnnotationBinaryKeys)
+			delete(want.Annotations, keys.AnnotationBinaryKeys)
 		} else {
 			slices.Sort(kept)
-			want.Annotations[AnnotationBinaryKeys] = strings.Join(kept, ",")
+			want.Annotations[keys.AnnotationBinaryKeys] = strings.Join(kept, ",")
 		}
 	}
 	data, missing := SelectKeys(want.Data, k)

@@ -6,6 +6,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
 func TestConfigMapEnvelopeRoundTrip(t *testing.T) {
@@ -39,7 +41,7 @@ func TestConfigMapEnvelopeRoundTrip(t *testing.T) {
 func TestFromConfigMapIgnoresABinaryKeysAnnotationFromTheAPI(t *testing.T) {
 	// Someone set our envelope-only annotation on a real ConfigMap: it must not move its data
 	// into binaryData on the copy.
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "n", Annotations: map[string]string{AnnotationBinaryKeys: "k"}},
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "n", Annotations: map[string]string{keys.AnnotationBinaryKeys: "k"}},
 		Data: map[string]string{"k": "v"}}
 	out := ToConfigMap(FromConfigMap(cm))
 	if out.Data["k"] != "v" || out.BinaryData != nil {
@@ -67,7 +69,7 @@ func TestAConfigMapCopyKeepsDataAndBinaryDataApart(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			want := Desired(src, "team-a", "bundle-sync")
 			ApplyKeys(want, tc.keys)
-			if got := want.Annotations[AnnotationBinaryKeys]; got != tc.wantBinaryRecord {
+			if got := want.Annotations[keys.AnnotationBinaryKeys]; got != tc.wantBinaryRecord {
 				t.Errorf("binary record %q, want %q", got, tc.wantBinaryRecord)
 			}
 			cm := ToConfigMap(want)
@@ -77,7 +79,7 @@ func TestAConfigMapCopyKeepsDataAndBinaryDataApart(t *testing.T) {
 			if d := cmp.Diff(tc.wantBinary, cm.BinaryData); d != "" {
 				t.Errorf("binaryData (-want +got):\n%s", d)
 			}
-			if _, ok := cm.Annotations[AnnotationBinaryKeys]; ok {
+			if _, ok := cm.Annotations[keys.AnnotationBinaryKeys]; ok {
 				t.Error("the envelope-only annotation reached the ConfigMap")
 			}
 		})

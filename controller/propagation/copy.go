@@ -10,6 +10,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
 // Desired is the copy of src that namespace should hold for the named SecretSync: same name,
@@ -26,15 +28,15 @@ func Desired(src *corev1.Secret, namespace, secretSync string) *corev1.Secret {
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      src.Name,
 			Namespace: namespace,
-			Labels:    map[string]string{LabelSecretSync: secretSync, LabelManagedBy: ManagedByValue},
+			Labels:    map[string]string{keys.LabelSecretSync: secretSync, keys.LabelManagedBy: keys.ManagedByValue},
 			Annotations: map[string]string{
-				AnnotationSource: src.Namespace + "/" + src.Name,
+				keys.AnnotationSource: src.Namespace + "/" + src.Name,
 			},
 		},
 		Type: src.Type,
 	}
-	if b, ok := src.Annotations[AnnotationBinaryKeys]; ok { // a ConfigMap's envelope
-		cp.Annotations[AnnotationBinaryKeys] = b
+	if b, ok := src.Annotations[keys.AnnotationBinaryKeys]; ok { // a ConfigMap's envelope
+		cp.Annotations[keys.AnnotationBinaryKeys] = b
 	}
 	if src.Data != nil {
 		cp.Data = maps.Clone(src.Data)
@@ -48,7 +50,7 @@ func Desired(src *corev1.Secret, namespace, secretSync string) *corev1.Secret {
 
 // InStep reports whether the live copy cur already is what want describes, looking only at what
 // we own: data, type, immutability, our label and annotations, and the labels and annotations
-// the SecretSync sets (AnnotationMetadataKeys). Nothing else matters, so metadata
+// the SecretSync sets (keys.AnnotationMetadataKeys). Nothing else matters, so metadata
 // others add never causes a write.
 func InStep(cur, want *corev1.Secret) bool {
 	wl, wa := metadataKeys(want)
@@ -70,7 +72,7 @@ func NeedsReplace(cur, want *corev1.Secret) bool {
 // Merged is cur with what we own set from want and everything else kept: the object to Update.
 func Merged(cur, want *corev1.Secret) *corev1.Secret {
 	out := cur.DeepCopy()
-	delete(out.Annotations, AnnotationDataDigest) // a cache's record, never written
+	delete(out.Annotations, keys.AnnotationDataDigest) // a cache's record, never written
 	out.Type = want.Type
 	out.Data = want.Data
 	out.StringData = nil
@@ -87,30 +89,24 @@ func Merged(cur, want *corev1.Secret) *corev1.Secret {
 // stays as it is (DeletionPolicy Orphan).
 func Released(cur *corev1.Secret) *corev1.Secret {
 	out := cur.DeepCopy()
-	delete(out.Labels, LabelSecretSync)
-	if out.Labels[LabelManagedBy] == ManagedByValue {
-		delete(out.Labels, LabelManagedBy)
+	delete(out.Labels, keys.LabelSecretSync)
+	if out.Labels[keys.LabelManagedBy] == keys.ManagedByValue {
+		delete(out.Labels, keys.LabelManagedBy)
 	}
-	delete(out.Annotations, AnnotationSource)
-	delete(out.Annotations, AnnotationDeletionPolicy)
-	delete(out.Annotations, AnnotationMetadataKeys) // the labels and annotations it lists stay, as the Secret does
+	delete(out.Annotations, keys.AnnotationSource)
+	delete(out.Annotations, keys.AnnotationDeletionPolicy)
+	delete(out.Annotations, keys.AnnotationMetadataKeys) // the labels and annotations it lists stay, as the Secret does
 	return out
 }
 
 // ownLabels are the label keys we set on copies.
-var ownLabels = []string{LabelSecretSync, LabelCopyRequest, LabelManagedBy}
+var ownLabels = []string{keys.LabelSecretSync, keys.LabelCopyRequest, keys.LabelManagedBy}
 
 // ownAnnotations are the annotation keys we set on every copy (an envelope's binary-key record
 // stands for where a ConfigMap copy holds each key: data or binaryData).
-var ownAnnotations = []string{AnnotationSource, AnnotationDeletionPolicy, AnnotationMetadataKeys, AnnotationBinaryKeys}
+var ownAnnotations = []string{keys.AnnotationSource, keys.AnnotationDeletionPolicy, keys.AnnotationMetadataKeys, keys.AnnotationBinaryKeys}
 
 func isTrue(b *bool) bool { return b != nil && *b }
-
-// AnnotationDataDigest is, on a copy held in the manager's cache only, the digest (DataDigest)
-// of the data the cache dropped (DropData): a cached copy costs its metadata, not its data. It is
-// never written to the API: Merged removes it, and a release changes only the keys Released
-// removes.
-const AnnotationDataDigest = "ops.platform-operators.io/cached-data-digest"
 
 // DataDigest is a digest of data: equal for equal data (nil and empty alike), different for
 // any change of a key or a value.
@@ -129,20 +125,20 @@ func DataDigest(data map[string][]byte) string {
 	return base64.RawStdEncoding.EncodeToString(h.Sum(nil))
 }
 
-// DropData replaces s's data by its digest (AnnotationDataDigest), for a cache that keeps
+// DropData replaces s's data by its digest (keys.AnnotationDataDigest), for a cache that keeps
 // copies only to compare them: InStep and NeedsReplace compare the digest, and Merged writes
 // the wanted data whole.
 func DropData(s *corev1.Secret) {
 	if s.Annotations == nil {
 		s.Annotations = map[string]string{}
 	}
-	s.Annotations[AnnotationDataDigest] = DataDigest(s.Data)
+	s.Annotations[keys.AnnotationDataDigest] = DataDigest(s.Data)
 	s.Data, s.StringData = nil, nil
 }
 
 // dataMatches reports whether cur holds data: by its digest when a cache dropped its data.
 func dataMatches(cur *corev1.Secret, data map[string][]byte) bool {
-	if d, ok := cur.Annotations[AnnotationDataDigest]; ok {
+	if d, ok := cur.Annotations[keys.AnnotationDataDigest]; ok {
 		return d == DataDigest(data)
 	}
 	return sameData(cur.Data, data)

@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
 func TestDesired(t *testing.T) {
@@ -51,10 +53,10 @@ func TestDesired(t *testing.T) {
 		{
 			name: "a source that is itself a copy gets our keys set for this SecretSync, not merged",
 			src: secret(srcNS, credsName,
-				withLabel(LabelSecretSync, "upstream"),
-				withLabel(LabelManagedBy, "Helm"),
-				withAnnotation(AnnotationSource, "vault/creds"),
-				withAnnotation(AnnotationDeletionPolicy, "Orphan"),
+				withLabel(keys.LabelSecretSync, "upstream"),
+				withLabel(keys.LabelManagedBy, "Helm"),
+				withAnnotation(keys.AnnotationSource, "vault/creds"),
+				withAnnotation(keys.AnnotationDeletionPolicy, "Orphan"),
 				withData("k", "v"),
 			),
 			namespace: "team-b",
@@ -63,8 +65,8 @@ func TestDesired(t *testing.T) {
 				ObjectMeta: metav1.ObjectMeta{
 					Name:        credsName,
 					Namespace:   "team-b",
-					Labels:      map[string]string{LabelSecretSync: "mirror", LabelManagedBy: ManagedByValue},
-					Annotations: map[string]string{AnnotationSource: "infra/registry-creds"},
+					Labels:      map[string]string{keys.LabelSecretSync: "mirror", keys.LabelManagedBy: keys.ManagedByValue},
+					Annotations: map[string]string{keys.AnnotationSource: "infra/registry-creds"},
 				},
 				Type: corev1.SecretTypeOpaque,
 				Data: map[string][]byte{"k": []byte("v")},
@@ -185,8 +187,8 @@ func TestDesiredDoesNotAliasTheSource(t *testing.T) {
 		{
 			name: "changing the source's labels and annotations leaves the copy unchanged",
 			mutate: func(s *corev1.Secret) {
-				s.Labels[LabelSecretSync] = "other"
-				s.Annotations[AnnotationSource] = "elsewhere/x"
+				s.Labels[keys.LabelSecretSync] = "other"
+				s.Annotations[keys.AnnotationSource] = "elsewhere/x"
 			},
 		},
 	}
@@ -332,8 +334,8 @@ func TestInStepAndNeedsReplace(t *testing.T) {
 			// The API refuses changes to an immutable Secret's data and immutable field, not to
 			// its metadata (ValidateSecretUpdate), so our keys can be set by an update.
 			name: "an immutable copy whose only difference is our annotation can be updated in place",
-			cur:  inStepBase(withImmutable(true), withAnnotation(AnnotationDeletionPolicy, "Delete")),
-			want: inStepWant(withImmutable(true), withAnnotation(AnnotationDeletionPolicy, "Orphan")),
+			cur:  inStepBase(withImmutable(true), withAnnotation(keys.AnnotationDeletionPolicy, "Delete")),
+			want: inStepWant(withImmutable(true), withAnnotation(keys.AnnotationDeletionPolicy, "Orphan")),
 		},
 		{
 			name: "a mutable copy of a source made immutable is out of step but can be updated",
@@ -354,53 +356,53 @@ func TestInStepAndNeedsReplace(t *testing.T) {
 		},
 		{
 			name: "our SecretSync label naming another SecretSync puts the copy out of step",
-			cur:  inStepBase(withLabel(LabelSecretSync, "other")),
+			cur:  inStepBase(withLabel(keys.LabelSecretSync, "other")),
 			want: inStepWant(),
 		},
 		{
 			name: "our SecretSync label removed puts the copy out of step",
-			cur:  inStepBase(withoutLabel(LabelSecretSync)),
+			cur:  inStepBase(withoutLabel(keys.LabelSecretSync)),
 			want: inStepWant(),
 		},
 		{
 			name: "a managed-by label set to another value puts the copy out of step",
-			cur:  inStepBase(withLabel(LabelManagedBy, "Helm")),
+			cur:  inStepBase(withLabel(keys.LabelManagedBy, "Helm")),
 			want: inStepWant(),
 		},
 		{
 			name: "a managed-by label removed puts the copy out of step",
-			cur:  inStepBase(withoutLabel(LabelManagedBy)),
+			cur:  inStepBase(withoutLabel(keys.LabelManagedBy)),
 			want: inStepWant(),
 		},
 		{
 			name: "a source annotation naming another source puts the copy out of step",
-			cur:  inStepBase(withAnnotation(AnnotationSource, "elsewhere/registry-creds")),
+			cur:  inStepBase(withAnnotation(keys.AnnotationSource, "elsewhere/registry-creds")),
 			want: inStepWant(),
 		},
 		{
 			name: "a source annotation removed puts the copy out of step",
-			cur:  inStepBase(withoutAnnotation(AnnotationSource)),
+			cur:  inStepBase(withoutAnnotation(keys.AnnotationSource)),
 			want: inStepWant(),
 		},
 		{
 			name:   "a copy with the deletion policy wanted is in step",
-			cur:    inStepBase(withAnnotation(AnnotationDeletionPolicy, "Orphan")),
-			want:   inStepWant(withAnnotation(AnnotationDeletionPolicy, "Orphan")),
+			cur:    inStepBase(withAnnotation(keys.AnnotationDeletionPolicy, "Orphan")),
+			want:   inStepWant(withAnnotation(keys.AnnotationDeletionPolicy, "Orphan")),
 			inStep: true,
 		},
 		{
 			name: "a deletion-policy annotation with another policy puts the copy out of step",
-			cur:  inStepBase(withAnnotation(AnnotationDeletionPolicy, "Delete")),
-			want: inStepWant(withAnnotation(AnnotationDeletionPolicy, "Orphan")),
+			cur:  inStepBase(withAnnotation(keys.AnnotationDeletionPolicy, "Delete")),
+			want: inStepWant(withAnnotation(keys.AnnotationDeletionPolicy, "Orphan")),
 		},
 		{
 			name: "a deletion-policy annotation removed puts the copy out of step",
 			cur:  inStepBase(),
-			want: inStepWant(withAnnotation(AnnotationDeletionPolicy, "Delete")),
+			want: inStepWant(withAnnotation(keys.AnnotationDeletionPolicy, "Delete")),
 		},
 		{
 			name: "a deletion-policy annotation the desired copy does not carry puts the copy out of step",
-			cur:  inStepBase(withAnnotation(AnnotationDeletionPolicy, "Delete")),
+			cur:  inStepBase(withAnnotation(keys.AnnotationDeletionPolicy, "Delete")),
 			want: inStepWant(),
 		},
 		{
@@ -467,7 +469,7 @@ func TestMergedFromACachedCopy(t *testing.T) {
 	want := inStepWant(withData("user", "admin", "pass", "new"))
 	got := Merged(cur, want)
 	assertSemantic(t, "Merged()", got, inStepBase(withData("user", "admin", "pass", "new"), withLabel("team", "a")))
-	if _, ok := cur.Annotations[AnnotationDataDigest]; !ok {
+	if _, ok := cur.Annotations[keys.AnnotationDataDigest]; !ok {
 		t.Errorf("Merged() changed the cached object: its digest is gone")
 	}
 }
@@ -476,7 +478,7 @@ func TestMergedFromACachedCopy(t *testing.T) {
 // compares by digest.
 func TestDropConfigMapData(t *testing.T) {
 	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "ca", Namespace: "team-a", Labels: map[string]string{LabelSecretSync: "ca", LabelManagedBy: ManagedByValue}, Annotations: map[string]string{AnnotationSource: "platform/ca"}},
+		ObjectMeta: metav1.ObjectMeta{Name: "ca", Namespace: "team-a", Labels: map[string]string{keys.LabelSecretSync: "ca", keys.LabelManagedBy: keys.ManagedByValue}, Annotations: map[string]string{keys.AnnotationSource: "platform/ca"}},
 		Data:       map[string]string{"ca.crt": "-----BEGIN"},
 		BinaryData: map[string][]byte{"ca.der": {0x30, 0x82}},
 	}
@@ -487,8 +489,8 @@ func TestDropConfigMapData(t *testing.T) {
 		t.Errorf("data kept: %v %v", cached.Data, cached.BinaryData)
 	}
 	env := FromConfigMap(cached)
-	if env.Annotations[AnnotationBinaryKeys] != "ca.der" {
-		t.Errorf("binary keys = %q, want ca.der", env.Annotations[AnnotationBinaryKeys])
+	if env.Annotations[keys.AnnotationBinaryKeys] != "ca.der" {
+		t.Errorf("binary keys = %q, want ca.der", env.Annotations[keys.AnnotationBinaryKeys])
 	}
 	if !InStep(env, want) {
 		t.Errorf("the cached ConfigMap is not in step with its own data")
@@ -525,8 +527,8 @@ func TestMerged(t *testing.T) {
 		{
 			name: "our label and annotation removed by someone are restored, next to theirs",
 			cur: inStepBase(
-				withoutLabel(LabelSecretSync),
-				withoutAnnotation(AnnotationSource),
+				withoutLabel(keys.LabelSecretSync),
+				withoutAnnotation(keys.AnnotationSource),
 				withLabel("team", "a"),
 				withAnnotation("note", "keep"),
 			),
@@ -535,19 +537,19 @@ func TestMerged(t *testing.T) {
 		},
 		{
 			name:   "our keys set to other values are set back to ours",
-			cur:    inStepBase(withLabel(LabelManagedBy, "Helm"), withAnnotation(AnnotationSource, "old/creds")),
+			cur:    inStepBase(withLabel(keys.LabelManagedBy, "Helm"), withAnnotation(keys.AnnotationSource, "old/creds")),
 			want:   inStepWant(),
 			merged: inStepBase(),
 		},
 		{
 			name:   "the deletion policy comes from want",
-			cur:    inStepBase(withAnnotation(AnnotationDeletionPolicy, "Delete"), withAnnotation("note", "keep")),
-			want:   inStepWant(withAnnotation(AnnotationDeletionPolicy, "Orphan")),
-			merged: inStepBase(withAnnotation(AnnotationDeletionPolicy, "Orphan"), withAnnotation("note", "keep")),
+			cur:    inStepBase(withAnnotation(keys.AnnotationDeletionPolicy, "Delete"), withAnnotation("note", "keep")),
+			want:   inStepWant(withAnnotation(keys.AnnotationDeletionPolicy, "Orphan")),
+			merged: inStepBase(withAnnotation(keys.AnnotationDeletionPolicy, "Orphan"), withAnnotation("note", "keep")),
 		},
 		{
 			name:   "one of our keys that want does not carry is removed from the copy",
-			cur:    inStepBase(withAnnotation(AnnotationDeletionPolicy, "Delete"), withAnnotation("note", "keep")),
+			cur:    inStepBase(withAnnotation(keys.AnnotationDeletionPolicy, "Delete"), withAnnotation("note", "keep")),
 			want:   inStepWant(),
 			merged: inStepBase(withAnnotation("note", "keep")),
 		},
@@ -607,15 +609,15 @@ func TestReleased(t *testing.T) {
 		{
 			name: "our label, our managed-by, the source and deletion-policy annotations go; everything else stays",
 			cur: inStepBase(
-				withAnnotation(AnnotationDeletionPolicy, "Orphan"),
+				withAnnotation(keys.AnnotationDeletionPolicy, "Orphan"),
 				withLabel("team", "a"),
 				withAnnotation("reloader.stakater.com/match", "true"),
 				withOwner("App", "web", "abc"),
 			),
 			released: inStepBase(
-				withoutLabel(LabelSecretSync),
-				withoutLabel(LabelManagedBy),
-				withoutAnnotation(AnnotationSource),
+				withoutLabel(keys.LabelSecretSync),
+				withoutLabel(keys.LabelManagedBy),
+				withoutAnnotation(keys.AnnotationSource),
 				withLabel("team", "a"),
 				withAnnotation("reloader.stakater.com/match", "true"),
 				withOwner("App", "web", "abc"),
@@ -623,8 +625,8 @@ func TestReleased(t *testing.T) {
 		},
 		{
 			name:     "a managed-by label with another value is someone else's and stays",
-			cur:      inStepBase(withLabel(LabelManagedBy, "Helm")),
-			released: inStepBase(withoutLabel(LabelSecretSync), withoutAnnotation(AnnotationSource), withLabel(LabelManagedBy, "Helm")),
+			cur:      inStepBase(withLabel(keys.LabelManagedBy, "Helm")),
+			released: inStepBase(withoutLabel(keys.LabelSecretSync), withoutAnnotation(keys.AnnotationSource), withLabel(keys.LabelManagedBy, "Helm")),
 		},
 		{
 			name: "keys that only look like ours stay",
@@ -633,9 +635,9 @@ func TestReleased(t *testing.T) {
 				withAnnotation("ops.platform-operators.io/note", "hand-made"),
 			),
 			released: inStepBase(
-				withoutLabel(LabelSecretSync),
-				withoutLabel(LabelManagedBy),
-				withoutAnnotation(AnnotationSource),
+				withoutLabel(keys.LabelSecretSync),
+				withoutLabel(keys.LabelManagedBy),
+				withoutAnnotation(keys.AnnotationSource),
 				withLabel("ops.platform-operators.io/tier", "gold"),
 				withAnnotation("ops.platform-operators.io/note", "hand-made"),
 			),
@@ -646,7 +648,7 @@ func TestReleased(t *testing.T) {
 				withData(), withBytes(corev1.DockerConfigJsonKey, []byte{0x7b, 0xff, 0x7d})),
 			released: inStepBase(withType(corev1.SecretTypeDockerConfigJson), withImmutable(true),
 				withData(), withBytes(corev1.DockerConfigJsonKey, []byte{0x7b, 0xff, 0x7d}),
-				withoutLabel(LabelSecretSync), withoutLabel(LabelManagedBy), withoutAnnotation(AnnotationSource)),
+				withoutLabel(keys.LabelSecretSync), withoutLabel(keys.LabelManagedBy), withoutAnnotation(keys.AnnotationSource)),
 		},
 		{
 			name:     "a Secret without labels or annotations is returned as it is",
@@ -660,10 +662,10 @@ func TestReleased(t *testing.T) {
 			got := Released(tc.cur)
 			assertSemantic(t, "Released()", got, tc.released)
 			assertExact(t, "current after Released()", tc.cur, before)
-			if _, ok := got.Labels[LabelSecretSync]; ok {
-				t.Errorf("Released() kept label %q", LabelSecretSync)
+			if _, ok := got.Labels[keys.LabelSecretSync]; ok {
+				t.Errorf("Released() kept label %q", keys.LabelSecretSync)
 			}
-			for _, k := range []string{AnnotationSource, AnnotationDeletionPolicy} {
+			for _, k := range []string{keys.AnnotationSource, keys.AnnotationDeletionPolicy} {
 				if _, ok := got.Annotations[k]; ok {
 					t.Errorf("Released() kept annotation %q", k)
 				}

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/diff"
+
+	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
 // Fixed values shared by the tests of this package.
@@ -49,8 +51,8 @@ func ourCopy(namespace, name string, opts ...secretOption) *corev1.Secret {
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:   namespace,
 			Name:        name,
-			Labels:      map[string]string{LabelSecretSync: syncName, LabelManagedBy: ManagedByValue},
-			Annotations: map[string]string{AnnotationSource: srcNS + "/" + name},
+			Labels:      map[string]string{keys.LabelSecretSync: syncName, keys.LabelManagedBy: keys.ManagedByValue},
+			Annotations: map[string]string{keys.AnnotationSource: srcNS + "/" + name},
 		},
 		Type: corev1.SecretTypeOpaque,
 	}

@@ -5,12 +5,9 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-)
 
-// AnnotationMetadataKeys records on a copy the labels and annotations besides our own that its
-// SecretSync set ("labels=a,b;annotations=c"), so that a key dropped from the SecretSync is
-// removed from the copy while keys others add stay.
-const AnnotationMetadataKeys = "ops.platform-operators.io/metadata-keys"
+	"github.com/platform-operators/platform-operators/controller/keys"
+)
 
 // Metadata is what a copy carries besides our own keys: extra labels and annotations on every
 // copy, and which of the source's travel.
@@ -25,7 +22,7 @@ type Metadata struct {
 // Reserved reports whether key is one the copies' metadata may never carry from a SecretSync:
 // our own keys, the managed-by label, and kubectl's last-applied annotation.
 func Reserved(key string) bool {
-	return strings.HasPrefix(key, "ops.platform-operators.io/") || key == LabelManagedBy ||
+	return strings.HasPrefix(key, "ops.platform-operators.io/") || key == keys.LabelManagedBy ||
 		key == "kubectl.kubernetes.io/last-applied-configuration"
 }
 
@@ -61,13 +58,13 @@ func WithMetadata(want, src *corev1.Secret, m Metadata) {
 	if len(lk)+len(ak) > 0 {
 		sort.Strings(lk)
 		sort.Strings(ak)
-		want.Annotations[AnnotationMetadataKeys] = "labels=" + strings.Join(lk, ",") + ";annotations=" + strings.Join(ak, ",")
+		want.Annotations[keys.AnnotationMetadataKeys] = "labels=" + strings.Join(lk, ",") + ";annotations=" + strings.Join(ak, ",")
 	}
 }
 
 // metadataKeys returns the label and annotation keys recorded on s.
 func metadataKeys(s *corev1.Secret) (labels, annotations []string) {
-	rec := s.Annotations[AnnotationMetadataKeys]
+	rec := s.Annotations[keys.AnnotationMetadataKeys]
 	for _, part := range strings.Split(rec, ";") {
 		name, keys, ok := strings.Cut(part, "=")
 		if !ok || keys == "" {

@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
 func metaSource() *corev1.Secret {
@@ -49,17 +51,17 @@ func TestWithMetadata(t *testing.T) {
 			w := Desired(metaSource(), "team-a", "ss")
 			WithMetadata(w, metaSource(), tc.m)
 			labels := maps.Clone(w.Labels)
-			delete(labels, LabelSecretSync)
-			delete(labels, LabelManagedBy)
+			delete(labels, keys.LabelSecretSync)
+			delete(labels, keys.LabelManagedBy)
 			annotations := maps.Clone(w.Annotations)
-			record := annotations[AnnotationMetadataKeys]
-			for _, k := range []string{AnnotationSource, AnnotationMetadataKeys} {
+			record := annotations[keys.AnnotationMetadataKeys]
+			for _, k := range []string{keys.AnnotationSource, keys.AnnotationMetadataKeys} {
 				delete(annotations, k)
 			}
 			if !maps.Equal(labels, tc.wantLabels) || !maps.Equal(annotations, tc.wantAnnotations) || record != tc.wantRecord {
 				t.Errorf("labels %v, annotations %v, record %q; want %v, %v, %q", labels, annotations, record, tc.wantLabels, tc.wantAnnotations, tc.wantRecord)
 			}
-			if w.Labels[LabelSecretSync] != "ss" || w.Labels[LabelManagedBy] != ManagedByValue {
+			if w.Labels[keys.LabelSecretSync] != "ss" || w.Labels[keys.LabelManagedBy] != keys.ManagedByValue {
 				t.Errorf("our own labels were overridden: %v", w.Labels)
 			}
 		})
@@ -98,12 +100,12 @@ func TestMetadataKeysFollowTheSpec(t *testing.T) {
 
 	none := Desired(src, "team-a", "ss")
 	m = Merged(cur, none)
-	if _, ok := m.Annotations[AnnotationMetadataKeys]; ok || m.Labels["a"] != "" || m.Labels["b"] != "" || !InStep(m, none) {
+	if _, ok := m.Annotations[keys.AnnotationMetadataKeys]; ok || m.Labels["a"] != "" || m.Labels["b"] != "" || !InStep(m, none) {
 		t.Errorf("dropping every key: labels %v, annotations %v", m.Labels, m.Annotations)
 	}
 	// Released: the record goes, the labels stay with the Secret.
 	r := Released(cur)
-	if _, ok := r.Annotations[AnnotationMetadataKeys]; ok || r.Labels["a"] != "1" {
+	if _, ok := r.Annotations[keys.AnnotationMetadataKeys]; ok || r.Labels["a"] != "1" {
 		t.Errorf("released labels %v, annotations %v", r.Labels, r.Annotations)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
 func TestOffered(t *testing.T) {
@@ -13,10 +15,10 @@ func TestOffered(t *testing.T) {
 	offer := func(label, namespaces string) *corev1.Secret {
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "harbor-pull", Namespace: "platform", Labels: map[string]string{}, Annotations: map[string]string{}}}
 		if label != "" {
-			s.Labels[LabelOffer] = label
+			s.Labels[keys.LabelOffer] = label
 		}
 		if namespaces != "" {
-			s.Annotations[AnnotationOfferNamespaces] = namespaces
+			s.Annotations[keys.AnnotationOfferNamespaces] = namespaces
 		}
 		return s
 	}
@@ -52,32 +54,32 @@ func TestOffered(t *testing.T) {
 
 func TestRequestedCopies(t *testing.T) {
 	src := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "harbor-pull", Namespace: "platform", UID: "u",
-		Labels:      map[string]string{LabelOffer: "true", "team": "platform"},
-		Annotations: map[string]string{AnnotationOfferNamespaces: "team-*"}},
+		Labels:      map[string]string{keys.LabelOffer: "true", "team": "platform"},
+		Annotations: map[string]string{keys.AnnotationOfferNamespaces: "team-*"}},
 		Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{".dockerconfigjson": []byte("{}")}}
 	want := Requested(src, "team-a", "regcred", "pull")
 	if want.Namespace != "team-a" || want.Name != "regcred" || want.Type != src.Type || string(want.Data[".dockerconfigjson"]) != "{}" {
 		t.Errorf("copy %s/%s type %s data %v", want.Namespace, want.Name, want.Type, want.Data)
 	}
-	if want.Labels[LabelCopyRequest] != "pull" || want.Labels[LabelManagedBy] != ManagedByValue {
+	if want.Labels[keys.LabelCopyRequest] != "pull" || want.Labels[keys.LabelManagedBy] != keys.ManagedByValue {
 		t.Errorf("labels %v", want.Labels)
 	}
-	for _, k := range []string{LabelSecretSync, LabelOffer, "team"} {
+	for _, k := range []string{keys.LabelSecretSync, keys.LabelOffer, "team"} {
 		if _, ok := want.Labels[k]; ok {
 			t.Errorf("label %s travelled to the copy", k)
 		}
 	}
-	if _, ok := want.Annotations[AnnotationOfferNamespaces]; ok {
+	if _, ok := want.Annotations[keys.AnnotationOfferNamespaces]; ok {
 		t.Error("the offer travelled to the copy")
 	}
 
-	owner := Owner{Label: LabelCopyRequest, Name: "pull", Kind: "CopyRequest"}
+	owner := Owner{Label: keys.LabelCopyRequest, Name: "pull", Kind: "CopyRequest"}
 	key := types.NamespacedName{Namespace: "team-a", Name: "regcred"}
 	other := want.DeepCopy()
-	other.Labels[LabelCopyRequest] = "another"
+	other.Labels[keys.LabelCopyRequest] = "another"
 	pushed := want.DeepCopy()
-	delete(pushed.Labels, LabelCopyRequest)
-	pushed.Labels[LabelSecretSync] = "registry"
+	delete(pushed.Labels, keys.LabelCopyRequest)
+	pushed.Labels[keys.LabelSecretSync] = "registry"
 	stale := want.DeepCopy()
 	stale.Name = "old-name"
 	for _, tc := range []struct {

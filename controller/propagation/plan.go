@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
 // Op is one kind of write.
@@ -52,7 +54,7 @@ type Owner struct {
 
 // SecretSyncOwner is the Owner of a SecretSync's copies.
 func SecretSyncOwner(name string) Owner {
-	return Owner{Label: LabelSecretSync, Name: name, Kind: "SecretSync"}
+	return Owner{Label: keys.LabelSecretSync, Name: name, Kind: "SecretSync"}
 }
 
 // The deletion policies (spec.deletionPolicy's values): what becomes of a copy no longer wanted.
@@ -61,7 +63,7 @@ const (
 	PolicyDelete = "Delete"
 	// PolicyOrphan releases it: our label and annotations go, the Secret stays (Released).
 	PolicyOrphan = "Orphan"
-	// PolicyAsRecorded follows each copy's own AnnotationDeletionPolicy: for the copies of a
+	// PolicyAsRecorded follows each copy's own keys.AnnotationDeletionPolicy: for the copies of a
 	// SecretSync that is gone, whose spec can no longer be read.
 	PolicyAsRecorded = ""
 )
@@ -78,7 +80,7 @@ func DeletionPolicy(spec string) string {
 // removal is the write that removes copy o under policy.
 func removal(o *corev1.Secret, policy string) Op {
 	if policy == PolicyAsRecorded {
-		policy = o.Annotations[AnnotationDeletionPolicy]
+		policy = o.Annotations[keys.AnnotationDeletionPolicy]
 	}
 	if policy == PolicyOrphan {
 		return OpRelease
@@ -135,10 +137,10 @@ func ComputeFor(owner Owner, want []*corev1.Secret, live Lookup, owned []*corev1
 
 // conflictMessage says who holds the target cur that owner wants.
 func conflictMessage(cur *corev1.Secret, key types.NamespacedName, owner Owner) string {
-	if n := cur.Labels[LabelSecretSync]; n != "" {
+	if n := cur.Labels[keys.LabelSecretSync]; n != "" {
 		return fmt.Sprintf("%s %s is managed by SecretSync %q", KindName(cur), key, n)
 	}
-	if n := cur.Labels[LabelCopyRequest]; n != "" {
+	if n := cur.Labels[keys.LabelCopyRequest]; n != "" {
 		return fmt.Sprintf("%s %s is managed by CopyRequest %q", KindName(cur), key, n)
 	}
 	return fmt.Sprintf("%s %s is not managed by this %s", KindName(cur), key, owner.Kind)

@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
 // liveLookup is a Lookup over the given Secrets, as the reconciler's cache of labelled Secrets.
@@ -105,14 +107,14 @@ func TestCompute(t *testing.T) {
 		{
 			name: "a copy whose source annotation someone removed is updated to restore it",
 			want: []*corev1.Secret{wantIn("team-a", credsName)},
-			live: []*corev1.Secret{liveIn("team-a", credsName, withoutAnnotation(AnnotationSource), withAnnotation("note", "x"))},
+			live: []*corev1.Secret{liveIn("team-a", credsName, withoutAnnotation(keys.AnnotationSource), withAnnotation("note", "x"))},
 			plan: Plan{
 				Desired: 1,
 				Actions: []Action{{
 					Op:      OpUpdate,
 					Key:     key("team-a", credsName),
 					Want:    liveIn("team-a", credsName, withAnnotation("note", "x")),
-					Current: liveIn("team-a", credsName, withoutAnnotation(AnnotationSource), withAnnotation("note", "x")),
+					Current: liveIn("team-a", credsName, withoutAnnotation(keys.AnnotationSource), withAnnotation("note", "x")),
 				}},
 			},
 		},
@@ -132,15 +134,15 @@ func TestCompute(t *testing.T) {
 		},
 		{
 			name: "a copy whose deletion policy changed is updated",
-			want: []*corev1.Secret{wantIn("team-a", credsName, withAnnotation(AnnotationDeletionPolicy, "Orphan"))},
-			live: []*corev1.Secret{liveIn("team-a", credsName, withAnnotation(AnnotationDeletionPolicy, "Delete"))},
+			want: []*corev1.Secret{wantIn("team-a", credsName, withAnnotation(keys.AnnotationDeletionPolicy, "Orphan"))},
+			live: []*corev1.Secret{liveIn("team-a", credsName, withAnnotation(keys.AnnotationDeletionPolicy, "Delete"))},
 			plan: Plan{
 				Desired: 1,
 				Actions: []Action{{
 					Op:      OpUpdate,
 					Key:     key("team-a", credsName),
-					Want:    liveIn("team-a", credsName, withAnnotation(AnnotationDeletionPolicy, "Orphan")),
-					Current: liveIn("team-a", credsName, withAnnotation(AnnotationDeletionPolicy, "Delete")),
+					Want:    liveIn("team-a", credsName, withAnnotation(keys.AnnotationDeletionPolicy, "Orphan")),
+					Current: liveIn("team-a", credsName, withAnnotation(keys.AnnotationDeletionPolicy, "Delete")),
 				}},
 			},
 		},
@@ -149,15 +151,15 @@ func TestCompute(t *testing.T) {
 			// immutable copy: the API accepts metadata changes on an immutable Secret, so an
 			// update that keeps data and immutable as they are is enough.
 			name: "an immutable copy whose only change is its deletion policy is updated, not replaced",
-			want: []*corev1.Secret{wantIn("team-a", credsName, withImmutable(true), withAnnotation(AnnotationDeletionPolicy, "Orphan"))},
-			live: []*corev1.Secret{liveIn("team-a", credsName, withImmutable(true), withAnnotation(AnnotationDeletionPolicy, "Delete"), withLabel("team", "a"))},
+			want: []*corev1.Secret{wantIn("team-a", credsName, withImmutable(true), withAnnotation(keys.AnnotationDeletionPolicy, "Orphan"))},
+			live: []*corev1.Secret{liveIn("team-a", credsName, withImmutable(true), withAnnotation(keys.AnnotationDeletionPolicy, "Delete"), withLabel("team", "a"))},
 			plan: Plan{
 				Desired: 1,
 				Actions: []Action{{
 					Op:      OpUpdate,
 					Key:     key("team-a", credsName),
-					Want:    liveIn("team-a", credsName, withImmutable(true), withAnnotation(AnnotationDeletionPolicy, "Orphan"), withLabel("team", "a")),
-					Current: liveIn("team-a", credsName, withImmutable(true), withAnnotation(AnnotationDeletionPolicy, "Delete"), withLabel("team", "a")),
+					Want:    liveIn("team-a", credsName, withImmutable(true), withAnnotation(keys.AnnotationDeletionPolicy, "Orphan"), withLabel("team", "a")),
+					Current: liveIn("team-a", credsName, withImmutable(true), withAnnotation(keys.AnnotationDeletionPolicy, "Delete"), withLabel("team", "a")),
 				}},
 			},
 		},
@@ -206,13 +208,13 @@ func TestCompute(t *testing.T) {
 		{
 			name: "a live copy labelled with another SecretSync is a conflict naming that SecretSync",
 			want: []*corev1.Secret{wantIn("team-a", credsName)},
-			live: []*corev1.Secret{liveIn("team-a", credsName, withLabel(LabelSecretSync, "team-mirror"), withData("user", "other"))},
+			live: []*corev1.Secret{liveIn("team-a", credsName, withLabel(keys.LabelSecretSync, "team-mirror"), withData("user", "other"))},
 			plan: Plan{
 				Desired: 1,
 				Actions: []Action{{
 					Op:      OpConflict,
 					Key:     key("team-a", credsName),
-					Current: liveIn("team-a", credsName, withLabel(LabelSecretSync, "team-mirror"), withData("user", "other")),
+					Current: liveIn("team-a", credsName, withLabel(keys.LabelSecretSync, "team-mirror"), withData("user", "other")),
 					Message: `Secret team-a/registry-creds is managed by SecretSync "team-mirror"`,
 				}},
 			},
@@ -220,13 +222,13 @@ func TestCompute(t *testing.T) {
 		{
 			name: "a live copy of another SecretSync is a conflict even when its contents equal ours",
 			want: []*corev1.Secret{wantIn("team-a", credsName)},
-			live: []*corev1.Secret{liveIn("team-a", credsName, withLabel(LabelSecretSync, "registry-2"))},
+			live: []*corev1.Secret{liveIn("team-a", credsName, withLabel(keys.LabelSecretSync, "registry-2"))},
 			plan: Plan{
 				Desired: 1,
 				Actions: []Action{{
 					Op:      OpConflict,
 					Key:     key("team-a", credsName),
-					Current: liveIn("team-a", credsName, withLabel(LabelSecretSync, "registry-2")),
+					Current: liveIn("team-a", credsName, withLabel(keys.LabelSecretSync, "registry-2")),
 					Message: `Secret team-a/registry-creds is managed by SecretSync "registry-2"`,
 				}},
 			},
@@ -248,12 +250,12 @@ func TestCompute(t *testing.T) {
 		},
 		{
 			name:   "with the policy as recorded, a copy recorded Orphan is released and one recorded Delete is deleted",
-			owned:  []*corev1.Secret{liveIn("team-old", credsName, withAnnotation(AnnotationDeletionPolicy, PolicyOrphan)), liveIn("team-older", credsName, withAnnotation(AnnotationDeletionPolicy, PolicyDelete))},
+			owned:  []*corev1.Secret{liveIn("team-old", credsName, withAnnotation(keys.AnnotationDeletionPolicy, PolicyOrphan)), liveIn("team-older", credsName, withAnnotation(keys.AnnotationDeletionPolicy, PolicyDelete))},
 			policy: "as-recorded",
 			plan: Plan{
 				Actions: []Action{
-					{Op: OpRelease, Key: key("team-old", credsName), Current: liveIn("team-old", credsName, withAnnotation(AnnotationDeletionPolicy, PolicyOrphan))},
-					{Op: OpDelete, Key: key("team-older", credsName), Current: liveIn("team-older", credsName, withAnnotation(AnnotationDeletionPolicy, PolicyDelete))},
+					{Op: OpRelease, Key: key("team-old", credsName), Current: liveIn("team-old", credsName, withAnnotation(keys.AnnotationDeletionPolicy, PolicyOrphan))},
+					{Op: OpDelete, Key: key("team-older", credsName), Current: liveIn("team-older", credsName, withAnnotation(keys.AnnotationDeletionPolicy, PolicyDelete))},
 				},
 			},
 		},
@@ -311,7 +313,7 @@ func TestCompute(t *testing.T) {
 				liveIn("team-a", "beta"),
 				liveIn("team-c", "alpha", withImmutable(true)),
 				liveIn("team-a", "gamma"),
-				liveIn("team-b", "beta", withLabel(LabelSecretSync, "other")),
+				liveIn("team-b", "beta", withLabel(keys.LabelSecretSync, "other")),
 				liveIn("team-d", "alpha"),
 			},
 			owned: []*corev1.Secret{
@@ -341,7 +343,7 @@ func TestCompute(t *testing.T) {
 					{Op: OpCreate, Key: key("team-b", "alpha"), Want: wantIn("team-b", "alpha")},
 					{
 						Op: OpConflict, Key: key("team-b", "beta"),
-						Current: liveIn("team-b", "beta", withLabel(LabelSecretSync, "other")),
+						Current: liveIn("team-b", "beta", withLabel(keys.LabelSecretSync, "other")),
 						Message: `Secret team-b/beta is managed by SecretSync "other"`,
 					},
 					{
@@ -363,7 +365,7 @@ func TestCompute(t *testing.T) {
 			},
 			live: []*corev1.Secret{
 				liveIn("team-a", credsName),
-				liveIn("team-b", credsName, withLabel(LabelSecretSync, "other")),
+				liveIn("team-b", credsName, withLabel(keys.LabelSecretSync, "other")),
 				liveIn("team-c", credsName),
 			},
 			plan: Plan{
@@ -372,7 +374,7 @@ func TestCompute(t *testing.T) {
 				Actions: []Action{
 					{
 						Op: OpConflict, Key: key("team-b", credsName),
-						Current: liveIn("team-b", credsName, withLabel(LabelSecretSync, "other")),
+						Current: liveIn("team-b", credsName, withLabel(keys.LabelSecretSync, "other")),
 						Message: `Secret team-b/registry-creds is managed by SecretSync "other"`,
 					},
 					{Op: OpCreate, Key: key("team-d", credsName), Want: wantIn("team-d", credsName)},

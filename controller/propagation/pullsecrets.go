@@ -6,16 +6,18 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
 // PullSecrets returns sa with its imagePullSecrets brought in line for one SecretSync, and
 // whether anything changed. want are the copy names that should be listed; known are all names
 // this SecretSync manages in the namespace (wanted or being removed). An entry is removed only
-// when we added it (it is in AnnotationPullSecrets) and it is known but no longer wanted; an
+// when we added it (it is in keys.AnnotationPullSecrets) and it is known but no longer wanted; an
 // entry someone else added is never removed, and is not claimed as ours either.
 func PullSecrets(sa *corev1.ServiceAccount, want, known map[string]bool) (*corev1.ServiceAccount, bool) {
 	ours := map[string]bool{}
-	for _, n := range strings.Split(sa.Annotations[AnnotationPullSecrets], ",") {
+	for _, n := range strings.Split(sa.Annotations[keys.AnnotationPullSecrets], ",") {
 		if n != "" {
 			ours[n] = true
 		}
@@ -66,9 +68,9 @@ func PullSecrets(sa *corev1.ServiceAccount, want, known map[string]bool) (*corev
 		out.Annotations = map[string]string{}
 	}
 	if len(list) == 0 {
-		delete(out.Annotations, AnnotationPullSecrets)
+		delete(out.Annotations, keys.AnnotationPullSecrets)
 	} else {
-		out.Annotations[AnnotationPullSecrets] = strings.Join(list, ",")
+		out.Annotations[keys.AnnotationPullSecrets] = strings.Join(list, ",")
 	}
 	return out, true
 }

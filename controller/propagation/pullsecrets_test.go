@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
 // serviceAccount is team-a/builder as stored, with the given annotations and imagePullSecrets in
@@ -29,7 +31,7 @@ func serviceAccount(annotations map[string]string, listed ...string) *corev1.Ser
 
 // claimed is the annotations of a ServiceAccount on which we added names.
 func claimed(names string) map[string]string {
-	return map[string]string{AnnotationPullSecrets: names}
+	return map[string]string{keys.AnnotationPullSecrets: names}
 }
 
 func TestPullSecrets(t *testing.T) {
@@ -62,7 +64,7 @@ func TestPullSecrets(t *testing.T) {
 			sa:      serviceAccount(map[string]string{"note": "keep"}),
 			want:    set("a-creds"),
 			known:   set("a-creds"),
-			result:  serviceAccount(map[string]string{"note": "keep", AnnotationPullSecrets: "a-creds"}, "a-creds"),
+			result:  serviceAccount(map[string]string{"note": "keep", keys.AnnotationPullSecrets: "a-creds"}, "a-creds"),
 			changed: true,
 		},
 		{
@@ -135,7 +137,7 @@ func TestPullSecrets(t *testing.T) {
 		},
 		{
 			name:    "the annotation is deleted when nothing is ours any more, and other annotations stay",
-			sa:      serviceAccount(map[string]string{"note": "keep", AnnotationPullSecrets: "a-creds"}, "a-creds", "corp-registry"),
+			sa:      serviceAccount(map[string]string{"note": "keep", keys.AnnotationPullSecrets: "a-creds"}, "a-creds", "corp-registry"),
 			want:    set(),
 			known:   set("a-creds"),
 			result:  serviceAccount(map[string]string{"note": "keep"}, "corp-registry"),
@@ -206,11 +208,11 @@ func TestPullSecrets(t *testing.T) {
 			}
 			assertSemantic(t, "PullSecrets()", got, tc.result)
 			// Semantic equality treats an absent annotation like an empty map; say exactly.
-			gotV, gotHas := got.Annotations[AnnotationPullSecrets]
-			wantV, wantHas := tc.result.Annotations[AnnotationPullSecrets]
+			gotV, gotHas := got.Annotations[keys.AnnotationPullSecrets]
+			wantV, wantHas := tc.result.Annotations[keys.AnnotationPullSecrets]
 			if gotHas != wantHas || gotV != wantV {
 				t.Errorf("annotation %s = %q (present %v), want %q (present %v)",
-					AnnotationPullSecrets, gotV, gotHas, wantV, wantHas)
+					keys.AnnotationPullSecrets, gotV, gotHas, wantV, wantHas)
 			}
 		})
 	}

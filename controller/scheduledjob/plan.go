@@ -17,6 +17,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -184,7 +185,7 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 		p.skipped = reason
 		p.events = append(p.events, event{corev1.EventTypeWarning, reason, note})
 	}
-	token := sj.Annotations[v1alpha1.RunNowAnnotation]
+	token := sj.Annotations[keys.AnnotationRunNow]
 	runNow := token != "" && token != st.LastRunNowToken
 
 	if ptr.Deref(sj.Spec.Suspend, false) {
@@ -309,9 +310,9 @@ func newJob(sj *v1alpha1.ScheduledJob, name string, scheduled time.Time, loc *ti
 	for k, v := range sj.Spec.JobTemplate.Annotations {
 		annotations[k] = v
 	}
-	labels[jobs.CreatedByLabel] = Name
+	labels[keys.LabelCreatedBy] = Name
 	if token != "" {
-		annotations[v1alpha1.RunNowTokenAnnotation] = token
+		annotations[keys.AnnotationRunNowToken] = token
 	}
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{

@@ -16,6 +16,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -71,7 +72,7 @@ func deadline(s int64) sjOpt {
 func spec(s string) sjOpt      { return func(sj *v1alpha1.ScheduledJob) { sj.Spec.Schedule = s } }
 func timeZone(tz string) sjOpt { return func(sj *v1alpha1.ScheduledJob) { sj.Spec.TimeZone = &tz } }
 func runNow(token string) sjOpt {
-	return func(sj *v1alpha1.ScheduledJob) { sj.Annotations = map[string]string{v1alpha1.RunNowAnnotation: token} }
+	return func(sj *v1alpha1.ScheduledJob) { sj.Annotations = map[string]string{keys.AnnotationRunNow: token} }
 }
 func lastRunNow(token string) sjOpt {
 	return func(sj *v1alpha1.ScheduledJob) { sj.Status.LastRunNowToken = token }
@@ -352,7 +353,7 @@ func TestDecide(t *testing.T) {
 			sj: newSJ(lastSchedule(topOfTheHour), runNow("t1")), now: justAfterTheHour,
 			wantCreate: []string{jobs.RunNowName("mycronjob", "t1")}, wantRequeue: 59*time.Minute + schedule.Padding,
 			check: func(t *testing.T, p plan) {
-				if p.creates[0].token != "t1" || p.creates[0].job.Annotations[v1alpha1.RunNowTokenAnnotation] != "t1" {
+				if p.creates[0].token != "t1" || p.creates[0].job.Annotations[keys.AnnotationRunNowToken] != "t1" {
 					t.Errorf("creation = %+v, want token t1 recorded", p.creates[0])
 				}
 			}},

@@ -22,6 +22,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/jobs/jobstest"
+	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -317,14 +318,14 @@ func TestScheduledJob(t *testing.T) {
 		sj.Spec.Schedule = "0 0 1 1 *"
 		f.create(t, sj)
 		f.reconcile(t, sj)
-		sj.Annotations = map[string]string{v1alpha1.RunNowAnnotation: "deploy-42"}
+		sj.Annotations = map[string]string{keys.AnnotationRunNow: "deploy-42"}
 		if err := c.Update(ctx, sj); err != nil {
 			t.Fatal(err)
 		}
 		f.reconcile(t, sj)
 		f.reconcile(t, sj)
 		js := f.jobsOf(t, sj)
-		if len(js) != 1 || js[0].Name != jobs.RunNowName(sj.Name, "deploy-42") || js[0].Annotations[v1alpha1.RunNowTokenAnnotation] != "deploy-42" {
+		if len(js) != 1 || js[0].Name != jobs.RunNowName(sj.Name, "deploy-42") || js[0].Annotations[keys.AnnotationRunNowToken] != "deploy-42" {
 			t.Fatalf("jobs %v, want one run-now Job for the token", js)
 		}
 		if sj.Status.LastRunNowToken != "deploy-42" || sj.Status.LastScheduleTime != nil {
@@ -394,7 +395,7 @@ func TestScheduledJobControllerRunsInTheManager(t *testing.T) {
 	c, ctx := f.env.Client, f.env.Ctx
 	sj := everyMinute(f.env.Namespace(t, "sj-manager"), "wired")
 	sj.Spec.Schedule = "0 0 1 1 *"
-	sj.Annotations = map[string]string{v1alpha1.RunNowAnnotation: "now"}
+	sj.Annotations = map[string]string{keys.AnnotationRunNow: "now"}
 	if err := c.Create(ctx, sj); err != nil {
 		t.Fatal(err)
 	}

@@ -50,13 +50,14 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
 // claimRecorded reports whether the written status st records the claim of Job j: its slot is
 // at or before lastScheduleTime, or its run-now token was recorded or is no longer asked for.
 // A Job whose claim is not recorded must not be deleted: it is the only trace of its slot.
 func claimRecorded(st *v1alpha1.ScheduledJobStatus, requestedToken string, j *batchv1.Job) bool {
-	if token, ok := j.Annotations[v1alpha1.RunNowTokenAnnotation]; ok {
+	if token, ok := j.Annotations[keys.AnnotationRunNowToken]; ok {
 		return token == st.LastRunNowToken || token != requestedToken
 	}
 	slot, err := time.Parse(time.RFC3339, j.Annotations[jobs.ScheduledTimeAnnotation])
@@ -71,7 +72,7 @@ func claimRecorded(st *v1alpha1.ScheduledJobStatus, requestedToken string, j *ba
 // sj no longer needs: their claim is recorded and they are not listed as active.
 func historyToPrune(sj *v1alpha1.ScheduledJob, succeeded, failed []*batchv1.Job) []*batchv1.Job {
 	candidates := append(oldest(succeeded, ptr.Deref(sj.Spec.SuccessfulJobsHistoryLimit, 3)), oldest(failed, ptr.Deref(sj.Spec.FailedJobsHistoryLimit, 1))...)
-	token := sj.Annotations[v1alpha1.RunNowAnnotation]
+	token := sj.Annotations[keys.AnnotationRunNow]
 	var out []*batchv1.Job
 	for _, j := range candidates {
 		if wasActive(sj, j.UID) || !claimRecorded(&sj.Status, token, j) ||

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/propagation"
+	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
 func configMapSource(ss *v1alpha1.SecretSync) { ss.Spec.Source.Kind = v1alpha1.CopyKindConfigMap }
@@ -50,13 +50,13 @@ func isConfigMapCopy(cm, src *corev1.ConfigMap, ss string) error {
 			return fmt.Errorf("binaryData[%q] = %q, want %q", k, got, v)
 		}
 	}
-	if got := cm.Labels[propagation.LabelSecretSync]; got != ss {
-		return fmt.Errorf("label %s=%q, want %q", propagation.LabelSecretSync, got, ss)
+	if got := cm.Labels[keys.LabelSecretSync]; got != ss {
+		return fmt.Errorf("label %s=%q, want %q", keys.LabelSecretSync, got, ss)
 	}
-	if got, want := cm.Annotations[propagation.AnnotationSource], src.Namespace+"/"+src.Name; got != want {
-		return fmt.Errorf("annotation %s=%q, want %q", propagation.AnnotationSource, got, want)
+	if got, want := cm.Annotations[keys.AnnotationSource], src.Namespace+"/"+src.Name; got != want {
+		return fmt.Errorf("annotation %s=%q, want %q", keys.AnnotationSource, got, want)
 	}
-	if _, ok := cm.Annotations[propagation.AnnotationBinaryKeys]; ok {
+	if _, ok := cm.Annotations[keys.AnnotationBinaryKeys]; ok {
 		return errors.New("the envelope-only binary-keys annotation reached the API")
 	}
 	return nil
@@ -112,7 +112,7 @@ func TestAConfigMapSourceIsCopiedAndKeptInStepLikeASecret(t *testing.T) {
 	t.Cleanup(func() {
 		eventually(t, "the ConfigMap copies are cleaned up", func() error {
 			list := &corev1.ConfigMapList{}
-			if err := k8s.List(ctx, list, client.MatchingLabels{propagation.LabelSecretSync: c}); err != nil {
+			if err := k8s.List(ctx, list, client.MatchingLabels{keys.LabelSecretSync: c}); err != nil {
 				return err
 			}
 			if len(list.Items) > 0 {
@@ -169,7 +169,7 @@ func TestAConfigMapSourceIsCopiedAndKeptInStepLikeASecret(t *testing.T) {
 	} else if want := "ConfigMap " + d + "/ca-bundle exists and is not managed"; !bytes.Contains([]byte(ss.Status.Failures[0].Message), []byte(want)) {
 		t.Errorf("conflict message %q, want it to say %q", ss.Status.Failures[0].Message, want)
 	}
-	if cm := getConfigMap(t, d, "ca-bundle"); cm.Data["mine"] != "yes" || cm.Labels[propagation.LabelSecretSync] != "" {
+	if cm := getConfigMap(t, d, "ca-bundle"); cm.Data["mine"] != "yes" || cm.Labels[keys.LabelSecretSync] != "" {
 		t.Errorf("their ConfigMap was written: %+v", cm)
 	}
 

@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/propagation"
 )
 
@@ -82,10 +83,10 @@ func NewRequestCaches(mgr ctrl.Manager) (offered, copies cache.Cache, err error)
 			},
 		})
 	}
-	if offered, err = build(propagation.LabelOffer); err != nil {
+	if offered, err = build(keys.LabelOffer); err != nil {
 		return nil, nil, err
 	}
-	if copies, err = build(propagation.LabelCopyRequest); err != nil {
+	if copies, err = build(keys.LabelCopyRequest); err != nil {
 		return nil, nil, err
 	}
 	for _, c := range []cache.Cache{offered, copies} {
@@ -141,7 +142,7 @@ func (r *RequestReconciler) forSource(kind *objectKind) handler.MapFunc {
 
 // forRequestCopy maps a copy to the CopyRequest named by its label, in its namespace.
 func forRequestCopy(_ context.Context, o client.Object) []reconcile.Request {
-	if n := o.GetLabels()[propagation.LabelCopyRequest]; n != "" {
+	if n := o.GetLabels()[keys.LabelCopyRequest]; n != "" {
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: n}}}
 	}
 	return nil
@@ -199,7 +200,7 @@ func (r *RequestReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		// request must not tell a tenant which names exist in a namespace it cannot read.
 		out.reason = "NotOffered"
 		out.message = fmt.Sprintf("%s %s does not exist or is not offered to namespace %s; its owner offers it with the label %s=true and the annotation %s listing this namespace",
-			kind.name, srcKey, cr.Namespace, propagation.LabelOffer, propagation.AnnotationOfferNamespaces)
+			kind.name, srcKey, cr.Namespace, keys.LabelOffer, keys.AnnotationOfferNamespaces)
 	}
 	return r.writeRequestStatus(ctx, cr, out)
 }
@@ -208,8 +209,8 @@ func (r *RequestReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 // kind: a copy of the other kind or another name (the spec changed) is deleted.
 func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, want *corev1.Secret, wantKind *objectKind) requestOutcome {
 	var out requestOutcome
-	owner := propagation.Owner{Label: propagation.LabelCopyRequest, Name: key.Name, Kind: "CopyRequest"}
-	w := writer{client: r.Client, reader: r.APIReader, label: propagation.LabelCopyRequest, unmanaged: &r.unmanaged}
+	owner := propagation.Owner{Label: keys.LabelCopyRequest, Name: key.Name, Kind: "CopyRequest"}
+	w := writer{client: r.Client, reader: r.APIReader, label: keys.LabelCopyRequest, unmanaged: &r.unmanaged}
 	for _, kind := range kinds {
 		list := kind.list()
 		if err := r.Copies.List(ctx, list, client.InNamespace(key.Namespace), client.UnsafeDisableDeepCopy); err != nil {
@@ -220,7 +221,7 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 		var owned, wanted []*corev1.Secret
 		for _, c := range kind.items(list) {
 			live[client.ObjectKeyFromObject(c)] = c
-			if c.Labels[propagation.LabelCopyRequest] == key.Name {
+			if c.Labels[keys.LabelCopyRequest] == key.Name {
 				owned = append(owned, c)
 			}
 		}

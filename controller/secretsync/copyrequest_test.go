@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/propagation"
+	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
 // offer sets (namespaces != "") or withdraws (namespaces == "") the owner's offer on a source.
@@ -35,11 +35,11 @@ func offer(t *testing.T, obj client.Object, namespaces string) {
 			a = map[string]string{}
 		}
 		if namespaces == "" {
-			delete(l, propagation.LabelOffer)
-			delete(a, propagation.AnnotationOfferNamespaces)
+			delete(l, keys.LabelOffer)
+			delete(a, keys.AnnotationOfferNamespaces)
 		} else {
-			l[propagation.LabelOffer] = "true"
-			a[propagation.AnnotationOfferNamespaces] = namespaces
+			l[keys.LabelOffer] = "true"
+			a[keys.AnnotationOfferNamespaces] = namespaces
 		}
 		obj.SetLabels(l)
 		obj.SetAnnotations(a)
@@ -88,7 +88,7 @@ func requestCopyIn(t *testing.T, ns, name string, src *corev1.Secret, request st
 		if got == nil {
 			return errors.New("no copy")
 		}
-		if got.Labels[propagation.LabelCopyRequest] != request || got.Labels[propagation.LabelSecretSync] != "" {
+		if got.Labels[keys.LabelCopyRequest] != request || got.Labels[keys.LabelSecretSync] != "" {
 			return fmt.Errorf("labels %v", got.Labels)
 		}
 		if got.Type != src.Type {
@@ -97,7 +97,7 @@ func requestCopyIn(t *testing.T, ns, name string, src *corev1.Secret, request st
 		if len(got.OwnerReferences) != 1 || got.OwnerReferences[0].Kind != "CopyRequest" || got.OwnerReferences[0].Name != request {
 			return fmt.Errorf("owner references %v", got.OwnerReferences)
 		}
-		if got.Labels[propagation.LabelOffer] != "" || got.Annotations[propagation.AnnotationOfferNamespaces] != "" {
+		if got.Labels[keys.LabelOffer] != "" || got.Annotations[keys.AnnotationOfferNamespaces] != "" {
 			return errors.New("the offer travelled to the copy")
 		}
 		return sameData(got.Data, src.Data)
@@ -172,7 +172,7 @@ func TestACopyRequestCopiesOnlyWhatIsOfferedToItsNamespace(t *testing.T) {
 	if strings.ReplaceAll(rootMsg, hidden.Name, "X") != strings.ReplaceAll(guessMsg, "no-such-secret", "X") {
 		t.Errorf("the refusals tell an existing source from a missing one:\n%s\n%s", rootMsg, guessMsg)
 	}
-	if !strings.Contains(rootMsg, propagation.LabelOffer) {
+	if !strings.Contains(rootMsg, keys.LabelOffer) {
 		t.Errorf("the refusal does not say how to offer: %s", rootMsg)
 	}
 	noSecret(t, tenant, hidden.Name)
@@ -288,10 +288,10 @@ func TestACopyRequestForAConfigMap(t *testing.T) {
 	createRequest(t, tc, makeRequest(tenant, "trust", v1alpha1.CopyRequestSource{Kind: v1alpha1.CopyKindConfigMap, Namespace: platform, Name: "ca-bundle"}, "trust-bundle"))
 	waitRequest(t, tenant, "trust", metav1.ConditionTrue, "Copied")
 	cm := getConfigMap(t, tenant, "trust-bundle")
-	if cm == nil || cm.Data["ca.crt"] != "PEM" || string(cm.BinaryData["ca.der"]) != string(binary) || cm.Labels[propagation.LabelCopyRequest] != "trust" {
+	if cm == nil || cm.Data["ca.crt"] != "PEM" || string(cm.BinaryData["ca.der"]) != string(binary) || cm.Labels[keys.LabelCopyRequest] != "trust" {
 		t.Fatalf("copy %+v", cm)
 	}
-	if _, ok := cm.Annotations[propagation.AnnotationBinaryKeys]; ok {
+	if _, ok := cm.Annotations[keys.AnnotationBinaryKeys]; ok {
 		t.Error("the envelope-only annotation reached the ConfigMap")
 	}
 	t.Log("a Secret of the same name is not what a ConfigMap request asks for")

@@ -6,7 +6,7 @@
 // with bounded concurrency, brings ServiceAccounts' imagePullSecrets in line, and writes status
 // once (only when it changed). A reconcile with nothing to do makes no API call that writes.
 //
-// Memory: the manager's cache holds only Secrets carrying propagation.LabelSecretSync (our
+// Memory: the manager's cache holds only Secrets carrying keys.LabelSecretSync (our
 // copies). Source Secrets are read through one small cache per source namespace, started when a
 // SecretSync first names that namespace (Sources). Unrelated Secrets are never cached.
 package secretsync

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/propagation"
 )
 
@@ -209,7 +210,7 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 	policy := propagation.DeletionPolicy(string(ss.Spec.DeletionPolicy))
 	tgt := ss.Spec.Target
 	meta := propagation.Metadata{Labels: tgt.Labels, Annotations: tgt.Annotations, SourceLabels: tgt.SourceLabels, SourceAnnotations: tgt.SourceAnnotations}
-	keys := keysOf(ss.Spec.Keys)
+	keySel := keysOf(ss.Spec.Keys)
 	for _, s := range obs.sources {
 		for _, ns := range obs.targets {
 			w := propagation.Desired(s, ns, ss.Name)
@@ -217,15 +218,15 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 				w.Name = ss.Spec.Target.Name // a renamed copy (admission allows it only with source.name)
 			}
 			propagation.WithMetadata(w, s, meta)
-			if !keys.IsZero() {
-				if missing := propagation.ApplyKeys(w, keys); len(missing) > 0 {
+			if !keySel.IsZero() {
+				if missing := propagation.ApplyKeys(w, keySel); len(missing) > 0 {
 					if obs.missingKeys == nil {
 						obs.missingKeys = map[string][]string{}
 					}
 					obs.missingKeys[s.Namespace+"/"+s.Name] = missing
 				}
 			}
-			w.Annotations[propagation.AnnotationDeletionPolicy] = policy
+			w.Annotations[keys.AnnotationDeletionPolicy] = policy
 			obs.want = append(obs.want, w)
 		}
 	}
@@ -239,7 +240,7 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 	live := make(map[types.NamespacedName]*corev1.Secret, len(items))
 	for _, c := range items {
 		live[types.NamespacedName{Namespace: c.Namespace, Name: c.Name}] = c
-		if c.Labels[propagation.LabelSecretSync] == ss.Name {
+		if c.Labels[keys.LabelSecretSync] == ss.Name {
 			obs.owned = append(obs.owned, c)
 		}
 	}
@@ -423,10 +424,10 @@ func fingerprint(s *corev1.Secret) [sha256.Size]byte {
 		field([]byte(k))
 		field(s.Data[k])
 	}
-	for _, k := range []string{propagation.LabelSecretSync, propagation.LabelManagedBy} {
+	for _, k := range []string{keys.LabelSecretSync, keys.LabelManagedBy} {
 		field([]byte(s.Labels[k]))
 	}
-	for _, k := range []string{propagation.AnnotationSource, propagation.AnnotationDeletionPolicy, propagation.AnnotationBinaryKeys} {
+	for _, k := range []string{keys.AnnotationSource, keys.AnnotationDeletionPolicy, keys.AnnotationBinaryKeys} {
 		field([]byte(s.Annotations[k]))
 	}
 	var out [sha256.Size]byte
@@ -483,7 +484,7 @@ type writer struct {
 }
 
 func (r *Reconciler) writer() writer {
-	return writer{client: r.Client, reader: r.APIReader, label: propagation.LabelSecretSync, unmanaged: &r.unmanaged}
+	return writer{client: r.Client, reader: r.APIReader, label: keys.LabelSecretSync, unmanaged: &r.unmanaged}
 }
 
 // write performs one action and returns the operation that was written ("" when nothing was).
@@ -615,7 +616,7 @@ func (r *Reconciler) syncPullSecrets(ctx context.Context, ss *v1alpha1.SecretSyn
 	}
 	for i := range sas.Items {
 		sa := &sas.Items[i]
-		if known[sa.Namespace] == nil || (!forSA[sa.Name] && sa.Annotations[propagation.AnnotationPullSecrets] == "") {
+		if known[sa.Namespace] == nil || (!forSA[sa.Name] && sa.Annotations[keys.AnnotationPullSecrets] == "") {
 			continue
 		}
 		w := want[sa.Namespace]
@@ -664,7 +665,7 @@ func (r *Reconciler) cleanup(ctx context.Context, name string) (ctrl.Result, err
 // cleanupKind is cleanup for the copies of one kind; retry says to look again shortly.
 func (r *Reconciler) cleanupKind(ctx context.Context, name string, kind *objectKind) (retry bool, err error) {
 	copies := kind.list()
-	if err := r.Client.List(ctx, copies, client.MatchingLabels{propagation.LabelSecretSync: name}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.Client.List(ctx, copies, client.MatchingLabels{keys.LabelSecretSync: name}, client.UnsafeDisableDeepCopy); err != nil {
 		return false, err
 	}
 	obs := observation{lookup: func(types.NamespacedName) *corev1.Secret { return nil }, owned: kind.items(copies)}

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/propagation"
+	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
 // binary is data that is not UTF-8 (a NUL, lone continuation and lead bytes, an invalid
@@ -69,7 +69,7 @@ func TestASourceIsCopiedIntoEveryTargetNamespaceAndNowhereElse(t *testing.T) {
 			t.Errorf("namespace %s got a copy: %v", ns, s.Labels)
 		}
 	}
-	if s := getSecret(t, src, "creds"); s.ResourceVersion != source.ResourceVersion || s.Labels[propagation.LabelSecretSync] != "" {
+	if s := getSecret(t, src, "creds"); s.ResourceVersion != source.ResourceVersion || s.Labels[keys.LabelSecretSync] != "" {
 		t.Errorf("the source was written: resourceVersion %s -> %s, labels %v", source.ResourceVersion, s.ResourceVersion, s.Labels)
 	}
 }
@@ -251,12 +251,12 @@ func releasedIn(t *testing.T, ns string, src *corev1.Secret) *corev1.Secret {
 		if s == nil {
 			return errors.New("deleted, want released")
 		}
-		for _, k := range []string{propagation.LabelSecretSync, propagation.LabelManagedBy} {
+		for _, k := range []string{keys.LabelSecretSync, keys.LabelManagedBy} {
 			if _, ok := s.Labels[k]; ok {
 				return fmt.Errorf("still labelled %s", k)
 			}
 		}
-		for _, k := range []string{propagation.AnnotationSource, propagation.AnnotationDeletionPolicy} {
+		for _, k := range []string{keys.AnnotationSource, keys.AnnotationDeletionPolicy} {
 			if _, ok := s.Annotations[k]; ok {
 				return fmt.Errorf("still annotated %s", k)
 			}
@@ -428,8 +428,8 @@ func TestACopyIsRepairedAndOthersMetadataOnItIsKept(t *testing.T) {
 
 	t.Log("a copy of another type is replaced (the API refuses to change a Secret's type)")
 	impostor := makeSecret(a, "creds", withType("example.com/other"), withData(map[string][]byte{"token": []byte("wrong")}))
-	impostor.Labels = map[string]string{propagation.LabelSecretSync: c}
-	impostor.Annotations = map[string]string{propagation.AnnotationSource: src + "/creds", propagation.AnnotationDeletionPolicy: "Delete"}
+	impostor.Labels = map[string]string{keys.LabelSecretSync: c}
+	impostor.Annotations = map[string]string{keys.AnnotationSource: src + "/creds", keys.AnnotationDeletionPolicy: "Delete"}
 	impostorUID := replaceSecret(t, impostor)
 	eventually(t, "the copy of the wrong type is replaced", func() error {
 		s := getSecret(t, a, "creds")
@@ -533,7 +533,7 @@ func TestASecretThatIsNotOursIsNeverTouched(t *testing.T) {
 		t.Errorf("the SecretSync was written while in conflict with nothing new (resourceVersion %s -> %s)", ssBefore, rv)
 	}
 	now := getSecret(t, a, "creds")
-	if now.ResourceVersion != theirs.ResourceVersion || now.Labels[propagation.LabelSecretSync] != "" {
+	if now.ResourceVersion != theirs.ResourceVersion || now.Labels[keys.LabelSecretSync] != "" {
 		t.Errorf("their Secret was written: resourceVersion %s -> %s, labels %v", theirs.ResourceVersion, now.ResourceVersion, now.Labels)
 	}
 	if err := sameData(now.Data, theirs.Data); err != nil {
@@ -580,7 +580,7 @@ func TestTheFirstSecretSyncKeepsATargetTwoAimAt(t *testing.T) {
 	})
 	waitReady(t, c+"-first", 2)
 	for _, cp := range copies {
-		if s := getSecret(t, cp.Namespace, cp.Name); s.ResourceVersion != cp.ResourceVersion || s.Labels[propagation.LabelSecretSync] != c+"-first" {
+		if s := getSecret(t, cp.Namespace, cp.Name); s.ResourceVersion != cp.ResourceVersion || s.Labels[keys.LabelSecretSync] != c+"-first" {
 			t.Errorf("copy %s/%s changed hands or was rewritten: labels %v", cp.Namespace, cp.Name, s.Labels)
 		}
 	}
@@ -623,7 +623,7 @@ func TestAnImmutableSourceGivesImmutableCopiesThatAreReplacedWhenItChanges(t *te
 
 	t.Log("an immutable copy with stale data (as a crash could leave it) is replaced")
 	stale := makeSecret(a, "tls", immutable(), withData(map[string][]byte{"tls.key": binary, "v": []byte("1")}))
-	stale.Labels = map[string]string{propagation.LabelSecretSync: c}
+	stale.Labels = map[string]string{keys.LabelSecretSync: c}
 	staleUID := replaceSecret(t, stale)
 	eventually(t, "the stale immutable copy is replaced", func() error {
 		s := getSecret(t, a, "tls")
@@ -675,9 +675,9 @@ func pullSecretsAre(t *testing.T, ns, name string, names []string, ours string) 
 		if got := pullSecretNames(sa); !slices.Equal(got, names) {
 			return fmt.Errorf("imagePullSecrets %v", got)
 		}
-		got, ok := sa.Annotations[propagation.AnnotationPullSecrets]
+		got, ok := sa.Annotations[keys.AnnotationPullSecrets]
 		if got != ours || (ours == "" && ok) {
-			return fmt.Errorf("annotation %s=%q (present %v), want %q", propagation.AnnotationPullSecrets, got, ok, ours)
+			return fmt.Errorf("annotation %s=%q (present %v), want %q", keys.AnnotationPullSecrets, got, ok, ours)
 		}
 		return nil
 	})
@@ -950,8 +950,8 @@ func TestTheManagerCachesOnlyTheSecretsItManages(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range list.Items {
-		if s.Labels[propagation.LabelSecretSync] == "" {
-			t.Errorf("the manager's cache holds %s/%s, which carries no %s label", s.Namespace, s.Name, propagation.LabelSecretSync)
+		if s.Labels[keys.LabelSecretSync] == "" {
+			t.Errorf("the manager's cache holds %s/%s, which carries no %s label", s.Namespace, s.Name, keys.LabelSecretSync)
 		}
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/propagation"
 )
 
@@ -35,7 +36,7 @@ const sourceNamespaceIndex = "spec.source.namespace"
 // without their data (a digest instead, see dropData), and Namespaces and ServiceAccounts
 // trimmed to the fields the controller reads.
 func CacheByObject() map[client.Object]cache.ByObject {
-	managed, _ := labels.NewRequirement(propagation.LabelSecretSync, selection.Exists, nil)
+	managed, _ := labels.NewRequirement(keys.LabelSecretSync, selection.Exists, nil)
 	return map[client.Object]cache.ByObject{
 		&corev1.Secret{}:         {Label: labels.NewSelector().Add(*managed), Transform: dropData},
 		&corev1.ConfigMap{}:      {Label: labels.NewSelector().Add(*managed), Transform: dropData},
@@ -84,8 +85,8 @@ func trimServiceAccount(obj any) (any, error) {
 		ObjectMeta:       metav1.ObjectMeta{Name: sa.Name, Namespace: sa.Namespace, UID: sa.UID, ResourceVersion: sa.ResourceVersion},
 		ImagePullSecrets: sa.ImagePullSecrets,
 	}
-	if v, ok := sa.Annotations[propagation.AnnotationPullSecrets]; ok {
-		out.Annotations = map[string]string{propagation.AnnotationPullSecrets: v}
+	if v, ok := sa.Annotations[keys.AnnotationPullSecrets]; ok {
+		out.Annotations = map[string]string{keys.AnnotationPullSecrets: v}
 	}
 	return out, nil
 }
@@ -175,7 +176,7 @@ func serviceAccountPredicate() predicate.Predicate {
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			o, n := e.ObjectOld.(*corev1.ServiceAccount), e.ObjectNew.(*corev1.ServiceAccount)
 			return !slices.Equal(o.ImagePullSecrets, n.ImagePullSecrets) ||
-				o.Annotations[propagation.AnnotationPullSecrets] != n.Annotations[propagation.AnnotationPullSecrets]
+				o.Annotations[keys.AnnotationPullSecrets] != n.Annotations[keys.AnnotationPullSecrets]
 		},
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
@@ -200,7 +201,7 @@ func (r *Reconciler) all(ctx context.Context, o client.Object) []reconcile.Reque
 // forCopy maps a copy to the SecretSync named by its label (old and new label both arrive on
 // an update, so a relabelled copy wakes both).
 func forCopy(_ context.Context, o client.Object) []reconcile.Request {
-	if n := o.GetLabels()[propagation.LabelSecretSync]; n != "" {
+	if n := o.GetLabels()[keys.LabelSecretSync]; n != "" {
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: n}}}
 	}
 	return nil
@@ -229,7 +230,7 @@ func (r *Reconciler) forServiceAccount(ctx context.Context, o client.Object) []r
 		ctrl.LoggerFrom(ctx).Error(err, "Listing SecretSyncs to map an event failed; it waits for the next resync", "object", klog.KObj(o))
 		return nil
 	}
-	ours := o.GetAnnotations()[propagation.AnnotationPullSecrets] != ""
+	ours := o.GetAnnotations()[keys.AnnotationPullSecrets] != ""
 	var out []reconcile.Request
 	for i := range list.Items {
 		if ours || slices.Contains(list.Items[i].Spec.ImagePullSecretFor, o.GetName()) {

@@ -37,7 +37,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/propagation"
+	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
 // The suite shares one envtest API server and one manager, started in TestMain and configured
@@ -343,7 +343,7 @@ func createSync(t *testing.T, ss *v1alpha1.SecretSync) *v1alpha1.SecretSync {
 // labelledCopies lists, from the API, the Secrets labelled with the SecretSync's name.
 func labelledCopies(name string) ([]corev1.Secret, error) {
 	list := &corev1.SecretList{}
-	if err := k8s.List(ctx, list, client.MatchingLabels{propagation.LabelSecretSync: name}); err != nil {
+	if err := k8s.List(ctx, list, client.MatchingLabels{keys.LabelSecretSync: name}); err != nil {
 		return nil, err
 	}
 	return list.Items, nil
@@ -387,18 +387,18 @@ func isCopy(s, src *corev1.Secret, ss string, policy v1alpha1.DeletionPolicy) er
 	if isTrue(s.Immutable) != isTrue(src.Immutable) {
 		return fmt.Errorf("immutable %v, want %v", isTrue(s.Immutable), isTrue(src.Immutable))
 	}
-	if got := s.Labels[propagation.LabelSecretSync]; got != ss {
-		return fmt.Errorf("label %s=%q, want %q", propagation.LabelSecretSync, got, ss)
+	if got := s.Labels[keys.LabelSecretSync]; got != ss {
+		return fmt.Errorf("label %s=%q, want %q", keys.LabelSecretSync, got, ss)
 	}
-	if got, want := s.Annotations[propagation.AnnotationSource], src.Namespace+"/"+src.Name; got != want {
-		return fmt.Errorf("annotation %s=%q, want %q", propagation.AnnotationSource, got, want)
+	if got, want := s.Annotations[keys.AnnotationSource], src.Namespace+"/"+src.Name; got != want {
+		return fmt.Errorf("annotation %s=%q, want %q", keys.AnnotationSource, got, want)
 	}
-	if got := s.Annotations[propagation.AnnotationDeletionPolicy]; got != string(policy) {
-		return fmt.Errorf("annotation %s=%q, want %q", propagation.AnnotationDeletionPolicy, got, policy)
+	if got := s.Annotations[keys.AnnotationDeletionPolicy]; got != string(policy) {
+		return fmt.Errorf("annotation %s=%q, want %q", keys.AnnotationDeletionPolicy, got, policy)
 	}
 	// The manager's cache holds copies by a digest of their data: that record is never written.
-	if d, ok := s.Annotations[propagation.AnnotationDataDigest]; ok {
-		return fmt.Errorf("the cache's annotation %s=%q was written to the copy", propagation.AnnotationDataDigest, d)
+	if d, ok := s.Annotations[keys.AnnotationDataDigest]; ok {
+		return fmt.Errorf("the cache's annotation %s=%q was written to the copy", keys.AnnotationDataDigest, d)
 	}
 	return nil
 }
@@ -427,7 +427,7 @@ func noSecret(t *testing.T, ns, name string) {
 
 func sameData(got, want map[string][]byte) error {
 	if len(got) != len(want) {
-		return fmt.Errorf("data has keys %v, want %v", keys(got), keys(want))
+		return fmt.Errorf("data has keys %v, want %v", dataKeys(got), dataKeys(want))
 	}
 	for k, w := range want {
 		if g, ok := got[k]; !ok || !bytes.Equal(g, w) {
@@ -437,7 +437,7 @@ func sameData(got, want map[string][]byte) error {
 	return nil
 }
 
-func keys(m map[string][]byte) []string {
+func dataKeys(m map[string][]byte) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

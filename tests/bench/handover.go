@@ -27,7 +27,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/platform-operators/platform-operators/controller/propagation"
+	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/tests/testbed"
 )
 
@@ -397,7 +397,7 @@ func runHandover(ctx context.Context, e *env, o handoverOptions) (*handoverResul
 	if err := createHandoverSync(ctx, e); err != nil {
 		return nil, err
 	}
-	if h.copies, err = newObserver(ctx, e.cs, propagation.LabelSecretSync+"="+handoverSync); err != nil {
+	if h.copies, err = newObserver(ctx, e.cs, keys.LabelSecretSync+"="+handoverSync); err != nil {
 		return nil, err
 	}
 	defer h.copies.close()

@@ -30,7 +30,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/platform-operators/platform-operators/controller/propagation"
+	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
 // loadOptions shape the load benchmark: ScheduledJobs at growing counts beside a bare-client
@@ -350,7 +350,7 @@ func removeSecretSync(ctx context.Context, cs kubernetes.Interface, dyn dynamic.
 	}
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
-		left, err := cs.CoreV1().Secrets("").List(ctx, metav1.ListOptions{LabelSelector: propagation.LabelSecretSync + "=" + name, Limit: 1})
+		left, err := cs.CoreV1().Secrets("").List(ctx, metav1.ListOptions{LabelSelector: keys.LabelSecretSync + "=" + name, Limit: 1})
 		if err != nil {
 			return err
 		}
@@ -407,7 +407,7 @@ func loadMixedMinutes(ctx context.Context, e *env, dyn dynamic.Interface, jobs *
 		return nil, err
 	}
 	const name, source = "load-mixed", "load-mixed-src"
-	obs, err := newObserver(ctx, cs, propagation.LabelSecretSync+"="+name)
+	obs, err := newObserver(ctx, cs, keys.LabelSecretSync+"="+name)
 	if err != nil {
 		return nil, err
 	}
@@ -558,12 +558,12 @@ func loadFairSources(ctx context.Context, e *env, dyn dynamic.Interface, o loadO
 		return err
 	}
 	const small, huge = "load-small", "load-huge"
-	smallObs, err := newObserver(ctx, cs, propagation.LabelSecretSync+"="+small)
+	smallObs, err := newObserver(ctx, cs, keys.LabelSecretSync+"="+small)
 	if err != nil {
 		return err
 	}
 	defer smallObs.close()
-	hugeObs, err := newObserver(ctx, cs, propagation.LabelSecretSync+"="+huge)
+	hugeObs, err := newObserver(ctx, cs, keys.LabelSecretSync+"="+huge)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/ptr"
 
-	"github.com/platform-operators/platform-operators/controller/propagation"
+	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/tests/testbed"
 )
 
@@ -127,7 +127,7 @@ func scaleManagerRun(ctx context.Context, e *env, dyn dynamic.Interface, n, samp
 	cs := e.cs
 	name := fmt.Sprintf("scale-%d", n)
 	src := fmt.Sprintf("scale-src-%d", n)
-	obs, err := newObserver(ctx, cs, propagation.LabelSecretSync+"="+name)
+	obs, err := newObserver(ctx, cs, keys.LabelSecretSync+"="+name)
 	if err != nil {
 		return err
 	}

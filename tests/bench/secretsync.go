@@ -22,7 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	toolscache "k8s.io/client-go/tools/cache"
 
-	"github.com/platform-operators/platform-operators/controller/propagation"
+	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/tests/testbed"
 )
 
@@ -203,7 +203,7 @@ func runSecretSync(ctx context.Context, e *env, o secretSyncOptions) (*secretSyn
 	}
 
 	// The manager: one SecretSync from bench-source to every namespace labelled as a tenant.
-	obs, err := newObserver(ctx, cs, propagation.LabelSecretSync+"="+benchSync)
+	obs, err := newObserver(ctx, cs, keys.LabelSecretSync+"="+benchSync)
 	if err != nil {
 		return nil, err
 	}

@@ -18,9 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/jobs"
-	"github.com/platform-operators/platform-operators/controller/propagation"
+	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/tests/chaos/invariants"
 )
 
@@ -136,7 +134,7 @@ func (r *recorder) start(ctx context.Context, cs kubernetes.Interface, releaseNS
 		}, cache.ResourceEventHandlerFuncs{AddFunc: func(o any) { r.secret("ADDED", nil, o) }, UpdateFunc: func(old, o any) { r.secret("MODIFIED", old, o) },
 			DeleteFunc: func(o any) { r.secret("DELETED", nil, o) }}},
 		{cs.BatchV1().RESTClient(), "jobs", metav1.NamespaceAll, &batchv1.Job{}, func(o *metav1.ListOptions) {
-			o.LabelSelector = jobs.CreatedByLabel
+			o.LabelSelector = keys.LabelCreatedBy
 		}, cache.ResourceEventHandlerFuncs{AddFunc: r.job, UpdateFunc: func(_, o any) { r.job(o) }, DeleteFunc: r.job}},
 		{cs.CoreV1().RESTClient(), "events", sjNamespace, &corev1.Event{}, func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("involvedObject.kind", "ScheduledJob").String()
@@ -182,7 +180,7 @@ func (r *recorder) secret(ev string, oldObj, o any) {
 		r.bump()
 		return
 	}
-	if _, ours := s.Labels[propagation.LabelSecretSync]; !ours || s.Namespace == sourceNamespace {
+	if _, ours := s.Labels[keys.LabelSecretSync]; !ours || s.Namespace == sourceNamespace {
 		return
 	}
 	if ev == "DELETED" {
@@ -219,7 +217,7 @@ func (r *recorder) job(o any) {
 			rec.Slot = t
 		}
 	}
-	_, rec.RunNow = j.Annotations[v1alpha1.RunNowTokenAnnotation]
+	_, rec.RunNow = j.Annotations[keys.AnnotationRunNowToken]
 	r.jobs[rec.UID] = rec
 	r.bump()
 }

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/propagation"
+	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
 // TestCopies covers what SecretSync gained beyond copying one Secret as is: ConfigMaps, renamed
@@ -67,7 +67,7 @@ func TestCopies(t *testing.T) {
 						if len(cm.Data) != 1 || cm.Data["ca-bundle.crt"] != pem || len(cm.BinaryData) != 1 || !bytes.Equal(cm.BinaryData["ca.der"], der) {
 							return fmt.Errorf("%s/trust data %v binaryData %v", ns, cm.Data, cm.BinaryData)
 						}
-						if cm.Labels["argocd.argoproj.io/instance"] != "tenants" || cm.Labels[propagation.LabelSecretSync] != ss.Name {
+						if cm.Labels["argocd.argoproj.io/instance"] != "tenants" || cm.Labels[keys.LabelSecretSync] != ss.Name {
 							return fmt.Errorf("%s/trust labels %v", ns, cm.Labels)
 						}
 					}
@@ -116,7 +116,7 @@ func TestCopies(t *testing.T) {
 			createNamespace(ctx, t, c, platform, nil)
 			createNamespace(ctx, t, c, team, nil)
 			offered := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: platform, Name: "api-token",
-				Labels: map[string]string{propagation.LabelOffer: "true"}, Annotations: map[string]string{propagation.AnnotationOfferNamespaces: "e2e-pull-*"}},
+				Labels: map[string]string{keys.LabelOffer: "true"}, Annotations: map[string]string{keys.AnnotationOfferNamespaces: "e2e-pull-*"}},
 				Data: map[string][]byte{"token": []byte("offered")}}
 			hidden := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: platform, Name: "root-token"}, Data: map[string][]byte{"token": []byte("hidden")}}
 			sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: "tenant"}}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/scheduledjob"
 )
 
@@ -221,7 +222,7 @@ func TestScheduling(t *testing.T) {
 	suspended := everyMinuteJob("suspended", func(sj *v1alpha1.ScheduledJob) { sj.Spec.Suspend = ptr.To(true) })
 	manual := everyMinuteJob("manual", func(sj *v1alpha1.ScheduledJob) {
 		sj.Spec.Schedule = "0 0 1 1 *"
-		sj.Annotations = map[string]string{v1alpha1.RunNowAnnotation: "first"}
+		sj.Annotations = map[string]string{keys.AnnotationRunNow: "first"}
 	})
 	var created time.Time
 
@@ -249,7 +250,7 @@ func TestScheduling(t *testing.T) {
 		}
 		// A second request with a new token runs once more; the first token is not run again.
 		patch := client.MergeFrom(sj.DeepCopy())
-		sj.Annotations[v1alpha1.RunNowAnnotation] = "second"
+		sj.Annotations[keys.AnnotationRunNow] = "second"
 		if err := c.Patch(ctx, sj, patch); err != nil {
 			t.Fatal(err)
 		}

@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/propagation"
+	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
 var (
@@ -80,8 +80,8 @@ func copyIs(ctx context.Context, c client.Client, ns, name string, data map[stri
 	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, s); err != nil {
 		return err
 	}
-	if s.Labels[propagation.LabelSecretSync] == "" {
-		return fmt.Errorf("%s/%s has no %s label", ns, name, propagation.LabelSecretSync)
+	if s.Labels[keys.LabelSecretSync] == "" {
+		return fmt.Errorf("%s/%s has no %s label", ns, name, keys.LabelSecretSync)
 	}
 	for k, v := range data {
 		if !bytes.Equal(s.Data[k], v) {
@@ -284,7 +284,7 @@ func TestSecretSync(t *testing.T) {
 			if err := c.Get(ctx, client.ObjectKeyFromObject(mine), after); err != nil {
 				t.Fatal(err)
 			}
-			if after.ResourceVersion != rv || string(after.Data["k"]) != "theirs" || after.Labels[propagation.LabelSecretSync] != "" {
+			if after.ResourceVersion != rv || string(after.Data["k"]) != "theirs" || after.Labels[keys.LabelSecretSync] != "" {
 				t.Fatalf("unmanaged Secret changed: rv %s→%s data %q labels %v", rv, after.ResourceVersion, after.Data["k"], after.Labels)
 			}
 			return ctx

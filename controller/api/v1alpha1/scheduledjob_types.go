@@ -6,14 +6,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// RunNowAnnotation on a ScheduledJob asks for one run now, outside the schedule. Its value is a
-// token of the user's choice (a timestamp, a UUID): each new token creates one Job (subject to
-// concurrencyPolicy); setting the same token again does nothing.
-const RunNowAnnotation = "ops.platform-operators.io/run-now"
-
-// RunNowTokenAnnotation on a Job created by a run-now request holds the request's token.
-const RunNowTokenAnnotation = "ops.platform-operators.io/run-now-token"
-
 // ConcurrencyPolicy says what to do when a run is due while an earlier one is still active.
 // +kubebuilder:validation:Enum=Allow;Forbid;Replace
 type ConcurrencyPolicy string

@@ -1,0 +1,68 @@
+// Package keys is the one place that names the labels and annotations the manager reads or
+// writes on Kubernetes objects. Every key of ours has the prefix ops.platform-operators.io/; on a
+// shared object (a Secret copy, a ServiceAccount, a Job) we read and write only these keys and
+// keep every other one.
+//
+// It imports nothing, so that every package, pure or not, can use it.
+package keys
+
+// Prefix starts every label and annotation key of ours.
+const Prefix = "ops.platform-operators.io/"
+
+// SecretSync and CopyRequest copies.
+const (
+	// LabelSecretSync marks a copy and names the SecretSync that manages it. The manager's cache
+	// selects Secrets and ConfigMaps on this label, so copies are all it holds outside source
+	// namespaces.
+	LabelSecretSync = Prefix + "secretsync"
+	// LabelCopyRequest marks a copy made for a tenant's CopyRequest (pull mode) and names the
+	// CopyRequest, in the copy's namespace. Such a copy never carries LabelSecretSync.
+	LabelCopyRequest = Prefix + "copyrequest"
+	// AnnotationSource names the copy's source as "<namespace>/<name>".
+	AnnotationSource = Prefix + "source"
+	// AnnotationDeletionPolicy records on a copy what to do with it when its SecretSync is gone
+	// (Delete or Orphan), so cleanup needs no finalizer on the SecretSync and never blocks it.
+	AnnotationDeletionPolicy = Prefix + "deletion-policy"
+	// AnnotationMetadataKeys records on a copy the labels and annotations besides our own that its
+	// SecretSync set ("labels=a,b;annotations=c"), so that a key dropped from the SecretSync is
+	// removed from the copy while keys others add stay.
+	AnnotationMetadataKeys = Prefix + "metadata-keys"
+	// AnnotationBinaryKeys, on a ConfigMap's envelope only (propagation.FromConfigMap), lists
+	// (comma-separated, sorted) the keys that came from binaryData rather than data. It is never
+	// written to a ConfigMap.
+	AnnotationBinaryKeys = Prefix + "binary-keys"
+	// AnnotationDataDigest is, on a copy held in the manager's cache only, the digest of the data
+	// the cache dropped (propagation.DropData). It is never written to the API.
+	AnnotationDataDigest = Prefix + "cached-data-digest"
+	// LabelManagedBy is the standard managed-by label, for people and tools.
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	// ManagedByValue is our value of LabelManagedBy.
+	ManagedByValue = "platform-operators"
+)
+
+// Sources offered to tenants (pull mode) and ServiceAccounts.
+const (
+	// LabelOffer, set to "true" on a Secret or ConfigMap by its owner, offers it to the
+	// namespaces AnnotationOfferNamespaces lists. The manager caches only the objects that
+	// carry it.
+	LabelOffer = Prefix + "offer"
+	// AnnotationOfferNamespaces lists, comma-separated, the namespaces (names or globs) an
+	// offered object may be copied into by a CopyRequest.
+	AnnotationOfferNamespaces = Prefix + "offer-namespaces"
+	// AnnotationPullSecrets, on a ServiceAccount, lists (comma-separated, sorted) the
+	// imagePullSecrets entries we added, so that we remove only those.
+	AnnotationPullSecrets = Prefix + "image-pull-secrets"
+)
+
+// Jobs and ScheduledJobs.
+const (
+	// LabelCreatedBy marks every Job the manager creates; its value is the kind of the parent in
+	// lower case ("at" or "scheduledjob"). The manager caches only Jobs with this label.
+	LabelCreatedBy = Prefix + "created-by"
+	// AnnotationRunNow on a ScheduledJob asks for one run now, outside the schedule. Its value is
+	// a token of the user's choice (a timestamp, a UUID): each new token creates one Job (subject
+	// to concurrencyPolicy); setting the same token again does nothing.
+	AnnotationRunNow = Prefix + "run-now"
+	// AnnotationRunNowToken on a Job created by a run-now request holds the request's token.
+	AnnotationRunNowToken = Prefix + "run-now-token"
+)
