@@ -128,7 +128,13 @@ func DataDigest(data map[string][]byte) string {
 // DropData replaces s's data by its digest (keys.AnnotationDataDigest), for a cache that keeps
 // copies only to compare them: InStep and NeedsReplace compare the digest, and Merged writes
 // the wanted data whole.
+//
+// It is idempotent, as client-go asks of a cache transform (an object may pass through it
+// twice): a Secret without data that already carries the digest keeps it.
 func DropData(s *corev1.Secret) {
+	if _, done := s.Annotations[keys.AnnotationDataDigest]; done && s.Data == nil && s.StringData == nil {
+		return
+	}
 	if s.Annotations == nil {
 		s.Annotations = map[string]string{}
 	}

@@ -461,6 +461,25 @@ func TestDataDigest(t *testing.T) {
 	}
 }
 
+// client-go may pass an object through a cache transform twice (its TransformFunc must be
+// idempotent): a second DropData must keep the digest of the data, not take that of no data.
+func TestDropDataIsIdempotent(t *testing.T) {
+	s := inStepBase()
+	DropData(s)
+	once := s.DeepCopy()
+	DropData(s)
+	assertExact(t, "a Secret dropped twice", s, once)
+	if !InStep(s, inStepWant()) {
+		t.Errorf("a copy dropped twice is out of step with its own data")
+	}
+
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ca"}, Data: map[string]string{"a": "1"}, BinaryData: map[string][]byte{"b": {2}}}
+	DropConfigMapData(cm)
+	cmOnce := cm.DeepCopy()
+	DropConfigMapData(cm)
+	assertExact(t, "a ConfigMap dropped twice", cm, cmOnce)
+}
+
 // A copy from the cache has no data: what Merged returns to be written has the wanted data whole,
 // and the cache's digest is not written.
 func TestMergedFromACachedCopy(t *testing.T) {
