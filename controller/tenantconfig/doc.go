@@ -2,7 +2,7 @@
 // ServiceAccount's `kubernetes.io/service-account-token` Secret or from a fresh TokenRequest) is
 // its only credential, the API server URL and CA come from the caller's kubeconfig or flags.
 //
-// Build is pure (no cluster); Token and Command talk to the API server. The manager binary runs
-// Command as its `kubeconfig` subcommand, and the test bed uses the same code for its
-// ServiceAccount clients, so there is one implementation.
+// Build is pure (no cluster); RequestToken, SecretToken and ForServiceAccount talk to the API
+// server. The manager binary runs Main as its `kubeconfig` subcommand, and the test bed uses the
+// same code (ForServiceAccount) for its ServiceAccount clients, so there is one implementation.
 package tenantconfig
