@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/platform-operators/platform-operators/controller/keys"
 )
@@ -73,4 +74,52 @@ func PullSecrets(sa *corev1.ServiceAccount, want, known map[string]bool) (*corev
 		out.Annotations[keys.AnnotationPullSecrets] = strings.Join(list, ",")
 	}
 	return out, true
+}
+
+// PullSecretNames is what the imagePullSecrets of a SecretSync's ServiceAccounts should say, per
+// namespace: want, the copies to list (Docker config copies that are live and that the plan
+// neither removes nor reports in conflict), and known, every copy the SecretSync manages there
+// (wanted or owned), the only names an entry of ours may be removed for. notDocker names the
+// copies that cannot be image pull secrets (not kubernetes.io/dockerconfigjson: the type comes
+// from the source, so it is known before the copy exists); it is set only when forServiceAccounts
+// names any. It is pure: the reconciler lists the ServiceAccounts and calls PullSecrets on each.
+func PullSecretNames(plan Plan, want []*corev1.Secret, live Lookup, owned []*corev1.Secret, forServiceAccounts bool) (wanted, known map[string]map[string]bool, notDocker []string) {
+	wanted, known = map[string]map[string]bool{}, map[string]map[string]bool{}
+	add := func(m map[string]map[string]bool, ns, name string) {
+		if m[ns] == nil {
+			m[ns] = map[string]bool{}
+		}
+		m[ns][name] = true
+	}
+	// A copy the plan deletes, releases or reports in conflict is not to be listed.
+	blocked := map[types.NamespacedName]bool{}
+	for _, a := range plan.Actions {
+		if a.Op != OpCreate && a.Op != OpUpdate && a.Op != OpReplace {
+			blocked[a.Key] = true
+		}
+	}
+	seenNotDocker := map[string]bool{}
+	for _, w := range want {
+		key := types.NamespacedName{Namespace: w.Namespace, Name: w.Name}
+		add(known, w.Namespace, w.Name)
+		if !forServiceAccounts {
+			continue
+		}
+		if w.Type != corev1.SecretTypeDockerConfigJson {
+			if !seenNotDocker[w.Name] {
+				seenNotDocker[w.Name] = true
+				notDocker = append(notDocker, w.Name)
+			}
+			continue
+		}
+		// A target held by a Secret we do not manage is not live for us (live is nil).
+		if !blocked[key] && live(key) != nil {
+			add(wanted, w.Namespace, w.Name)
+		}
+	}
+	for _, o := range owned {
+		add(known, o.Namespace, o.Name)
+	}
+	sort.Strings(notDocker)
+	return wanted, known, notDocker
 }

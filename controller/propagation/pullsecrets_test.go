@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/platform-operators/platform-operators/controller/keys"
 )
@@ -216,4 +217,47 @@ func TestPullSecrets(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestPullSecretNames(t *testing.T) {
+	docker := withType(corev1.SecretTypeDockerConfigJson)
+	inStepA, inStepB := wantIn("team-a", "harbor", docker), wantIn("team-b", "harbor", docker)
+	notLive := wantIn("team-c", "harbor", docker)
+	taken := wantIn("team-d", "harbor", docker)
+	opaque := wantIn("team-a", "creds")
+	live := func(k types.NamespacedName) *corev1.Secret {
+		switch k {
+		case key("team-a", "harbor"), key("team-b", "harbor"), key("team-d", "harbor"), key("team-a", "creds"):
+			return liveIn(k.Namespace, k.Name)
+		}
+		return nil
+	}
+	gone := liveIn("team-old", "harbor", docker)
+	plan := Plan{Actions: []Action{
+		{Op: OpCreate, Key: key("team-c", "harbor")},
+		{Op: OpConflict, Key: key("team-d", "harbor")},
+		{Op: OpDelete, Key: key("team-old", "harbor")},
+	}}
+	want := []*corev1.Secret{inStepA, inStepB, notLive, taken, opaque}
+
+	wanted, known, notDocker := PullSecretNames(plan, want, live, []*corev1.Secret{gone}, true)
+	assertSemantic(t, "wanted", wanted, map[string]map[string]bool{
+		// team-c: not created yet; team-d: held by another owner; team-old: being removed.
+		"team-a": {"harbor": true}, "team-b": {"harbor": true},
+	})
+	assertSemantic(t, "known", known, map[string]map[string]bool{
+		"team-a": {"harbor": true, "creds": true}, "team-b": {"harbor": true}, "team-c": {"harbor": true},
+		"team-d": {"harbor": true}, "team-old": {"harbor": true},
+	})
+	assertSemantic(t, "notDocker", notDocker, []string{"creds"})
+
+	t.Run("without ServiceAccounts to fill nothing is wanted and no type is reported", func(t *testing.T) {
+		wanted, known, notDocker := PullSecretNames(plan, want, live, []*corev1.Secret{gone}, false)
+		if len(wanted) != 0 || notDocker != nil {
+			t.Errorf("wanted %v, notDocker %v; want none", wanted, notDocker)
+		}
+		if !known["team-old"]["harbor"] || !known["team-a"]["creds"] {
+			t.Errorf("known %v: the copies managed must still be known, so our entries can go", known)
+		}
+	})
 }

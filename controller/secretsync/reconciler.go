@@ -569,45 +569,8 @@ func (r *Reconciler) syncPullSecrets(ctx context.Context, ss *v1alpha1.SecretSyn
 	for _, n := range ss.Spec.ImagePullSecretFor {
 		forSA[n] = true
 	}
-	want := map[string]map[string]bool{}  // namespace -> copy names to list
-	known := map[string]map[string]bool{} // namespace -> copy names this SecretSync manages
-	add := func(m map[string]map[string]bool, ns, name string) {
-		if m[ns] == nil {
-			m[ns] = map[string]bool{}
-		}
-		m[ns][name] = true
-	}
-	blocked := map[types.NamespacedName]bool{}
-	for _, a := range plan.Actions {
-		if a.Op != propagation.OpCreate && a.Op != propagation.OpUpdate && a.Op != propagation.OpReplace {
-			blocked[a.Key] = true
-		}
-	}
-	notDocker := map[string]bool{}
-	for _, w := range obs.want {
-		key := types.NamespacedName{Namespace: w.Namespace, Name: w.Name}
-		add(known, w.Namespace, w.Name)
-		// A target held by a Secret we do not manage is not in the cache: lookup is nil.
-		inStep := !blocked[key] && obs.lookup(key) != nil
-		if len(forSA) == 0 {
-			continue
-		}
-		// The type comes from the source: known before the copy exists.
-		if w.Type != corev1.SecretTypeDockerConfigJson {
-			notDocker[w.Name] = true
-			continue
-		}
-		if !inStep {
-			continue
-		}
-		add(want, w.Namespace, w.Name)
-	}
-	for _, o := range obs.owned {
-		add(known, o.Namespace, o.Name)
-	}
-	for n := range notDocker {
-		res.notDockerConfig = append(res.notDockerConfig, n)
-	}
+	want, known, notDocker := propagation.PullSecretNames(plan, obs.want, obs.lookup, obs.owned, len(forSA) > 0)
+	res.notDockerConfig = append(res.notDockerConfig, notDocker...)
 
 	sas := &corev1.ServiceAccountList{}
 	if err := r.Client.List(ctx, sas, client.InNamespace(obs.only), client.UnsafeDisableDeepCopy); err != nil {
