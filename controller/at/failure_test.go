@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 	"github.com/platform-operators/platform-operators/controller/jobs"
-	"github.com/platform-operators/platform-operators/controller/jobs/jobstest"
 )
 
 func TestAtUnderFailure(t *testing.T) {
@@ -32,7 +32,7 @@ func TestAtUnderFailure(t *testing.T) {
 		}
 		creates := 0
 		orig := f.rec.Client
-		f.rec.Client = jobstest.CountJobCreates(orig, &creates)
+		f.rec.Client = testenv.CountJobCreates(orig, &creates)
 		defer func() { f.rec.Client = orig }()
 		res := f.reconcile(t, at)
 		cond := meta.FindStatusCondition(at.Status.Conditions, ConditionSucceeded)
@@ -62,7 +62,7 @@ func TestAtUnderFailure(t *testing.T) {
 		if err := c.Create(ctx, at); err != nil {
 			t.Fatal(err)
 		}
-		jobstest.WaitCacheCurrent(t, f.env, at)
+		testenv.WaitCacheCurrent(t, f.env, at)
 		stale := at.DeepCopy() // as the cache had it before the first status write
 		f.reconcile(t, at)     // the create is due at once
 		if at.Status.JobName == "" {
@@ -74,14 +74,14 @@ func TestAtUnderFailure(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		jobstest.Eventually(t, "the cache sees the Job gone", func() bool {
+		testenv.Eventually(t, "the cache sees the Job gone", func() bool {
 			var list batchv1.JobList
 			_ = c.List(ctx, &list, client.InNamespace(at.Namespace), client.MatchingFields{jobs.ControllerUIDIndex: string(at.UID)})
 			return len(list.Items) == 0
 		})
 		creates := 0
 		orig := f.rec.Client
-		f.rec.Client = jobstest.Intercept(jobstest.CountJobCreates(orig, &creates), interceptor.Funcs{
+		f.rec.Client = testenv.Intercept(testenv.CountJobCreates(orig, &creates), interceptor.Funcs{
 			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 				if got, ok := obj.(*v1alpha1.At); ok && key == client.ObjectKeyFromObject(stale) {
 					stale.DeepCopyInto(got)

@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 	"github.com/platform-operators/platform-operators/controller/jobs"
-	"github.com/platform-operators/platform-operators/controller/jobs/jobstest"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
@@ -28,7 +28,7 @@ const testImage = "harbor.example.com/library/busybox:1.37"
 // fixture is one envtest API server shared by the subtests, a fake clock, and a reconciler
 // the tests call directly (so time moves only when the test says so).
 type fixture struct {
-	env   *jobstest.Env
+	env   *testenv.Env
 	clock *clocktesting.FakeClock
 	rec   *Reconciler
 	evs   *events.FakeRecorder
@@ -38,7 +38,7 @@ type fixture struct {
 // requeues); without, only the test calls it, so nothing happens behind the test's back.
 func newFixture(t *testing.T, wired bool) *fixture {
 	f := &fixture{clock: clocktesting.NewFakeClock(time.Now().Truncate(time.Second)), evs: events.NewFakeRecorder(1000)}
-	f.env = jobstest.Start(t, func(mgr ctrl.Manager) error {
+	f.env = testenv.Start(t, func(mgr ctrl.Manager) error {
 		f.rec = &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: f.evs, Clock: f.clock, JobImage: testImage}
 		if wired {
 			return f.rec.SetupWithManager(mgr)
@@ -50,7 +50,7 @@ func newFixture(t *testing.T, wired bool) *fixture {
 
 func (f *fixture) reconcile(t *testing.T, at *v1alpha1.At) ctrl.Result {
 	t.Helper()
-	jobstest.WaitCacheCurrent(t, f.env, at)
+	testenv.WaitCacheCurrent(t, f.env, at)
 	res, err := f.rec.Reconcile(f.env.Ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(at)})
 	if err != nil {
 		t.Fatalf("reconcile: %v", err)
@@ -79,7 +79,7 @@ func (f *fixture) jobsOf(t *testing.T, at *v1alpha1.At) []batchv1.Job {
 
 // waitCached waits until the cache's index shows the Job in the given state.
 func (f *fixture) waitCached(t *testing.T, at *v1alpha1.At, check func(*batchv1.Job) bool) {
-	jobstest.Eventually(t, "the cache sees the Job", func() bool {
+	testenv.Eventually(t, "the cache sees the Job", func() bool {
 		var list batchv1.JobList
 		_ = f.env.Client.List(f.env.Ctx, &list, client.InNamespace(at.Namespace), client.MatchingFields{jobs.ControllerUIDIndex: string(at.UID)})
 		return len(list.Items) == 1 && check(&list.Items[0])
@@ -142,7 +142,7 @@ func TestAt(t *testing.T) {
 			t.Errorf("status = %+v, want Running with a start time and observedGeneration", at.Status)
 		}
 
-		if err := jobstest.Finish(ctx, c, &job, true, when, when.Add(3*time.Second)); err != nil {
+		if err := testenv.Finish(ctx, c, &job, true, when, when.Add(3*time.Second)); err != nil {
 			t.Fatal(err)
 		}
 		f.waitCached(t, at, func(j *batchv1.Job) bool { ok, _, _ := jobs.Finished(j); return ok })
@@ -169,7 +169,7 @@ func TestAt(t *testing.T) {
 		if len(js) != 1 {
 			t.Fatalf("%d jobs, want 1", len(js))
 		}
-		if err := jobstest.Finish(ctx, c, &js[0], false, f.clock.Now(), f.clock.Now().Add(time.Second)); err != nil {
+		if err := testenv.Finish(ctx, c, &js[0], false, f.clock.Now(), f.clock.Now().Add(time.Second)); err != nil {
 			t.Fatal(err)
 		}
 		f.waitCached(t, at, func(j *batchv1.Job) bool { ok, _, _ := jobs.Finished(j); return ok })
@@ -229,7 +229,7 @@ func TestAt(t *testing.T) {
 		if err := c.Delete(ctx, &js[0], client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
 			t.Fatal(err)
 		}
-		jobstest.Eventually(t, "the Job is gone from the cache", func() bool {
+		testenv.Eventually(t, "the Job is gone from the cache", func() bool {
 			var list batchv1.JobList
 			_ = c.List(ctx, &list, client.InNamespace(ns))
 			return len(list.Items) == 0
@@ -319,7 +319,7 @@ func TestAtControllerRunsInTheManager(t *testing.T) {
 	if err := c.Create(ctx, at); err != nil {
 		t.Fatal(err)
 	}
-	jobstest.Eventually(t, "the controller creates the Job and reports Running", func() bool {
+	testenv.Eventually(t, "the controller creates the Job and reports Running", func() bool {
 		_ = c.Get(ctx, client.ObjectKeyFromObject(at), at)
 		return at.Status.Phase == v1alpha1.AtRunning && len(f.jobsOf(t, at)) == 1
 	})

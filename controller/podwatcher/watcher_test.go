@@ -3,7 +3,6 @@ package podwatcher
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -16,12 +15,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 )
 
 // lines collects log lines from a funcr logger.
@@ -42,22 +41,8 @@ func (l *lines) snapshot() []string {
 	return append([]string(nil), l.all...)
 }
 
-func startEnvtest(t *testing.T) *rest.Config {
-	t.Helper()
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Fatal("KUBEBUILDER_ASSETS is not set: run through `make test-go`, which points it at bin/ (built by `make tools`)")
-	}
-	env := &envtest.Environment{}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("starting envtest: %v", err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	return cfg
-}
-
 func TestWatcherAgainstAPIServer(t *testing.T) {
-	cfg := startEnvtest(t)
+	cfg := testenv.StartAPIServer(t)
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	c, err := client.New(cfg, client.Options{Scheme: scheme})

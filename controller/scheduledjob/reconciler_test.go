@@ -20,14 +20,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 	"github.com/platform-operators/platform-operators/controller/jobs"
-	"github.com/platform-operators/platform-operators/controller/jobs/jobstest"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
 type fixture struct {
-	env   *jobstest.Env
+	env   *testenv.Env
 	clock *clocktesting.FakeClock
 	rec   *Reconciler
 	evs   *events.FakeRecorder
@@ -40,7 +40,7 @@ func newFixture(t *testing.T, wired bool) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.env = jobstest.Start(t, func(mgr ctrl.Manager) error {
+	f.env = testenv.Start(t, func(mgr ctrl.Manager) error {
 		f.rec = &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: f.evs, Clock: f.clock, Metrics: m}
 		if wired {
 			return f.rec.SetupWithManager(mgr)
@@ -52,7 +52,7 @@ func newFixture(t *testing.T, wired bool) *fixture {
 
 func (f *fixture) reconcile(t *testing.T, sj *v1alpha1.ScheduledJob) ctrl.Result {
 	t.Helper()
-	jobstest.WaitCacheCurrent(t, f.env, sj)
+	testenv.WaitCacheCurrent(t, f.env, sj)
 	res, err := f.rec.Reconcile(f.env.Ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(sj)})
 	if err != nil {
 		t.Fatalf("reconcile: %v", err)
@@ -83,7 +83,7 @@ func (f *fixture) jobsOf(t *testing.T, sj *v1alpha1.ScheduledJob) []batchv1.Job 
 func (f *fixture) waitJobsCached(t *testing.T, sj *v1alpha1.ScheduledJob) {
 	t.Helper()
 	for _, j := range f.jobsOf(t, sj) {
-		jobstest.WaitCacheCurrent(t, f.env, &j)
+		testenv.WaitCacheCurrent(t, f.env, &j)
 	}
 }
 
@@ -281,7 +281,7 @@ func TestScheduledJob(t *testing.T) {
 			f.slotPasses(t, sj)
 			for _, j := range f.jobsOf(t, sj) {
 				if j.Name == jobs.SlotName(sj.Name, slot) {
-					if err := jobstest.Finish(ctx, c, &j, true, slot, slot.Add(time.Second)); err != nil {
+					if err := testenv.Finish(ctx, c, &j, true, slot, slot.Add(time.Second)); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -399,7 +399,7 @@ func TestScheduledJobControllerRunsInTheManager(t *testing.T) {
 	if err := c.Create(ctx, sj); err != nil {
 		t.Fatal(err)
 	}
-	jobstest.Eventually(t, "the controller creates the run-now Job and reports it active", func() bool {
+	testenv.Eventually(t, "the controller creates the run-now Job and reports it active", func() bool {
 		_ = c.Get(ctx, client.ObjectKeyFromObject(sj), sj)
 		return len(sj.Status.Active) == 1 && len(f.jobsOf(t, sj)) == 1 && sj.Status.NextScheduleTime != nil
 	})
@@ -417,7 +417,7 @@ func TestScheduledJobSlotStatusFollowsTheJobEvent(t *testing.T) {
 	if err := c.Create(ctx, sj); err != nil {
 		t.Fatal(err)
 	}
-	jobstest.Eventually(t, "the slot's Job is created and recorded as active with its slot", func() bool {
+	testenv.Eventually(t, "the slot's Job is created and recorded as active with its slot", func() bool {
 		_ = c.Get(ctx, client.ObjectKeyFromObject(sj), sj)
 		return sj.Status.LastScheduleTime != nil && len(sj.Status.Active) == 1 && len(f.jobsOf(t, sj)) == 1
 	})
@@ -433,7 +433,7 @@ func TestStatusWriteWaitsForCreatesInFlight(t *testing.T) {
 	f := newFixture(t, false)
 	sj := everyMinute(f.env.Namespace(t, "sj-gate"), "gate")
 	f.create(t, sj)
-	jobstest.WaitCacheCurrent(t, f.env, sj)
+	testenv.WaitCacheCurrent(t, f.env, sj)
 	// Another ScheduledJob's create is in flight: this pass (a first status write) must hold back.
 	f.rec.creates.begin()
 	done := make(chan error, 1)
@@ -495,7 +495,7 @@ func TestStalePassDoesNotAnnounceTheSlotTwice(t *testing.T) {
 		t.Fatalf("%d SuccessfulCreate Events after the slot, want 1", n)
 	}
 	orig := f.rec.Client
-	f.rec.Client = jobstest.Intercept(orig, interceptor.Funcs{
+	f.rec.Client = testenv.Intercept(orig, interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			if got, ok := obj.(*v1alpha1.ScheduledJob); ok && key == client.ObjectKeyFromObject(stale) {
 				stale.DeepCopyInto(got)

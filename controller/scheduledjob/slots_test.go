@@ -20,8 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 	"github.com/platform-operators/platform-operators/controller/jobs"
-	"github.com/platform-operators/platform-operators/controller/jobs/jobstest"
 )
 
 // errKilled is what every call of a "dead" process returns.
@@ -63,7 +63,7 @@ func (p *process) client(c client.Client) client.Client {
 		}
 		return do()
 	}
-	return jobstest.Intercept(c, interceptor.Funcs{
+	return testenv.Intercept(c, interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			return read(func() error { return c.Get(ctx, key, obj, opts...) })
 		},
@@ -103,12 +103,12 @@ func (p *process) client(c client.Client) client.Client {
 // for it (deletions included), so the next pass reads the world as a restarted process would.
 func (f *fixture) settle(t *testing.T, sj *v1alpha1.ScheduledJob) {
 	t.Helper()
-	jobstest.WaitCacheCurrent(t, f.env, sj)
+	testenv.WaitCacheCurrent(t, f.env, sj)
 	want := map[string]string{}
 	for _, j := range f.jobsOf(t, sj) {
 		want[j.Name] = j.ResourceVersion
 	}
-	jobstest.Eventually(t, "the cache shows the ScheduledJob's Jobs", func() bool {
+	testenv.Eventually(t, "the cache shows the ScheduledJob's Jobs", func() bool {
 		var list batchv1.JobList
 		if err := f.env.Client.List(f.env.Ctx, &list, client.InNamespace(sj.Namespace), client.MatchingFields{jobs.ControllerUIDIndex: string(sj.UID)}); err != nil {
 			return false
@@ -129,7 +129,7 @@ func (f *fixture) finishActive(t *testing.T, sj *v1alpha1.ScheduledJob) {
 	for _, j := range f.jobsOf(t, sj) {
 		if done, _, _ := jobs.Finished(&j); !done {
 			now := f.clock.Now()
-			if err := jobstest.Finish(f.env.Ctx, f.env.Client, &j, true, now, now); err != nil {
+			if err := testenv.Finish(f.env.Ctx, f.env.Client, &j, true, now, now); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -261,7 +261,7 @@ func TestARejectedJobTemplateIsReportedOnceAndRetriedAtTheNextSlot(t *testing.T)
 		t.Helper()
 		f.settle(t, sj)
 		orig := f.rec.Client
-		f.rec.Client = jobstest.CountJobCreates(p.client(orig), &creates)
+		f.rec.Client = testenv.CountJobCreates(p.client(orig), &creates)
 		defer func() { f.rec.Client = orig }()
 		res, err := f.rec.Reconcile(f.env.Ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(sj)})
 		if err != nil {
@@ -358,7 +358,7 @@ func TestANewLeaderWithAStaleScheduledJobDoesNotRunAPrunedSlotAgain(t *testing.T
 		t.Fatal(err)
 	}
 	next := &Reconciler{APIReader: f.env.Manager.GetAPIReader(), Recorder: f.evs, Clock: f.clock, Metrics: m}
-	next.Client = jobstest.Intercept(old.client(f.env.Client), interceptor.Funcs{
+	next.Client = testenv.Intercept(old.client(f.env.Client), interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			if got, ok := obj.(*v1alpha1.ScheduledJob); ok && key == client.ObjectKeyFromObject(stale) {
 				stale.DeepCopyInto(got)

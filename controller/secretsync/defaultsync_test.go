@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/jobs/jobstest"
+	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 )
 
 // runDefault starts d until the test ends, then deletes its SecretSync.
@@ -114,7 +114,7 @@ func TestTheDefaultSecretSyncIsKeptAppliedAndKeepsWhatAUserAdded(t *testing.T) {
 func TestAFailingApplyOfTheDefaultSecretSyncBacksOff(t *testing.T) {
 	const c = "dfltfail"
 	var patches atomic.Int64
-	failing := jobstest.Intercept(k8s, interceptor.Funcs{
+	failing := testenv.Intercept(k8s, interceptor.Funcs{
 		Patch: func(context.Context, client.WithWatch, client.Object, client.Patch, ...client.PatchOption) error {
 			patches.Add(1)
 			return apierrors.NewServiceUnavailable("injected")

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/platform-operators/platform-operators/controller/jobs/jobstest"
+	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -51,7 +51,7 @@ func faultFor(obj client.Object) error {
 }
 
 func withWriteFaults(c client.Client) client.Client {
-	return jobstest.Intercept(c, interceptor.Funcs{
+	return testenv.Intercept(c, interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			if err := faultFor(obj); err != nil {
 				return err

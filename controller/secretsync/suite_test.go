@@ -8,8 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -32,11 +30,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
@@ -81,10 +79,6 @@ func TestMain(m *testing.M) {
 }
 
 func runSuite(m *testing.M) int {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run through `make test-go`, which points it at bin/ (built by `make tools`)")
-		return 1
-	}
 	// Controller logs are noise unless a failure needs them: SECRETSYNC_TEST_LOG=1 shows them.
 	log := logr.Discard()
 	if os.Getenv("SECRETSYNC_TEST_LOG") != "" {
@@ -92,20 +86,14 @@ func runSuite(m *testing.M) int {
 	}
 	ctrl.SetLogger(log)
 
-	_, file, _, _ := runtime.Caller(0)
 	// Only the SecretSync and CopyRequest CRDs: this suite needs no other, and so does not
 	// depend on theirs.
-	crds := filepath.Join(filepath.Dir(file), "..", "..", "charts", "platform-operators", "files", "crds")
-	env := &envtest.Environment{CRDDirectoryPaths: []string{
-		filepath.Join(crds, "ops.platform-operators.io_secretsyncs.yaml"),
-		filepath.Join(crds, "ops.platform-operators.io_copyrequests.yaml"),
-	}, ErrorIfCRDPathMissing: true}
-	cfg, err := env.Start()
+	cfg, stop, err := testenv.StartSuite("ops.platform-operators.io_secretsyncs.yaml", "ops.platform-operators.io_copyrequests.yaml")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting envtest:", err)
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer func() { _ = env.Stop() }()
+	defer func() { _ = stop() }()
 
 	if err := setUp(cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "setting up the manager:", err)

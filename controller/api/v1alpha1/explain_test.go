@@ -14,7 +14,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
 
-	"github.com/platform-operators/platform-operators/controller/jobs/jobstest"
+	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 )
 
 // embeddedObjectMetaFields are the fields controller-gen writes for an embedded ObjectMeta
@@ -99,7 +99,7 @@ func TestKubectlShowsExplainTextAndColumns(t *testing.T) {
 	if _, err := os.Stat(kubectl); err != nil {
 		t.Fatalf("kubectl is built into bin/ by make tools: %v", err)
 	}
-	cfg := jobstest.StartAPIServer(t)
+	cfg := testenv.StartAPIServer(t)
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
 	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/jobs/jobstest"
+	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -213,8 +213,8 @@ type admissionEnv struct {
 
 func startAdmission(t *testing.T) *admissionEnv {
 	t.Helper()
-	cfg := jobstest.StartAPIServer(t)
-	c, err := client.New(cfg, client.Options{Scheme: jobstest.Scheme(t)})
+	cfg := testenv.StartAPIServer(t)
+	c, err := client.New(cfg, client.Options{Scheme: testenv.Scheme(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/platform-operators/platform-operators/controller/enablement"
-	"github.com/platform-operators/platform-operators/controller/jobs/jobstest"
+	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 )
 
 // The manager's default metrics endpoint, against a real API server (TokenReview and
@@ -28,7 +28,7 @@ import (
 // reads the metrics.
 func TestSecureMetricsNeedAnAuthorizedToken(t *testing.T) {
 	ctrl.SetLogger(logr.Discard())
-	cfg := jobstest.StartAPIServer(t)
+	cfg := testenv.StartAPIServer(t)
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)

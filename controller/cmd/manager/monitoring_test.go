@@ -25,7 +25,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/enablement"
-	"github.com/platform-operators/platform-operators/controller/jobs/jobstest"
+	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 )
 
 // The chart's alerts and dashboard (charts/platform-operators/files/monitoring).
@@ -94,10 +94,10 @@ func TestMissingMetricsNamesATypo(t *testing.T) {
 // does, and checks every metric the chart's PrometheusRule and Grafana dashboard name.
 func TestEveryMetricTheAlertsAndDashboardUseExists(t *testing.T) {
 	ctrl.SetLogger(logr.Discard())
-	cfg := jobstest.StartAPIServer(t)
+	cfg := testenv.StartAPIServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	c, err := client.New(cfg, client.Options{Scheme: jobstest.Scheme(t)})
+	c, err := client.New(cfg, client.Options{Scheme: testenv.Scheme(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

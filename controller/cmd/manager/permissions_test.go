@@ -16,7 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/platform-operators/platform-operators/controller/jobs/jobstest"
+	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 	"github.com/platform-operators/platform-operators/controller/permissions"
 )
 
@@ -71,7 +71,7 @@ func TestEveryKnownControllerHasAnEmbeddedRole(t *testing.T) {
 // mgr.GetEventRecorder, against a real API server with RBAC.
 func TestRecorderWritesEventsWithTheGeneratedPermission(t *testing.T) {
 	ctrl.SetLogger(logr.Discard())
-	cfg := jobstest.StartAPIServer(t)
+	cfg := testenv.StartAPIServer(t)
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +104,7 @@ func TestRecorderWritesEventsWithTheGeneratedPermission(t *testing.T) {
 	}
 	as := rest.CopyConfig(cfg)
 	as.Impersonate = rest.ImpersonationConfig{UserName: user}
-	mgr, err := ctrl.NewManager(as, ctrl.Options{Scheme: jobstest.Scheme(t), Metrics: metricsserver.Options{BindAddress: "0"}})
+	mgr, err := ctrl.NewManager(as, ctrl.Options{Scheme: testenv.Scheme(t), Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		t.Fatal(err)
 	}

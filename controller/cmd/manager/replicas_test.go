@@ -29,7 +29,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/enablement"
-	"github.com/platform-operators/platform-operators/controller/jobs/jobstest"
+	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 	"github.com/platform-operators/platform-operators/controller/leaderfence"
 )
 
@@ -200,9 +200,9 @@ func eventually(t *testing.T, msg func() string, cond func() bool) {
 // ever reporting unready.
 func TestReplicasAreReadyWithWarmCachesAndHandOver(t *testing.T) {
 	ctrl.SetLogger(logr.Discard())
-	cfg := jobstest.StartAPIServer(t)
+	cfg := testenv.StartAPIServer(t)
 	// Something for every controller to work on, so each one reads what it reads.
-	k8s, err := client.New(cfg, client.Options{Scheme: jobstest.Scheme(t)})
+	k8s, err := client.New(cfg, client.Options{Scheme: testenv.Scheme(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/enablement"
-	"github.com/platform-operators/platform-operators/controller/jobs/jobstest"
+	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 )
 
 const samplesDir = "../../../samples"
@@ -69,10 +69,10 @@ func readSamples(t *testing.T) map[string][]*unstructured.Unstructured {
 // written), then runs the manager's controllers and checks each sample does what its comments say.
 func TestSamplesWork(t *testing.T) {
 	ctrl.SetLogger(logr.Discard())
-	cfg := jobstest.StartAPIServer(t)
+	cfg := testenv.StartAPIServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c, err := client.New(cfg, client.Options{Scheme: jobstest.Scheme(t)})
+	c, err := client.New(cfg, client.Options{Scheme: testenv.Scheme(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

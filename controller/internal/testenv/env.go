@@ -1,7 +1,9 @@
-package jobstest
+package testenv
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -36,18 +38,36 @@ type Env struct {
 // chart's CRDs installed, stops them when the test ends, and returns the admin config.
 func StartAPIServer(t *testing.T) *rest.Config {
 	t.Helper()
+	cfg, stop, err := StartSuite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stop() })
+	return cfg
+}
+
+// StartSuite is StartAPIServer for a package's TestMain, where one API server serves every
+// test: it installs the chart's CRDs (only the files named, when any are: a suite then depends
+// on no other CRD) and returns the admin config and the function that stops the API server.
+func StartSuite(crdFiles ...string) (*rest.Config, func() error, error) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Fatal("KUBEBUILDER_ASSETS is not set: run through `make test-go`, which points it at bin/ (built by `make tools`)")
+		return nil, nil, errors.New("KUBEBUILDER_ASSETS is not set: run through `make test-go`, which points it at bin/ (built by `make tools`)")
 	}
 	_, file, _, _ := runtime.Caller(0)
 	crds := filepath.Join(filepath.Dir(file), "..", "..", "..", "charts", "platform-operators", "files", "crds")
-	env := &envtest.Environment{CRDDirectoryPaths: []string{crds}, ErrorIfCRDPathMissing: true}
+	paths := []string{crds}
+	if len(crdFiles) > 0 {
+		paths = nil
+		for _, f := range crdFiles {
+			paths = append(paths, filepath.Join(crds, f))
+		}
+	}
+	env := &envtest.Environment{CRDDirectoryPaths: paths, ErrorIfCRDPathMissing: true}
 	cfg, err := env.Start()
 	if err != nil {
-		t.Fatalf("starting envtest: %v", err)
+		return nil, nil, fmt.Errorf("starting envtest: %w", err)
 	}
-	t.Cleanup(func() { _ = env.Stop() })
-	return cfg
+	return cfg, env.Stop, nil
 }
 
 // Scheme knows the built-in kinds and ours.

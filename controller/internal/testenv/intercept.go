@@ -1,4 +1,4 @@
-package jobstest
+package testenv
 
 import (
 	"context"

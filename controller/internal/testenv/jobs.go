@@ -1,7 +1,8 @@
-// Package jobstest helps envtest tests play the Job controller, which does not run in envtest:
-// it marks Jobs finished the way kube-controller-manager does, with the conditions the API
-// server requires (SuccessCriteriaMet before Complete, FailureTarget before Failed).
-package jobstest
+package testenv
+
+// Envtest runs no Job controller: these helpers play it, marking Jobs finished the way
+// kube-controller-manager does, with the conditions the API server requires
+// (SuccessCriteriaMet before Complete, FailureTarget before Failed).
 
 import (
 	"context"
