@@ -1,6 +1,3 @@
-// Package jobs holds what the At and ScheduledJob controllers share about the batch/v1 Jobs they
-// create: the label that marks them (and scopes the manager's Job cache), the field index that
-// finds a parent's Jobs by controller UID, and pure helpers to read a Job's outcome.
 package jobs
 
 import (

@@ -1,13 +1,3 @@
-// Package leaderfence keeps a replica that has lost the leader Lease without noticing from
-// writing to the cluster.
-//
-// client-go's leader election tells a replica it leads until its renew loop gives up, and a
-// replica that was frozen (SIGSTOP, a long stall of its node, a VM paused past the Lease) learns
-// that only when it runs again: for a moment its workers carry on with the passes they were in,
-// writing while another replica already leads. The Fence closes that window: it remembers, by the
-// local clock, when the Lease was last acquired or renewed, and a client wrapped by it refuses
-// every write once that is longer ago than the renew deadline, which is shorter than the Lease
-// itself, so no other replica can have taken over yet while writes still pass.
 package leaderfence
 
 import (

@@ -1,4 +1,3 @@
-// Package logging builds the manager's logger from the --log-format and --log-level flags.
 package logging
 
 import (

@@ -1,10 +1,3 @@
-// Package permissions checks at startup that the manager may do what its enabled controllers
-// need, with SelfSubjectAccessReviews, so a missing RBAC rule shows up as one clear log line per
-// permission (and a failing readiness check) instead of as reflector errors deep in the logs.
-// What a controller needs is read from the roles controller-gen generates from its
-// +kubebuilder:rbac markers (embedded, see roles), the same markers the chart's ClusterRole comes from.
-//
-// NeedsFromRules and Expand are pure; Checker talks to the API server.
 package permissions
 
 import (

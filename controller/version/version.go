@@ -1,6 +1,3 @@
-// Package version holds the build's version, stamped at link time with
-//
-//	-ldflags "-X github.com/platform-operators/platform-operators/controller/version.Version=v0.1.0"
 package version
 
 import (

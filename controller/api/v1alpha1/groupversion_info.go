@@ -1,6 +1,3 @@
-// Package v1alpha1 holds the API of platform-operators, group ops.platform-operators.io.
-// +kubebuilder:object:generate=true
-// +groupName=ops.platform-operators.io
 package v1alpha1
 
 import (

@@ -1,5 +1,3 @@
-// Command manager runs the platform-operators controllers. It parses flags and wires the
-// controllers into one controller-runtime manager; the logic lives in the controller packages.
 package main
 
 import (

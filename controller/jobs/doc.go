@@ -1,0 +1,8 @@
+// Package jobs holds what the At and ScheduledJob controllers share about the batch/v1 Jobs they
+// create: the label that marks them (and scopes the manager's Job cache), the field index that
+// finds a parent's Jobs by controller UID, and pure helpers to read a Job's outcome.
+//
+// It owns the names of the Jobs we create (SlotName, RunNowName; names.go), the Job cache's
+// scope, the controller-UID index and the scheduled time stamped on a Job (scheduledtime.go). It must
+// not decide when a Job runs (package schedule and the reconcilers do) nor write to the API.
+package jobs
