@@ -149,12 +149,16 @@ manifests: ## Generate deepcopy, CRDs and the manager ClusterRole (from kubebuil
 	$(BIN)/helm-docs --chart-search-root charts --template-files README.md.gotmpl >/dev/null
 
 .PHONY: verify
-verify: manifests ## Fail if generated files drift, code is not gofmt/vet clean, or the version sources disagree with VERSION.
+verify: manifests lint ## Fail if generated files drift, code is not gofmt/vet/golangci-lint clean, or the version sources disagree with VERSION.
 	go test -count=1 -run 'TestVersionSourcesAgree' ./tests/release/
 	@test -z "$$(gofmt -l controller tests)" || { echo "gofmt needed:"; gofmt -l controller tests; exit 1; }
 	go vet ./...
 	@git diff --exit-code -- controller $(CHART) || { echo "generated files are out of date: run 'make manifests' and commit"; exit 1; }
 	@test -z "$$(git status --porcelain --untracked-files=all -- controller $(CHART))" || { echo "untracked generated files:"; git status --porcelain -- controller $(CHART); exit 1; }
+
+.PHONY: lint
+lint: ## golangci-lint (bin/golangci-lint: v2.15.0 with the Kube API Linter built in) with .golangci.yml: the linters, the layering rules (depguard) and the API conventions of the CRD types.
+	$(BIN)/golangci-lint run ./...
 
 .PHONY: image
 image: ## Build the container image with Docker (for Docker users; not possible on the kwok test bed).

@@ -156,7 +156,19 @@ build_ct() {
     && run ct go build -trimpath -ldflags "-s -w" -o "$BIN/ct" github.com/helm/chart-testing/v3/ct)
 }
 
-all=(etcd kwok helm kind controller-gen helm-docs ct kube kube-node coredns pause)
+# golangci-lint with the Kube API Linter (kubeapilinter in .golangci.yml): KAL's command is
+# golangci-lint's main with KAL's analyzers registered; built in a module that requires both, so
+# golangci-lint is the pinned release and not the older one KAL's go.mod names.
+build_golangci_lint() {
+  local d; d=$(module_dir golangci-lint)
+  printf 'module platform-operators.local/tools/golangci-lint\n\ngo 1.26\n' >"$d/go.mod"
+  printf '//go:build tools\n\npackage tools\n\nimport _ "sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter"\n' >"$d/tools.go"
+  (cd "$d" && run golangci-lint go get "github.com/golangci/golangci-lint/v2@$GOLANGCI_LINT_VERSION" "sigs.k8s.io/kube-api-linter@$KUBE_API_LINTER_VERSION" \
+    && run golangci-lint go mod tidy \
+    && run golangci-lint go build -trimpath -ldflags "-s -w" -o "$BIN/golangci-lint" sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter)
+}
+
+all=(etcd kwok helm kind controller-gen helm-docs ct golangci-lint kube kube-node coredns pause)
 want=("$@"); [ ${#want[@]} -gt 0 ] || want=("${all[@]}")
 t_all=$SECONDS
 for t in "${want[@]}"; do
@@ -172,6 +184,7 @@ for t in "${want[@]}"; do
     controller-gen) step controller-gen "$CONTROLLER_GEN_VERSION" controller-gen -- build_controller_gen ;;
     helm-docs) step helm-docs "$HELM_DOCS_VERSION" helm-docs -- build_helm_docs ;;
     ct) step ct "$CT_VERSION" ct -- build_ct ;;
+    golangci-lint) step golangci-lint "$GOLANGCI_LINT_VERSION+$KUBE_API_LINTER_VERSION" golangci-lint -- build_golangci_lint ;;
     *) log "unknown tool '$t' (known: ${all[*]})"; exit 2 ;;
   esac
 done

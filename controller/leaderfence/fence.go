@@ -138,7 +138,7 @@ func (c *fenced) check(obj client.Object) error {
 	if c.f.Held() {
 		return nil
 	}
-	if gvk, err := c.Client.GroupVersionKindFor(obj); err == nil && exempt[gvk.Group] {
+	if gvk, err := c.GroupVersionKindFor(obj); err == nil && exempt[gvk.Group] {
 		return nil
 	}
 	return ErrLeaseLost

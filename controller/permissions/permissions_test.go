@@ -193,7 +193,7 @@ func TestChecker(t *testing.T) {
 	cs.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		r := a.(k8stesting.CreateAction).GetObject().(*authorizationv1.SelfSubjectAccessReview)
 		attr := r.Spec.ResourceAttributes
-		r.Status.Allowed = !(attr.Resource == "jobs" && attr.Verb == "create" && attr.Namespace == "b")
+		r.Status.Allowed = attr.Resource != "jobs" || attr.Verb != "create" || attr.Namespace != "b"
 		return true, r, nil
 	})
 	var logs []string

@@ -46,7 +46,7 @@ func Parse(spec, timeZone string, from time.Time) (Schedule, error) {
 	if timeZone != "" {
 		l, err := time.LoadLocation(timeZone)
 		if err != nil {
-			return Schedule{}, fmt.Errorf("%w %q: %v", ErrUnknownTimeZone, timeZone, err)
+			return Schedule{}, fmt.Errorf("%w %q: %w", ErrUnknownTimeZone, timeZone, err)
 		}
 		loc = l
 	}
@@ -55,7 +55,7 @@ func Parse(spec, timeZone string, from time.Time) (Schedule, error) {
 	}
 	s, err := parseWithRecovery(strings.TrimSpace(spec))
 	if err != nil {
-		return Schedule{}, fmt.Errorf("%w %q: %v", ErrUnparseable, spec, err)
+		return Schedule{}, fmt.Errorf("%w %q: %w", ErrUnparseable, spec, err)
 	}
 	out := Schedule{cron: s, loc: loc}
 	if ss, ok := s.(*cron.SpecSchedule); ok {

@@ -33,15 +33,15 @@ func (g *createGate) end() {
 	}
 }
 
-// wait returns when no create is in flight, or after at most max (false then), or when ctx ends.
-func (g *createGate) wait(ctx context.Context, max time.Duration) bool {
+// wait returns when no create is in flight, or after at most limit (false then), or when ctx ends.
+func (g *createGate) wait(ctx context.Context, limit time.Duration) bool {
 	g.mu.Lock()
 	idle, n := g.idle, g.inflight
 	g.mu.Unlock()
 	if n == 0 {
 		return true
 	}
-	t := time.NewTimer(max)
+	t := time.NewTimer(limit)
 	defer t.Stop()
 	select {
 	case <-idle:

@@ -282,7 +282,7 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 // before slot, or nil: the start of the slots that passed without being run or reported.
 func passedOver(sched schedule.Union, earliest time.Time, lastSkipped *metav1.Time, slot time.Time) *time.Time {
 	from := earliest
-	if lastSkipped != nil && lastSkipped.Time.After(from) {
+	if lastSkipped != nil && lastSkipped.After(from) {
 		from = lastSkipped.Time
 	}
 	first := sched.Next(from)

@@ -71,7 +71,7 @@ func addSkipped(runs []v1alpha1.ScheduledJobRun, slot time.Time, reason string, 
 func capRuns(runs []v1alpha1.ScheduledJobRun, limit int) []v1alpha1.ScheduledJobRun {
 	sort.SliceStable(runs, func(a, b int) bool {
 		if !runs[a].ScheduledTime.Time.Equal(runs[b].ScheduledTime.Time) {
-			return runs[a].ScheduledTime.Time.After(runs[b].ScheduledTime.Time)
+			return runs[a].ScheduledTime.After(runs[b].ScheduledTime.Time)
 		}
 		return runs[a].JobName > runs[b].JobName
 	})

@@ -247,7 +247,11 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 	}
 	if p.skipped != "" {
 		r.Metrics.SkippedSlots.WithLabelValues(p.skipped).Inc()
-		ctrl.LoggerFrom(ctx).Info("Skipped a slot", "reason", p.skipped, "slot", st.LastSkippedTime)
+		log := ctrl.LoggerFrom(ctx).WithValues("reason", p.skipped)
+		if st.LastSkippedTime != nil {
+			log = log.WithValues("slot", st.LastSkippedTime.UTC())
+		}
+		log.Info("Skipped a slot")
 	}
 	if actErr != nil {
 		return ctrl.Result{}, actErr

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
 // Tests of issue 11: the controller under failure (concurrent workers, rejected writes,
@@ -31,15 +32,15 @@ func TestConflictsFoundByConcurrentWorkersAreAllReported(t *testing.T) {
 	const n = 24
 	first, second := c+"-first", c+"-second"
 	srcFirst, srcSecond := namespace(t, c+"-src1", nil), namespace(t, c+"-src2", nil)
-	var held, theirs []string
+	var held []string
+	theirs := map[string]string{} // namespace -> resourceVersion of a Secret we do not own
 	for i := range n {
 		// Even namespaces get the first SecretSync's copy; odd ones a Secret of their own.
 		if i%2 == 0 {
 			held = append(held, targetNamespace(t, fmt.Sprintf("%s-%02d", c, i), first))
 		} else {
 			ns := targetNamespace(t, fmt.Sprintf("%s-%02d", c, i), second)
-			createSecret(t, makeSecret(ns, "creds"))
-			theirs = append(theirs, ns)
+			theirs[ns] = createSecret(t, makeSecret(ns, "creds")).ResourceVersion
 		}
 	}
 	source := createSecret(t, makeSecret(srcFirst, "creds"))
@@ -65,6 +66,12 @@ func TestConflictsFoundByConcurrentWorkersAreAllReported(t *testing.T) {
 		}
 		return nil
 	})
+	// Neither SecretSync wrote a Secret it does not own.
+	for ns, rv := range theirs {
+		if s := getSecret(t, ns, "creds"); s.ResourceVersion != rv || s.Labels[keys.LabelSecretSync] != "" {
+			t.Errorf("%s/creds, not ours, was written: resourceVersion %s (was %s), labels %v", ns, s.ResourceVersion, rv, s.Labels)
+		}
+	}
 }
 
 // tooLarge is the API server's answer to a Secret over the size limit (422, a field too long).

@@ -1050,7 +1050,7 @@ func TestTheDefaultSecretSyncIsAppliedAndCopiesSecretsOfItsType(t *testing.T) {
 		eventually(t, "the default SecretSync's copies are cleaned up", func() error {
 			left, err := labelledCopies(d.Name)
 			if err != nil || len(left) > 0 {
-				return fmt.Errorf("%d copies left (%v)", len(left), err)
+				return fmt.Errorf("%d copies left (%w)", len(left), err)
 			}
 			return nil
 		})

@@ -65,7 +65,7 @@ func TestANamespaceEventQueuesItsOwnPassNowAndTheWholePassLater(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			q := &recordingQueue{}
 			tc.send(q)
-			slices.SortFunc(q.now, func(a, b reconcile.Request) int { return compareRequests(a, b) })
+			slices.SortFunc(q.now, compareRequests)
 			want := []reconcile.Request{
 				{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "ca"}},
 				{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "harbor"}},

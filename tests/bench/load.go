@@ -50,12 +50,11 @@ type loadOptions struct {
 
 // loadStep is one ScheduledJob count beside its floor.
 type loadStep struct {
-	schedules     int
-	ours          tally
-	floor         []time.Duration // per Job: from the first create to visible through a watch
-	slotCPU       []string
-	floorCPU      string
-	floorP50, p99 time.Duration
+	schedules int
+	ours      tally
+	floor     []time.Duration // per Job: from the first create to visible through a watch
+	slotCPU   []string
+	floorCPU  string
 }
 
 // loadMixed is a minute shared by ScheduledJobs and a fan-out.

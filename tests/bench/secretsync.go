@@ -33,10 +33,9 @@ type secretSyncOptions struct {
 
 // memPoint is the manager's memory with a number of unrelated Secrets in the cluster.
 type memPoint struct {
-	unrelated  int
-	rssMiB     float64
-	peakMiB    float64
-	resyncCall int
+	unrelated int
+	rssMiB    float64
+	peakMiB   float64
 }
 
 type secretSyncResult struct {
@@ -259,7 +258,7 @@ func runSecretSync(ctx context.Context, e *env, o secretSyncOptions) (*secretSyn
 	logf("copy-repair latency, %d samples (half edited, half deleted)", o.samples)
 	for i := 0; i < o.samples; i++ {
 		ns := nsName(i * (o.namespaces / o.samples))
-		t0 := time.Now()
+		var t0 time.Time
 		var after int64
 		if i%2 == 0 {
 			cur, err := cs.CoreV1().Secrets(ns).Get(ctx, sourceName, metav1.GetOptions{})

@@ -86,14 +86,15 @@ func main() {
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	h, err := newHarness(*root)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "chaos:", err)
-		os.Exit(1)
-	}
-	code := h.main(ctx, run, *keep, *docs)
-	os.Exit(code)
+	os.Exit(func() int {
+		defer stop()
+		h, err := newHarness(*root)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "chaos:", err)
+			return 1
+		}
+		return h.main(ctx, run, *keep, *docs)
+	}())
 }
 
 func newHarness(root string) (*harness, error) {
@@ -152,8 +153,11 @@ func (h *harness) main(ctx context.Context, run []scenario, keep bool, docs stri
 		}
 		r.End = time.Now()
 		results = append(results, r)
-		b, _ := json.MarshalIndent(r, "", "  ")
-		_ = os.WriteFile(filepath.Join(h.dir, "results", s.name+".json"), b, 0o644)
+		if b, err := json.MarshalIndent(r, "", "  "); err != nil {
+			step("scenario %s: result not saved: %v", s.name, err)
+		} else {
+			_ = os.WriteFile(filepath.Join(h.dir, "results", s.name+".json"), b, 0o644)
+		}
 		step("scenario %s: %s (%d violation(s)) converge %s", s.name, r.verdict(), len(r.Violations), r.convergeText())
 		for _, v := range r.Violations {
 			step("  VIOLATION %s", v)

@@ -200,7 +200,9 @@ func (h *harness) load(ctx context.Context) error {
 		}
 		d := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: fanoutSecret, Namespace: fanoutNS(i)}, StringData: map[string]string{"owner": "someone else"}}
 		if err := h.cl.Create(ctx, d); apierrors.IsAlreadyExists(err) {
-			err = h.cl.Get(ctx, client.ObjectKeyFromObject(d), d)
+			if err := h.cl.Get(ctx, client.ObjectKeyFromObject(d), d); err != nil {
+				return err
+			}
 		} else if err != nil {
 			return err
 		}

@@ -101,7 +101,7 @@ func TestCopies(t *testing.T) {
 			eventually(ctx, t, "the copies go with the SecretSync", func(ctx context.Context) error {
 				for _, ns := range in {
 					if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "trust"}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
-						return fmt.Errorf("%s/trust: %v", ns, err)
+						return fmt.Errorf("%s/trust: %w", ns, err)
 					}
 				}
 				return nil
@@ -175,7 +175,7 @@ func TestCopies(t *testing.T) {
 					return gerr
 				}
 				if cond := meta.FindStatusCondition(cr.Status.Conditions, "Ready"); cond == nil || cond.Reason != "NotOffered" {
-					return fmt.Errorf("not refused yet: %v", err)
+					return fmt.Errorf("not refused yet: %w", err)
 				}
 				return nil
 			})
@@ -187,7 +187,7 @@ func TestCopies(t *testing.T) {
 			}
 			eventually(ctx, t, "the copy goes with its CopyRequest", func(ctx context.Context) error {
 				if err := c.Get(ctx, types.NamespacedName{Namespace: team, Name: "platform-api"}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
-					return fmt.Errorf("still there: %v", err)
+					return fmt.Errorf("still there: %w", err)
 				}
 				return nil
 			})

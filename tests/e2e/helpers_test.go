@@ -30,7 +30,7 @@ func withNamespace(b *features.FeatureBuilder, name string) *features.FeatureBui
 		Setup(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 			// In namespaced mode the provider created it before the install (it holds the chart's Role).
-			if err := cfg.Client().Resources().Create(ctx, ns); err != nil && !(namespacedMode() && apierrors.IsAlreadyExists(err)) {
+			if err := cfg.Client().Resources().Create(ctx, ns); err != nil && (!namespacedMode() || !apierrors.IsAlreadyExists(err)) {
 				t.Fatalf("creating namespace %s: %v", name, err)
 			}
 			// On kind every pod pulls its image from the registry with the spread pull secret.

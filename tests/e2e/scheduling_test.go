@@ -283,8 +283,8 @@ func TestScheduling(t *testing.T) {
 			t.Errorf("SuccessfulCreate events %d for %d distinct Jobs, want one per slot", len(creates), len(slots))
 		}
 		// Minutes passed since creation bound the slots: one Job each, never more.
-		if max := int(time.Since(created.Truncate(time.Minute))/time.Minute) + 1; len(creates) > max {
-			t.Errorf("%d Jobs created in %d slots", len(creates), max)
+		if slots := int(time.Since(created.Truncate(time.Minute))/time.Minute) + 1; len(creates) > slots {
+			t.Errorf("%d Jobs created in %d slots", len(creates), slots)
 		}
 		sj := &v1alpha1.ScheduledJob{}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(every), sj); err != nil {

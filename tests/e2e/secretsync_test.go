@@ -241,7 +241,7 @@ func TestSecretSync(t *testing.T) {
 					if apierrors.IsNotFound(err) {
 						return pullsWithout(ctx, c, ns, "default", "harbor-pull")
 					}
-					return fmt.Errorf("still there (err %v)", err)
+					return fmt.Errorf("still there (err %w)", err)
 				})
 			}
 			return ctx

@@ -43,8 +43,17 @@ func (r Registry) Addr() string { return net.JoinHostPort(r.Host, strconv.Itoa(r
 // payload) holding the account's credentials for the registry.
 func (r Registry) DockerConfigJSON() []byte {
 	auth := base64.StdEncoding.EncodeToString([]byte(r.User + ":" + r.Password))
-	b, _ := json.Marshal(map[string]any{"auths": map[string]any{r.Addr(): map[string]string{
-		"username": r.User, "password": r.Password, "auth": auth}}})
+	type entry struct {
+		Username string `json:"username"`
+		Password string `json:"password"`
+		Auth     string `json:"auth"`
+	}
+	b, err := json.Marshal(struct {
+		Auths map[string]entry `json:"auths"`
+	}{map[string]entry{r.Addr(): {r.User, r.Password, auth}}})
+	if err != nil {
+		panic(err) // strings only: cannot fail
+	}
 	return b
 }
 

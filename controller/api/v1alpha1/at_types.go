@@ -84,13 +84,20 @@ type AtSpec struct {
 
 // AtStatus is what the controller observed.
 type AtStatus struct {
+	// conditions report the state: Succeeded (True when the Job completed, False when it failed or was too late,
+	// Unknown while waiting or running), and InvalidSpec problems the schema cannot catch.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
 	// observedGeneration is the metadata.generation this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// phase is Pending, Running, Succeeded or Failed.
 	// +optional
-	Phase AtPhase `json:"phase,omitempty"`
+	Phase AtPhase `json:"phase,omitempty"` //nolint:kubeapilinter // nophase: the At's phase is its API (DESIGN.md: Pending, Running, Succeeded, Failed); the Succeeded condition carries the same
 
 	// jobName is the name of the Job that runs (or ran) the command, in the At's namespace.
 	// +optional
@@ -112,13 +119,6 @@ type AtStatus struct {
 	// message says, for people, why the At is in its phase.
 	// +optional
 	Message string `json:"message,omitempty"`
-
-	// conditions: Succeeded (True when the Job completed, False when it failed or was too late,
-	// Unknown while waiting or running), and InvalidSpec problems the schema cannot catch.
-	// +optional
-	// +listType=map
-	// +listMapKey=type
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // At runs a command (or a Job template) once, at a given time, as a Job it owns.
@@ -133,12 +133,14 @@ type AtStatus struct {
 // +kubebuilder:printcolumn:name="Command",type=string,JSONPath=`.spec.command`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type At struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// spec is what to run and when.
 	// +required
-	Spec AtSpec `json:"spec"`
+	Spec AtSpec `json:"spec"` //nolint:kubeapilinter // nonpointerstructs: spec is required; its CEL rule asks for one of schedule and localTime, so neither field can be marked required
 	// status is what the controller observed.
 	// +optional
 	Status AtStatus `json:"status,omitempty"`

@@ -45,6 +45,15 @@ type CopyRequestSpec struct {
 
 // CopyRequestStatus is the observed state of a CopyRequest.
 type CopyRequestStatus struct {
+	// conditions report the state: Ready is True when the copy is in step with the source. Reasons when False:
+	// NotOffered (the source does not exist or is not offered to this namespace: the two are not
+	// told apart), Conflict (an object the add-on does not manage has the copy's name),
+	// TooLarge/Invalid (the API server refused the copy), WriteFailed.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
 	// observedGeneration is the spec generation the status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
@@ -54,14 +63,6 @@ type CopyRequestStatus struct {
 	// lastSyncTime is when the copy was last written (created, updated, recreated or deleted).
 	// +optional
 	LastSyncTime *metav1.Time `json:"lastSyncTime,omitempty"`
-	// conditions: Ready is True when the copy is in step with the source. Reasons when False:
-	// NotOffered (the source does not exist or is not offered to this namespace: the two are not
-	// told apart), Conflict (an object the add-on does not manage has the copy's name),
-	// TooLarge/Invalid (the API server refused the copy), WriteFailed.
-	// +optional
-	// +listType=map
-	// +listMapKey=type
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // CopyRequest is a tenant's request, with namespaced RBAC only, for a copy in its own namespace
@@ -79,7 +80,9 @@ type CopyRequestStatus struct {
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type CopyRequest struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// spec is the source asked for.

@@ -119,7 +119,7 @@ type ScheduledJobSpec struct {
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s') && duration(self) <= duration('1h')",message="jitter must be a duration between 0s and 1h, e.g. 5m"
-	Jitter *metav1.Duration `json:"jitter,omitempty"`
+	Jitter *metav1.Duration `json:"jitter,omitempty"` //nolint:kubeapilinter // nodurations: v1alpha1 keeps the duration string users write (5m); a next API version would take jitterSeconds
 
 	// startingDeadlineSeconds is how late, in seconds, a run may still start after its slot
 	// (for example after the manager was down, or when Forbid held it back). A later slot is
@@ -169,6 +169,13 @@ type ScheduledJobSpec struct {
 
 // ScheduledJobStatus is what the controller observed.
 type ScheduledJobStatus struct {
+	// conditions report the state: Ready is False with reason InvalidSchedule, UnknownTimeZone or
+	// ScheduleNeverFires when the spec cannot run; True otherwise.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
 	// observedGeneration is the metadata.generation this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
@@ -216,13 +223,6 @@ type ScheduledJobStatus struct {
 	// lastRunNowToken is the token of the last run-now request handled.
 	// +optional
 	LastRunNowToken string `json:"lastRunNowToken,omitempty"`
-
-	// conditions: Ready is False with reason InvalidSchedule, UnknownTimeZone or
-	// ScheduleNeverFires when the spec cannot run; True otherwise.
-	// +optional
-	// +listType=map
-	// +listMapKey=type
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // ScheduledJob creates Jobs on a cron schedule, like batch/v1 CronJob (same fields and
@@ -243,7 +243,9 @@ type ScheduledJobStatus struct {
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ScheduledJob struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// spec is the schedule and the Job to run.

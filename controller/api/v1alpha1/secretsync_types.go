@@ -60,7 +60,7 @@ type SecretSyncSource struct {
 	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, (e.operator in ['In', 'NotIn']) == (has(e.values) && size(e.values) > 0))",message="selector.matchExpressions[].values must be non-empty for In and NotIn and empty for Exists and DoesNotExist"
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 
-	// type, when set, copies only Secrets of this type (e.g. kubernetes.io/dockerconfigjson).
+	// type limits the copies, when set, to Secrets of this type (e.g. kubernetes.io/dockerconfigjson).
 	// +optional
 	Type corev1.SecretType `json:"type,omitempty"`
 }
@@ -118,7 +118,7 @@ type SecretSyncTarget struct {
 	// +kubebuilder:validation:items:Pattern=`^(\*|[A-Za-z0-9][-A-Za-z0-9_./]*\*?)$`
 	SourceAnnotations []string `json:"sourceAnnotations,omitempty"`
 
-	// includeNamespaces, when set, limits copies to namespaces whose name matches one of these
+	// includeNamespaces limits, when set, the copies to namespaces whose name matches one of these
 	// names or globs (`*` any run of characters, `?` one; e.g. team-*, *-prod), on top of
 	// namespaceSelector (both must match). Empty: every namespace the selector picks.
 	// +optional
@@ -144,7 +144,7 @@ type SecretSyncTarget struct {
 // SecretSyncKeys chooses which keys of the source's data the copies hold, and under which names.
 // +kubebuilder:validation:XValidation:rule="!has(self.rename) || self.rename.all(r, self.rename.exists_one(o, o.to == r.to))",message="keys.rename: two keys renamed to the same name"
 type SecretSyncKeys struct {
-	// include, when set, copies only these keys of the source's data.
+	// include lists, when set, the only keys of the source's data that are copied.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=256
@@ -199,7 +199,7 @@ type SecretSyncSpec struct {
 	// excluded ones and the source namespace.
 	// +optional
 	// +kubebuilder:default={}
-	Target SecretSyncTarget `json:"target,omitempty"`
+	Target SecretSyncTarget `json:"target,omitzero"`
 
 	// keys chooses which keys of the source's data the copies hold (include, exclude) and
 	// renames some (ca.crt -> ca-bundle.crt). A key named here that a source lacks is reported
@@ -228,14 +228,18 @@ type SecretSyncSpec struct {
 // TargetFailure is one copy that is not in step, and why.
 type TargetFailure struct {
 	// namespace of the copy.
+	// +required
 	Namespace string `json:"namespace"`
 	// name of the copy.
+	// +required
 	Name string `json:"name"`
 	// reason is a CamelCase word: Conflict (a Secret we do not manage has the name), TooLarge or
 	// Invalid (the API server refused the copy; it is not retried until its source or the
 	// SecretSync changes, or a slow recheck), or WriteFailed (any other error; retried with backoff).
+	// +required
 	Reason string `json:"reason"`
 	// message says what went wrong and what to do.
+	// +required
 	Message string `json:"message"`
 }
 
@@ -244,6 +248,12 @@ const MaxReportedFailures = 10
 
 // SecretSyncStatus is the observed state of a SecretSync, rebuilt from the cluster on every sync.
 type SecretSyncStatus struct {
+	// conditions report the state: Ready is True when every wanted copy is in step.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
 	// observedGeneration is the spec generation the status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
@@ -279,11 +289,6 @@ type SecretSyncStatus struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=10
 	Failures []TargetFailure `json:"failures,omitempty"`
-	// conditions: Ready is True when every wanted copy is in step.
-	// +optional
-	// +listType=map
-	// +listMapKey=type
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // SecretSync copies Secrets (or, with source.kind ConfigMap, ConfigMaps) from a source namespace
@@ -302,7 +307,9 @@ type SecretSyncStatus struct {
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type SecretSync struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// spec is what to copy and where.

@@ -75,7 +75,7 @@ func probe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("manager not ready at %s: %w (last: %v)", target, ctx.Err(), last)
+			return fmt.Errorf("manager not ready at %s: %w (last: %w)", target, ctx.Err(), last)
 		case <-time.After(*interval):
 		}
 	}

@@ -1,6 +1,7 @@
 package faultproxy
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -38,7 +39,7 @@ func TestIsWatch(t *testing.T) {
 		"/apis/coordination.k8s.io/v1/namespaces/x/leases": false,
 	}
 	for u, want := range cases {
-		if got := IsWatch(httptest.NewRequest("GET", u, nil)); got != want {
+		if got := IsWatch(httptest.NewRequest(http.MethodGet, u, nil)); got != want {
 			t.Errorf("%s: got %v, want %v", u, got, want)
 		}
 	}
