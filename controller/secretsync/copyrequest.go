@@ -198,7 +198,7 @@ func (r *RequestReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if want == nil && out.err == nil {
 		// The same answer for a source that does not exist and one not offered here: a
 		// request must not tell a tenant which names exist in a namespace it cannot read.
-		out.reason = "NotOffered"
+		out.reason = ReasonNotOffered
 		out.message = fmt.Sprintf("%s %s does not exist or is not offered to namespace %s; its owner offers it with the label %s=true and the annotation %s listing this namespace",
 			kind.name, srcKey, cr.Namespace, keys.LabelOffer, keys.AnnotationOfferNamespaces)
 	}
@@ -234,7 +234,7 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 		}
 		for _, a := range plan.Actions {
 			if a.Op == propagation.OpConflict {
-				out.reason, out.message, out.requeueAfter = "Conflict", a.Message, r.conflictRecheck()
+				out.reason, out.message, out.requeueAfter = ReasonConflict, a.Message, r.conflictRecheck()
 				continue
 			}
 			op, err := w.write(ctx, kind, a)
@@ -246,7 +246,7 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 					out.copy = a.Want.Name
 				}
 			case errors.As(err, &unmanaged):
-				out.reason, out.message, out.requeueAfter = "Conflict", unmanaged.Error(), r.conflictRecheck()
+				out.reason, out.message, out.requeueAfter = ReasonConflict, unmanaged.Error(), r.conflictRecheck()
 			case apierrors.IsConflict(err) || apierrors.IsNotFound(err) || apierrors.IsAlreadyExists(err):
 				out.requeueAfter = time.Second // a stale cache: the event that follows brings us back
 			case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
@@ -256,7 +256,7 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 					out.reason, out.message, out.requeueAfter = reason, fmt.Sprintf("the API server rejected the %s of the copy: %v", a.Op, err), r.rejectedRecheck()
 					continue
 				}
-				out.reason, out.message = "WriteFailed", fmt.Sprintf("%s: %v", a.Op, err)
+				out.reason, out.message = ReasonWriteFailed, fmt.Sprintf("%s: %v", a.Op, err)
 				out.err = err
 			}
 		}
@@ -279,11 +279,32 @@ func (r *RequestReconciler) rejectedRecheck() time.Duration {
 }
 
 // writeRequestStatus records the outcome in status (only when it changed) and tells the tenant
-// about a new refusal with a Warning Event.
+// about a new refusal with a Warning Event, after the status that explains it.
 func (r *RequestReconciler) writeRequestStatus(ctx context.Context, cr *v1alpha1.CopyRequest, out requestOutcome) (ctrl.Result, error) {
+	st, warning, requeueAfter := requestStatus(cr, out, r.now())
+	if !equality.Semantic.DeepEqual(st, &cr.Status) {
+		patch := client.MergeFrom(cr.DeepCopy())
+		cr.Status = *st
+		if err := r.Client.Status().Patch(ctx, cr, patch); err != nil && !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		if warning != nil {
+			r.Recorder.Eventf(cr, nil, corev1.EventTypeWarning, warning.Reason, "Copy", "%s", warning.Message)
+		}
+	}
+	if out.err != nil {
+		return ctrl.Result{}, out.err
+	}
+	return ctrl.Result{RequeueAfter: requeueAfter}, nil
+}
+
+// requestStatus decides, from what a reconcile found and did, a CopyRequest's new status, the
+// Ready condition to announce as a Warning Event (nil: none; a refusal is announced once, when
+// its reason is new) and when to look again. It is pure: now is the time a write is recorded at.
+func requestStatus(cr *v1alpha1.CopyRequest, out requestOutcome, now time.Time) (*v1alpha1.CopyRequestStatus, *metav1.Condition, time.Duration) {
 	st := cr.Status.DeepCopy()
 	st.ObservedGeneration = cr.Generation
-	cond := metav1.Condition{Type: ConditionReady, Status: metav1.ConditionTrue, Reason: "Copied", ObservedGeneration: cr.Generation,
+	cond := metav1.Condition{Type: ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonCopied, ObservedGeneration: cr.Generation,
 		Message: fmt.Sprintf("%s %s/%s is in step with %s/%s", cr.Spec.Source.Kind, cr.Namespace, out.copy, cr.Spec.Source.Namespace, cr.Spec.Source.Name)}
 	st.Copy = out.copy
 	if out.reason != "" {
@@ -291,31 +312,23 @@ func (r *RequestReconciler) writeRequestStatus(ctx context.Context, cr *v1alpha1
 		st.Copy = ""
 	} else if out.copy == "" {
 		// Written now but not yet seen in step (or a retry is due): say so, not Copied.
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "Progressing", "the copy is being written"
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonProgressing, "the copy is being written"
 	}
 	if out.wrote {
-		now := metav1.NewTime(r.now())
-		st.LastSyncTime = &now
+		t := metav1.NewTime(now)
+		st.LastSyncTime = &t
 	}
 	before := meta.FindStatusCondition(cr.Status.Conditions, ConditionReady)
 	meta.SetStatusCondition(&st.Conditions, cond)
-	if !equality.Semantic.DeepEqual(st, &cr.Status) {
-		patch := client.MergeFrom(cr.DeepCopy())
-		cr.Status = *st
-		if err := r.Client.Status().Patch(ctx, cr, patch); err != nil && !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, err
-		}
-		if cond.Status == metav1.ConditionFalse && cond.Reason != "Progressing" && (before == nil || before.Reason != cond.Reason) {
-			r.Recorder.Eventf(cr, nil, corev1.EventTypeWarning, cond.Reason, "Copy", "%s", cond.Message)
-		}
+	var warning *metav1.Condition
+	if cond.Status == metav1.ConditionFalse && cond.Reason != ReasonProgressing && (before == nil || before.Reason != cond.Reason) {
+		warning = &cond
 	}
-	if out.err != nil {
-		return ctrl.Result{}, out.err
+	requeueAfter := out.requeueAfter
+	if out.copy == "" && out.reason == "" && requeueAfter == 0 {
+		requeueAfter = time.Second // the copy was written but is not seen in step yet
 	}
-	if out.copy == "" && out.reason == "" && out.requeueAfter == 0 {
-		out.requeueAfter = time.Second
-	}
-	return ctrl.Result{RequeueAfter: out.requeueAfter}, nil
+	return st, warning, requeueAfter
 }
 
 func (r *RequestReconciler) now() time.Time {

@@ -155,7 +155,7 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 	if src.Selector != nil {
 		s, err := metav1.LabelSelectorAsSelector(src.Selector)
 		if err != nil {
-			obs.blocked = &blocker{"InvalidSpec", fmt.Sprintf("spec.source.selector: %v", err)}
+			obs.blocked = &blocker{ReasonInvalidSpec, fmt.Sprintf("spec.source.selector: %v", err)}
 			return obs, nil
 		}
 		srcSel = s
@@ -164,7 +164,7 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 	if ss.Spec.Target.NamespaceSelector != nil {
 		s, err := metav1.LabelSelectorAsSelector(ss.Spec.Target.NamespaceSelector)
 		if err != nil {
-			obs.blocked = &blocker{"InvalidSpec", fmt.Sprintf("spec.target.namespaceSelector: %v", err)}
+			obs.blocked = &blocker{ReasonInvalidSpec, fmt.Sprintf("spec.target.namespaceSelector: %v", err)}
 			return obs, nil
 		}
 		nsSel = s
@@ -174,7 +174,7 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 	srcNS := &corev1.Namespace{}
 	if err := r.Client.Get(ctx, types.NamespacedName{Name: src.Namespace}, srcNS); err != nil {
 		if apierrors.IsNotFound(err) {
-			obs.blocked = &blocker{"SourceNamespaceNotFound", fmt.Sprintf("source namespace %q does not exist; nothing is copied or removed until it does", src.Namespace)}
+			obs.blocked = &blocker{ReasonSourceNamespaceNotFound, fmt.Sprintf("source namespace %q does not exist; nothing is copied or removed until it does", src.Namespace)}
 			return obs, nil
 		}
 		return obs, err
@@ -196,7 +196,7 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 		// likely a mistake in one of the two. Say so (not "not found") and touch nothing, so
 		// the copies already made stay until one of them is fixed.
 		if src.Name != "" && s.Name == src.Name && s.DeletionTimestamp == nil && s.Type != src.Type {
-			obs.blocked = &blocker{"SourceTypeMismatch", fmt.Sprintf("source Secret %s/%s is of type %s, but spec.source.type asks for %s; nothing is copied or removed until they agree", src.Namespace, src.Name, s.Type, src.Type)}
+			obs.blocked = &blocker{ReasonSourceTypeMismatch, fmt.Sprintf("source Secret %s/%s is of type %s, but spec.source.type asks for %s; nothing is copied or removed until they agree", src.Namespace, src.Name, s.Type, src.Type)}
 			return obs, nil
 		}
 	}
@@ -314,7 +314,7 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 	res := result{written: map[propagation.Op]int{}}
 	for i, a := range plan.Actions {
 		if a.Op == propagation.OpConflict {
-			res.conflicts = append(res.conflicts, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: "Conflict", Message: a.Message})
+			res.conflicts = append(res.conflicts, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: ReasonConflict, Message: a.Message})
 			continue
 		}
 		op, err := outcomes[i].op, outcomes[i].err
@@ -329,7 +329,7 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 				res.caughtUp++
 			}
 		case errors.As(err, &conflict):
-			res.conflicts = append(res.conflicts, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: "Conflict", Message: conflict.Error()})
+			res.conflicts = append(res.conflicts, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: ReasonConflict, Message: conflict.Error()})
 		case errors.As(err, &rejected):
 			if !rejected.remembered {
 				r.Metrics.Failures.WithLabelValues(name).Inc()
@@ -345,7 +345,7 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 			res.requeue = true
 		default:
 			r.Metrics.Failures.WithLabelValues(name).Inc()
-			res.failures = append(res.failures, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: "WriteFailed", Message: fmt.Sprintf("%s: %v", a.Op, err)})
+			res.failures = append(res.failures, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: ReasonWriteFailed, Message: fmt.Sprintf("%s: %v", a.Op, err)})
 			if res.writeErr == nil {
 				res.writeErr = err
 			}
@@ -400,12 +400,12 @@ type rejection struct {
 func rejectionReason(err error) (string, bool) {
 	switch {
 	case apierrors.IsRequestEntityTooLargeError(err):
-		return "TooLarge", true
+		return ReasonTooLarge, true
 	case apierrors.IsInvalid(err):
 		if apierrors.HasStatusCause(err, metav1.CauseTypeTooLong) || apierrors.HasStatusCause(err, metav1.CauseTypeTooMany) {
-			return "TooLarge", true
+			return ReasonTooLarge, true
 		}
-		return "Invalid", true
+		return ReasonInvalid, true
 	}
 	return "", false
 }

@@ -21,6 +21,27 @@ import (
 // ConditionReady is True when every wanted copy is in step.
 const ConditionReady = "Ready"
 
+// Reasons of the Ready condition, of status.failures entries and of Events (SecretSync and
+// CopyRequest). docs/troubleshooting.md explains each (TestTroubleshootingExplainsEveryReason).
+const (
+	ReasonSynced                  = "Synced"
+	ReasonProgressing             = "Progressing"
+	ReasonInvalidSpec             = "InvalidSpec"
+	ReasonSourceNamespaceNotFound = "SourceNamespaceNotFound"
+	ReasonSourceNotFound          = "SourceNotFound"
+	ReasonSourceTypeMismatch      = "SourceTypeMismatch"
+	ReasonConflict                = "Conflict"
+	ReasonTooLarge                = "TooLarge"
+	ReasonInvalid                 = "Invalid"
+	ReasonWriteFailed             = "WriteFailed"
+	ReasonKeysNotFound            = "KeysNotFound"
+	ReasonNotDockerConfigJSON     = "NotDockerConfigJSON"
+	ReasonCopiesWritten           = "CopiesWritten"
+	// ReasonNotOffered and ReasonCopied are a CopyRequest's.
+	ReasonNotOffered = "NotOffered"
+	ReasonCopied     = "Copied"
+)
+
 // readyCondition decides the Ready condition from what the reconcile saw and did. Reasons are
 // ordered by what the user must fix first.
 func readyCondition(obs observation, res result, generation int64) metav1.Condition {
@@ -30,33 +51,32 @@ func readyCondition(obs observation, res result, generation int64) metav1.Condit
 	case obs.blocked != nil:
 		c.Reason, c.Message = obs.blocked.reason, obs.blocked.message
 	case obs.sourceMissing:
-		c.Reason, c.Message = "SourceNotFound", "the source Secret does not exist; copies are removed per deletionPolicy and return when it does"
+		c.Reason, c.Message = ReasonSourceNotFound, "the source Secret does not exist; copies are removed per deletionPolicy and return when it does"
 	case len(res.failures) > 0:
-		c.Reason, c.Message = "WriteFailed", fmt.Sprintf("%d copies could not be written; see status.failures", len(res.failures))
+		c.Reason, c.Message = ReasonWriteFailed, fmt.Sprintf("%d copies could not be written; see status.failures", len(res.failures))
 	case len(res.conflicts) > 0:
-		c.Reason, c.Message = "Conflict", fmt.Sprintf("%d targets are held by Secrets this SecretSync may not manage; see status.failures", len(res.conflicts))
+		c.Reason, c.Message = ReasonConflict, fmt.Sprintf("%d targets are held by Secrets this SecretSync may not manage; see status.failures", len(res.conflicts))
 	case len(obs.missingKeys) > 0:
 		var parts []string
 		for src, keys := range obs.missingKeys {
 			parts = append(parts, fmt.Sprintf("%s has no %s", src, strings.Join(keys, ", ")))
 		}
 		sort.Strings(parts)
-		c.Reason, c.Message = "KeysNotFound", fmt.Sprintf("spec.keys names keys a source does not have (the other keys are copied): %s", strings.Join(parts, "; "))
+		c.Reason, c.Message = ReasonKeysNotFound, fmt.Sprintf("spec.keys names keys a source does not have (the other keys are copied): %s", strings.Join(parts, "; "))
 	case len(res.notDockerConfig) > 0:
 		sort.Strings(res.notDockerConfig)
-		c.Reason, c.Message = "NotDockerConfigJSON", fmt.Sprintf("imagePullSecretFor needs copies of type kubernetes.io/dockerconfigjson; not: %s", strings.Join(res.notDockerConfig, ", "))
+		c.Reason, c.Message = ReasonNotDockerConfigJSON, fmt.Sprintf("imagePullSecretFor needs copies of type kubernetes.io/dockerconfigjson; not: %s", strings.Join(res.notDockerConfig, ", "))
 	case res.requeue:
-		c.Reason, c.Message = "Progressing", fmt.Sprintf("synced %d/%d copies", synced, res.desired)
+		c.Reason, c.Message = ReasonProgressing, fmt.Sprintf("synced %d/%d copies", synced, res.desired)
 	default:
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, "Synced", fmt.Sprintf("synced %d/%d copies", synced, res.desired)
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ReasonSynced, fmt.Sprintf("synced %d/%d copies", synced, res.desired)
 	}
 	return c
 }
 
-// writeStatus writes the status when it changed, then emits events for what changed, and says
-// when to come back.
-func (r *Reconciler) writeStatus(ctx context.Context, ss *v1alpha1.SecretSync, obs observation, res result) (ctrl.Result, error) {
-	prev := ss.Status.DeepCopy()
+// secretSyncStatus decides the status a pass gives, from what it saw and did; now is the time a
+// write is recorded at. It is pure: ss is not changed.
+func secretSyncStatus(ss *v1alpha1.SecretSync, obs observation, res result, now time.Time) *v1alpha1.SecretSyncStatus {
 	synced := res.synced()
 	st := ss.Status.DeepCopy()
 	st.ObservedGeneration = ss.Generation
@@ -67,9 +87,18 @@ func (r *Reconciler) writeStatus(ctx context.Context, ss *v1alpha1.SecretSync, o
 	st.Failures = boundedFailures(res.failures, res.conflicts)
 	meta.SetStatusCondition(&st.Conditions, readyCondition(obs, res, ss.Generation))
 	if res.writes() > 0 {
-		now := metav1.NewTime(r.now())
-		st.LastSyncTime = &now
+		t := metav1.NewTime(now)
+		st.LastSyncTime = &t
 	}
+	return st
+}
+
+// writeStatus writes the status when it changed, then emits events for what changed, and says
+// when to come back.
+func (r *Reconciler) writeStatus(ctx context.Context, ss *v1alpha1.SecretSync, obs observation, res result) (ctrl.Result, error) {
+	prev := ss.Status.DeepCopy()
+	synced := res.synced()
+	st := secretSyncStatus(ss, obs, res, r.now())
 
 	r.Metrics.Desired.WithLabelValues(ss.Name).Set(float64(res.desired))
 	r.Metrics.Synced.WithLabelValues(ss.Name).Set(float64(synced))
@@ -135,7 +164,7 @@ func (r *Reconciler) emitEvents(ss *v1alpha1.SecretSync, prev, cur *v1alpha1.Sec
 				parts = append(parts, fmt.Sprintf("%s %d", op, c))
 			}
 		}
-		r.Recorder.Eventf(ss, nil, corev1.EventTypeNormal, "CopiesWritten", "Sync", "Copies written: %s (synced %s)", strings.Join(parts, ", "), cur.SyncedRatio)
+		r.Recorder.Eventf(ss, nil, corev1.EventTypeNormal, ReasonCopiesWritten, "Sync", "Copies written: %s (synced %s)", strings.Join(parts, ", "), cur.SyncedRatio)
 	}
 	seen := map[string]bool{}
 	for _, f := range prev.Failures {
@@ -148,7 +177,7 @@ func (r *Reconciler) emitEvents(ss *v1alpha1.SecretSync, prev, cur *v1alpha1.Sec
 	}
 	before := meta.FindStatusCondition(prev.Conditions, ConditionReady)
 	after := meta.FindStatusCondition(cur.Conditions, ConditionReady)
-	if after != nil && after.Status == metav1.ConditionFalse && after.Reason != "Conflict" && after.Reason != "WriteFailed" && after.Reason != "Progressing" &&
+	if after != nil && after.Status == metav1.ConditionFalse && after.Reason != ReasonConflict && after.Reason != ReasonWriteFailed && after.Reason != ReasonProgressing &&
 		(before == nil || before.Reason != after.Reason) {
 		r.Recorder.Eventf(ss, nil, corev1.EventTypeWarning, after.Reason, "Sync", "%s", after.Message)
 	}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestTroubleshootingExplainsEveryReason keeps docs/troubleshooting.md in step with the code: every
+// Reason constant of a controller package (a condition reason, a status.failures reason or an
+// Event reason a user sees) is named there, in backquotes, with its meaning and fix. The reasons
+// are read from the packages' source, so a new one cannot be forgotten.
+func TestTroubleshootingExplainsEveryReason(t *testing.T) {
+	doc, err := os.ReadFile("../../../docs/troubleshooting.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasons := map[string]string{} // value -> where
+	for _, pkg := range []string{"at", "scheduledjob", "secretsync"} {
+		files, err := filepath.Glob(filepath.Join("..", "..", pkg, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, file := range files {
+			if strings.HasSuffix(file, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, decl := range f.Decls {
+				gen, ok := decl.(*ast.GenDecl)
+				if !ok || gen.Tok != token.CONST {
+					continue
+				}
+				for _, spec := range gen.Specs {
+					vs := spec.(*ast.ValueSpec)
+					for i, name := range vs.Names {
+						if !strings.HasPrefix(name.Name, "Reason") || i >= len(vs.Values) {
+							continue
+						}
+						lit, ok := vs.Values[i].(*ast.BasicLit)
+						if !ok || lit.Kind != token.STRING {
+							t.Errorf("%s: %s is not a string literal", file, name.Name)
+							continue
+						}
+						value, _ := strconv.Unquote(lit.Value)
+						reasons[value] = pkg + "." + name.Name
+					}
+				}
+			}
+		}
+	}
+	if len(reasons) < 30 {
+		t.Fatalf("found only %d reasons: is the parse looking in the right place?", len(reasons))
+	}
+	for value, where := range reasons {
+		if !strings.Contains(string(doc), "`"+value+"`") {
+			t.Errorf("docs/troubleshooting.md does not name %q (%s)", value, where)
+		}
+	}
+}
