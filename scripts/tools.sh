@@ -17,6 +17,9 @@ STAMPS=$BIN/.stamps
 # shellcheck source=versions.env
 source "$ROOT/scripts/versions.env"
 mkdir -p "$BIN" "$BUILD" "$STAMPS"
+# bin/ is a module of its own to the go command, so `go vet ./...` and golangci-lint never walk into
+# it (the kind node's rootfs, with /proc mounted while it is built, lives under bin/kind-node).
+[ -f "$BIN/go.mod" ] || printf 'module platform-operators.local/bin\n' >"$BIN/go.mod"
 export GOBIN=$BIN GOFLAGS=-buildvcs=false CGO_ENABLED=0
 GOVERSION=$(go env GOVERSION)
 
