@@ -219,15 +219,46 @@ func createScheduledJobs(ctx context.Context, dyn dynamic.Interface, namespace, 
 	})
 }
 
+// deleteCollection runs a DeleteCollection, again when the API server answers that it ran out of
+// time: with thousands of Jobs on 2 cores it may ("the server was unable to return a response in
+// the time allotted"), while it goes on deleting, and a repeat deletes what is left. Any other
+// error, or a timeout after five minutes of repeats, is returned.
+func deleteCollection(ctx context.Context, del func() error) error {
+	return repeatOnTimeout(ctx, 5*time.Second, 5*time.Minute, del)
+}
+
+// repeatOnTimeout runs del until it returns anything but an API server timeout, pausing between
+// runs, for at most limit.
+func repeatOnTimeout(ctx context.Context, pause, limit time.Duration, del func() error) error {
+	deadline := time.Now().Add(limit)
+	for {
+		err := del()
+		timedOut := apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err)
+		if !timedOut || time.Now().After(deadline) {
+			return err
+		}
+		logf("a DeleteCollection timed out on the API server (%v); repeating it", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+	}
+}
+
 // deleteScheduling deletes the ScheduledJobs and Jobs of the namespaces and gives the cluster
 // a quiet moment.
 func deleteScheduling(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, namespaces ...string) error {
 	bg := metav1.DeletePropagationBackground
 	for _, ns := range namespaces {
-		if err := dyn.Resource(sjGVR).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{}); err != nil {
+		if err := deleteCollection(ctx, func() error {
+			return dyn.Resource(sjGVR).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{})
+		}); err != nil {
 			return err
 		}
-		if err := cs.BatchV1().Jobs(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{}); err != nil {
+		if err := deleteCollection(ctx, func() error {
+			return cs.BatchV1().Jobs(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{})
+		}); err != nil {
 			return err
 		}
 	}
@@ -318,7 +349,9 @@ func jobFloor(ctx context.Context, cs kubernetes.Interface, jobs *jobObserver, n
 	}
 	cpu := cpuSummary(c0, sampleCPU(), runtime.NumCPU())
 	bg := metav1.DeletePropagationBackground
-	if err := cs.BatchV1().Jobs(schedNS).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{LabelSelector: floorLabel + "=" + name}); err != nil {
+	if err := deleteCollection(ctx, func() error {
+		return cs.BatchV1().Jobs(schedNS).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{LabelSelector: floorLabel + "=" + name})
+	}); err != nil {
 		return nil, "", err
 	}
 	time.Sleep(10 * time.Second)

@@ -183,7 +183,9 @@ func runSlots(ctx context.Context, e *env, dyn dynamic.Interface, o schedulingOp
 	// Remove this phase's objects and Jobs so the next phase has the cluster to itself.
 	if has("CronJob") {
 		bg := metav1.DeletePropagationBackground
-		if err := cs.BatchV1().CronJobs(schedNS).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{}); err != nil {
+		if err := deleteCollection(ctx, func() error {
+			return cs.BatchV1().CronJobs(schedNS).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{})
+		}); err != nil {
 			return time.Time{}, time.Time{}, nil, err
 		}
 	}
