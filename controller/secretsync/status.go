@@ -3,6 +3,7 @@ package secretsync
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -64,8 +65,7 @@ func readyCondition(obs observation, res result, generation int64) metav1.Condit
 		sort.Strings(parts)
 		c.Reason, c.Message = ReasonKeysNotFound, fmt.Sprintf("spec.keys names keys a source does not have (the other keys are copied): %s", strings.Join(parts, "; "))
 	case len(res.notDockerConfig) > 0:
-		sort.Strings(res.notDockerConfig)
-		c.Reason, c.Message = ReasonNotDockerConfigJSON, fmt.Sprintf("imagePullSecretFor needs copies of type kubernetes.io/dockerconfigjson; not: %s", strings.Join(res.notDockerConfig, ", "))
+		c.Reason, c.Message = ReasonNotDockerConfigJSON, fmt.Sprintf("imagePullSecretFor needs copies of type kubernetes.io/dockerconfigjson; not: %s", strings.Join(slices.Sorted(slices.Values(res.notDockerConfig)), ", "))
 	case res.requeue:
 		c.Reason, c.Message = ReasonProgressing, fmt.Sprintf("synced %d/%d copies", synced, res.desired)
 	default:

@@ -15,6 +15,7 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -89,12 +90,11 @@ func Start(t *testing.T, setup func(mgr ctrl.Manager) error) *Env {
 	cfg := StartAPIServer(t)
 	scheme := Scheme(t)
 	obj, by := jobs.CacheByObject()
-	skip := true
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Cache:      cache.Options{ByObject: map[client.Object]cache.ByObject{obj: by}},
-		Controller: ctrlConfig(skip),
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)}, // several tests of a package register the same controller name
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -136,11 +136,6 @@ func Eventually(t *testing.T, msg string, cond func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("timed out: %s", msg)
-}
-
-// ctrlConfig lets several tests of a package register the same controller name.
-func ctrlConfig(skipNameValidation bool) config.Controller {
-	return config.Controller{SkipNameValidation: &skipNameValidation}
 }
 
 // WaitCacheCurrent waits until the manager's cache holds obj at the API server's current
