@@ -136,6 +136,8 @@ RBAC_CONTROLLERS := at scheduledjob secretsync podwatcher
 
 .PHONY: manifests
 manifests: ## Generate deepcopy, CRDs and the manager ClusterRole (from kubebuilder markers) into the chart, and the per-controller roles the RBAC self-check embeds.
+	@# The two tools it needs, built if missing (seconds when they are): `make verify` works on a fresh clone.
+	@scripts/tools.sh controller-gen helm-docs
 	$(BIN)/controller-gen object paths=./controller/api/...
 	$(BIN)/controller-gen rbac:roleName=manager-role crd:generateEmbeddedObjectMeta=true paths=./controller/... \
 		output:rbac:artifacts:config=$(CHART)/files/rbac output:crd:artifacts:config=$(CHART)/files/crds
@@ -158,6 +160,7 @@ verify: manifests lint ## Fail if generated files drift, code is not gofmt/vet/g
 
 .PHONY: lint
 lint: ## golangci-lint (bin/golangci-lint: v2.15.0 with the Kube API Linter built in) with .golangci.yml: the linters, the layering rules (depguard) and the API conventions of the CRD types.
+	@scripts/tools.sh golangci-lint
 	$(BIN)/golangci-lint run ./...
 
 .PHONY: image
