@@ -113,7 +113,8 @@ chaos: tools kind-node ## Fault harness on a kind cluster (2 in-cluster replicas
 	go run ./tests/chaos -root $(ROOT) $(CHAOS_FLAGS)
 
 .PHONY: bench
-bench: tools ## Benchmarks on a kwok cluster (manager vs a bare-client floor); writes docs/benchmarks.md and docs/img/.
+bench: tools ## Benchmarks: bytes the cache keeps per object (Go benchmark), then a kwok cluster (manager vs a bare-client floor), written to docs/benchmarks.md and docs/img/.
+	go test -run '^$$' -bench CachedBytes -benchtime 3x ./controller/secretsync/
 	go run ./tests/bench
 
 ##@ Build and generate

@@ -55,9 +55,13 @@ func dropData(obj any) (any, error) {
 	case *corev1.Secret:
 		o.ManagedFields = nil // what the default transform, which this one replaces, does
 		propagation.DropData(o)
+		o.Type = corev1.SecretType(intern(string(o.Type)))
+		internCopyMeta(&o.ObjectMeta)
 	case *corev1.ConfigMap:
 		o.ManagedFields = nil
 		propagation.DropConfigMapData(o)
+		internKeys(o.BinaryData)
+		internCopyMeta(&o.ObjectMeta)
 	}
 	return obj, nil
 }
@@ -66,6 +70,16 @@ func trimNamespace(obj any) (any, error) {
 	ns, ok := obj.(*corev1.Namespace)
 	if !ok {
 		return obj, nil
+	}
+	// Label keys repeat in every namespace, and so do most values (team, environment); the
+	// value of kubernetes.io/metadata.name is the name, which it shares instead.
+	for k, v := range ns.Labels {
+		if v == ns.Name {
+			v = ns.Name
+		} else {
+			v = intern(v)
+		}
+		ns.Labels[intern(k)] = v
 	}
 	return &corev1.Namespace{
 		ObjectMeta: metav1.ObjectMeta{Name: ns.Name, UID: ns.UID, ResourceVersion: ns.ResourceVersion, Labels: ns.Labels, DeletionTimestamp: ns.DeletionTimestamp},
@@ -82,11 +96,15 @@ func trimServiceAccount(obj any) (any, error) {
 		return obj, nil
 	}
 	out := &corev1.ServiceAccount{
-		ObjectMeta:       metav1.ObjectMeta{Name: sa.Name, Namespace: sa.Namespace, UID: sa.UID, ResourceVersion: sa.ResourceVersion},
+		// Most ServiceAccounts the controller patches are named default, in every namespace.
+		ObjectMeta:       metav1.ObjectMeta{Name: intern(sa.Name), Namespace: sa.Namespace, UID: sa.UID, ResourceVersion: sa.ResourceVersion},
 		ImagePullSecrets: sa.ImagePullSecrets,
 	}
+	for i := range out.ImagePullSecrets {
+		out.ImagePullSecrets[i].Name = intern(out.ImagePullSecrets[i].Name)
+	}
 	if v, ok := sa.Annotations[keys.AnnotationPullSecrets]; ok {
-		out.Annotations = map[string]string{keys.AnnotationPullSecrets: v}
+		out.Annotations = map[string]string{keys.AnnotationPullSecrets: intern(v)}
 	}
 	return out, nil
 }
