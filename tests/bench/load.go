@@ -644,22 +644,45 @@ func loadFairSources(ctx context.Context, e *env, dyn dynamic.Interface, o loadO
 	return nil
 }
 
-// writeLoadReport replaces the load section of the markdown file and draws its chart.
+// writeLoadReport replaces the sections of the parts that ran, each with its own date and
+// command, and draws the schedules' chart: section load (the heading and the schedules steps),
+// load-mixed (the shared minute) and load-fair (fairness). A part not run leaves its section as
+// it was, so `-load-parts=fair` does not erase the other parts' results.
 func writeLoadReport(path, imgDir string, r *loadResult, o loadOptions, cmd string) error {
-	if err := os.MkdirAll(imgDir, 0o755); err != nil {
-		return err
-	}
-	if len(r.steps) > 0 {
-		if err := drawLoad(filepath.Join(imgDir, "scheduledjob-scale.png"), r.steps); err != nil {
+	measured := fmt.Sprintf("Measured %s on %d cores (%s/%s), kwok cluster, manager as the chart's ServiceAccount with the chart's values (its defaults, plus any `-values` file in the command)",
+		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
+	if slices.Contains(o.parts, "schedules") {
+		if err := writeLoadSchedules(path, imgDir, r, o, measured, cmd); err != nil {
 			return err
 		}
 	}
+	if slices.Contains(o.parts, "mixed") {
+		if err := replaceSection(path, "load-mixed", loadMixedSection(r, o, measured, cmd)); err != nil {
+			return err
+		}
+	}
+	if slices.Contains(o.parts, "fair") {
+		if err := replaceSection(path, "load-fair", loadFairSection(r, o, measured, cmd)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeLoadSchedules writes section load: the heading of the load benchmark and the schedules
+// steps beside their floor.
+func writeLoadSchedules(path, imgDir string, r *loadResult, o loadOptions, measured, cmd string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## ScheduledJob at scale, both kinds at once, fairness\n\n")
-	fmt.Fprintf(&b, "Measured %s on %d cores (%s/%s), kwok cluster, manager as the chart's ServiceAccount with the chart's values (its defaults, plus any `-values` file in the command); "+
-		"every ScheduledJob is `* * * * *` with a suspended Job template; %d slots per part. Command: `%s`.\n\n",
-		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, o.minutes, cmd)
+	fmt.Fprintf(&b, "Every ScheduledJob is `* * * * *` with a suspended Job template. Each part of the load benchmark (`-load-parts`) rewrites only its own table, so each says when and how it was measured.\n\n")
+	fmt.Fprintf(&b, "Every-minute ScheduledJobs at growing counts beside their floor. %s; %d slots per step. Command: `%s`.\n\n", measured, o.minutes, cmd)
 	if len(r.steps) > 0 {
+		if err := os.MkdirAll(imgDir, 0o755); err != nil {
+			return err
+		}
+		if err := drawLoad(filepath.Join(imgDir, "scheduledjob-scale.png"), r.steps); err != nil {
+			return err
+		}
 		fmt.Fprintf(&b, "| every-minute ScheduledJobs | slots run | skew p50 / p99 | floor p50 / p99 (bare client, %d writers, same Jobs) | p99 ratio | target | |\n|---|---|---|---|---|---|---|\n", o.workers)
 		for _, s := range r.steps {
 			p99, f99 := percentile(s.ours.skews, 0.99), percentile(s.floor, 0.99)
@@ -678,33 +701,46 @@ func writeLoadReport(path, imgDir string, r *loadResult, o loadOptions, cmd stri
 			fmt.Fprintf(&b, "- %d: slots %s; floor %s\n", s.schedules, strings.Join(s.slotCPU, " | "), s.floorCPU)
 		}
 	}
-	if len(r.mixed) > 0 {
-		fmt.Fprintf(&b, "\n%d ScheduledJobs and a SecretSync fan-out to %d namespaces at the same minutes (the source created at the first slot, updated at the next; target: both p99 ≤ 2 s):\n\n", o.mixedSchedules, o.mixedNamespaces)
-		fj, fc := percentile(r.mixedFloorJobs, 0.99), percentile(r.mixedFloorCopies, 0.99)
-		fmt.Fprintf(&b, "| slot | ScheduledJobs run | skew p99 (floor) | ratio | copies | copy p99 from the source write (floor) | ratio | |\n|---|---|---|---|---|---|---|---|\n")
-		for i, m := range r.mixed {
-			jp, cp := percentile(m.jobs.skews, 0.99), percentile(m.copies, 0.99)
-			fmt.Fprintf(&b, "| %d | %d / %d | %s (%s) | %.2f× | %d | %s (%s) | %.2f× | %s |\n", i+1, m.jobs.ran, m.jobs.expected, ms(jp), ms(fj), jp.Seconds()/fj.Seconds(),
-				len(m.copies), ms(cp), ms(fc), cp.Seconds()/fc.Seconds(),
-				verdict(m.jobs.ran == m.jobs.expected && jp <= 2*time.Second && cp <= 2*time.Second))
-		}
-		fmt.Fprintf(&b, "\nThe floor: a bare client creates the %d Jobs and the %d Secrets at the same moment (%d writers each), each timed until visible through a watch: Jobs p50 %s / p99 %s, Secrets p50 %s / p99 %s. "+
-			"When the floor itself is over 2 s, the API server on this machine, not the manager, sets the pace.\n",
-			o.mixedSchedules, o.mixedNamespaces, o.workers, ms(percentile(r.mixedFloorJobs, 0.5)), ms(fj), ms(percentile(r.mixedFloorCopies, 0.5)), ms(fc))
-	}
-	if slices.Contains(o.parts, "fair") {
-		worst := slices.Max(append([]time.Duration{0}, r.smallBeside...))
-		fmt.Fprintf(&b, "\nFairness (targets: the single schedule not delayed by more than 1 s; the small source not stalled behind the huge one):\n\n")
-		fmt.Fprintf(&b, "| case | result | |\n|---|---|---|\n")
-		fmt.Fprintf(&b, "| one tenant's single ScheduledJob, alone (skew per slot) | %s | |\n", durations(r.smallAlone))
-		fmt.Fprintf(&b, "| the same beside another tenant's %d at the same slots (skew per slot) | %s | %s |\n", o.bigTenant, durations(r.smallBeside), verdict(worst <= time.Second))
-		fmt.Fprintf(&b, "| the other tenant's %d (runs, skew p50 / p99) | %d / %d, %s / %s | |\n", o.bigTenant, r.big.ran, r.big.expected, ms(percentile(r.big.skews, 0.5)), ms(percentile(r.big.skews, 0.99)))
-		fmt.Fprintf(&b, "| a 2 KiB source's fan-out to %d namespaces, alone | %s | |\n", o.fairNamespaces, ms(r.smallSyncAlone))
-		fmt.Fprintf(&b, "| the same, its update written right after a %d KiB source's first write to the same namespaces (target: ≤ 2 s, as a fan-out sharing its minute) | %s | %s |\n", o.hugeBytes/1024, ms(r.smallSyncBeside),
-			verdict(r.smallSyncBeside <= 2*time.Second))
-		fmt.Fprintf(&b, "| that %d KiB source's fan-out | %s | |\n", o.hugeBytes/1024, ms(r.hugeSync))
-	}
 	return replaceSection(path, "load", b.String())
+}
+
+// loadMixedSection is section load-mixed: ScheduledJobs and a fan-out at the same minutes.
+func loadMixedSection(r *loadResult, o loadOptions, measured, cmd string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### Schedules and a fan-out at the same minute\n\n")
+	fmt.Fprintf(&b, "%s; %d slots. Command: `%s`.\n\n", measured, o.minutes, cmd)
+	fmt.Fprintf(&b, "%d ScheduledJobs and a SecretSync fan-out to %d namespaces at the same minutes (the source created at the first slot, updated at the next; target: both p99 ≤ 2 s):\n\n", o.mixedSchedules, o.mixedNamespaces)
+	fj, fc := percentile(r.mixedFloorJobs, 0.99), percentile(r.mixedFloorCopies, 0.99)
+	fmt.Fprintf(&b, "| slot | ScheduledJobs run | skew p99 (floor) | ratio | copies | copy p99 from the source write (floor) | ratio | |\n|---|---|---|---|---|---|---|---|\n")
+	for i, m := range r.mixed {
+		jp, cp := percentile(m.jobs.skews, 0.99), percentile(m.copies, 0.99)
+		fmt.Fprintf(&b, "| %d | %d / %d | %s (%s) | %.2f× | %d | %s (%s) | %.2f× | %s |\n", i+1, m.jobs.ran, m.jobs.expected, ms(jp), ms(fj), jp.Seconds()/fj.Seconds(),
+			len(m.copies), ms(cp), ms(fc), cp.Seconds()/fc.Seconds(),
+			verdict(m.jobs.ran == m.jobs.expected && jp <= 2*time.Second && cp <= 2*time.Second))
+	}
+	fmt.Fprintf(&b, "\nThe floor: a bare client creates the %d Jobs and the %d Secrets at the same moment (%d writers each), each timed until visible through a watch: Jobs p50 %s / p99 %s, Secrets p50 %s / p99 %s. "+
+		"When the floor itself is over 2 s, the API server on this machine, not the manager, sets the pace.\n",
+		o.mixedSchedules, o.mixedNamespaces, o.workers, ms(percentile(r.mixedFloorJobs, 0.5)), ms(fj), ms(percentile(r.mixedFloorCopies, 0.5)), ms(fc))
+	return b.String()
+}
+
+// loadFairSection is section load-fair: a tenant's single schedule beside another's many, a
+// small source beside a huge one.
+func loadFairSection(r *loadResult, o loadOptions, measured, cmd string) string {
+	var b strings.Builder
+	worst := slices.Max(append([]time.Duration{0}, r.smallBeside...))
+	fmt.Fprintf(&b, "### Fairness\n\n")
+	fmt.Fprintf(&b, "%s; %d slots alone and %d beside. Command: `%s`.\n\n", measured, o.minutes, o.minutes, cmd)
+	fmt.Fprintf(&b, "Targets: the single schedule not delayed by more than 1 s; the small source not stalled behind the huge one.\n\n")
+	fmt.Fprintf(&b, "| case | result | |\n|---|---|---|\n")
+	fmt.Fprintf(&b, "| one tenant's single ScheduledJob, alone (skew per slot) | %s | |\n", durations(r.smallAlone))
+	fmt.Fprintf(&b, "| the same beside another tenant's %d at the same slots (skew per slot) | %s | %s |\n", o.bigTenant, durations(r.smallBeside), verdict(worst <= time.Second))
+	fmt.Fprintf(&b, "| the other tenant's %d (runs, skew p50 / p99) | %d / %d, %s / %s | |\n", o.bigTenant, r.big.ran, r.big.expected, ms(percentile(r.big.skews, 0.5)), ms(percentile(r.big.skews, 0.99)))
+	fmt.Fprintf(&b, "| a 2 KiB source's fan-out to %d namespaces, alone | %s | |\n", o.fairNamespaces, ms(r.smallSyncAlone))
+	fmt.Fprintf(&b, "| the same, its update written right after a %d KiB source's first write to the same namespaces (target: ≤ 2 s, as a fan-out sharing its minute) | %s | %s |\n", o.hugeBytes/1024, ms(r.smallSyncBeside),
+		verdict(r.smallSyncBeside <= 2*time.Second))
+	fmt.Fprintf(&b, "| that %d KiB source's fan-out | %s | |\n", o.hugeBytes/1024, ms(r.hugeSync))
+	return b.String()
 }
 
 func durations(ds []time.Duration) string {

@@ -57,7 +57,7 @@ func main() {
 	flag.IntVar(&o.samples, "samples", 50, "Samples for the latency percentiles.")
 	flag.IntVar(&o.workers, "floor-workers", 32, "Concurrent writers of the floor client (the manager's --secretsync-workers default is the same).")
 	scenarios := flag.String("scenarios", "secretsync,scheduling,load,scale", "Benchmarks to run, comma-separated: secretsync, scheduling, load (ScheduledJobs at growing counts beside a Job-create floor, schedules and a fan-out at the same minute, fairness), scale (the fan-out at growing namespace counts), handover (not in make bench: it takes long to populate).")
-	loadParts := flag.String("load-parts", "schedules,mixed,fair", "Parts of the load benchmark to run: schedules (the steps beside their floor), mixed (schedules and a fan-out at the same minute), fair (tenants and a huge source).")
+	loadParts := flag.String("load-parts", "schedules,mixed,fair", "Parts of the load benchmark to run, each rewriting only its own section of the report: schedules (the steps beside their floor), mixed (schedules and a fan-out at the same minute), fair (tenants and a huge source).")
 	loadSteps := flag.String("load-schedules", "1000,3000", "Every-minute ScheduledJobs at each step of the load benchmark, ascending.")
 	flag.IntVar(&lo.minutes, "load-minutes", 2, "Slots (minutes) measured per step and per part of the load benchmark.")
 	flag.IntVar(&lo.mixedSchedules, "load-mixed-schedules", 1000, "ScheduledJobs sharing their minutes with a fan-out in the load benchmark.")
