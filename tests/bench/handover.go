@@ -311,7 +311,7 @@ func (h *handover) start(ctx context.Context) (*replica, error) {
 	h.started++
 	name := fmt.Sprintf("replica-%02d", h.started)
 	t := time.Now()
-	m, err := testbed.StartManager(h.e.binary, h.spec, h.kubeconfig, filepath.Join(h.e.dir, name+".log"), false)
+	m, err := testbed.StartManager(h.e.binary, h.spec, h.kubeconfig, filepath.Join(h.e.dir, name+".log"), testbed.StartOptions{})
 	if err != nil {
 		return nil, err
 	}

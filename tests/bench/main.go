@@ -43,6 +43,9 @@ type env struct {
 	manager   *testbed.Manager
 	binary    string
 	cluster   testbed.Kwok
+	// memoryLimit is -memory-limit: "chart" runs the manager in a memory cgroup with the chart's
+	// limit, as the kubelet runs its container; "off" as a plain host process.
+	memoryLimit string
 }
 
 func main() {
@@ -83,6 +86,7 @@ func main() {
 	flag.DurationVar(&ho.warm, "handover-warm", 30*time.Second, "How long a standby runs, after it became ready, before the leader is stopped.")
 	cases := flag.String("handover-cases", strings.Join(handoverCases, ","), "Handover cases, comma-separated: "+strings.Join(handoverCases, ", ")+".")
 	unrelated := flag.String("unrelated", "0,10000,20000", "Unrelated 2 KiB Secrets present at each memory measurement, cumulative.")
+	memoryLimit := flag.String("memory-limit", "chart", "Memory limit of the manager: chart (in a memory cgroup of its own with the chart's resources.limits.memory, as the kubelet runs the container, so the manager sets GOMEMLIMIT from it as in a pod; the run fails if no writable memory cgroup is found) or off (a plain host process).")
 	flag.Parse()
 	o.unrelated = ints("-unrelated", *unrelated)
 
@@ -96,9 +100,12 @@ func main() {
 			fail(fmt.Errorf("-handover-cases: unknown case %q", c))
 		}
 	}
+	if err := checkMemoryLimit(*memoryLimit); err != nil {
+		fail(err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	e, err := setup(ctx, root, valueFiles)
+	e, err := setup(ctx, root, valueFiles, *memoryLimit)
 	if err != nil {
 		fail(err)
 	}
@@ -134,11 +141,11 @@ func main() {
 				wrote = true
 			case "scale":
 				sc.workers = o.workers
-				pts, err := runScale(ctx, e, sc)
+				res, err := runScale(ctx, e, sc)
 				if err != nil {
 					return err
 				}
-				if err := writeScaleReport(*out, imgDir, pts, cmd); err != nil {
+				if err := writeScaleReport(*out, imgDir, res, cmd); err != nil {
 					return err
 				}
 				wrote = true
@@ -204,12 +211,12 @@ func repoRoot() string {
 
 // setup starts a kwok cluster, installs the chart with its default values and runs the manager
 // as the chart's ServiceAccount.
-func setup(ctx context.Context, root string, valueFiles []string) (*env, error) {
+func setup(ctx context.Context, root string, valueFiles []string, memoryLimit string) (*env, error) {
 	dir, err := os.MkdirTemp("", "po-bench-")
 	if err != nil {
 		return nil, err
 	}
-	e := &env{root: root, dir: dir, binary: filepath.Join(dir, "manager")}
+	e := &env{root: root, dir: dir, binary: filepath.Join(dir, "manager"), memoryLimit: memoryLimit}
 	e.cluster = testbed.Kwok{Name: "po-bench", Bin: filepath.Join(root, "bin"), Workdir: filepath.Join(dir, "kwok")}
 	logf("starting kwok cluster (work dir %s)", dir)
 	kubeconfig := filepath.Join(dir, "kubeconfig")
@@ -248,8 +255,25 @@ func setup(ctx context.Context, root string, valueFiles []string) (*env, error) 
 	return e, e.startManager(ctx)
 }
 
+// checkMemoryLimit validates -memory-limit and, for chart, that a memory cgroup can be made here,
+// before minutes go into starting the cluster.
+func checkMemoryLimit(mode string) error {
+	switch mode {
+	case "off":
+		return nil
+	case "chart":
+		c, err := testbed.NewMemoryCgroup("po-bench-probe", 1<<30)
+		if err != nil {
+			return fmt.Errorf("-memory-limit=chart runs the manager in a memory cgroup with the chart's limit, as in a pod, and none can be made here: %w (-memory-limit=off runs it without a limit)", err)
+		}
+		return c.Remove(5 * time.Second)
+	}
+	return fmt.Errorf("-memory-limit: %q is neither chart nor off", mode)
+}
+
 func (e *env) startManager(ctx context.Context) error {
-	m, err := testbed.RunAsChart(ctx, e.cs, e.admin, e.binary, releaseName, releaseNamespace, e.dir, 2*time.Hour, false)
+	o := testbed.StartOptions{MemoryCgroup: e.memoryLimit == "chart"}
+	m, err := testbed.RunAsChart(ctx, e.cs, e.admin, e.binary, releaseName, releaseNamespace, e.dir, 2*time.Hour, o)
 	if err != nil {
 		return err
 	}
@@ -257,7 +281,16 @@ func (e *env) startManager(ctx context.Context) error {
 	e.manager = m
 	readyCtx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
-	return m.WaitReady(readyCtx)
+	if err := m.WaitReady(readyCtx); err != nil {
+		return err
+	}
+	if c := m.Cgroup; c != nil {
+		if !c.Holds(m.Cmd.Process.Pid) {
+			return fmt.Errorf("the manager (pid %d) is not in its memory cgroup %s", m.Cmd.Process.Pid, c.Dir)
+		}
+		logf("manager (pid %d) runs in memory cgroup v%d %s, limit %.0f MiB", m.Cmd.Process.Pid, c.Version, c.Dir, float64(c.Limit)/(1<<20))
+	}
+	return nil
 }
 
 func (e *env) stopManager() {

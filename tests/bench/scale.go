@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"image/color"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -56,6 +58,21 @@ type scaleMemory struct {
 	what            string
 	rssMiB, heapMiB float64
 	peakMiB         float64
+	// liveMiB is the Go heap live after the last GC (go_gc_heap_live_bytes); -1 when the
+	// manager's metrics do not have it.
+	liveMiB float64
+}
+
+// scaleResult is the sweep's steps and what the manager ran under.
+type scaleResult struct {
+	points []scalePoint
+	// memoryLimit is -memory-limit; limit the memory limit of the manager's cgroup in bytes (0:
+	// none).
+	memoryLimit string
+	limit       int64
+	// goMemLimit is the Go memory limit the manager ran with, from its go_gc_gomemlimit_bytes at
+	// the first step, in bytes: 0 for none (math.MaxInt64), -1 when the metric is missing.
+	goMemLimit int64
 }
 
 var secretSyncGVR = schema.GroupVersionResource{Group: "ops.platform-operators.io", Version: "v1alpha1", Resource: "secretsyncs"}
@@ -64,8 +81,18 @@ var secretSyncGVR = schema.GroupVersionResource{Group: "ops.platform-operators.i
 // (before and after, the faster kept), a new SecretSync's fan-out of a new source and of its
 // update, the new-namespace → copy latency, and the manager's RSS. Each step's SecretSync is
 // deleted (and its copies with it) before the next.
-func runScale(ctx context.Context, e *env, so scaleOptions) ([]scalePoint, error) {
+func runScale(ctx context.Context, e *env, so scaleOptions) (*scaleResult, error) {
 	cs := e.cs
+	res := &scaleResult{memoryLimit: e.memoryLimit}
+	if e.manager.Cgroup != nil {
+		res.limit = e.manager.Cgroup.Limit
+	}
+	mm, err := managerMemoryMetrics(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	res.goMemLimit = mm.goMemLimit
+	logf("scale: the manager's memory limit %d bytes (its cgroup's), its GOMEMLIMIT %d bytes (go_gc_gomemlimit_bytes; 0: none, -1: not exposed)", res.limit, res.goMemLimit)
 	dyn, err := dynamic.NewForConfig(e.admin)
 	if err != nil {
 		return nil, err
@@ -79,7 +106,6 @@ func runScale(ctx context.Context, e *env, so scaleOptions) ([]scalePoint, error
 		return nil, err
 	}
 	have := 0
-	var out []scalePoint
 	for _, n := range so.points {
 		logf("scale: growing to %d target namespaces", n)
 		if err := parallel(ctx, n, 64, func(ctx context.Context, i int) error {
@@ -116,9 +142,9 @@ func runScale(ctx context.Context, e *env, so scaleOptions) ([]scalePoint, error
 			p.oursCreate.Round(time.Millisecond), p.floorCreate.Round(time.Millisecond), p.oursCreate.Seconds()/p.floorCreate.Seconds(),
 			p.oursUpdate.Round(time.Millisecond), p.floorUpdate.Round(time.Millisecond), p.oursUpdate.Seconds()/p.floorUpdate.Seconds(),
 			percentile(p.newNamespace, 0.99), p.rssMiB)
-		out = append(out, p)
+		res.points = append(res.points, p)
 	}
-	return out, nil
+	return res, nil
 }
 
 // scaleManagerRun measures one SecretSync at n target namespaces into p, runs memory (when set)
@@ -210,12 +236,12 @@ func scaleMemoryPhase(ctx context.Context, e *env, n int, so scaleOptions, p *sc
 		if err != nil {
 			return err
 		}
-		heap, err := managerHeapMiB(ctx, e)
+		mm, err := managerMemoryMetrics(ctx, e)
 		if err != nil {
 			return err
 		}
-		logf("scale memory (%s): RSS %.1f MiB (peak %.1f MiB), heap in use %.1f MiB", what, rss, peak, heap)
-		p.memory = append(p.memory, scaleMemory{what: what, rssMiB: rss, peakMiB: peak, heapMiB: heap})
+		logf("scale memory (%s): RSS %.1f MiB (peak %.1f MiB), heap in use %.1f MiB, live after the last GC %.1f MiB, GOMEMLIMIT %d bytes", what, rss, peak, mm.heapInuseMiB, mm.heapLiveMiB, mm.goMemLimit)
+		p.memory = append(p.memory, scaleMemory{what: what, rssMiB: rss, peakMiB: peak, heapMiB: mm.heapInuseMiB, liveMiB: mm.heapLiveMiB})
 		return nil
 	}
 	if err := measure(fmt.Sprintf("%d namespaces, %d copies", n, n)); err != nil {
@@ -252,19 +278,59 @@ func scaleMemoryPhase(ctx context.Context, e *env, n int, so scaleOptions, p *sc
 	return nil
 }
 
-// managerHeapMiB reads go_memstats_heap_inuse_bytes from the manager's metrics.
-func managerHeapMiB(ctx context.Context, e *env) (float64, error) {
+// managerMemory is what the manager's metrics say about its memory.
+type managerMemory struct {
+	// heapInuseMiB is go_memstats_heap_inuse_bytes: spans holding live objects and garbage not
+	// yet collected.
+	heapInuseMiB float64
+	// heapLiveMiB is go_gc_heap_live_bytes (runtime/metrics /gc/heap/live:bytes): what the last
+	// GC marked live; -1 when the metrics do not have it.
+	heapLiveMiB float64
+	// goMemLimit is go_gc_gomemlimit_bytes (/gc/gomemlimit:bytes) in bytes: 0 for none
+	// (math.MaxInt64), -1 when the metrics do not have it.
+	goMemLimit int64
+}
+
+// managerMemoryMetrics reads the manager's memory from its /metrics. controller-runtime
+// registers client_golang's Go collector with all runtime/metrics, so the live heap and the Go
+// memory limit are there beside the go_memstats_* ones.
+func managerMemoryMetrics(ctx context.Context, e *env) (managerMemory, error) {
 	body, err := testbed.HTTPGet(ctx, "http://"+e.manager.MetricsAddr+"/metrics")
 	if err != nil {
-		return 0, err
+		return managerMemory{}, err
 	}
-	for _, line := range strings.Split(body, "\n") {
-		if f := strings.Fields(line); len(f) == 2 && f[0] == "go_memstats_heap_inuse_bytes" {
-			v, err := strconv.ParseFloat(f[1], 64)
-			return v / (1 << 20), err
+	m, err := parseManagerMemory(body)
+	if err != nil {
+		return managerMemory{}, fmt.Errorf("the manager's metrics: %w", err)
+	}
+	return m, nil
+}
+
+func parseManagerMemory(metrics string) (managerMemory, error) {
+	values := map[string]float64{}
+	for _, line := range strings.Split(metrics, "\n") {
+		if f := strings.Fields(line); len(f) == 2 && !strings.HasPrefix(f[0], "#") {
+			if v, err := strconv.ParseFloat(f[1], 64); err == nil {
+				values[f[0]] = v
+			}
 		}
 	}
-	return 0, fmt.Errorf("no go_memstats_heap_inuse_bytes in the manager's metrics")
+	m := managerMemory{heapLiveMiB: -1, goMemLimit: -1}
+	inuse, ok := values["go_memstats_heap_inuse_bytes"]
+	if !ok {
+		return m, fmt.Errorf("no go_memstats_heap_inuse_bytes")
+	}
+	m.heapInuseMiB = inuse / (1 << 20)
+	if v, ok := values["go_gc_heap_live_bytes"]; ok {
+		m.heapLiveMiB = v / (1 << 20)
+	}
+	if v, ok := values["go_gc_gomemlimit_bytes"]; ok {
+		m.goMemLimit = 0
+		if v < float64(math.MaxInt64) {
+			m.goMemLimit = int64(v)
+		}
+	}
+	return m, nil
 }
 
 // unrelatedJob is a suspended Job (no pods) that is not ours.
@@ -294,7 +360,8 @@ func unrelatedPod(i int) *corev1.Pod {
 }
 
 // writeScaleReport replaces the scale section of the markdown file and draws its chart.
-func writeScaleReport(path, imgDir string, pts []scalePoint, cmd string) error {
+func writeScaleReport(path, imgDir string, res *scaleResult, cmd string) error {
+	pts := res.points
 	if err := os.MkdirAll(imgDir, 0o755); err != nil {
 		return err
 	}
@@ -307,6 +374,7 @@ func writeScaleReport(path, imgDir string, pts []scalePoint, cmd string) error {
 		"values (its defaults, plus any `-values` file in the command); the namespaces grow from one step to the next, each step's floor is measured in the same run "+
 		"(before and after the manager, the faster kept). Command: `%s`.\n\n",
 		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, cmd)
+	fmt.Fprintf(&b, "%s\n\n", memoryLimitSentence(res))
 	fmt.Fprintf(&b, "| target namespaces | new source: floor / ours | ratio | source update: floor / ours | ratio | new namespace → copy p50 / p99 | manager RSS |\n|---|---|---|---|---|---|---|\n")
 	for _, p := range pts {
 		fmt.Fprintf(&b, "| %d | %s / %s | %.2f× | %s / %s | %.2f× | %s / %s | %.1f MiB |\n", p.namespaces,
@@ -334,14 +402,54 @@ func writeScaleReport(path, imgDir string, pts []scalePoint, cmd string) error {
 			continue
 		}
 		fmt.Fprintf(&b, "\nManager memory at %d namespaces, after a restart and 20 s idle, as unrelated objects are added (target: RSS ≤ 96 MiB, flat):\n\n", p.namespaces)
-		fmt.Fprintf(&b, "| cluster holds | RSS | peak RSS | Go heap in use |\n|---|---|---|---|\n")
-		for _, m := range p.memory {
-			fmt.Fprintf(&b, "| %s | %.1f MiB | %.1f MiB | %.1f MiB |\n", m.what, m.rssMiB, m.peakMiB, m.heapMiB)
+		live := !slices.ContainsFunc(p.memory, func(m scaleMemory) bool { return m.liveMiB < 0 })
+		if live {
+			fmt.Fprintf(&b, "| cluster holds | RSS | peak RSS | Go heap in use | Go heap live after the last GC |\n|---|---|---|---|---|\n")
+		} else {
+			fmt.Fprintf(&b, "| cluster holds | RSS | peak RSS | Go heap in use |\n|---|---|---|---|\n")
 		}
+		for _, m := range p.memory {
+			fmt.Fprintf(&b, "| %s | %.1f MiB | %.1f MiB | %.1f MiB |", m.what, m.rssMiB, m.peakMiB, m.heapMiB)
+			if live {
+				fmt.Fprintf(&b, " %.1f MiB |", m.liveMiB)
+			}
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "\nGo heap in use is the manager's `go_memstats_heap_inuse_bytes` (spans holding live objects and garbage not yet collected)")
+		if live {
+			fmt.Fprintf(&b, "; live after the last GC is its `go_gc_heap_live_bytes`, what the last collection marked live")
+		}
+		fmt.Fprintf(&b, ".\n")
 	}
 	fmt.Fprintf(&b, "\nNew-namespace latency: %d samples per step, from the namespace create until its copy is visible through a watch.\n", len(pts[0].newNamespace))
 	return replaceSection(path, "secretsync-scale", b.String())
 }
+
+// memoryLimitSentence says under which memory limit the manager ran and which Go memory limit
+// it set itself.
+func memoryLimitSentence(res *scaleResult) string {
+	var goLimit string
+	switch {
+	case res.goMemLimit < 0:
+		goLimit = "its Go memory limit was not read (no `go_gc_gomemlimit_bytes` in its /metrics)"
+	case res.goMemLimit == 0:
+		goLimit = "it set no Go memory limit (GOMEMLIMIT; its `go_gc_gomemlimit_bytes` is math.MaxInt64)"
+	case res.limit > 0:
+		goLimit = fmt.Sprintf("it set its Go memory limit (GOMEMLIMIT) to %s, %.0f%% of that (`--memory-limit-ratio`; read from its `go_gc_gomemlimit_bytes` at the first step)",
+			mib(res.goMemLimit), 100*float64(res.goMemLimit)/float64(res.limit))
+	default:
+		goLimit = fmt.Sprintf("its Go memory limit (GOMEMLIMIT) was %s (its `go_gc_gomemlimit_bytes` at the first step)", mib(res.goMemLimit))
+	}
+	switch {
+	case res.limit > 0:
+		return fmt.Sprintf("The manager ran in a memory cgroup of its own limited to %s, the chart's `resources.limits.memory`, as the kubelet runs its container (`-memory-limit=chart`); %s.", mib(res.limit), goLimit)
+	case res.memoryLimit == "chart":
+		return fmt.Sprintf("The chart's values set no memory limit, so the manager ran without one, as the kubelet would run its container; %s.", goLimit)
+	}
+	return fmt.Sprintf("The manager ran as a plain host process, without a memory limit (`-memory-limit=off`); %s.", goLimit)
+}
+
+func mib(bytes int64) string { return fmt.Sprintf("%.1f MiB", float64(bytes)/(1<<20)) }
 
 func drawScale(path string, pts []scalePoint) error {
 	ratio := plot.New()

@@ -55,7 +55,7 @@ func (p *kwokProvider) Setup(ctx context.Context, cfg *envconf.Config, values ma
 	if err != nil {
 		return ctx, err
 	}
-	p.manager, err = testbed.RunAsChart(ctx, cs, cfg.Client().RESTConfig(), managerBin, releaseName, releaseNamespace, dir, 2*time.Hour, false)
+	p.manager, err = testbed.RunAsChart(ctx, cs, cfg.Client().RESTConfig(), managerBin, releaseName, releaseNamespace, dir, 2*time.Hour, testbed.StartOptions{})
 	if err != nil {
 		return ctx, err
 	}

@@ -71,7 +71,7 @@ func TestManagerPermissions(t *testing.T) {
 		bin := buildManagerOnce(ctx, t)
 		spec := testbed.ManagerSpec{Args: []string{"--leader-elect=false", "--controllers=-secretsync,-podwatcher,at",
 			"--watch-namespaces=" + noRBACNamespace, "--log-format=json", "--log-level=info"}}
-		m, err := testbed.StartManager(bin, spec, kubeconfig, filepath.Join(dir, "manager.log"), false)
+		m, err := testbed.StartManager(bin, spec, kubeconfig, filepath.Join(dir, "manager.log"), testbed.StartOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -30,6 +31,8 @@ type ManagerSpec struct {
 	Args           []string
 	// Env holds KEY=VALUE pairs; downward-API fields are resolved as the kubelet would.
 	Env []string
+	// MemoryLimit is the container's resources.limits.memory in bytes; 0 when it has none.
+	MemoryLimit int64
 }
 
 // ReadManagerSpec reads the args, env and ServiceAccount of the named container of a Deployment.
@@ -47,6 +50,9 @@ func ReadManagerSpec(ctx context.Context, cs kubernetes.Interface, namespace, de
 			continue
 		}
 		spec.Args = append(append(spec.Args, c.Command[min(1, len(c.Command)):]...), c.Args...)
+		if l, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
+			spec.MemoryLimit = l.Value()
+		}
 		for _, e := range c.Env {
 			v, err := envValue(e, namespace)
 			if err != nil {
@@ -89,6 +95,23 @@ type Manager struct {
 	// MetricsAddr and ProbeAddr are the loopback addresses it serves on.
 	MetricsAddr, ProbeAddr string
 	LogPath                string
+	// Cgroup is the memory cgroup it runs in (StartOptions.MemoryCgroup), nil for none; Stop
+	// removes it.
+	Cgroup *MemoryCgroup
+}
+
+// StartOptions are how StartManager runs the process beyond what the chart's spec says; the zero
+// value runs a plain host process, as the e2e suites do.
+type StartOptions struct {
+	// Detach gives the process its own session, so it outlives the caller (make up).
+	Detach bool
+	// MemoryCgroup runs the process in a memory cgroup of its own limited to the spec's
+	// MemoryLimit, as the kubelet runs a container with resources.limits.memory, so the manager
+	// finds that limit in its cgroup and sets GOMEMLIMIT from it (--memory-limit-ratio) as in a
+	// pod; a GOMEMLIMIT in the caller's environment is not passed on (a pod would not have it).
+	// StartManager fails when it cannot make such a cgroup; it does nothing when the spec has
+	// no limit.
+	MemoryCgroup bool
 }
 
 // StartManager runs binary with the spec's args and env against kubeconfig, logging to logPath.
@@ -96,9 +119,9 @@ type Manager struct {
 // share a machine and nothing listens beyond loopback, and metrics are served as plain HTTP
 // (--metrics-secure=false) so the suites and benchmarks read them with a plain GET on loopback.
 // The HTTPS endpoint and who it answers are tested against a real API server by the manager's
-// envtest (controller/cmd/manager/metrics_test.go) and in the cluster by the kind e2e. With detach
-// the process gets its own session and outlives the caller (make up).
-func StartManager(binary string, spec ManagerSpec, kubeconfig, logPath string, detach bool) (*Manager, error) {
+// envtest (controller/cmd/manager/metrics_test.go) and in the cluster by the kind e2e. o says
+// what else to change (StartOptions).
+func StartManager(binary string, spec ManagerSpec, kubeconfig, logPath string, o StartOptions) (*Manager, error) {
 	metrics, err := freeLoopbackAddr()
 	if err != nil {
 		return nil, err
@@ -110,21 +133,33 @@ func StartManager(binary string, spec ManagerSpec, kubeconfig, logPath string, d
 	args := rewriteFlag(spec.Args, "--metrics-bind-address", metrics)
 	args = rewriteFlag(args, "--health-probe-bind-address", probe)
 	args = rewriteFlag(args, "--metrics-secure", "false")
+	m := &Manager{MetricsAddr: metrics, ProbeAddr: probe, LogPath: logPath}
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	defer logf.Close()
-	cmd := exec.Command(binary, args...)
-	cmd.Env = append(append(os.Environ(), spec.Env...), "KUBECONFIG="+kubeconfig)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if detach {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	env := os.Environ()
+	m.Cmd = exec.Command(binary, args...)
+	if o.MemoryCgroup && spec.MemoryLimit > 0 {
+		if m.Cgroup, err = NewMemoryCgroup("po-manager", spec.MemoryLimit); err != nil {
+			return nil, err
+		}
+		m.Cmd = m.Cgroup.Command(binary, args...)
+		env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "GOMEMLIMIT=") })
 	}
-	if err := cmd.Start(); err != nil {
+	m.Cmd.Env = append(append(env, spec.Env...), "KUBECONFIG="+kubeconfig)
+	m.Cmd.Stdout, m.Cmd.Stderr = logf, logf
+	if o.Detach {
+		m.Cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	}
+	if err := m.Cmd.Start(); err != nil {
+		if m.Cgroup != nil {
+			_ = m.Cgroup.Remove(0)
+		}
 		return nil, fmt.Errorf("starting %s: %w", binary, err)
 	}
-	return &Manager{Cmd: cmd, MetricsAddr: metrics, ProbeAddr: probe, LogPath: logPath}, nil
+	return m, nil
 }
 
 // rewriteFlag sets --name=value, replacing the flag if present (in = or space form).
@@ -194,9 +229,17 @@ func (m *Manager) WaitReady(ctx context.Context) error {
 	}
 }
 
-// Stop sends SIGTERM and waits up to grace for a clean exit, then kills.
+// Stop sends SIGTERM and waits up to grace for a clean exit, then kills; then it removes the
+// process's memory cgroup, if it has one, once the process is gone (its parent must reap it:
+// call Cmd.Wait, as the callers do).
 func (m *Manager) Stop(grace time.Duration) error {
-	return StopPID(m.Cmd.Process.Pid, grace)
+	err := StopPID(m.Cmd.Process.Pid, grace)
+	if m.Cgroup != nil {
+		if rerr := m.Cgroup.Remove(30 * time.Second); err == nil {
+			err = rerr
+		}
+	}
+	return err
 }
 
 // StopPID stops a process by pid: SIGTERM, then SIGKILL after grace. A pid that is gone is fine.
@@ -256,8 +299,9 @@ func BuildManager(ctx context.Context, root, out string) error {
 // RunAsChart starts binary the way the installed chart runs the manager: the args and env of the
 // Deployment named release in namespace, and a kubeconfig (written to dir/manager.kubeconfig)
 // holding only a token of the chart's ServiceAccount, valid for ttl. The log goes to
-// dir/manager.log. It returns once the process started; use WaitReady to wait for /readyz.
-func RunAsChart(ctx context.Context, cs kubernetes.Interface, admin *rest.Config, binary, release, namespace, dir string, ttl time.Duration, detach bool) (*Manager, error) {
+// dir/manager.log. It returns once the process started; use WaitReady to wait for /readyz. o says
+// how to run it beyond the chart's spec (StartOptions{} for a plain host process).
+func RunAsChart(ctx context.Context, cs kubernetes.Interface, admin *rest.Config, binary, release, namespace, dir string, ttl time.Duration, o StartOptions) (*Manager, error) {
 	spec, err := ReadManagerSpec(ctx, cs, namespace, release, "manager")
 	if err != nil {
 		return nil, err
@@ -270,7 +314,7 @@ func RunAsChart(ctx context.Context, cs kubernetes.Interface, admin *rest.Config
 	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
 		return nil, err
 	}
-	return StartManager(binary, spec, kubeconfig, filepath.Join(dir, "manager.log"), detach)
+	return StartManager(binary, spec, kubeconfig, filepath.Join(dir, "manager.log"), o)
 }
 
 // HTTPGet fetches url (the manager's /metrics or /readyz on loopback) and returns the body; a

@@ -156,7 +156,7 @@ func up(ctx context.Context, c config) error {
 		return err
 	}
 	step("starting %s as the chart's ServiceAccount, with the Deployment's args", c.manager)
-	m, err := testbed.RunAsChart(ctx, cs, restCfg, filepath.Join(c.root, c.manager), c.release, c.namespace, c.dir, c.tokenTTL, true)
+	m, err := testbed.RunAsChart(ctx, cs, restCfg, filepath.Join(c.root, c.manager), c.release, c.namespace, c.dir, c.tokenTTL, testbed.StartOptions{Detach: true})
 	if err != nil {
 		return err
 	}
