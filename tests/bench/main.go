@@ -46,6 +46,9 @@ type env struct {
 	// memoryLimit is -memory-limit: "chart" runs the manager in a memory cgroup with the chart's
 	// limit, as the kubelet runs its container; "off" as a plain host process.
 	memoryLimit string
+	// profileDir is -profile-dir: where the scale benchmark writes CPU profiles; empty for none.
+	// When set, the manager serves /debug/pprof on loopback.
+	profileDir string
 }
 
 func main() {
@@ -87,6 +90,7 @@ func main() {
 	cases := flag.String("handover-cases", strings.Join(handoverCases, ","), "Handover cases, comma-separated: "+strings.Join(handoverCases, ", ")+".")
 	unrelated := flag.String("unrelated", "0,10000,20000", "Unrelated 2 KiB Secrets present at each memory measurement, cumulative.")
 	memoryLimit := flag.String("memory-limit", "chart", "Memory limit of the manager: chart (in a memory cgroup of its own with the chart's resources.limits.memory, as the kubelet runs the container, so the manager sets GOMEMLIMIT from it as in a pod; the run fails if no writable memory cgroup is found) or off (a plain host process).")
+	profileDir := flag.String("profile-dir", "", "Directory for CPU profiles of kube-apiserver and the manager over each scale step's floor and new-source windows, written as <namespaces>-<floor|ours>-<apiserver|manager>.pprof (a profile lasts as long as the step's floor took, whole seconds, 2 to 50 s; the floor's own as long as expected from the step before); the manager then serves /debug/pprof on loopback. Empty: none.")
 	flag.Parse()
 	o.unrelated = ints("-unrelated", *unrelated)
 
@@ -103,9 +107,14 @@ func main() {
 	if err := checkMemoryLimit(*memoryLimit); err != nil {
 		fail(err)
 	}
+	if *profileDir != "" {
+		if err := os.MkdirAll(*profileDir, 0o755); err != nil {
+			fail(err)
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	e, err := setup(ctx, root, valueFiles, *memoryLimit)
+	e, err := setup(ctx, root, valueFiles, *memoryLimit, *profileDir)
 	if err != nil {
 		fail(err)
 	}
@@ -211,12 +220,12 @@ func repoRoot() string {
 
 // setup starts a kwok cluster, installs the chart with its default values and runs the manager
 // as the chart's ServiceAccount.
-func setup(ctx context.Context, root string, valueFiles []string, memoryLimit string) (*env, error) {
+func setup(ctx context.Context, root string, valueFiles []string, memoryLimit, profileDir string) (*env, error) {
 	dir, err := os.MkdirTemp("", "po-bench-")
 	if err != nil {
 		return nil, err
 	}
-	e := &env{root: root, dir: dir, binary: filepath.Join(dir, "manager"), memoryLimit: memoryLimit}
+	e := &env{root: root, dir: dir, binary: filepath.Join(dir, "manager"), memoryLimit: memoryLimit, profileDir: profileDir}
 	e.cluster = testbed.Kwok{Name: "po-bench", Bin: filepath.Join(root, "bin"), Workdir: filepath.Join(dir, "kwok")}
 	logf("starting kwok cluster (work dir %s)", dir)
 	kubeconfig := filepath.Join(dir, "kubeconfig")
@@ -272,7 +281,7 @@ func checkMemoryLimit(mode string) error {
 }
 
 func (e *env) startManager(ctx context.Context) error {
-	o := testbed.StartOptions{MemoryCgroup: e.memoryLimit == "chart"}
+	o := testbed.StartOptions{MemoryCgroup: e.memoryLimit == "chart", Pprof: e.profileDir != ""}
 	m, err := testbed.RunAsChart(ctx, e.cs, e.admin, e.binary, releaseName, releaseNamespace, e.dir, 2*time.Hour, o)
 	if err != nil {
 		return err

@@ -73,6 +73,8 @@ type scaleResult struct {
 	// goMemLimit is the Go memory limit the manager ran with, from its go_gc_gomemlimit_bytes at
 	// the first step, in bytes: 0 for none (math.MaxInt64), -1 when the metric is missing.
 	goMemLimit int64
+	// profiles is the profiler when -profile-dir is set.
+	profiles *profiler
 }
 
 var secretSyncGVR = schema.GroupVersionResource{Group: "ops.platform-operators.io", Version: "v1alpha1", Resource: "secretsyncs"}
@@ -93,6 +95,9 @@ func runScale(ctx context.Context, e *env, so scaleOptions) (*scaleResult, error
 	}
 	res.goMemLimit = mm.goMemLimit
 	logf("scale: the manager's memory limit %d bytes (its cgroup's), its GOMEMLIMIT %d bytes (go_gc_gomemlimit_bytes; 0: none, -1: not exposed)", res.limit, res.goMemLimit)
+	if e.profileDir != "" {
+		res.profiles = &profiler{e: e, dir: e.profileDir}
+	}
 	dyn, err := dynamic.NewForConfig(e.admin)
 	if err != nil {
 		return nil, err
@@ -124,17 +129,30 @@ func runScale(ctx context.Context, e *env, so scaleOptions) (*scaleResult, error
 		p := scalePoint{namespaces: n}
 		var floor secretSyncResult
 		o := secretSyncOptions{namespaces: n, workers: so.workers}
-		if err := runFloor(ctx, cs, o, fmt.Sprintf("floor-%d-a", n), &floor); err != nil {
+		// Profiles (-profile-dir) start right before the window's first write and last as long
+		// as the window is expected to: the floor's from the step before, the manager's the
+		// floor's just measured.
+		var floorProfile, oursProfile func() (wait func())
+		if res.profiles != nil {
+			var prev *scalePoint
+			if len(res.points) > 0 {
+				prev = &res.points[len(res.points)-1]
+			}
+			expected := estimateFloor(n, prev)
+			floorProfile = func() func() { return res.profiles.start(ctx, n, "floor", expected) }
+			oursProfile = func() func() { return res.profiles.start(ctx, n, "ours", floor.floorCreate) }
+		}
+		if err := runFloor(ctx, cs, o, fmt.Sprintf("floor-%d-a", n), &floor, floorProfile); err != nil {
 			return nil, err
 		}
 		var memory func() error
 		if n == so.points[len(so.points)-1] {
 			memory = func() error { return scaleMemoryPhase(ctx, e, n, so, &p) }
 		}
-		if err := scaleManagerRun(ctx, e, dyn, n, so.samples, &p, memory); err != nil {
+		if err := scaleManagerRun(ctx, e, dyn, n, so.samples, &p, memory, oursProfile); err != nil {
 			return nil, err
 		}
-		if err := runFloor(ctx, cs, o, fmt.Sprintf("floor-%d-b", n), &floor); err != nil {
+		if err := runFloor(ctx, cs, o, fmt.Sprintf("floor-%d-b", n), &floor, nil); err != nil {
 			return nil, err
 		}
 		p.floorCreate, p.floorUpdate = floor.floorCreate, floor.floorUpdate
@@ -148,8 +166,9 @@ func runScale(ctx context.Context, e *env, so scaleOptions) (*scaleResult, error
 }
 
 // scaleManagerRun measures one SecretSync at n target namespaces into p, runs memory (when set)
-// with its copies in place, then deletes it and waits until its copies are gone.
-func scaleManagerRun(ctx context.Context, e *env, dyn dynamic.Interface, n, samples int, p *scalePoint, memory func() error) error {
+// with its copies in place, then deletes it and waits until its copies are gone. profile, unless
+// nil, profiles the new-source window (see runFloor).
+func scaleManagerRun(ctx context.Context, e *env, dyn dynamic.Interface, n, samples int, p *scalePoint, memory func() error, profile func() (wait func())) error {
 	cs := e.cs
 	name := fmt.Sprintf("scale-%d", n)
 	src := fmt.Sprintf("scale-src-%d", n)
@@ -163,6 +182,10 @@ func scaleManagerRun(ctx context.Context, e *env, dyn dynamic.Interface, n, samp
 	}
 	time.Sleep(2 * time.Second)
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: sourceNS, Name: src}, Type: corev1.SecretTypeOpaque, Data: payload("v1")}
+	waitProfile := func() {}
+	if profile != nil {
+		waitProfile = profile()
+	}
 	c0 := sampleCPU()
 	t0 := time.Now()
 	if _, err := cs.CoreV1().Secrets(sourceNS).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
@@ -175,6 +198,7 @@ func scaleManagerRun(ctx context.Context, e *env, dyn dynamic.Interface, n, samp
 	p.oursCreate = last.Sub(t0)
 	p.createCPU = cpuSummary(c0, sampleCPU(), runtime.NumCPU())
 	logf("manager (%s) v1: %s", name, p.createCPU)
+	waitProfile()
 	time.Sleep(2 * time.Second)
 	secret.Data = payload("v2")
 	c0 = sampleCPU()
@@ -375,6 +399,11 @@ func writeScaleReport(path, imgDir string, res *scaleResult, cmd string) error {
 		"(before and after the manager, the faster kept). Command: `%s`.\n\n",
 		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, cmd)
 	fmt.Fprintf(&b, "%s\n\n", memoryLimitSentence(res))
+	if res.profiles != nil {
+		written, failed := res.profiles.summary()
+		fmt.Fprintf(&b, "CPU profiles of kube-apiserver and the manager were taken over each step's floor and new-source windows (`-profile-dir`, %d written, %d failed), "+
+			"so those windows' times include what profiling costs (some CPU in both processes).\n\n", len(written), len(failed))
+	}
 	fmt.Fprintf(&b, "| target namespaces | new source: floor / ours | ratio | source update: floor / ours | ratio | new namespace → copy p50 / p99 | manager RSS |\n|---|---|---|---|---|---|---|\n")
 	for _, p := range pts {
 		fmt.Fprintf(&b, "| %d | %s / %s | %.2f× | %s / %s | %.2f× | %s / %s | %.1f MiB |\n", p.namespaces,

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseManagerMemory(t *testing.T) {
@@ -29,6 +30,30 @@ func TestParseManagerMemory(t *testing.T) {
 				t.Errorf("got %+v, want %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestProfileLength(t *testing.T) {
+	for _, tc := range []struct {
+		expected time.Duration
+		want     int
+	}{
+		{0, 2},
+		{1500 * time.Millisecond, 2},
+		{2 * time.Second, 2},
+		{2001 * time.Millisecond, 3},
+		{16060 * time.Millisecond, 17},
+		{10 * time.Minute, 50},
+	} {
+		if got := profileSeconds(tc.expected); got != tc.want {
+			t.Errorf("profileSeconds(%s) = %d, want %d", tc.expected, got, tc.want)
+		}
+	}
+	if got := estimateFloor(1000, nil); got != 2*time.Second {
+		t.Errorf("first step's estimate %s, want 2 ms a namespace", got)
+	}
+	if got := estimateFloor(3000, &scalePoint{namespaces: 1000, floorCreate: 1500 * time.Millisecond}); got != 4500*time.Millisecond {
+		t.Errorf("estimate after a step %s, want the step's floor scaled", got)
 	}
 }
 

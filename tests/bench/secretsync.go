@@ -197,7 +197,7 @@ func runSecretSync(ctx context.Context, e *env, o secretSyncOptions) (*secretSyn
 	}
 	// The floor, measured before and after the manager (the faster of the two is kept, which
 	// is the stricter comparison).
-	if err := runFloor(ctx, cs, o, "floor-a", res); err != nil {
+	if err := runFloor(ctx, cs, o, "floor-a", res, nil); err != nil {
 		return nil, err
 	}
 
@@ -238,7 +238,7 @@ func runSecretSync(ctx context.Context, e *env, o secretSyncOptions) (*secretSyn
 	res.oursUpdate = last.Sub(t0)
 	logf("manager: create %s, update %s", res.oursCreate.Round(time.Millisecond), res.oursUpdate.Round(time.Millisecond))
 	time.Sleep(2 * time.Second)
-	if err := runFloor(ctx, cs, o, "floor-b", res); err != nil {
+	if err := runFloor(ctx, cs, o, "floor-b", res, nil); err != nil {
 		return nil, err
 	}
 
@@ -499,8 +499,10 @@ func settle(ctx context.Context, cs kubernetes.Interface, namespaces int) error 
 
 // runFloor has a bare client create, then update, one Secret per target namespace with the
 // floor's concurrency, timed like the manager (until the last one is visible through a watch),
-// keeps the faster time of each in res, and deletes the Secrets again.
-func runFloor(ctx context.Context, cs kubernetes.Interface, o secretSyncOptions, name string, res *secretSyncResult) error {
+// keeps the faster time of each in res, and deletes the Secrets again. profile, unless nil, is
+// called right before the first create and what it returns after the last copy is visible: it
+// profiles the create window.
+func runFloor(ctx context.Context, cs kubernetes.Interface, o secretSyncOptions, name string, res *secretSyncResult, profile func() (wait func())) error {
 	obs, err := newObserver(ctx, cs, floorLabel+"="+name)
 	if err != nil {
 		return err
@@ -509,7 +511,11 @@ func runFloor(ctx context.Context, cs kubernetes.Interface, o secretSyncOptions,
 	secret := func(i int, version string) *corev1.Secret {
 		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: nsName(i), Name: name, Labels: map[string]string{floorLabel: name}}, Type: corev1.SecretTypeOpaque, Data: payload(version)}
 	}
-	timed := func(version string, write func(ctx context.Context, i int) error) (time.Duration, error) {
+	timed := func(version string, profile func() (wait func()), write func(ctx context.Context, i int) error) (time.Duration, error) {
+		wait := func() {}
+		if profile != nil {
+			wait = profile()
+		}
 		c0 := sampleCPU()
 		t0 := time.Now()
 		if err := parallel(ctx, o.namespaces, o.workers, write); err != nil {
@@ -517,16 +523,17 @@ func runFloor(ctx context.Context, cs kubernetes.Interface, o secretSyncOptions,
 		}
 		last, err := obs.waitAll(ctx, version, o.namespaces, 5*time.Minute)
 		logf("floor (%s) %s: %s", name, version, cpuSummary(c0, sampleCPU(), runtime.NumCPU()))
+		wait()
 		return last.Sub(t0), err
 	}
-	create, err := timed(name+"-1", func(ctx context.Context, i int) error {
+	create, err := timed(name+"-1", profile, func(ctx context.Context, i int) error {
 		_, err := cs.CoreV1().Secrets(nsName(i)).Create(ctx, secret(i, name+"-1"), metav1.CreateOptions{})
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	update, err := timed(name+"-2", func(ctx context.Context, i int) error {
+	update, err := timed(name+"-2", nil, func(ctx context.Context, i int) error {
 		_, err := cs.CoreV1().Secrets(nsName(i)).Update(ctx, secret(i, name+"-2"), metav1.UpdateOptions{})
 		return err
 	})

@@ -94,7 +94,10 @@ type Manager struct {
 	Cmd *exec.Cmd
 	// MetricsAddr and ProbeAddr are the loopback addresses it serves on.
 	MetricsAddr, ProbeAddr string
-	LogPath                string
+	// PprofAddr is the loopback address of its /debug/pprof endpoints (StartOptions.Pprof); empty
+	// when StartManager did not set one.
+	PprofAddr string
+	LogPath   string
 	// Cgroup is the memory cgroup it runs in (StartOptions.MemoryCgroup), nil for none; Stop
 	// removes it.
 	Cgroup *MemoryCgroup
@@ -112,6 +115,9 @@ type StartOptions struct {
 	// StartManager fails when it cannot make such a cgroup; it does nothing when the spec has
 	// no limit.
 	MemoryCgroup bool
+	// Pprof serves Go's /debug/pprof endpoints on a free loopback port (--pprof-bind-address,
+	// Manager.PprofAddr), replacing any address the chart's args give.
+	Pprof bool
 }
 
 // StartManager runs binary with the spec's args and env against kubeconfig, logging to logPath.
@@ -134,6 +140,12 @@ func StartManager(binary string, spec ManagerSpec, kubeconfig, logPath string, o
 	args = rewriteFlag(args, "--health-probe-bind-address", probe)
 	args = rewriteFlag(args, "--metrics-secure", "false")
 	m := &Manager{MetricsAddr: metrics, ProbeAddr: probe, LogPath: logPath}
+	if o.Pprof {
+		if m.PprofAddr, err = freeLoopbackAddr(); err != nil {
+			return nil, err
+		}
+		args = rewriteFlag(args, "--pprof-bind-address", m.PprofAddr)
+	}
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
