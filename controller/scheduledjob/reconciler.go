@@ -19,6 +19,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/writegate"
 )
 
 // Name is the controller's name in --controllers.
@@ -91,8 +92,12 @@ type Reconciler struct {
 	Workers int
 	Metrics *Metrics
 
-	// creates holds back status patches and history deletes while Job creates are in flight.
-	creates createGate
+	// Writes holds back status patches and history deletes while Job creates, or the other
+	// controllers' writes users wait for (a SecretSync's copies), are in flight; the manager
+	// shares one among its controllers. Nil: one of its own, for the Job creates alone.
+	Writes *writegate.Gate
+
+	ownWrites writegate.Gate
 	// deleted are the active Jobs this process replaced (slots.go, step 4).
 	deleted deletions
 	// confirmed are the ScheduledJobs this process has read as the API server has them.
@@ -103,6 +108,14 @@ type Reconciler struct {
 
 // maxWriteHold bounds how long a status patch or history delete waits for in-flight creates.
 const maxWriteHold = 2 * time.Second
+
+// writes is the gate the Job creates go through and the status patches wait on.
+func (r *Reconciler) writes() *writegate.Gate {
+	if r.Writes != nil {
+		return r.Writes
+	}
+	return &r.ownWrites
+}
 
 // WatchedObjects lists the kinds SetupWithManager watches through the manager's cache, so the
 // manager can start and sync their informers before it campaigns for the lease.
@@ -193,9 +206,9 @@ func (r *Reconciler) children(ctx context.Context, sj *v1alpha1.ScheduledJob) ([
 // lost its status write (the deterministic name is the lock): the Job is adopted if this
 // ScheduledJob controls it, otherwise left alone.
 func (r *Reconciler) createJob(ctx context.Context, sj *v1alpha1.ScheduledJob, job *batchv1.Job) (*batchv1.Job, event, error) {
-	r.creates.begin()
+	r.writes().Begin()
 	err := r.Client.Create(ctx, job)
-	r.creates.end()
+	r.writes().End()
 	switch {
 	case err == nil:
 		return job, event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + job.Name}, nil

@@ -435,7 +435,7 @@ func TestStatusWriteWaitsForCreatesInFlight(t *testing.T) {
 	f.create(t, sj)
 	testenv.WaitCacheCurrent(t, f.env, sj)
 	// Another ScheduledJob's create is in flight: this pass (a first status write) must hold back.
-	f.rec.creates.begin()
+	f.rec.writes().Begin()
 	done := make(chan error, 1)
 	go func() {
 		_, err := f.rec.Reconcile(f.env.Ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(sj)})
@@ -453,7 +453,7 @@ func TestStatusWriteWaitsForCreatesInFlight(t *testing.T) {
 	if live.Status.ObservedGeneration != 0 {
 		t.Fatalf("status written while a create was in flight: %+v", live.Status)
 	}
-	f.rec.creates.end()
+	f.rec.writes().End()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}

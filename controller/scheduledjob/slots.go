@@ -207,7 +207,7 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 	// Never write when nothing changed: most reconciles (a Job's pod moving) change no status.
 	statusChanged := !equality.Semantic.DeepEqual(sj.Status, *st)
 	if len(p.prune) > 0 || statusChanged {
-		r.creates.wait(ctx, maxWriteHold)
+		r.writes().Wait(ctx, maxWriteHold)
 	}
 	if statusChanged {
 		before := sj.DeepCopy()

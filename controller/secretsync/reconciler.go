@@ -25,6 +25,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/propagation"
+	"github.com/platform-operators/platform-operators/controller/writegate"
 )
 
 // Name is the controller's name in --controllers.
@@ -62,6 +63,9 @@ type Reconciler struct {
 	// RejectedRecheck is how long a copy the API server rejected (too large, invalid) is not
 	// written again unless its source or the SecretSync changes (zero: DefaultRejectedRecheck).
 	RejectedRecheck time.Duration
+	// Writes, when set, counts a pass's copy writes as in flight while they run, so that the
+	// other controllers' writes that can wait (a ScheduledJob's status) hold back for them.
+	Writes *writegate.Gate
 
 	// unmanaged remembers targets found held by a Secret we do not manage, so later reconciles
 	// look (a read) instead of trying to create (a failed write) each time.
@@ -297,6 +301,10 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 		err error
 	}
 	outcomes := make([]outcome, len(plan.Actions))
+	if r.Writes != nil && len(plan.Actions) > 0 {
+		r.Writes.Begin()
+		defer r.Writes.End()
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(concurrentWrites(r.Workers, plan))
 	for i, a := range plan.Actions {

@@ -11,11 +11,12 @@ import (
 	"github.com/platform-operators/platform-operators/controller/at"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/scheduledjob"
+	"github.com/platform-operators/platform-operators/controller/writegate"
 )
 
 // setupJobControllers wires the At and ScheduledJob controllers and the Job index they share;
 // the ScheduledJob metrics register with reg.
-func setupJobControllers(ctx context.Context, mgr ctrl.Manager, reg prometheus.Registerer, jobImage string, atOn, scheduledJobOn bool, scheduledJobWorkers int) error {
+func setupJobControllers(ctx context.Context, mgr ctrl.Manager, reg prometheus.Registerer, jobImage string, atOn, scheduledJobOn bool, scheduledJobWorkers int, writes *writegate.Gate) error {
 	if !atOn && !scheduledJobOn {
 		return nil
 	}
@@ -38,7 +39,7 @@ func setupJobControllers(ctx context.Context, mgr ctrl.Manager, reg prometheus.R
 		}
 		r := &scheduledjob.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(scheduledjob.Name),
-			Clock: clock.RealClock{}, Metrics: m, Workers: scheduledJobWorkers,
+			Clock: clock.RealClock{}, Metrics: m, Workers: scheduledJobWorkers, Writes: writes,
 		}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up %s: %w", scheduledjob.Name, err)

@@ -40,6 +40,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/secretsync"
 	"github.com/platform-operators/platform-operators/controller/startup"
 	"github.com/platform-operators/platform-operators/controller/version"
+	"github.com/platform-operators/platform-operators/controller/writegate"
 )
 
 // The manager's own RBAC needs (controllers add theirs next to their code). The controllers record
@@ -428,6 +429,9 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 	if err := addPermissionCheck(ctx, mgr, enabled, watchNamespaces, splitList(o.podWatcherNamespaces), log); err != nil {
 		return nil, err
 	}
+	// The writes users wait for (Job creates, copies) go before the ones that can wait, across
+	// controllers (writegate).
+	writes := &writegate.Gate{}
 	if isOn(secretsync.Name) {
 		m, err := secretsync.NewMetrics(reg)
 		if err != nil {
@@ -435,8 +439,8 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 		}
 		r := &secretsync.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Metrics: m, Workers: o.secretSyncWorkers,
-			Recorder: mgr.GetEventRecorder(secretsync.Name),
-			Sources:  &secretsync.Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme()},
+			Recorder: mgr.GetEventRecorder(secretsync.Name), Writes: writes,
+			Sources: &secretsync.Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme()},
 		}
 		if err := r.SetupWithManager(ctx, mgr, 4); err != nil {
 			return nil, fmt.Errorf("setting up %s: %w", secretsync.Name, err)
@@ -455,7 +459,7 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 			}
 		}
 	}
-	if err := setupJobControllers(ctx, mgr, reg, o.jobImage, isOn(at.Name), isOn(scheduledjob.Name), o.scheduledJobWorkers); err != nil {
+	if err := setupJobControllers(ctx, mgr, reg, o.jobImage, isOn(at.Name), isOn(scheduledjob.Name), o.scheduledJobWorkers, writes); err != nil {
 		return nil, err
 	}
 	if isOn(podwatcher.Name) {
