@@ -45,8 +45,11 @@ type scaleOptions struct {
 type scalePoint struct {
 	namespaces                                       int
 	floorCreate, floorUpdate, oursCreate, oursUpdate time.Duration
-	newNamespace                                     []time.Duration
-	rssMiB                                           float64
+	// floorFirst and oursFirst are when the first new-source copy was visible: from the
+	// floor's first write, from the source write (the manager learns of it through a watch).
+	floorFirst, oursFirst time.Duration
+	newNamespace          []time.Duration
+	rssMiB                float64
 	// liveMiB is the manager's Go heap live after its last GC when rssMiB was read; -1 when
 	// its metrics do not have it.
 	liveMiB float64
@@ -158,7 +161,7 @@ func runScale(ctx context.Context, e *env, so scaleOptions) (*scaleResult, error
 		if err := runFloor(ctx, cs, o, fmt.Sprintf("floor-%d-b", n), &floor, nil); err != nil {
 			return nil, err
 		}
-		p.floorCreate, p.floorUpdate = floor.floorCreate, floor.floorUpdate
+		p.floorCreate, p.floorUpdate, p.floorFirst = floor.floorCreate, floor.floorUpdate, floor.floorFirst
 		logf("scale %d: create %s vs floor %s (%.2f×), update %s vs floor %s (%.2f×), new namespace p99 %s, RSS %.1f MiB", n,
 			p.oursCreate.Round(time.Millisecond), p.floorCreate.Round(time.Millisecond), p.oursCreate.Seconds()/p.floorCreate.Seconds(),
 			p.oursUpdate.Round(time.Millisecond), p.floorUpdate.Round(time.Millisecond), p.oursUpdate.Seconds()/p.floorUpdate.Seconds(),
@@ -198,7 +201,7 @@ func scaleManagerRun(ctx context.Context, e *env, dyn dynamic.Interface, n, samp
 	if err != nil {
 		return err
 	}
-	p.oursCreate = last.Sub(t0)
+	p.oursCreate, p.oursFirst = last.Sub(t0), obs.earliest("v1").Sub(t0)
 	p.createCPU = cpuSummary(c0, sampleCPU(), runtime.NumCPU())
 	logf("manager (%s) v1: %s", name, p.createCPU)
 	waitProfile()
@@ -418,10 +421,10 @@ func writeScaleReport(path, imgDir string, res *scaleResult, cmd string) error {
 		fmt.Fprintf(&b, "CPU profiles of kube-apiserver and the manager were taken over each step's floor and new-source windows (`-profile-dir`, %d written, %d failed), "+
 			"so those windows' times include what profiling costs (some CPU in both processes).\n\n", len(written), len(failed))
 	}
-	fmt.Fprintf(&b, "| target namespaces | new source: floor / ours | ratio | source update: floor / ours | ratio | new namespace → copy p50 / p99 | manager RSS |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| target namespaces | new source: floor / ours | ratio | its first copy: floor / ours | source update: floor / ours | ratio | new namespace → copy p50 / p99 | manager RSS |\n|---|---|---|---|---|---|---|---|\n")
 	for _, p := range pts {
-		fmt.Fprintf(&b, "| %d | %s / %s | %.2f× | %s / %s | %.2f× | %s / %s | %.1f MiB |\n", p.namespaces,
-			secs(p.floorCreate), secs(p.oursCreate), p.oursCreate.Seconds()/p.floorCreate.Seconds(),
+		fmt.Fprintf(&b, "| %d | %s / %s | %.2f× | %s / %s | %s / %s | %.2f× | %s / %s | %.1f MiB |\n", p.namespaces,
+			secs(p.floorCreate), secs(p.oursCreate), p.oursCreate.Seconds()/p.floorCreate.Seconds(), ms(p.floorFirst), ms(p.oursFirst),
 			secs(p.floorUpdate), secs(p.oursUpdate), p.oursUpdate.Seconds()/p.floorUpdate.Seconds(),
 			ms(percentile(p.newNamespace, 0.5)), ms(percentile(p.newNamespace, 0.99)), p.rssMiB)
 	}
@@ -464,6 +467,8 @@ func writeScaleReport(path, imgDir string, res *scaleResult, cmd string) error {
 		}
 		fmt.Fprintf(&b, ".\n")
 	}
+	fmt.Fprintf(&b, "\nIts first copy: when the first copy of the new source was visible through a watch, the floor's counted from its first write, ours from the source write: "+
+		"the manager learns of the source through its own watch before it plans and writes, a fixed cost the floor does not pay, which weighs most where the fan-out is short.\n")
 	fmt.Fprintf(&b, "\nNew-namespace latency: %d samples per step, from the namespace create until its copy is visible through a watch.\n", len(pts[0].newNamespace))
 	return replaceSection(path, "secretsync-scale", b.String())
 }

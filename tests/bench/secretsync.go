@@ -40,10 +40,13 @@ type memPoint struct {
 
 type secretSyncResult struct {
 	floorCreate, oursCreate, floorUpdate, oursUpdate time.Duration
-	newNamespace, repair                             []time.Duration
-	mem                                              []memPoint
-	resyncWrites                                     map[string]int
-	managerWrites                                    float64
+	// floorFirst is when the kept floor's first new-source copy was visible, from its first
+	// write.
+	floorFirst           time.Duration
+	newNamespace, repair []time.Duration
+	mem                  []memPoint
+	resyncWrites         map[string]int
+	managerWrites        float64
 }
 
 const (
@@ -118,6 +121,19 @@ func runRecording(ctx context.Context, inf toolscache.SharedIndexInformer, stop 
 }
 
 // waitAll waits until version was seen in n namespaces and returns when the last one was seen.
+// earliest is when the first object of version was seen (zero when none was).
+func (o *observer) earliest(version string) time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var first time.Time
+	for _, t := range o.first[version] {
+		if first.IsZero() || t.Before(first) {
+			first = t
+		}
+	}
+	return first
+}
+
 func (o *observer) waitAll(ctx context.Context, version string, n int, timeout time.Duration) (time.Time, error) {
 	deadline := time.Now().Add(timeout)
 	for {
@@ -511,6 +527,7 @@ func runFloor(ctx context.Context, cs kubernetes.Interface, o secretSyncOptions,
 	secret := func(i int, version string) *corev1.Secret {
 		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: nsName(i), Name: name, Labels: map[string]string{floorLabel: name}}, Type: corev1.SecretTypeOpaque, Data: payload(version)}
 	}
+	var createFirst time.Duration
 	timed := func(version string, profile func() (wait func()), write func(ctx context.Context, i int) error) (time.Duration, error) {
 		wait := func() {}
 		if profile != nil {
@@ -522,7 +539,11 @@ func runFloor(ctx context.Context, cs kubernetes.Interface, o secretSyncOptions,
 			return 0, err
 		}
 		last, err := obs.waitAll(ctx, version, o.namespaces, 5*time.Minute)
-		logf("floor (%s) %s: %s", name, version, cpuSummary(c0, sampleCPU(), runtime.NumCPU()))
+		first := obs.earliest(version).Sub(t0)
+		if version == name+"-1" {
+			createFirst = first
+		}
+		logf("floor (%s) %s: first visible after %s; %s", name, version, first.Round(time.Millisecond), cpuSummary(c0, sampleCPU(), runtime.NumCPU()))
 		wait()
 		return last.Sub(t0), err
 	}
@@ -542,7 +563,7 @@ func runFloor(ctx context.Context, cs kubernetes.Interface, o secretSyncOptions,
 	}
 	logf("floor (%s): create %s, update %s", name, create.Round(time.Millisecond), update.Round(time.Millisecond))
 	if res.floorCreate == 0 || create < res.floorCreate {
-		res.floorCreate = create
+		res.floorCreate, res.floorFirst = create, createFirst
 	}
 	if res.floorUpdate == 0 || update < res.floorUpdate {
 		res.floorUpdate = update
