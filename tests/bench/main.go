@@ -116,6 +116,9 @@ func main() {
 	defer stop()
 	e, err := setup(ctx, root, valueFiles, *memoryLimit, *profileDir)
 	if err != nil {
+		if e != nil {
+			e.teardown() // the cluster started before the failure (say, the manager did not build)
+		}
 		fail(err)
 	}
 	cmd := "make bench"
