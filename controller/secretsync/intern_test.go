@@ -2,6 +2,7 @@ package secretsync
 
 import (
 	"fmt"
+	"reflect"
 	"runtime"
 	"testing"
 	"unsafe"
@@ -67,6 +68,23 @@ func serviceAccountIn(ns string, i int) *corev1.ServiceAccount {
 	}
 }
 
+// cachedPair decodes two objects built by build, as a watch would deliver them, and passes each
+// through the cache transform.
+func cachedPair[T decodable](t *testing.T, build func(i int) T, transform func(any) (any, error)) (T, T) {
+	t.Helper()
+	var got [2]T
+	for i := range got {
+		in := build(i)
+		fresh := reflect.New(reflect.TypeOf(in).Elem()).Interface().(T)
+		out, err := transform(decoded(t, in, func() T { return fresh }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[i] = out.(T)
+	}
+	return got[0], got[1]
+}
+
 func sameBytes(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
 
 // keyIn returns the key string m stores for k (not k itself).
@@ -82,16 +100,7 @@ func keyIn[V any](m map[string]V, k string) string {
 // Two copies of one source, decoded separately, share every string the transform interns, and
 // still compare as before; what differs between them (namespace, uid) stays their own.
 func TestCachedCopiesShareTheirRepeatedStrings(t *testing.T) {
-	var got [2]*corev1.Secret
-	for i := range got {
-		s := decoded(t, wireCopy(fmt.Sprintf("team-%d", i), i), func() *corev1.Secret { return &corev1.Secret{} })
-		out, err := dropData(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got[i] = out.(*corev1.Secret)
-	}
-	a, b := got[0], got[1]
+	a, b := cachedPair(t, func(i int) *corev1.Secret { return wireCopy(fmt.Sprintf("team-%d", i), i) }, dropData)
 	if sameBytes(wireCopy("x", 0).Name, a.Name) {
 		t.Fatal("the decoded name is the literal's: the test does not decode")
 	}
@@ -123,16 +132,7 @@ func TestCachedCopiesShareTheirRepeatedStrings(t *testing.T) {
 // A namespace's kubernetes.io/metadata.name value is its name's string; the label keys and the
 // other values are shared between namespaces.
 func TestCachedNamespacesShareLabelKeysAndValues(t *testing.T) {
-	var got [2]*corev1.Namespace
-	for i := range got {
-		ns := decoded(t, namespaceNamed(fmt.Sprintf("tenant-%d", i), i*20), func() *corev1.Namespace { return &corev1.Namespace{} })
-		out, err := trimNamespace(ns)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got[i] = out.(*corev1.Namespace)
-	}
-	a, b := got[0], got[1]
+	a, b := cachedPair(t, func(i int) *corev1.Namespace { return namespaceNamed(fmt.Sprintf("tenant-%d", i), i*20) }, trimNamespace)
 	if v := a.Labels[corev1.LabelMetadataName]; v != a.Name || !sameBytes(v, a.Name) {
 		t.Errorf("metadata.name label %q does not share the name %q", v, a.Name)
 	}
@@ -145,16 +145,7 @@ func TestCachedNamespacesShareLabelKeysAndValues(t *testing.T) {
 }
 
 func TestCachedServiceAccountsShareNameAndPullSecrets(t *testing.T) {
-	var got [2]*corev1.ServiceAccount
-	for i := range got {
-		sa := decoded(t, serviceAccountIn(fmt.Sprintf("team-%d", i), i), func() *corev1.ServiceAccount { return &corev1.ServiceAccount{} })
-		out, err := trimServiceAccount(sa)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got[i] = out.(*corev1.ServiceAccount)
-	}
-	a, b := got[0], got[1]
+	a, b := cachedPair(t, func(i int) *corev1.ServiceAccount { return serviceAccountIn(fmt.Sprintf("team-%d", i), i) }, trimServiceAccount)
 	if !sameBytes(a.Name, b.Name) || !sameBytes(a.ImagePullSecrets[0].Name, b.ImagePullSecrets[0].Name) ||
 		!sameBytes(a.Annotations[keys.AnnotationPullSecrets], b.Annotations[keys.AnnotationPullSecrets]) {
 		t.Errorf("name, pull secret or annotation not shared: %+v / %+v", a, b)

@@ -3,14 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"math"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/platform-operators/platform-operators/tests/testbed"
 )
 
 // profiler takes CPU profiles of kube-apiserver and of the manager over the scale benchmark's
@@ -84,7 +84,8 @@ func (p *profiler) start(ctx context.Context, namespaces int, window string, exp
 	})
 	if addr := p.e.manager.PprofAddr; addr != "" {
 		run("manager", func() ([]byte, error) {
-			return httpGetBytes(ctx, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, secs))
+			b, err := testbed.HTTPGet(ctx, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, secs))
+			return []byte(b), err
 		})
 	}
 	// Both servers start their profile when the request arrives: leave them a moment, so the
@@ -98,24 +99,4 @@ func (p *profiler) summary() (written, failed []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]string(nil), p.written...), append([]string(nil), p.failed...)
-}
-
-func httpGetBytes(ctx context.Context, url string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, b)
-	}
-	return b, nil
 }
