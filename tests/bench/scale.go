@@ -203,7 +203,7 @@ func scaleManagerRun(ctx context.Context, e *env, dyn dynamic.Interface, n, samp
 	}
 	p.oursCreate, p.oursFirst = last.Sub(t0), obs.earliest("v1").Sub(t0)
 	p.createCPU = cpuSummary(c0, sampleCPU(), runtime.NumCPU())
-	logf("manager (%s) v1: %s", name, p.createCPU)
+	logf("manager (%s) v1: %s; %s", name, obs.spread("v1", t0), p.createCPU)
 	waitProfile()
 	time.Sleep(2 * time.Second)
 	secret.Data = payload("v2")

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -121,6 +122,17 @@ func runRecording(ctx context.Context, inf toolscache.SharedIndexInformer, stop 
 }
 
 // waitAll waits until version was seen in n namespaces and returns when the last one was seen.
+// spread says when the objects of version were seen, from t0: p50, p90, p99 and the last.
+func (o *observer) spread(version string, t0 time.Time) string {
+	o.mu.Lock()
+	ds := make([]time.Duration, 0, len(o.first[version]))
+	for _, t := range o.first[version] {
+		ds = append(ds, t.Sub(t0))
+	}
+	o.mu.Unlock()
+	return fmt.Sprintf("seen p50 %s, p90 %s, p99 %s, last %s", ms(percentile(ds, 0.5)), ms(percentile(ds, 0.9)), ms(percentile(ds, 0.99)), ms(slices.Max(append(ds, 0))))
+}
+
 // earliest is when the first object of version was seen (zero when none was).
 func (o *observer) earliest(version string) time.Time {
 	o.mu.Lock()
@@ -489,8 +501,8 @@ func unrelatedBlob() []byte {
 	return b
 }
 
-// settle waits until every target namespace has its default ServiceAccount and the cluster has
-// had a few quiet seconds. kube-controller-manager's ServiceAccount controller writes at its
+// settle waits until every target namespace has its default ServiceAccount and its
+// kube-root-ca.crt ConfigMap, and the cluster has had a few quiet seconds. kube-controller-manager's ServiceAccount controller writes at its
 // client's default 20 requests/s, so the wait allows a tenth of a second per namespace (at least
 // two minutes).
 func settle(ctx context.Context, cs kubernetes.Interface, namespaces int) error {
@@ -501,11 +513,17 @@ func settle(ctx context.Context, cs kubernetes.Interface, namespaces int) error 
 		if err != nil {
 			return err
 		}
-		if len(sas.Items) >= namespaces {
+		// kube-controller-manager also publishes the cluster's CA into every new namespace:
+		// until it has, its creates share the API server with whatever is measured next.
+		cms, err := cs.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=kube-root-ca.crt"})
+		if err != nil {
+			return err
+		}
+		if len(sas.Items) >= namespaces && len(cms.Items) >= namespaces {
 			break
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("only %d default ServiceAccounts of %d after %s", len(sas.Items), namespaces, wait)
+			return fmt.Errorf("only %d default ServiceAccounts and %d kube-root-ca.crt ConfigMaps of %d after %s", len(sas.Items), len(cms.Items), namespaces, wait)
 		}
 		time.Sleep(time.Second)
 	}
@@ -543,7 +561,7 @@ func runFloor(ctx context.Context, cs kubernetes.Interface, o secretSyncOptions,
 		if version == name+"-1" {
 			createFirst = first
 		}
-		logf("floor (%s) %s: first visible after %s; %s", name, version, first.Round(time.Millisecond), cpuSummary(c0, sampleCPU(), runtime.NumCPU()))
+		logf("floor (%s) %s: first visible after %s, %s; %s", name, version, first.Round(time.Millisecond), obs.spread(version, t0), cpuSummary(c0, sampleCPU(), runtime.NumCPU()))
 		wait()
 		return last.Sub(t0), err
 	}
