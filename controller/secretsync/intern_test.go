@@ -14,23 +14,10 @@ import (
 	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
-// A decoded object as a watch delivers it: every string its own allocation.
+// decodable is a built-in API object: it marshals to and from protobuf, as the watch sends it.
 type decodable interface {
 	Marshal() ([]byte, error)
 	Unmarshal([]byte) error
-}
-
-func decoded[T decodable](t testing.TB, obj T, fresh func() T) T {
-	t.Helper()
-	b, err := obj.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := fresh()
-	if err := out.Unmarshal(b); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 func wireCopy(ns string, i int) *corev1.Secret {
@@ -68,15 +55,22 @@ func serviceAccountIn(ns string, i int) *corev1.ServiceAccount {
 	}
 }
 
-// cachedPair decodes two objects built by build, as a watch would deliver them, and passes each
-// through the cache transform.
+// cachedPair decodes two objects built by build, as a watch delivers them (from protobuf, every
+// string its own allocation), and passes each through the cache transform.
 func cachedPair[T decodable](t *testing.T, build func(i int) T, transform func(any) (any, error)) (T, T) {
 	t.Helper()
 	var got [2]T
 	for i := range got {
 		in := build(i)
-		fresh := reflect.New(reflect.TypeOf(in).Elem()).Interface().(T)
-		out, err := transform(decoded(t, in, func() T { return fresh }))
+		wire, err := in.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj := reflect.New(reflect.TypeOf(in).Elem()).Interface().(T)
+		if err := obj.Unmarshal(wire); err != nil {
+			t.Fatal(err)
+		}
+		out, err := transform(obj)
 		if err != nil {
 			t.Fatal(err)
 		}

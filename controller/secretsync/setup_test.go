@@ -9,15 +9,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 	"github.com/platform-operators/platform-operators/controller/propagation"
 )
 
@@ -39,13 +38,7 @@ func (q *recordingQueue) AddAfter(r reconcile.Request, d time.Duration) {
 // A namespace event queues, for every SecretSync, the pass of that namespace at once and the
 // whole pass (which writes the status) later, shared by the namespaces of a burst.
 func TestANamespaceEventQueuesItsOwnPassNowAndTheWholePassLater(t *testing.T) {
-	scheme := k8sruntime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := testenv.Scheme(t)
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(
 		&v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: "harbor"}},
 		&v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: "ca"}},
@@ -88,10 +81,7 @@ func TestANamespaceEventQueuesItsOwnPassNowAndTheWholePassLater(t *testing.T) {
 // At a start the informer lists every namespace: each SecretSync gets its whole pass at once,
 // not a pass per namespace (10,000 of them at 10,000 namespaces).
 func TestTheInitialListOfNamespacesQueuesOnlyTheWholePasses(t *testing.T) {
-	scheme := k8sruntime.NewScheme()
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := testenv.Scheme(t)
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(&v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: "harbor"}}).Build()
 	h := (&Reconciler{Client: c}).namespaceEvents()
 	q := &recordingQueue{}

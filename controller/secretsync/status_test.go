@@ -7,13 +7,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	k8sruntime "k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 	"github.com/platform-operators/platform-operators/controller/propagation"
 )
 
@@ -23,13 +22,7 @@ import (
 // SecretSync from before that write, computed Synced, found it equal to what it read and wrote
 // nothing. Status changes do not wake the controller, so Progressing stayed.
 func TestAStatusWrittenPastAStaleCacheIsNotLeftBehind(t *testing.T) {
-	scheme := k8sruntime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := testenv.Scheme(t)
 	ss := &v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: "stale", Generation: 1}}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(ss).WithStatusSubresource(ss).Build()
 	m, err := NewMetrics(prometheus.NewRegistry())
