@@ -121,7 +121,6 @@ func runRecording(ctx context.Context, inf toolscache.SharedIndexInformer, stop 
 	return nil
 }
 
-// waitAll waits until version was seen in n namespaces and returns when the last one was seen.
 // spread says when the objects of version were seen, from t0: p50, p90, p99 and the last.
 func (o *observer) spread(version string, t0 time.Time) string {
 	o.mu.Lock()
@@ -146,6 +145,7 @@ func (o *observer) earliest(version string) time.Time {
 	return first
 }
 
+// waitAll waits until version was seen in n namespaces and returns when the last one was seen.
 func (o *observer) waitAll(ctx context.Context, version string, n int, timeout time.Duration) (time.Time, error) {
 	deadline := time.Now().Add(timeout)
 	for {

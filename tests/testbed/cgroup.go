@@ -72,8 +72,9 @@ func NewMemoryCgroup(prefix string, limit int64) (*MemoryCgroup, error) {
 // shell cannot join the cgroup it exits with status 1 and says why on stderr, and binary never
 // starts.
 func (c *MemoryCgroup) Command(binary string, args ...string) *exec.Cmd {
-	script := "echo $$ > " + shellQuote(filepath.Join(c.Dir, "cgroup.procs")) + ` && exec "$0" "$@"`
-	return exec.Command("/bin/sh", append([]string{"-c", script, binary}, args...)...)
+	// The cgroup's procs file is the script's $0, binary and args its "$@": nothing is quoted.
+	const script = `echo $$ > "$0" && exec "$@"`
+	return exec.Command("/bin/sh", append([]string{"-c", script, filepath.Join(c.Dir, "cgroup.procs"), binary}, args...)...)
 }
 
 // Holds reports whether pid is a member of the cgroup.
@@ -167,9 +168,4 @@ func memoryCgroupDir(procCgroup, mountinfo string) (dir string, version int, err
 // unescapeMount undoes mountinfo's octal escapes of space, tab, newline and backslash.
 func unescapeMount(s string) string {
 	return strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`).Replace(s)
-}
-
-// shellQuote quotes s for sh.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
