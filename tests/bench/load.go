@@ -649,8 +649,7 @@ func loadFairSources(ctx context.Context, e *env, dyn dynamic.Interface, o loadO
 // load-mixed (the shared minute) and load-fair (fairness). A part not run leaves its section as
 // it was, so `-load-parts=fair` does not erase the other parts' results.
 func writeLoadReport(path, imgDir string, r *loadResult, o loadOptions, cmd string) error {
-	measured := fmt.Sprintf("Measured %s on %d cores (%s/%s), kwok cluster, manager as the chart's ServiceAccount with the chart's values (its defaults, plus any `-values` file in the command)",
-		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
+	measured := measuredAsChart()
 	if slices.Contains(o.parts, "schedules") {
 		if err := writeLoadSchedules(path, imgDir, r, o, measured, cmd); err != nil {
 			return err

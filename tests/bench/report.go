@@ -26,6 +26,13 @@ func verdict(ok bool) string {
 	return "**missed**"
 }
 
+// measuredAsChart opens a section's "how measured" sentence: today, this machine, and the manager
+// as the chart installs it.
+func measuredAsChart() string {
+	return fmt.Sprintf("Measured %s on %d cores (%s/%s), kwok cluster, manager as the chart's ServiceAccount with the chart's values (its defaults, plus any `-values` file in the command)",
+		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
+}
+
 // writeSecretSyncReport replaces the SecretSync section of the markdown file (between markers)
 // and draws the charts.
 func writeSecretSyncReport(path, imgDir string, r *secretSyncResult, o secretSyncOptions, cmd string) error {

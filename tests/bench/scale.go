@@ -411,10 +411,8 @@ func writeScaleReport(path, imgDir string, res *scaleResult, cmd string) error {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "## SecretSync at scale\n\n")
-	fmt.Fprintf(&b, "Measured %s on %d cores (%s/%s), kwok cluster, manager as the chart's ServiceAccount with the chart's "+
-		"values (its defaults, plus any `-values` file in the command); the namespaces grow from one step to the next, each step's floor is measured in the same run "+
-		"(before and after the manager, the faster kept). Command: `%s`.\n\n",
-		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, cmd)
+	fmt.Fprintf(&b, "%s; the namespaces grow from one step to the next, each step's floor is measured in the same run "+
+		"(before and after the manager, the faster kept). Command: `%s`.\n\n", measuredAsChart(), cmd)
 	fmt.Fprintf(&b, "%s\n\n", memoryLimitSentence(res))
 	if res.profiles != nil {
 		written, failed := res.profiles.summary()
