@@ -20,7 +20,9 @@ export PATH := $(BIN):$(PATH)
 E2E_PROVIDER ?= kwok
 # Host parts (Debian packages, the Docker engine) the real-node test bed needs: scripts/host.sh.
 HOST    := scripts/host.sh
-HOST_PACKAGES := docker.io debootstrap containerd docker-registry
+# gcc and libc6-dev: `go test -race` needs cgo, and Go turns cgo off on a machine without a C compiler.
+RACE_PACKAGES := gcc libc6-dev
+HOST_PACKAGES := $(RACE_PACKAGES) docker.io debootstrap containerd docker-registry
 GO_PACKAGES := ./controller/... ./tests/testbed/... ./tests/bench/... ./tests/imagebuild/... ./tests/chaos/... ./tests/release/...
 # Chart render tests run without -race: they render with the Helm library and share no state
 # across goroutines of ours, and under the race detector they take over 10 minutes here.
@@ -72,7 +74,9 @@ kind-node: tools host ## Build the kind node image offline (cached by content: s
 
 .PHONY: test-go
 test-go: tools ## Unit tests and envtest integration tests (real kube-apiserver + etcd from bin/) with the race detector, then the chart render tests.
-	go test -race -count=1 -timeout 20m $(GO_PACKAGES)
+	@# -race needs cgo and a C compiler: installed from Debian's packages if missing (a fresh machine has none).
+	$(HOST) packages $(RACE_PACKAGES)
+	CGO_ENABLED=1 go test -race -count=1 -timeout 20m $(GO_PACKAGES)
 	go test -count=1 -timeout 20m $(CHART_TEST_PACKAGES)
 
 .PHONY: test-chart

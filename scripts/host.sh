@@ -8,7 +8,7 @@
 #   scripts/host.sh with-docker CMD...  run CMD with an engine up; stop it afterwards (even when CMD fails) if this started it
 #   scripts/host.sh busybox      bin/busybox/busybox: Debian's static busybox, for the job test image (downloaded, not installed)
 #
-# Packages: yamllint (make test-chart), jq (the runc wrapper), docker.io (engine, containerd, runc),
+# Packages: yamllint (make test-chart), jq (the runc wrapper), gcc and libc6-dev (cgo, which `go test -race` needs), docker.io (engine, containerd, runc),
 # debootstrap (the kind node image's rootfs), containerd (importing images into that rootfs),
 # docker-registry (the test bed's registry, Harbor's role), busybox-static (the job test image; only downloaded).
 set -euo pipefail
