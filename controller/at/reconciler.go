@@ -202,7 +202,8 @@ func (r *Reconciler) createJob(ctx context.Context, at *v1alpha1.At) (*batchv1.J
 	return &existing, event{corev1.EventTypeNormal, "AdoptedJob", "Job " + job.Name + " already existed (created earlier by this At)"}, nil
 }
 
-// NewJob builds the At's Job: named "<name>-<unix minutes of the schedule>", owned by the At,
+// NewJob builds the At's Job: named "<name>-<unix minutes of the schedule>-<UID tag>"
+// (jobs.SlotName), owned by the At,
 // restartPolicy Never and backoffLimit 0 unless the template says otherwise, so a command runs
 // once.
 func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
@@ -241,7 +242,7 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 	labels[keys.LabelCreatedBy] = Name
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:            jobs.SlotName(at.Name, runAt),
+			Name:            jobs.SlotName(at, runAt),
 			Namespace:       at.Namespace,
 			Labels:          labels,
 			Annotations:     annotations,

@@ -119,7 +119,7 @@ func TestAt(t *testing.T) {
 			t.Fatalf("at its time: %d jobs, want 1", len(js))
 		}
 		job := js[0]
-		if want := fmt.Sprintf("hello-%d", when.Unix()/60); job.Name != want || at.Status.JobName != want {
+		if want := jobs.SlotName(at, when); job.Name != want || at.Status.JobName != want {
 			t.Errorf("job name %q, status.jobName %q, want %q", job.Name, at.Status.JobName, want)
 		}
 		pod := job.Spec.Template.Spec
@@ -237,6 +237,55 @@ func TestAt(t *testing.T) {
 		f.reconcile(t, at)
 		if at.Status.Phase != v1alpha1.AtFailed || len(f.jobsOf(t, at)) != 0 {
 			t.Fatalf("status %+v, jobs %d; want Failed and no new Job", at.Status, len(f.jobsOf(t, at)))
+		}
+	})
+
+	// Issue 29: Job names are unique per owner incarnation.
+	t.Run("an At applied again while its old Job remains runs, not JobNameTaken", func(t *testing.T) {
+		ns := f.env.Namespace(t, "at-again")
+		when := f.clock.Now().Add(-time.Second)
+		first := commandAt(ns, "again", when)
+		if err := c.Create(ctx, first); err != nil {
+			t.Fatal(err)
+		}
+		f.reconcile(t, first)
+		// Deleted and applied again: the old Job stays until the garbage collector gets to it
+		// (here, with the orphan policy, for good).
+		if err := c.Delete(ctx, first, client.PropagationPolicy(metav1.DeletePropagationOrphan)); err != nil {
+			t.Fatal(err)
+		}
+		testenv.Eventually(t, "the first At is gone", func() bool {
+			return f.env.Manager.GetAPIReader().Get(ctx, client.ObjectKeyFromObject(first), &v1alpha1.At{}) != nil
+		})
+		second := commandAt(ns, "again", when)
+		if err := c.Create(ctx, second); err != nil {
+			t.Fatal(err)
+		}
+		f.reconcile(t, second)
+		if js := f.jobsOf(t, second); len(js) != 1 || second.Status.Phase != v1alpha1.AtRunning || js[0].Name == first.Status.JobName {
+			t.Fatalf("jobs %d, status %+v; want a Job of its own (not %s), Running", len(js), second.Status, first.Status.JobName)
+		}
+	})
+
+	t.Run("a CronJob's Job of the same name and minute does not take the At's", func(t *testing.T) {
+		ns := f.env.Namespace(t, "at-cronjob")
+		when := f.clock.Now().Add(-time.Second)
+		// What the built-in CronJob controller names the Job of a CronJob "report" at that minute.
+		cronJobs := &batchv1.Job{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: jobs.LegacySlotName("report", when)},
+			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}},
+		}
+		if err := c.Create(ctx, cronJobs); err != nil {
+			t.Fatal(err)
+		}
+		at := commandAt(ns, "report", when)
+		if err := c.Create(ctx, at); err != nil {
+			t.Fatal(err)
+		}
+		f.reconcile(t, at)
+		if js := f.jobsOf(t, at); len(js) != 1 || at.Status.Phase != v1alpha1.AtRunning {
+			t.Fatalf("jobs %d, status %+v; want its own Job, Running", len(js), at.Status)
 		}
 	})
 

@@ -278,3 +278,10 @@ func rejected(sj *v1alpha1.ScheduledJob, p *plan, c creation, msg string) {
 	}
 	setReady(sj, st, metav1.ConditionFalse, ReasonJobRejected, msg)
 }
+
+// slotJobExists reports whether sj's Job for slot is among its children: named as SlotName
+// names it, or as it was named up to 0.1.0 (a slot created just before an upgrade and recorded
+// after it must not run again under its new name).
+func slotJobExists(children []*batchv1.Job, sj *v1alpha1.ScheduledJob, slot time.Time) bool {
+	return hasJobNamed(children, jobs.SlotName(sj, slot)) || hasJobNamed(children, jobs.LegacySlotName(sj.Name, slot))
+}
