@@ -52,6 +52,9 @@ const (
 
 // +kubebuilder:rbac:groups=ops.platform-operators.io,resources=ats,verbs=get;list;watch
 // +kubebuilder:rbac:groups=ops.platform-operators.io,resources=ats/status,verbs=get;update;patch
+// The Job's owner reference sets blockOwnerDeletion, which the OwnerReferencesPermissionEnforcement
+// admission plugin (OpenShift, hardened clusters) allows only to who may update the owner's finalizers.
+// +kubebuilder:rbac:groups=ops.platform-operators.io,resources=ats/finalizers,verbs=update
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 
 // Reconciler reconciles At objects.

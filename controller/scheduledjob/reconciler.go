@@ -27,6 +27,10 @@ const Name = "scheduledjob"
 
 // +kubebuilder:rbac:groups=ops.platform-operators.io,resources=scheduledjobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=ops.platform-operators.io,resources=scheduledjobs/status,verbs=get;update;patch
+// The Job's owner reference sets blockOwnerDeletion, which the OwnerReferencesPermissionEnforcement
+// admission plugin (OpenShift, hardened clusters) allows only to who may update the owner's
+// finalizers; upstream's cronjob-controller has the same rule.
+// +kubebuilder:rbac:groups=ops.platform-operators.io,resources=scheduledjobs/finalizers,verbs=update
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 
 // Metrics are the ScheduledJob controller's Prometheus series.
