@@ -18,6 +18,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
@@ -69,6 +70,9 @@ type Reconciler struct {
 	Workers int
 	// JobImage is the image a command runs in when the At sets none (--job-image).
 	JobImage string
+
+	// gone are the At Jobs seen deleted after they finished (a short ttlSecondsAfterFinished).
+	gone *jobs.Gone
 }
 
 // WatchedObjects lists the kinds SetupWithManager watches through the manager's cache, so the
@@ -77,12 +81,24 @@ func WatchedObjects() []client.Object { return []client.Object{&v1alpha1.At{}, &
 
 // SetupWithManager registers the controller; the Job field index must already be registered.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := r.watchGone(mgr); err != nil {
+		return err
+	}
+	// Owns, with the deletion of a finished Job recorded before its At is enqueued.
+	owner := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &v1alpha1.At{}, handler.OnlyControllerOwner())
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(Name).
 		For(&v1alpha1.At{}).
-		Owns(&batchv1.Job{}).
+		Watches(&batchv1.Job{}, jobs.RecordingDeletes(r.gone, owner)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Complete(r)
+}
+
+// watchGone starts remembering the At Jobs deleted after they finished, from the manager's Job
+// informer (on every replica, leader or not).
+func (r *Reconciler) watchGone(mgr ctrl.Manager) error {
+	r.gone = jobs.NewGone("At", r.Clock)
+	return r.gone.Register(context.Background(), mgr.GetCache())
 }
 
 type event struct{ kind, reason, note string }
@@ -166,17 +182,31 @@ func (r *Reconciler) findJob(ctx context.Context, at *v1alpha1.At) (*batchv1.Job
 		}
 	}
 	if at.Status.JobName == "" {
-		return nil, nil
+		return r.goneJob(at), nil
 	}
 	var job batchv1.Job
 	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: at.Namespace, Name: at.Status.JobName}, &job)
 	if apierrors.IsNotFound(err) || (err == nil && !metav1.IsControlledBy(&job, at)) {
-		return nil, nil
+		return r.goneJob(at), nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	return &job, nil
+}
+
+// goneJob is the At's Job as last seen before it was deleted after finishing (by its
+// ttlSecondsAfterFinished, before this At was looked at), or nil.
+func (r *Reconciler) goneJob(at *v1alpha1.At) *batchv1.Job {
+	if r.gone == nil {
+		return nil
+	}
+	for _, j := range r.gone.Of(at.UID) {
+		if at.Status.JobName == "" || j.Name == at.Status.JobName {
+			return j
+		}
+	}
+	return nil
 }
 
 // createJob creates the Job; if it exists already (a crash after an earlier create) it adopts

@@ -1,7 +1,7 @@
 package at
 
 import (
-	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -250,8 +250,8 @@ func TestAt(t *testing.T) {
 		}
 		f.reconcile(t, first)
 		// Deleted and applied again: the old Job stays until the garbage collector gets to it
-		// (here, with the orphan policy, for good).
-		if err := c.Delete(ctx, first, client.PropagationPolicy(metav1.DeletePropagationOrphan)); err != nil {
+		// (envtest runs none: for good).
+		if err := c.Delete(ctx, first); err != nil {
 			t.Fatal(err)
 		}
 		testenv.Eventually(t, "the first At is gone", func() bool {
@@ -286,6 +286,47 @@ func TestAt(t *testing.T) {
 		f.reconcile(t, at)
 		if js := f.jobsOf(t, at); len(js) != 1 || at.Status.Phase != v1alpha1.AtRunning {
 			t.Fatalf("jobs %d, status %+v; want its own Job, Running", len(js), at.Status)
+		}
+	})
+
+	// Issue 29: a Job with a short ttlSecondsAfterFinished completes and is deleted before a
+	// worker looks at its At. The informer saw it finish: a success, not JobDeleted.
+	t.Run("a Job that succeeded and was deleted by its TTL before the At was looked at is a success", func(t *testing.T) {
+		if err := f.rec.watchGone(f.env.Manager); err != nil {
+			t.Fatal(err)
+		}
+		f.drain()
+		ns := f.env.Namespace(t, "at-ttl")
+		when := f.clock.Now().Add(-time.Second)
+		at := commandAt(ns, "ttl", when)
+		if err := c.Create(ctx, at); err != nil {
+			t.Fatal(err)
+		}
+		f.reconcile(t, at)
+		js := f.jobsOf(t, at)
+		if len(js) != 1 {
+			t.Fatalf("%d jobs, want 1", len(js))
+		}
+		if err := testenv.Finish(ctx, c, &js[0], true, when, when.Add(2*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		f.waitCached(t, at, func(j *batchv1.Job) bool { ok, _, _ := jobs.Finished(j); return ok })
+		// The TTL controller's delete, before any pass of the At (envtest runs no garbage
+		// collector to finish a foreground deletion: background).
+		if err := c.Delete(ctx, &js[0], client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+			t.Fatal(err)
+		}
+		testenv.Eventually(t, "the Job is gone from the cache", func() bool {
+			var list batchv1.JobList
+			_ = c.List(ctx, &list, client.InNamespace(ns))
+			return len(list.Items) == 0
+		})
+		f.reconcile(t, at)
+		if at.Status.Phase != v1alpha1.AtSucceeded || at.Status.CompletionTime == nil || !at.Status.CompletionTime.Time.Equal(when.Add(2*time.Second)) {
+			t.Fatalf("status %+v; want Succeeded, completed when the Job did", at.Status)
+		}
+		if evs := f.drain(); slices.ContainsFunc(evs, func(e string) bool { return strings.Contains(e, ReasonJobDeleted) }) {
+			t.Errorf("events %q, want no %s", evs, ReasonJobDeleted)
 		}
 	})
 
@@ -423,7 +464,7 @@ func TestAtInLocalTime(t *testing.T) {
 		f.clock.SetTime(want)
 		f.reconcile(t, at)
 		js := f.jobsOf(t, at)
-		if len(js) != 1 || js[0].Name != fmt.Sprintf("gap-%d", want.Unix()/60) ||
+		if len(js) != 1 || js[0].Name != jobs.SlotName(at, want) ||
 			js[0].Annotations[jobs.ScheduledTimeAnnotation] != "2026-03-29T03:30:00+02:00" {
 			t.Fatalf("jobs %+v, want one named for %s with the Berlin time", js, want)
 		}

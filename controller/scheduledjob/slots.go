@@ -28,9 +28,11 @@ package scheduledjob
 //  4. Observe. A Job that the last status lists as active and that is gone is reported
 //     (MissingJob) only if this process did not delete it itself (concurrencyPolicy Replace).
 //
-// A Job deleted by someone else before its slot was recorded (a ttlSecondsAfterFinished of 0 on
-// a Job that ends within milliseconds) cannot be told from a slot never run; upstream's CronJob
-// has the same limit.
+// A Job that finished and was deleted (a ttlSecondsAfterFinished of 0 on a Job that ends within
+// milliseconds) before its slot was recorded is still the slot's Job: the reconciler passes it to
+// decide as the informer last saw it (jobs.Gone, goneChildren). One deleted before it finished, or
+// while no replica watched, cannot be told from a slot never run; upstream's CronJob has the same
+// limit.
 
 import (
 	"context"
