@@ -157,6 +157,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: d.requeue}, nil
 }
 
+// CommandUser is the user and group ID a command runs as (not root: Pod Security "restricted").
+const CommandUser int64 = 65532
+
 // staleRequeue is the short wait for the cache after a read or a status write found it behind.
 const staleRequeue = 100 * time.Millisecond
 
@@ -260,10 +263,23 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 		if image == "" {
 			image = defaultImage
 		}
+		// Pod Security "restricted", so a command runs in a namespace that enforces it. The
+		// user is not root (busybox, the default image, would run as root: the kubelet refuses
+		// runAsNonRoot without a user); /tmp stays writable. What needs root takes a jobTemplate.
+		spec.Template.Spec.SecurityContext = &corev1.PodSecurityContext{
+			RunAsNonRoot:   ptr.To(true),
+			RunAsUser:      ptr.To(CommandUser),
+			RunAsGroup:     ptr.To(CommandUser),
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		}
 		spec.Template.Spec.Containers = []corev1.Container{{
 			Name:    "command",
 			Image:   image,
 			Command: []string{"/bin/sh", "-c", at.Spec.Command},
+			SecurityContext: &corev1.SecurityContext{
+				AllowPrivilegeEscalation: ptr.To(false),
+				Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			},
 		}}
 	}
 	if spec.Template.Spec.RestartPolicy == "" {
