@@ -23,7 +23,9 @@ func TestASubMinuteEveryIsReportedNotRun(t *testing.T) {
 	} {
 		opts := []sjOpt{spec(tc.schedule)}
 		if tc.schedules != "" {
-			opts = append(opts, func(sj *v1alpha1.ScheduledJob) { sj.Spec.Schedule, sj.Spec.Schedules = "", []string{"0 9 * * *", tc.schedules} })
+			opts = append(opts, func(sj *v1alpha1.ScheduledJob) {
+				sj.Spec.Schedule, sj.Spec.Schedules = "", []string{"0 9 * * *", tc.schedules}
+			})
 		}
 		sj := newSJ(opts...)
 		now := sj.CreationTimestamp.Add(10 * time.Minute)
