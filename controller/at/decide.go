@@ -32,10 +32,13 @@ func decide(at *v1alpha1.At, job *batchv1.Job, now time.Time) decision {
 	case job != nil:
 		observeJob(st, job, now)
 	case st.JobName != "":
-		// The Job existed and is gone (deleted by a user or a TTL): never run again.
+		// The Job existed and is gone, and no replica saw it finish (a Job deleted after it
+		// finished is passed in as last seen): deleted by a user, or finished and deleted by its
+		// TTL while no manager watched. Never run again.
 		if st.Phase != v1alpha1.AtSucceeded && st.Phase != v1alpha1.AtFailed {
-			setPhase(st, v1alpha1.AtFailed, ReasonJobDeleted, fmt.Sprintf("Job %s was deleted before it finished", st.JobName), now)
-			d.events = append(d.events, event{corev1.EventTypeWarning, ReasonJobDeleted, "Job " + st.JobName + " was deleted before it finished"})
+			msg := fmt.Sprintf("Job %s was deleted and was not seen finishing: deleted before it finished, or its ttlSecondsAfterFinished removed it while no manager was watching", st.JobName)
+			setPhase(st, v1alpha1.AtFailed, ReasonJobDeleted, msg, now)
+			d.events = append(d.events, event{corev1.EventTypeWarning, ReasonJobDeleted, msg})
 		}
 	case at.Status.ObservedGeneration == at.Generation && (st.Phase == v1alpha1.AtSucceeded || st.Phase == v1alpha1.AtFailed):
 		// Decided without a Job (missed deadline, rejected template, name taken): said once.

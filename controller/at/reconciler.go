@@ -18,6 +18,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
@@ -52,6 +53,9 @@ const (
 
 // +kubebuilder:rbac:groups=ops.platform-operators.io,resources=ats,verbs=get;list;watch
 // +kubebuilder:rbac:groups=ops.platform-operators.io,resources=ats/status,verbs=get;update;patch
+// The Job's owner reference sets blockOwnerDeletion, which the OwnerReferencesPermissionEnforcement
+// admission plugin (OpenShift, hardened clusters) allows only to who may update the owner's finalizers.
+// +kubebuilder:rbac:groups=ops.platform-operators.io,resources=ats/finalizers,verbs=update
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 
 // Reconciler reconciles At objects.
@@ -66,6 +70,9 @@ type Reconciler struct {
 	Workers int
 	// JobImage is the image a command runs in when the At sets none (--job-image).
 	JobImage string
+
+	// gone are the At Jobs seen deleted after they finished (a short ttlSecondsAfterFinished).
+	gone *jobs.Gone
 }
 
 // WatchedObjects lists the kinds SetupWithManager watches through the manager's cache, so the
@@ -74,12 +81,24 @@ func WatchedObjects() []client.Object { return []client.Object{&v1alpha1.At{}, &
 
 // SetupWithManager registers the controller; the Job field index must already be registered.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := r.watchGone(mgr); err != nil {
+		return err
+	}
+	// Owns, with the deletion of a finished Job recorded before its At is enqueued.
+	owner := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &v1alpha1.At{}, handler.OnlyControllerOwner())
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(Name).
 		For(&v1alpha1.At{}).
-		Owns(&batchv1.Job{}).
+		Watches(&batchv1.Job{}, jobs.RecordingDeletes(r.gone, owner)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Complete(r)
+}
+
+// watchGone starts remembering the At Jobs deleted after they finished, from the manager's Job
+// informer (on every replica, leader or not).
+func (r *Reconciler) watchGone(mgr ctrl.Manager) error {
+	r.gone = jobs.NewGone("At", r.Clock)
+	return r.gone.Register(context.Background(), mgr.GetCache())
 }
 
 type event struct{ kind, reason, note string }
@@ -138,6 +157,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: d.requeue}, nil
 }
 
+// CommandUser is the user and group ID a command runs as (not root: Pod Security "restricted").
+const CommandUser int64 = 65532
+
 // staleRequeue is the short wait for the cache after a read or a status write found it behind.
 const staleRequeue = 100 * time.Millisecond
 
@@ -163,17 +185,31 @@ func (r *Reconciler) findJob(ctx context.Context, at *v1alpha1.At) (*batchv1.Job
 		}
 	}
 	if at.Status.JobName == "" {
-		return nil, nil
+		return r.goneJob(at), nil
 	}
 	var job batchv1.Job
 	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: at.Namespace, Name: at.Status.JobName}, &job)
 	if apierrors.IsNotFound(err) || (err == nil && !metav1.IsControlledBy(&job, at)) {
-		return nil, nil
+		return r.goneJob(at), nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	return &job, nil
+}
+
+// goneJob is the At's Job as last seen before it was deleted after finishing (by its
+// ttlSecondsAfterFinished, before this At was looked at), or nil.
+func (r *Reconciler) goneJob(at *v1alpha1.At) *batchv1.Job {
+	if r.gone == nil {
+		return nil
+	}
+	for _, j := range r.gone.Of(at.UID) {
+		if at.Status.JobName == "" || j.Name == at.Status.JobName {
+			return j
+		}
+	}
+	return nil
 }
 
 // createJob creates the Job; if it exists already (a crash after an earlier create) it adopts
@@ -202,7 +238,8 @@ func (r *Reconciler) createJob(ctx context.Context, at *v1alpha1.At) (*batchv1.J
 	return &existing, event{corev1.EventTypeNormal, "AdoptedJob", "Job " + job.Name + " already existed (created earlier by this At)"}, nil
 }
 
-// NewJob builds the At's Job: named "<name>-<unix minutes of the schedule>", owned by the At,
+// NewJob builds the At's Job: named "<name>-<unix minutes of the schedule>-<UID tag>"
+// (jobs.SlotName), owned by the At,
 // restartPolicy Never and backoffLimit 0 unless the template says otherwise, so a command runs
 // once.
 func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
@@ -226,10 +263,23 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 		if image == "" {
 			image = defaultImage
 		}
+		// Pod Security "restricted", so a command runs in a namespace that enforces it. The
+		// user is not root (busybox, the default image, would run as root: the kubelet refuses
+		// runAsNonRoot without a user); /tmp stays writable. What needs root takes a jobTemplate.
+		spec.Template.Spec.SecurityContext = &corev1.PodSecurityContext{
+			RunAsNonRoot:   ptr.To(true),
+			RunAsUser:      ptr.To(CommandUser),
+			RunAsGroup:     ptr.To(CommandUser),
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		}
 		spec.Template.Spec.Containers = []corev1.Container{{
 			Name:    "command",
 			Image:   image,
 			Command: []string{"/bin/sh", "-c", at.Spec.Command},
+			SecurityContext: &corev1.SecurityContext{
+				AllowPrivilegeEscalation: ptr.To(false),
+				Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			},
 		}}
 	}
 	if spec.Template.Spec.RestartPolicy == "" {
@@ -241,7 +291,7 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 	labels[keys.LabelCreatedBy] = Name
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:            jobs.SlotName(at.Name, runAt),
+			Name:            jobs.SlotName(at, runAt),
 			Namespace:       at.Namespace,
 			Labels:          labels,
 			Annotations:     annotations,

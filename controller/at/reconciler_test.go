@@ -1,7 +1,7 @@
 package at
 
 import (
-	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -119,7 +119,7 @@ func TestAt(t *testing.T) {
 			t.Fatalf("at its time: %d jobs, want 1", len(js))
 		}
 		job := js[0]
-		if want := fmt.Sprintf("hello-%d", when.Unix()/60); job.Name != want || at.Status.JobName != want {
+		if want := jobs.SlotName(at, when); job.Name != want || at.Status.JobName != want {
 			t.Errorf("job name %q, status.jobName %q, want %q", job.Name, at.Status.JobName, want)
 		}
 		pod := job.Spec.Template.Spec
@@ -237,6 +237,96 @@ func TestAt(t *testing.T) {
 		f.reconcile(t, at)
 		if at.Status.Phase != v1alpha1.AtFailed || len(f.jobsOf(t, at)) != 0 {
 			t.Fatalf("status %+v, jobs %d; want Failed and no new Job", at.Status, len(f.jobsOf(t, at)))
+		}
+	})
+
+	// Issue 29: Job names are unique per owner incarnation.
+	t.Run("an At applied again while its old Job remains runs, not JobNameTaken", func(t *testing.T) {
+		ns := f.env.Namespace(t, "at-again")
+		when := f.clock.Now().Add(-time.Second)
+		first := commandAt(ns, "again", when)
+		if err := c.Create(ctx, first); err != nil {
+			t.Fatal(err)
+		}
+		f.reconcile(t, first)
+		// Deleted and applied again: the old Job stays until the garbage collector gets to it
+		// (envtest runs none: for good).
+		if err := c.Delete(ctx, first); err != nil {
+			t.Fatal(err)
+		}
+		testenv.Eventually(t, "the first At is gone", func() bool {
+			return f.env.Manager.GetAPIReader().Get(ctx, client.ObjectKeyFromObject(first), &v1alpha1.At{}) != nil
+		})
+		second := commandAt(ns, "again", when)
+		if err := c.Create(ctx, second); err != nil {
+			t.Fatal(err)
+		}
+		f.reconcile(t, second)
+		if js := f.jobsOf(t, second); len(js) != 1 || second.Status.Phase != v1alpha1.AtRunning || js[0].Name == first.Status.JobName {
+			t.Fatalf("jobs %d, status %+v; want a Job of its own (not %s), Running", len(js), second.Status, first.Status.JobName)
+		}
+	})
+
+	t.Run("a CronJob's Job of the same name and minute does not take the At's", func(t *testing.T) {
+		ns := f.env.Namespace(t, "at-cronjob")
+		when := f.clock.Now().Add(-time.Second)
+		// What the built-in CronJob controller names the Job of a CronJob "report" at that minute.
+		cronJobs := &batchv1.Job{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: jobs.LegacySlotName("report", when)},
+			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}},
+		}
+		if err := c.Create(ctx, cronJobs); err != nil {
+			t.Fatal(err)
+		}
+		at := commandAt(ns, "report", when)
+		if err := c.Create(ctx, at); err != nil {
+			t.Fatal(err)
+		}
+		f.reconcile(t, at)
+		if js := f.jobsOf(t, at); len(js) != 1 || at.Status.Phase != v1alpha1.AtRunning {
+			t.Fatalf("jobs %d, status %+v; want its own Job, Running", len(js), at.Status)
+		}
+	})
+
+	// Issue 29: a Job with a short ttlSecondsAfterFinished completes and is deleted before a
+	// worker looks at its At. The informer saw it finish: a success, not JobDeleted.
+	t.Run("a Job that succeeded and was deleted by its TTL before the At was looked at is a success", func(t *testing.T) {
+		if err := f.rec.watchGone(f.env.Manager); err != nil {
+			t.Fatal(err)
+		}
+		f.drain()
+		ns := f.env.Namespace(t, "at-ttl")
+		when := f.clock.Now().Add(-time.Second)
+		at := commandAt(ns, "ttl", when)
+		if err := c.Create(ctx, at); err != nil {
+			t.Fatal(err)
+		}
+		f.reconcile(t, at)
+		js := f.jobsOf(t, at)
+		if len(js) != 1 {
+			t.Fatalf("%d jobs, want 1", len(js))
+		}
+		if err := testenv.Finish(ctx, c, &js[0], true, when, when.Add(2*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		f.waitCached(t, at, func(j *batchv1.Job) bool { ok, _, _ := jobs.Finished(j); return ok })
+		// The TTL controller's delete, before any pass of the At (envtest runs no garbage
+		// collector to finish a foreground deletion: background).
+		if err := c.Delete(ctx, &js[0], client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+			t.Fatal(err)
+		}
+		testenv.Eventually(t, "the Job is gone from the cache", func() bool {
+			var list batchv1.JobList
+			_ = c.List(ctx, &list, client.InNamespace(ns))
+			return len(list.Items) == 0
+		})
+		f.reconcile(t, at)
+		if at.Status.Phase != v1alpha1.AtSucceeded || at.Status.CompletionTime == nil || !at.Status.CompletionTime.Time.Equal(when.Add(2*time.Second)) {
+			t.Fatalf("status %+v; want Succeeded, completed when the Job did", at.Status)
+		}
+		if evs := f.drain(); slices.ContainsFunc(evs, func(e string) bool { return strings.Contains(e, ReasonJobDeleted) }) {
+			t.Errorf("events %q, want no %s", evs, ReasonJobDeleted)
 		}
 	})
 
@@ -374,7 +464,7 @@ func TestAtInLocalTime(t *testing.T) {
 		f.clock.SetTime(want)
 		f.reconcile(t, at)
 		js := f.jobsOf(t, at)
-		if len(js) != 1 || js[0].Name != fmt.Sprintf("gap-%d", want.Unix()/60) ||
+		if len(js) != 1 || js[0].Name != jobs.SlotName(at, want) ||
 			js[0].Annotations[jobs.ScheduledTimeAnnotation] != "2026-03-29T03:30:00+02:00" {
 			t.Fatalf("jobs %+v, want one named for %s with the Berlin time", js, want)
 		}

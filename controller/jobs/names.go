@@ -3,23 +3,59 @@ package jobs
 import (
 	"fmt"
 	"hash/fnv"
+	"strconv"
+	"strings"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // The names of the Jobs the manager creates. Both are deterministic, the idempotency lock of a
 // run: a second create of the same run fails with AlreadyExists, so a crash between the create
-// and the status write, or a second replica, never runs it twice.
+// and the status write, or a second replica, never runs it twice. Both carry a hash of the
+// owner's UID, so they are unique per owner incarnation: an At deleted and applied again, or an
+// At, a ScheduledJob and a built-in CronJob of the same name in one namespace, never name the
+// same Job (each would have found the other's Job and ended JobNameTaken).
 
-// SlotName is the Job of owner's run at slot: "<owner>-<unix minutes of the slot>", upstream
-// CronJob's name. An At's run is its one slot.
-func SlotName(owner string, slot time.Time) string {
+// maxNameLength is the longest Job name: the Job controller copies it into the job-name label
+// of the Job's pods, and label values are at most 63 characters.
+const maxNameLength = 63
+
+// SlotName is the Job of owner's run at slot: "<owner>-<unix minutes of the slot>-<owner UID
+// tag>", upstream CronJob's name plus OwnerTag. An At's run is its one slot. The owner's name is
+// cut short if the whole would exceed 63 characters (the tag keeps names of two owners apart).
+func SlotName(owner metav1.Object, slot time.Time) string {
+	return withOwner(owner.GetName(), fmt.Sprintf("-%d-%s", slot.Unix()/60, OwnerTag(owner.GetUID())))
+}
+
+// LegacySlotName is the name SlotName gave up to 0.1.0, "<owner>-<unix minutes of the slot>":
+// a Job created under it before an upgrade is still its slot's Job.
+func LegacySlotName(owner string, slot time.Time) string {
 	return fmt.Sprintf("%s-%d", owner, slot.Unix()/60)
 }
 
 // RunNowName is the Job of a ScheduledJob's run-now token: "<owner>-r<8 hex digits of the
-// token's FNV-1a hash>", so the same token never creates two Jobs.
-func RunNowName(owner, token string) string {
+// FNV-1a hash of the owner's UID and the token>", so the same token never creates two Jobs.
+func RunNowName(owner metav1.Object, token string) string {
 	h := fnv.New32a()
-	_, _ = h.Write([]byte(token))
-	return fmt.Sprintf("%s-r%08x", owner, h.Sum32())
+	_, _ = h.Write([]byte(string(owner.GetUID()) + "/" + token))
+	return withOwner(owner.GetName(), fmt.Sprintf("-r%08x", h.Sum32()))
+}
+
+// OwnerTag is 5 base-36 digits of the FNV-1a hash of uid: two incarnations of a name share a tag
+// with a chance of 1 in 60 million.
+func OwnerTag(uid types.UID) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(uid))
+	s := strconv.FormatUint(uint64(h.Sum32()%(36*36*36*36*36)), 36)
+	return strings.Repeat("0", 5-len(s)) + s
+}
+
+// withOwner is name followed by suffix, name cut so the whole fits in maxNameLength.
+func withOwner(name, suffix string) string {
+	if n := maxNameLength - len(suffix); len(name) > n {
+		name = name[:n]
+	}
+	return name + suffix
 }

@@ -57,6 +57,9 @@ func Parse(spec, timeZone string, from time.Time) (Schedule, error) {
 	if err != nil {
 		return Schedule{}, fmt.Errorf("%w %q: %w", ErrUnparseable, spec, err)
 	}
+	if err := checkEvery(strings.TrimSpace(spec)); err != nil {
+		return Schedule{}, err
+	}
 	out := Schedule{cron: s, loc: loc}
 	if ss, ok := s.(*cron.SpecSchedule); ok {
 		// Evaluate in our zone; robfig's starBit (1<<63) marks a field that began with * or ?.

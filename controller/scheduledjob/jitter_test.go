@@ -55,7 +55,7 @@ func TestJitterDelaysTheSlotNotItsIdentity(t *testing.T) {
 		t.Errorf("requeue after %s, want %s", before.requeueAfter, time.Second+schedule.Padding)
 	}
 	at := decide(sj, nil, topOfTheHour.Add(off), noneDeleted)
-	if len(at.creates) != 1 || at.creates[0].job.Name != jobs.SlotName(sj.Name, topOfTheHour) || !at.creates[0].slot.Equal(topOfTheHour) {
+	if len(at.creates) != 1 || at.creates[0].job.Name != jobs.SlotName(sj, topOfTheHour) || !at.creates[0].slot.Equal(topOfTheHour) {
 		t.Fatalf("creates at slot+offset = %+v, want one Job named for the slot", at.creates)
 	}
 	// startingDeadlineSeconds counts from the effective start.
@@ -76,7 +76,7 @@ func TestSeveralSchedulesRunOncePerSharedMinute(t *testing.T) {
 	}
 	sj := newSJ(lastSchedule(thePriorHour), several)
 	at := decide(sj, nil, topOfTheHour, noneDeleted) // 10:00: two schedules share it
-	if len(at.creates) != 1 || at.creates[0].job.Name != jobs.SlotName(sj.Name, topOfTheHour) {
+	if len(at.creates) != 1 || at.creates[0].job.Name != jobs.SlotName(sj, topOfTheHour) {
 		t.Fatalf("creates at a shared minute = %d, want exactly one Job for the slot", len(at.creates))
 	}
 	if n := at.status.NextScheduleTime; n == nil || !n.Time.Equal(topOfTheHour.Add(30*time.Minute)) {

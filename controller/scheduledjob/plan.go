@@ -234,7 +234,7 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 			if sj.Spec.ConcurrencyPolicy == v1alpha1.ReplaceConcurrent {
 				replaceActive()
 			}
-			p.creates = append(p.creates, creation{job: newJob(sj, jobs.RunNowName(sj.Name, token), now, sched.Location(), token), token: token})
+			p.creates = append(p.creates, creation{job: newJob(sj, jobs.RunNowName(sj, token), now, sched.Location(), token), token: token})
 		}
 	}
 
@@ -248,12 +248,12 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 		// Already processed.
 	case rejectedTemplate && st.LastSkippedTime != nil && st.LastSkippedTime.Time.Equal(*recentOK):
 		// The API server refused this slot's Job: the next slot tries again, not this one.
-	case hasJobNamed(children, jobs.SlotName(sj.Name, *recentOK)):
+	case slotJobExists(children, sj, *recentOK):
 		// The slot's Job exists but the status does not say so yet: the pass at the slot
 		// created it and left the status to this pass (or crashed, or lost its write). Record
 		// the slot and announce the Job; never create twice.
 		st.LastScheduleTime = &metav1.Time{Time: *recentOK}
-		p.events = append(p.events, event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + jobs.SlotName(sj.Name, *recentOK)})
+		p.events = append(p.events, event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + jobs.SlotName(sj, *recentOK)})
 	default:
 		slot := *recentOK
 		if missed == schedule.ManyMissed {
@@ -273,7 +273,7 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 		if sj.Spec.ConcurrencyPolicy == v1alpha1.ReplaceConcurrent && len(p.replace) == 0 {
 			replaceActive()
 		}
-		p.creates = append(p.creates, creation{job: newJob(sj, jobs.SlotName(sj.Name, slot), slot, sched.Location(), ""), slot: &slot})
+		p.creates = append(p.creates, creation{job: newJob(sj, jobs.SlotName(sj, slot), slot, sched.Location(), ""), slot: &slot})
 	}
 	return p
 }

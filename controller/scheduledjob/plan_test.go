@@ -120,7 +120,7 @@ const (
 // childJob is a Job of newSJ for slot, started at the slot, finished a minute later if done.
 func childJob(slot time.Time, state jobState) *batchv1.Job {
 	sj := newSJ()
-	j := newJob(sj, jobs.SlotName(sj.Name, slot), slot, time.UTC, "")
+	j := newJob(sj, jobs.SlotName(sj, slot), slot, time.UTC, "")
 	j.UID = types.UID(fmt.Sprintf("uid-%d", slot.Unix()))
 	j.Status.StartTime = ptr.To(metav1.NewTime(slot))
 	end := metav1.NewTime(slot.Add(time.Minute))
@@ -158,7 +158,7 @@ func reasons(p plan) []string {
 	return out
 }
 
-func slotName(t time.Time) string { return jobs.SlotName("mycronjob", t) }
+func slotName(t time.Time) string { return jobs.SlotName(newSJ(), t) }
 
 // TestDecide ports the behaviour of upstream's TestControllerV2SyncCronJob (our own cases,
 // same semantics) and adds what we do beyond upstream.
@@ -351,7 +351,7 @@ func TestDecide(t *testing.T) {
 			wantCreate: []string{slotName(topOfTheHour.Add(30 * time.Minute))}, wantRequeue: 50*time.Minute + schedule.Padding},
 		{name: "run-now creates one Job named after the token",
 			sj: newSJ(lastSchedule(topOfTheHour), runNow("t1")), now: justAfterTheHour,
-			wantCreate: []string{jobs.RunNowName("mycronjob", "t1")}, wantRequeue: 59*time.Minute + schedule.Padding,
+			wantCreate: []string{jobs.RunNowName(newSJ(), "t1")}, wantRequeue: 59*time.Minute + schedule.Padding,
 			check: func(t *testing.T, p plan) {
 				if p.creates[0].token != "t1" || p.creates[0].job.Annotations[keys.AnnotationRunNowToken] != "t1" {
 					t.Errorf("creation = %+v, want token t1 recorded", p.creates[0])
@@ -369,12 +369,12 @@ func TestDecide(t *testing.T) {
 			}},
 		{name: "run-now under Replace deletes the active Job first",
 			sj: newSJ(policy(v1alpha1.ReplaceConcurrent), lastSchedule(thePriorHour), activeIn(prior), runNow("t3")), jobs: []*batchv1.Job{prior}, now: thePriorHour.Add(10 * time.Minute),
-			wantCreate: []string{jobs.RunNowName("mycronjob", "t3")}, wantReplace: []string{prior.Name}, wantActive: 1, wantRequeue: 50*time.Minute + schedule.Padding},
+			wantCreate: []string{jobs.RunNowName(newSJ(), "t3")}, wantReplace: []string{prior.Name}, wantActive: 1, wantRequeue: 50*time.Minute + schedule.Padding},
 		{name: "run-now while suspended is skipped",
 			sj: newSJ(suspended, lastSchedule(topOfTheHour), runNow("t4")), now: justAfterTheHour, wantEvents: []string{ReasonRunNowSkipped}, wantRequeue: 59*time.Minute + schedule.Padding},
 		{name: "run-now and a due slot under Forbid: the run-now Job holds the slot back",
 			sj: newSJ(policy(v1alpha1.ForbidConcurrent), lastSchedule(thePriorHour), runNow("t5")), now: justAfterTheHour,
-			wantCreate: []string{jobs.RunNowName("mycronjob", "t5")}, wantEvents: []string{ReasonJobAlreadyActive}, wantSkipped: ReasonJobAlreadyActive, wantRequeue: 59*time.Minute + schedule.Padding},
+			wantCreate: []string{jobs.RunNowName(newSJ(), "t5")}, wantEvents: []string{ReasonJobAlreadyActive}, wantSkipped: ReasonJobAlreadyActive, wantRequeue: 59*time.Minute + schedule.Padding},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package scheduledjob
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,9 +17,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/writegate"
 )
 
@@ -27,6 +30,10 @@ const Name = "scheduledjob"
 
 // +kubebuilder:rbac:groups=ops.platform-operators.io,resources=scheduledjobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=ops.platform-operators.io,resources=scheduledjobs/status,verbs=get;update;patch
+// The Job's owner reference sets blockOwnerDeletion, which the OwnerReferencesPermissionEnforcement
+// admission plugin (OpenShift, hardened clusters) allows only to who may update the owner's
+// finalizers; upstream's cronjob-controller has the same rule.
+// +kubebuilder:rbac:groups=ops.platform-operators.io,resources=scheduledjobs/finalizers,verbs=update
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 
 // Metrics are the ScheduledJob controller's Prometheus series.
@@ -104,6 +111,9 @@ type Reconciler struct {
 	confirmed confirmations
 	// fair orders the passes due at a shared slot round-robin over namespaces.
 	fair fairShare
+	// gone are the ScheduledJob Jobs seen deleted after they finished (a short
+	// ttlSecondsAfterFinished), until the status records them.
+	gone *jobs.Gone
 }
 
 // maxWriteHold bounds how long a status patch or history delete waits for in-flight creates.
@@ -125,12 +135,24 @@ func WatchedObjects() []client.Object {
 
 // SetupWithManager registers the controller; the Job field index must already be registered.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := r.watchGone(mgr); err != nil {
+		return err
+	}
+	// Owns, with the deletion of a finished Job recorded before its ScheduledJob is enqueued.
+	owner := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &v1alpha1.ScheduledJob{}, handler.OnlyControllerOwner())
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(Name).
 		For(&v1alpha1.ScheduledJob{}).
-		Owns(&batchv1.Job{}).
+		Watches(&batchv1.Job{}, jobs.RecordingDeletes(r.gone, owner)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Complete(r)
+}
+
+// watchGone starts remembering the ScheduledJob Jobs deleted after they finished, from the
+// manager's Job informer (on every replica, leader or not).
+func (r *Reconciler) watchGone(mgr ctrl.Manager) error {
+	r.gone = jobs.NewGone("ScheduledJob", r.Clock)
+	return r.gone.Register(context.Background(), mgr.GetCache())
 }
 
 // Reconcile runs one pass: read, decide, then carry the plan out in the order of the slot
@@ -146,6 +168,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	p := decide(&sj, children, r.Clock.Now(), r.deleted.has)
+	// A Job already deleted (by its TTL, or being deleted) is history, never pruned again.
+	p.prune = slices.DeleteFunc(p.prune, func(j *batchv1.Job) bool { return j.DeletionTimestamp != nil })
 	if len(p.creates) > 0 {
 		current, err := r.confirmed.current(ctx, r.APIReader, &sj)
 		if err != nil {
@@ -178,7 +202,9 @@ func (r *Reconciler) children(ctx context.Context, sj *v1alpha1.ScheduledJob) ([
 	out := make([]*batchv1.Job, 0, len(list.Items))
 	seen := map[string]bool{}
 	for i := range list.Items {
-		if list.Items[i].DeletionTimestamp != nil {
+		// A Job being deleted is not active; one that finished (its TTL's foreground deletion
+		// waits for its pods) still tells how its run ended.
+		if finished, _, _ := jobs.Finished(&list.Items[i]); list.Items[i].DeletionTimestamp != nil && !finished {
 			continue
 		}
 		out = append(out, &list.Items[i])
@@ -198,8 +224,34 @@ func (r *Reconciler) children(ctx context.Context, sj *v1alpha1.ScheduledJob) ([
 			out = append(out, &j)
 		}
 	}
+	out = append(out, r.goneChildren(sj, seen)...)
 	sortJobs(out)
 	return out, nil
+}
+
+// goneChildren are sj's Jobs that finished and were deleted (a short ttlSecondsAfterFinished)
+// before the status recorded how they ended: still active in it, their run still Running, or
+// their slot or run-now token not yet recorded. Each is passed to decide as last seen, marked
+// deleted, so its run is recorded as it ended (not Deleted), it is not reported missing, and its
+// slot is not run again; once the status records it, it is left out.
+func (r *Reconciler) goneChildren(sj *v1alpha1.ScheduledJob, seen map[string]bool) []*batchv1.Job {
+	if r.gone == nil {
+		return nil
+	}
+	var out []*batchv1.Job
+	for _, j := range r.gone.Of(sj.UID) {
+		if seen[j.Name] {
+			continue
+		}
+		running := slices.ContainsFunc(sj.Status.Runs, func(run v1alpha1.ScheduledJobRun) bool {
+			return run.JobName == j.Name && run.Result == v1alpha1.RunRunning
+		})
+		if wasActive(sj, j.UID) || running || !claimRecorded(&sj.Status, sj.Annotations[keys.AnnotationRunNow], j) {
+			j.DeletionTimestamp = &metav1.Time{Time: r.Clock.Now()}
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
 // createJob creates a Job. AlreadyExists means an earlier reconcile created it and crashed or

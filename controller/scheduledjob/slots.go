@@ -28,9 +28,11 @@ package scheduledjob
 //  4. Observe. A Job that the last status lists as active and that is gone is reported
 //     (MissingJob) only if this process did not delete it itself (concurrencyPolicy Replace).
 //
-// A Job deleted by someone else before its slot was recorded (a ttlSecondsAfterFinished of 0 on
-// a Job that ends within milliseconds) cannot be told from a slot never run; upstream's CronJob
-// has the same limit.
+// A Job that finished and was deleted (a ttlSecondsAfterFinished of 0 on a Job that ends within
+// milliseconds) before its slot was recorded is still the slot's Job: the reconciler passes it to
+// decide as the informer last saw it (jobs.Gone, goneChildren). One deleted before it finished, or
+// while no replica watched, cannot be told from a slot never run; upstream's CronJob has the same
+// limit.
 
 import (
 	"context"
@@ -277,4 +279,11 @@ func rejected(sj *v1alpha1.ScheduledJob, p *plan, c creation, msg string) {
 		st.LastRunNowToken = c.token
 	}
 	setReady(sj, st, metav1.ConditionFalse, ReasonJobRejected, msg)
+}
+
+// slotJobExists reports whether sj's Job for slot is among its children: named as SlotName
+// names it, or as it was named up to 0.1.0 (a slot created just before an upgrade and recorded
+// after it must not run again under its new name).
+func slotJobExists(children []*batchv1.Job, sj *v1alpha1.ScheduledJob, slot time.Time) bool {
+	return hasJobNamed(children, jobs.SlotName(sj, slot)) || hasJobNamed(children, jobs.LegacySlotName(sj.Name, slot))
 }

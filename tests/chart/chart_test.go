@@ -348,6 +348,7 @@ func TestRender(t *testing.T) {
 					"--leader-elect-lease-duration=15s",
 					"--leader-elect-renew-deadline=10s",
 					"--leader-elect-retry-period=2s",
+					"--graceful-shutdown-timeout=30s",
 					"--controllers=" + strings.Join(controllersArg(c.Args), ","),
 					"--secretsync-workers=32",
 					"--default-secretsync-name=secretsync-default",
@@ -406,8 +407,8 @@ func TestRender(t *testing.T) {
 				if got := manager(t, r).SecurityContext; !reflect.DeepEqual(got, wantContainer) {
 					t.Errorf("container securityContext = %+v, want %+v", got, wantContainer)
 				}
-				if got := ptr.Deref(spec.TerminationGracePeriodSeconds, 0); got != 30 {
-					t.Errorf("terminationGracePeriodSeconds = %d, want 30", got)
+				if got := ptr.Deref(spec.TerminationGracePeriodSeconds, 0); got != 45 {
+					t.Errorf("terminationGracePeriodSeconds = %d, want 45", got)
 				}
 			},
 		},

@@ -5,7 +5,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -227,4 +229,32 @@ func TestLeaderElectionTimings(t *testing.T) {
 		}
 	}
 	wantRenderError(t, "leaderElection:\n  leaseDuration: 15\n", "/leaderElection/leaseDuration")
+}
+
+// Issue 29: the kubelet kills the manager terminationGracePeriodSeconds after SIGTERM; the
+// manager releases the leader Lease only after its controllers drained, for at most
+// --graceful-shutdown-timeout. The drain must end with a margin before the kill, or a slow drain
+// takes the release with it and a standby waits out the whole lease.
+func TestShutdownTimeoutEndsBeforeTheGracePeriod(t *testing.T) {
+	for _, tc := range []struct {
+		values      string
+		grace, want int
+	}{
+		{"", 45, 30},
+		{"terminationGracePeriodSeconds: 120\n", 120, 105},
+		{"terminationGracePeriodSeconds: 30\n", 30, 20},
+		{"terminationGracePeriodSeconds: 6\n", 6, 4},
+	} {
+		r := renderValues(t, tc.values)
+		grace := only[*appsv1.Deployment](t, r).Spec.Template.Spec.TerminationGracePeriodSeconds
+		arg := argWithPrefix(manager(t, r).Args, "--graceful-shutdown-timeout=")
+		timeout, err := time.ParseDuration(strings.TrimPrefix(arg, "--graceful-shutdown-timeout="))
+		if err != nil || grace == nil || *grace != int64(tc.grace) || timeout != time.Duration(tc.want)*time.Second {
+			t.Errorf("values %q: grace %v, %q (%v); want grace %d s and --graceful-shutdown-timeout=%ds", tc.values, grace, arg, err, tc.grace, tc.want)
+			continue
+		}
+		if margin := time.Duration(*grace)*time.Second - timeout; margin < time.Duration(*grace)*time.Second/3 && margin < 15*time.Second {
+			t.Errorf("values %q: only %v between the end of the drain and the kill", tc.values, margin)
+		}
+	}
 }

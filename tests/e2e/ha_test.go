@@ -126,6 +126,7 @@ func TestDrain(t *testing.T) {
 	var jw *jobWatch
 	var drained string
 	var drainSlot time.Time
+	var sjs []*v1alpha1.ScheduledJob // as created: their UIDs are in their Jobs' names
 	f := features.New("a drain of the leader's node during a slot and a fan-out")
 	f = withNamespace(f, haNamespace)
 	f = f.Setup(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -162,6 +163,7 @@ func TestDrain(t *testing.T) {
 			if err := c.Create(ctx, sj); err != nil {
 				t.Fatal(err)
 			}
+			sjs = append(sjs, sj)
 		}
 		return ctx
 	})
@@ -245,9 +247,9 @@ func TestDrain(t *testing.T) {
 		seen := jw.snapshot()
 		jw.stop()
 		var missing, twice []string
-		for i := range haJobs {
+		for _, sj := range sjs {
 			for _, slot := range []time.Time{drainSlot.Add(-time.Minute), drainSlot, drainSlot.Add(time.Minute)} {
-				name := jobs.SlotName(fmt.Sprintf("ha-%d", i), slot)
+				name := jobs.SlotName(sj, slot)
 				switch n := seen[name]; {
 				case n == 0:
 					missing = append(missing, name)

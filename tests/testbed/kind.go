@@ -135,6 +135,14 @@ kubeadmConfigPatches:
   # This VM runs cgroup v1; the kubelet refuses it from 1.35 on unless told otherwise.
   kind: KubeletConfiguration
   failCgroupV1: false
+- |
+  # OpenShift's admission: an ownerReference with blockOwnerDeletion needs update on the owner's
+  # finalizers (issue 29: without the RBAC for it no At or ScheduledJob could create a Job there).
+  # NodeRestriction is kubeadm's default, which this list replaces.
+  kind: ClusterConfiguration
+  apiServer:
+    extraArgs:
+      enable-admission-plugins: NodeRestriction,OwnerReferencesPermissionEnforcement
 `)
 	if k.Registry != "" {
 		fmt.Fprintf(&b, `containerdConfigPatches:

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -22,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
@@ -32,7 +34,9 @@ import (
 type Env struct {
 	Manager ctrl.Manager
 	Client  client.Client
-	Ctx     context.Context
+	// Admin is a cluster-admin client: the manager's own client, except in StartAsChartManager.
+	Admin client.Client
+	Ctx   context.Context
 }
 
 // StartAPIServer starts envtest's kube-apiserver and etcd (from KUBEBUILDER_ASSETS) with the
@@ -71,6 +75,64 @@ func StartSuite(crdFiles ...string) (*rest.Config, func() error, error) {
 	return cfg, env.Stop, nil
 }
 
+// chartDir is the chart's directory in the repository.
+func chartDir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "charts", "platform-operators")
+}
+
+// StartAsChartManager is Start with the manager running as the chart deploys it on a hardened
+// cluster: the API server has the OwnerReferencesPermissionEnforcement admission plugin on
+// (OpenShift, OKD), and the manager's client is a user bound to the chart's ClusterRole
+// (files/rbac/role.yaml, generated from the RBAC markers) instead of cluster admin, so a write
+// that the chart's rules or the plugin refuse fails here as it does there. Env.Admin is the
+// cluster admin, for the test's own objects.
+func StartAsChartManager(t *testing.T, setup func(mgr ctrl.Manager) error) *Env {
+	t.Helper()
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Fatal("KUBEBUILDER_ASSETS is not set: run through `make test-go`, which points it at bin/ (built by `make tools`)")
+	}
+	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join(chartDir(), "files", "crds")}, ErrorIfCRDPathMissing: true}
+	env.ControlPlane.GetAPIServer().Configure().Append("enable-admission-plugins", "OwnerReferencesPermissionEnforcement")
+	adminCfg, err := env.Start()
+	if err != nil {
+		t.Fatalf("starting envtest: %v", err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	scheme := Scheme(t)
+	admin, err := client.New(adminCfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const user = "system:serviceaccount:platform-operators:platform-operators"
+	data, err := os.ReadFile(filepath.Join(chartDir(), "files", "rbac", "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.Unmarshal(data, &role); err != nil || len(role.Rules) == 0 {
+		t.Fatalf("files/rbac/role.yaml: %v (%d rules)", err, len(role.Rules))
+	}
+	role.ObjectMeta = metav1.ObjectMeta{Name: "platform-operators-manager"}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "platform-operators-manager"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+	}
+	for _, obj := range []client.Object{&role, binding} {
+		if err := admin.Create(context.Background(), obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u, err := env.AddUser(envtest.User{Name: user}, adminCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := start(t, u.Config(), scheme, setup)
+	e.Admin = admin
+	return e
+}
+
 // Scheme knows the built-in kinds and ours.
 func Scheme(t *testing.T) *k8sruntime.Scheme {
 	t.Helper()
@@ -88,7 +150,14 @@ func Scheme(t *testing.T) *k8sruntime.Scheme {
 func Start(t *testing.T, setup func(mgr ctrl.Manager) error) *Env {
 	t.Helper()
 	cfg := StartAPIServer(t)
-	scheme := Scheme(t)
+	e := start(t, cfg, Scheme(t), setup)
+	e.Admin = e.Client
+	return e
+}
+
+// start builds and starts a manager on cfg, its cache configured as the manager's.
+func start(t *testing.T, cfg *rest.Config, scheme *k8sruntime.Scheme, setup func(mgr ctrl.Manager) error) *Env {
+	t.Helper()
 	obj, by := jobs.CacheByObject()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     scheme,
@@ -119,7 +188,7 @@ func Start(t *testing.T, setup func(mgr ctrl.Manager) error) *Env {
 // Namespace creates a namespace for one test.
 func (e *Env) Namespace(t *testing.T, name string) string {
 	t.Helper()
-	if err := e.Client.Create(e.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+	if err := e.Admin.Create(e.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 		t.Fatal(err)
 	}
 	return name
