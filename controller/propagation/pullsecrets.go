@@ -79,7 +79,9 @@ func PullSecrets(sa *corev1.ServiceAccount, want, known map[string]bool) (*corev
 // PullSecretNames is what the imagePullSecrets of a SecretSync's ServiceAccounts should say, per
 // namespace: want, the copies to list (Docker config copies that are live and that the plan
 // neither removes nor reports in conflict), and known, every copy the SecretSync manages there
-// (wanted or owned), the only names an entry of ours may be removed for. notDocker names the
+// (wanted or owned), the only names an entry of ours may be removed for. A name whose copy is
+// held by another (a conflict) is not known: the entry belongs to whoever holds the copy, so
+// that two SecretSyncs wanting one copy name never remove each other's entry. notDocker names the
 // copies that cannot be image pull secrets (not kubernetes.io/dockerconfigjson: the type comes
 // from the source, so it is known before the copy exists); it is set only when forServiceAccounts
 // names any. It is pure: the reconciler lists the ServiceAccounts and calls PullSecrets on each.
@@ -92,16 +94,21 @@ func PullSecretNames(plan Plan, want []*corev1.Secret, live Lookup, owned []*cor
 		m[ns][name] = true
 	}
 	// A copy the plan deletes, releases or reports in conflict is not to be listed.
-	blocked := map[types.NamespacedName]bool{}
+	blocked, held := map[types.NamespacedName]bool{}, map[types.NamespacedName]bool{}
 	for _, a := range plan.Actions {
 		if a.Op != OpCreate && a.Op != OpUpdate && a.Op != OpReplace {
 			blocked[a.Key] = true
+		}
+		if a.Op == OpConflict {
+			held[a.Key] = true
 		}
 	}
 	seenNotDocker := map[string]bool{}
 	for _, w := range want {
 		key := types.NamespacedName{Namespace: w.Namespace, Name: w.Name}
-		add(known, w.Namespace, w.Name)
+		if !held[key] {
+			add(known, w.Namespace, w.Name)
+		}
 		if !forServiceAccounts {
 			continue
 		}

@@ -2,12 +2,15 @@ package secretsync
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -35,6 +38,9 @@ const (
 // leader (a manager Runnable that needs leader election).
 type Default struct {
 	Client client.Client
+	// Reader reads the SecretSync past the cache (which drops managedFields), to tell the
+	// imagePullSecretFor entries the chart applied from those a user added; nil is Client.
+	Reader client.Reader
 	// Cache supplies the SecretSync informer whose events wake Default (the manager's cache).
 	// Required: without it the SecretSync would be applied once and not kept.
 	Cache           cache.Informers
@@ -132,11 +138,16 @@ func (d *Default) ensure(ctx context.Context) (bool, error) {
 	cur := &v1alpha1.SecretSync{}
 	err := d.Client.Get(ctx, client.ObjectKey{Name: d.Name}, cur)
 	switch {
-	case err == nil && d.matches(cur):
-		// As the chart wants it (every restart, every status or user-only change): no write.
-		return false, nil
 	case err != nil && !apierrors.IsNotFound(err):
 		return false, err
+	case err == nil && d.matches(cur):
+		// As the chart wants it (every restart, every status or user-only change): no write.
+		// Unless it lists a ServiceAccount the chart applied and no longer lists: the apply
+		// (imagePullSecretFor is a set) removes it, and keeps those a user added.
+		dropped, err := d.dropsAServiceAccount(ctx, cur)
+		if err != nil || !dropped {
+			return false, err
+		}
 	}
 	// Force: the fields in this object are the chart's, whoever changed them since. Only they
 	// are in it, so fields a user added keep their owner and their value.
@@ -145,6 +156,56 @@ func (d *Default) ensure(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	return true, nil
+}
+
+// dropsAServiceAccount reports whether cur lists in imagePullSecretFor a ServiceAccount that
+// Default's field manager applied and that the chart no longer names. Only a SecretSync that
+// lists more than the chart names is read again (past the cache, for its managedFields).
+func (d *Default) dropsAServiceAccount(ctx context.Context, cur *v1alpha1.SecretSync) (bool, error) {
+	extra := slices.DeleteFunc(slices.Clone(cur.Spec.ImagePullSecretFor), func(n string) bool {
+		return slices.Contains(d.ImagePullSecretFor, n)
+	})
+	if len(extra) == 0 {
+		return false, nil
+	}
+	reader := d.Reader
+	if reader == nil {
+		reader = d.Client
+	}
+	live := &v1alpha1.SecretSync{}
+	if err := reader.Get(ctx, client.ObjectKey{Name: d.Name}, live); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	applied := appliedServiceAccounts(live.ManagedFields)
+	return slices.ContainsFunc(extra, func(n string) bool { return applied[n] }), nil
+}
+
+// appliedServiceAccounts returns the imagePullSecretFor entries DefaultFieldOwner's apply owns,
+// read from managedFields: in FieldsV1 a set's item is the key `v:<item as JSON>`.
+func appliedServiceAccounts(fields []metav1.ManagedFieldsEntry) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range fields {
+		if f.Manager != DefaultFieldOwner || f.Operation != metav1.ManagedFieldsOperationApply || f.FieldsV1 == nil {
+			continue
+		}
+		var tree struct {
+			Spec map[string]json.RawMessage `json:"f:spec"`
+		}
+		if json.Unmarshal(f.FieldsV1.Raw, &tree) != nil {
+			continue
+		}
+		var items map[string]json.RawMessage
+		if json.Unmarshal(tree.Spec["f:imagePullSecretFor"], &items) != nil {
+			continue
+		}
+		for k := range items {
+			var name string
+			if v, ok := strings.CutPrefix(k, "v:"); ok && json.Unmarshal([]byte(v), &name) == nil {
+				out[name] = true
+			}
+		}
+	}
+	return out
 }
 
 // object is the apply configuration: exactly the fields Default owns.

@@ -74,6 +74,10 @@ type Reconciler struct {
 	rejected sync.Map
 	// lastStatus is the status last written per SecretSync name (see writeStatus).
 	lastStatus sync.Map
+	// waiting holds, per SecretSync name, the targets its last whole pass found held by a copy
+	// of another owner (map[targetKey]bool, replaced whole): when that copy goes away or changes
+	// hands, its event wakes the SecretSyncs waiting for the target (see copyEvents).
+	waiting sync.Map
 }
 
 // Reconcile implements reconcile.Reconciler. A request names a SecretSync (it is
@@ -87,6 +91,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				return ctrl.Result{}, nil // the whole pass cleans up
 			}
 			r.lastStatus.Delete(req.Name)
+			r.waiting.Delete(req.Name)
 			return r.cleanup(ctx, req.Name)
 		}
 		return ctrl.Result{}, err
@@ -95,31 +100,46 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	kind := kindOf(ss.Spec.Source.Kind)
 	obs, err := r.observe(ctx, ss, kind, req.Namespace)
 	if err != nil {
-		return ctrl.Result{}, err
+		if req.Namespace != "" || ctx.Err() != nil {
+			return ctrl.Result{}, err // the whole pass (or the next leader) reports it
+		}
+		// Ready must not keep saying True while the pass cannot see the world.
+		return r.writeReadFailure(ctx, ss, err)
 	}
 	var res result
+	var plan propagation.Plan
 	if obs.blocked == nil {
-		plan := propagation.Compute(ss.Name, obs.want, obs.lookup, obs.owned, propagation.DeletionPolicy(string(ss.Spec.DeletionPolicy)))
-		// ServiceAccounts before copies: a reconcile tells which imagePullSecrets entries are
-		// this SecretSync's from its live copies, so an entry must be removed while its copy
-		// still exists. When a ServiceAccount patch met a stale cache, the copies stay until the
-		// retry. (A copy created below is listed by the reconcile its creation event triggers.)
+		plan = propagation.Compute(ss.Name, obs.want, obs.lookup, obs.owned, propagation.DeletionPolicy(string(ss.Spec.DeletionPolicy)))
+		if removes(plan) {
+			if obs.blocked, err = r.confirmSourceNamespace(ctx, ss.Spec.Source.Namespace); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+	}
+	if obs.blocked == nil {
+		// Copies are written first, then ServiceAccounts, then copies removed. A reconcile tells
+		// which imagePullSecrets entries are this SecretSync's from its live copies: an entry is
+		// added once its copy exists (in the same pass, so that the pods of a new namespace
+		// find it listed as early as possible), and removed while its copy still exists. When a
+		// ServiceAccount patch met a stale cache, the removals wait for the retry.
+		additions, removals := splitRemovals(plan)
+		res = r.apply(ctx, ss.Name, kind, additions)
 		var sas result
 		if kind == secretKind { // admission refuses imagePullSecretFor on ConfigMaps
-			r.syncPullSecrets(ctx, ss, obs, plan, &sas)
+			r.syncPullSecrets(ctx, ss, obs.withPresent(res.present), plan, &sas)
 		}
-		if sas.requeue {
-			plan.Actions = slices.DeleteFunc(plan.Actions, func(a propagation.Action) bool {
-				return a.Op == propagation.OpDelete || a.Op == propagation.OpRelease
-			})
+		if !sas.requeue {
+			res.add(r.apply(ctx, ss.Name, kind, removals))
 		}
-		res = r.apply(ctx, ss.Name, kind, plan)
 		// A target whose namespace is being deleted is not wanted any more (the namespace's
 		// update event brings a reconcile that no longer lists it).
 		res.desired, res.inStep = plan.Desired-res.skipped, plan.InStep
 		res.requeue = res.requeue || sas.requeue
 		res.writeErr = errors.Join(res.writeErr, sas.writeErr)
 		res.notDockerConfig = sas.notDockerConfig
+		if req.Namespace == "" {
+			r.recordWaiting(ss.Name, kind, res.conflicts)
+		}
 	}
 	if req.Namespace != "" {
 		// One namespace's pass sees one namespace: the status, which counts them all, is the
@@ -173,15 +193,20 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 		}
 		nsSel = s
 	}
-	// A missing source namespace is most likely a typo or a namespace not created yet: report it
-	// and touch nothing, rather than treat every copy as unwanted.
+	// A missing source namespace is most likely a typo or a namespace not created yet, and one
+	// being deleted loses its Secrets first: report it and touch nothing, rather than treat
+	// every copy as unwanted (one mistaken namespace deletion would strip every tenant).
 	srcNS := &corev1.Namespace{}
 	if err := r.Client.Get(ctx, types.NamespacedName{Name: src.Namespace}, srcNS); err != nil {
 		if apierrors.IsNotFound(err) {
-			obs.blocked = &blocker{ReasonSourceNamespaceNotFound, fmt.Sprintf("source namespace %q does not exist; nothing is copied or removed until it does", src.Namespace)}
+			obs.blocked = sourceNamespaceGone(src.Namespace, nil)
 			return obs, nil
 		}
 		return obs, err
+	}
+	if srcNS.DeletionTimestamp != nil {
+		obs.blocked = sourceNamespaceGone(src.Namespace, srcNS)
+		return obs, nil
 	}
 	reader, err := r.Sources.Reader(ctx, src.Namespace, kind)
 	if err != nil {
@@ -252,6 +277,68 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 	return obs, nil
 }
 
+// sourceNamespaceGone is the blocker of a source namespace that does not exist (ns nil) or is
+// being deleted.
+func sourceNamespaceGone(name string, ns *corev1.Namespace) *blocker {
+	if ns == nil {
+		return &blocker{ReasonSourceNamespaceNotFound, fmt.Sprintf("source namespace %q does not exist; nothing is copied or removed until it does", name)}
+	}
+	return &blocker{ReasonSourceNamespaceTerminating, fmt.Sprintf("source namespace %q is being deleted; nothing is copied or removed (the copies and imagePullSecrets entries stay) until it is re-created or the SecretSync changes", name)}
+}
+
+// confirmSourceNamespace reads the source namespace past the cache before a plan removes
+// copies: the source informer can deliver the deletions of a terminating namespace's Secrets
+// before the manager's cache shows the namespace terminating, and a removal is not undone by
+// the next pass. It returns the blocker when the namespace is missing or being deleted.
+func (r *Reconciler) confirmSourceNamespace(ctx context.Context, name string) (*blocker, error) {
+	ns := &corev1.Namespace{}
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Name: name}, ns); err != nil {
+		if apierrors.IsNotFound(err) {
+			return sourceNamespaceGone(name, nil), nil
+		}
+		return nil, err
+	}
+	if ns.DeletionTimestamp != nil {
+		return sourceNamespaceGone(name, ns), nil
+	}
+	return nil, nil
+}
+
+// removes reports whether the plan deletes or releases a copy.
+func removes(plan propagation.Plan) bool {
+	return slices.ContainsFunc(plan.Actions, func(a propagation.Action) bool {
+		return a.Op == propagation.OpDelete || a.Op == propagation.OpRelease
+	})
+}
+
+// splitRemovals splits a plan into its other actions and the deletes and releases.
+func splitRemovals(plan propagation.Plan) (other, removals propagation.Plan) {
+	for _, a := range plan.Actions {
+		if a.Op == propagation.OpDelete || a.Op == propagation.OpRelease {
+			removals.Actions = append(removals.Actions, a)
+		} else {
+			other.Actions = append(other.Actions, a)
+		}
+	}
+	return other, removals
+}
+
+// withPresent is the observation with the copies a write just made (present) looked up as
+// live, so that the ServiceAccounts list them in the pass that created them.
+func (obs observation) withPresent(present map[types.NamespacedName]*corev1.Secret) observation {
+	if len(present) == 0 {
+		return obs
+	}
+	live := obs.lookup
+	obs.lookup = func(k types.NamespacedName) *corev1.Secret {
+		if c := live(k); c != nil {
+			return c
+		}
+		return present[k]
+	}
+	return obs
+}
+
 // namespaces lists every namespace, or only the one named (none when it does not exist).
 func (r *Reconciler) namespaces(ctx context.Context, only string) ([]*corev1.Namespace, error) {
 	if only != "" {
@@ -291,6 +378,29 @@ type result struct {
 	notDockerConfig []string
 	// writeErr is the first unexpected write error (returned to back off).
 	writeErr error
+	// present are the copies a create or replace of this pass left in step (written, or found
+	// written past a stale cache), by key: they exist although the cache does not show them yet.
+	present map[types.NamespacedName]*corev1.Secret
+}
+
+// add folds the result of another apply of the same pass into res.
+func (res *result) add(o result) {
+	res.caughtUp += o.caughtUp
+	for op, n := range o.written {
+		res.written[op] += n
+	}
+	res.conflicts = append(res.conflicts, o.conflicts...)
+	res.failures = append(res.failures, o.failures...)
+	res.rejected = res.rejected || o.rejected
+	res.skipped += o.skipped
+	res.requeue = res.requeue || o.requeue
+	res.writeErr = errors.Join(res.writeErr, o.writeErr)
+	for k, c := range o.present {
+		if res.present == nil {
+			res.present = map[types.NamespacedName]*corev1.Secret{}
+		}
+		res.present[k] = c
+	}
 }
 
 func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, plan propagation.Plan) result {
@@ -330,6 +440,12 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 		var rejected *rejectedError
 		switch {
 		case err == nil:
+			if a.Op == propagation.OpCreate || a.Op == propagation.OpReplace {
+				if res.present == nil {
+					res.present = map[types.NamespacedName]*corev1.Secret{}
+				}
+				res.present[a.Key] = a.Want
+			}
 			if op != "" {
 				res.written[op]++
 				r.Metrics.Writes.WithLabelValues(name, string(op)).Inc()

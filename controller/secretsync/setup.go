@@ -129,9 +129,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 		Named(Name).
 		For(&v1alpha1.SecretSync{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&corev1.Namespace{}, r.namespaceEvents(), builder.WithPredicates(namespacePredicate())).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(forCopy)).
-		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(forCopy)).
-		Watches(&corev1.ServiceAccount{}, handler.EnqueueRequestsFromMapFunc(r.forServiceAccount), builder.WithPredicates(serviceAccountPredicate())).
+		Watches(&corev1.Secret{}, r.copyEvents(secretKind)).
+		Watches(&corev1.ConfigMap{}, r.copyEvents(configMapKind)).
+		Watches(&corev1.ServiceAccount{}, r.serviceAccountEvents(), builder.WithPredicates(serviceAccountPredicate())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Build(r)
 	if err != nil {
@@ -223,6 +223,86 @@ func forCopy(_ context.Context, o client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: n}}}
 	}
 	return nil
+}
+
+// copyEvents maps a copy's events to the SecretSync named by its label (forCopy) and, when the
+// copy is deleted or its label changes, to the SecretSyncs waiting for its target (a rename:
+// the old SecretSync's copies go, and the new one takes the targets at once rather than at
+// its next conflict recheck).
+func (r *Reconciler) copyEvents(kind *objectKind) handler.EventHandler {
+	add := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], reqs []reconcile.Request) {
+		for _, req := range reqs {
+			q.Add(req)
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(q, forCopy(ctx, e.Object))
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(q, forCopy(ctx, e.ObjectOld))
+			add(q, forCopy(ctx, e.ObjectNew))
+			if e.ObjectOld.GetLabels()[keys.LabelSecretSync] != e.ObjectNew.GetLabels()[keys.LabelSecretSync] {
+				add(q, r.waitingFor(kind, e.ObjectNew))
+			}
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(q, forCopy(ctx, e.Object))
+			add(q, r.waitingFor(kind, e.Object))
+		},
+	}
+}
+
+// recordWaiting remembers the targets a whole pass of the SecretSync found held by another
+// owner's copy (conflicts), for copyEvents.
+func (r *Reconciler) recordWaiting(name string, kind *objectKind, conflicts []v1alpha1.TargetFailure) {
+	if len(conflicts) == 0 {
+		r.waiting.Delete(name)
+		return
+	}
+	m := make(map[targetKey]bool, len(conflicts))
+	for _, c := range conflicts {
+		m[targetKey{kind.name, types.NamespacedName{Namespace: c.Namespace, Name: c.Name}}] = true
+	}
+	r.waiting.Store(name, m)
+}
+
+// waitingFor returns the whole passes of the SecretSyncs waiting for the target o occupies.
+func (r *Reconciler) waitingFor(kind *objectKind, o client.Object) []reconcile.Request {
+	tk := targetKey{kind.name, types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}}
+	var out []reconcile.Request
+	r.waiting.Range(func(name, v any) bool {
+		if v.(map[targetKey]bool)[tk] {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: name.(string)}})
+		}
+		return true
+	})
+	return out
+}
+
+// serviceAccountEvents queues, for a ServiceAccount that appears or whose imagePullSecrets or
+// our annotation change, the pass of its namespace of every SecretSync that names it or may
+// have an entry on it: a new namespace's ServiceAccount is filled without a pass over every
+// other namespace. The informer's initial list queues the whole passes instead (once each).
+func (r *Reconciler) serviceAccountEvents() handler.EventHandler {
+	enqueue := func(ctx context.Context, sa client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request], initial bool) {
+		for _, req := range r.forServiceAccount(ctx, sa) {
+			if !initial {
+				req.Namespace = sa.GetNamespace()
+			}
+			q.Add(req)
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, e.Object, q, e.IsInInitialList)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			// Both: an annotation of ours removed is seen on the old object only.
+			enqueue(ctx, e.ObjectOld, q, false)
+			enqueue(ctx, e.ObjectNew, q, false)
+		},
+	}
 }
 
 func (r *Reconciler) forSourceSecret(ctx context.Context, o client.Object) []reconcile.Request {

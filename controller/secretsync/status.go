@@ -2,6 +2,7 @@ package secretsync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -41,6 +42,16 @@ const (
 	// ReasonNotOffered and ReasonCopied are a CopyRequest's.
 	ReasonNotOffered = "NotOffered"
 	ReasonCopied     = "Copied"
+)
+
+// More reasons of a SecretSync's Ready condition (and Events).
+const (
+	// ReasonSourceNamespaceTerminating: the source namespace is being deleted; nothing is
+	// copied or removed.
+	ReasonSourceNamespaceTerminating = "SourceNamespaceTerminating"
+	// ReasonReadFailed: the pass could not read what it needs (a list failed, a source cache
+	// did not sync); nothing was written, and it is retried with backoff.
+	ReasonReadFailed = "ReadFailed"
 )
 
 // readyCondition decides the Ready condition from what the reconcile saw and did. Reasons are
@@ -152,6 +163,34 @@ func (r *Reconciler) writeStatus(ctx context.Context, ss *v1alpha1.SecretSync, o
 		return ctrl.Result{RequeueAfter: recheck}, nil
 	}
 	return ctrl.Result{}, nil
+}
+
+// writeReadFailure records that a pass could not read the world: Ready turns False with reason
+// ReadFailed (a Warning Event when the reason is new), the counts of the last pass stay, and
+// readErr is returned so the pass is retried with backoff.
+func (r *Reconciler) writeReadFailure(ctx context.Context, ss *v1alpha1.SecretSync, readErr error) (ctrl.Result, error) {
+	prev := ss.Status.DeepCopy()
+	st := ss.Status.DeepCopy()
+	msg := readErr.Error()
+	if len(msg) > maxRejectionMessage {
+		msg = msg[:maxRejectionMessage] + "..."
+	}
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+		Type: ConditionReady, Status: metav1.ConditionFalse, ObservedGeneration: ss.Generation,
+		Reason: ReasonReadFailed, Message: fmt.Sprintf("the pass could not read what it needs, so nothing was written; retried with backoff: %s", msg),
+	})
+	if !equality.Semantic.DeepEqual(prev, st) {
+		ss.Status = *st
+		err := r.Client.Status().Update(ctx, ss)
+		switch {
+		case err == nil:
+			r.lastStatus.Store(ss.Name, ss.Status.DeepCopy())
+			r.emitEvents(ss, prev, st, result{})
+		case !apierrors.IsConflict(err) && !apierrors.IsNotFound(err):
+			return ctrl.Result{}, errors.Join(readErr, err)
+		}
+	}
+	return ctrl.Result{}, readErr
 }
 
 // emitEvents reports what changed since the last status: writes done, new conflicts, a new

@@ -57,12 +57,15 @@ func main() {
 	var ho handoverOptions
 	var sc scaleOptions
 	var lo loadOptions
+	var st steadyOptions
 	root := repoRoot()
 	out := flag.String("out", filepath.Join(root, "docs", "benchmarks.md"), "Markdown file the results are written into; charts go to img/ beside it.")
 	flag.IntVar(&o.namespaces, "namespaces", 1000, "Target namespaces.")
 	flag.IntVar(&o.samples, "samples", 50, "Samples for the latency percentiles.")
 	flag.IntVar(&o.workers, "floor-workers", 32, "Concurrent writers of the floor client (the manager's --secretsync-workers default is the same).")
-	scenarios := flag.String("scenarios", "secretsync,scheduling,load,scale", "Benchmarks to run, comma-separated: secretsync, scheduling, load (ScheduledJobs at growing counts beside a Job-create floor, schedules and a fan-out at the same minute, fairness), scale (the fan-out at growing namespace counts), handover (not in make bench: it takes long to populate).")
+	flag.IntVar(&st.namespaces, "steady-namespaces", 1000, "Target namespaces of the steady-state benchmark (the secretsync benchmark's, reused when it ran first).")
+	flag.DurationVar(&st.quiet, "steady-quiet", 30*time.Second, "How long the steady-state benchmark counts writes with nothing happening.")
+	scenarios := flag.String("scenarios", "secretsync,steady,scheduling,load,scale", "Benchmarks to run, comma-separated: secretsync, steady (writes at steady state with ServiceAccounts and two SecretSyncs sharing a copy name), scheduling, load (ScheduledJobs at growing counts beside a Job-create floor, schedules and a fan-out at the same minute, fairness), scale (the fan-out at growing namespace counts), handover (not in make bench: it takes long to populate).")
 	loadParts := flag.String("load-parts", "schedules,mixed,fair", "Parts of the load benchmark to run, each rewriting only its own section of the report: schedules (the steps beside their floor), mixed (schedules and a fan-out at the same minute), fair (tenants and a huge source).")
 	loadSteps := flag.String("load-schedules", "1000,3000", "Every-minute ScheduledJobs at each step of the load benchmark, ascending.")
 	flag.IntVar(&lo.minutes, "load-minutes", 2, "Slots (minutes) measured per step and per part of the load benchmark.")
@@ -139,6 +142,15 @@ func main() {
 					return err
 				}
 				if err := writeSecretSyncReport(*out, imgDir, res, o, cmd); err != nil {
+					return err
+				}
+				wrote = true
+			case "steady":
+				res, err := runSteadyState(ctx, e, st)
+				if err != nil {
+					return err
+				}
+				if err := writeSteadyReport(*out, res, cmd); err != nil {
 					return err
 				}
 				wrote = true

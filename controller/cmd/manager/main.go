@@ -453,7 +453,7 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 			if d.Name == "" {
 				continue
 			}
-			d.Client, d.Cache, d.Log = mgr.GetClient(), mgr.GetCache(), log.WithName(secretsync.Name)
+			d.Client, d.Reader, d.Cache, d.Log = mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache(), log.WithName(secretsync.Name)
 			if err := mgr.Add(&d); err != nil {
 				return nil, err
 			}

@@ -1,0 +1,419 @@
+package secretsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/testr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/internal/testenv"
+	"github.com/platform-operators/platform-operators/controller/keys"
+)
+
+// Ordinary admin operations that must never lose copies, loop, or leave a false Ready
+// (issue 29). The namespace controller's part of a namespace deletion (deleting its content,
+// then the namespace) is not in envtest: tests/e2e/mistakes_secretsync_test.go runs it on kwok.
+
+// pullSource creates a kubernetes.io/dockerconfigjson Secret.
+func pullSource(t *testing.T, ns, name string) *corev1.Secret {
+	t.Helper()
+	return createSecret(t, makeSecret(ns, name, withType(corev1.SecretTypeDockerConfigJson),
+		withData(map[string][]byte{corev1.DockerConfigJsonKey: []byte(dockerConfig)})))
+}
+
+// deleteNamespace starts the deletion of a namespace; in envtest it stays Terminating.
+func deleteNamespace(t *testing.T, name string) {
+	t.Helper()
+	if err := k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatalf("deleting namespace %s: %v", name, err)
+	}
+}
+
+// unchanged checks that every object still exists with the resourceVersion recorded.
+func unchanged(t *testing.T, what string, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		now := o.DeepCopyObject().(client.Object)
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(o), now); err != nil {
+			t.Errorf("%s: %T %s/%s: %v", what, o, o.GetNamespace(), o.GetName(), err)
+			continue
+		}
+		if now.GetResourceVersion() != o.GetResourceVersion() {
+			t.Errorf("%s: %T %s/%s was written (resourceVersion %s -> %s)", what, o, o.GetNamespace(), o.GetName(), o.GetResourceVersion(), now.GetResourceVersion())
+		}
+	}
+}
+
+func TestASourceNamespaceBeingDeletedTouchesNoCopyAndNoServiceAccount(t *testing.T) {
+	const c = "srcnsdel"
+	src := namespace(t, c+"-src", nil)
+	a, b := targetNamespace(t, c+"-a", c), targetNamespace(t, c+"-b", c)
+	serviceAccount(t, a, "default")
+	serviceAccount(t, b, "default")
+	source := pullSource(t, src, "regcred")
+	createSync(t, makeSync(c, src, c, sourceName("regcred"), pullSecretFor("default"), policy(v1alpha1.DeletionPolicyDelete)))
+	var kept []client.Object
+	for _, ns := range []string{a, b} {
+		kept = append(kept, copyIn(t, ns, source, c, v1alpha1.DeletionPolicyDelete), pullSecretsAre(t, ns, "default", []string{"regcred"}, "regcred"))
+	}
+	waitReady(t, c, 2)
+
+	t.Log("the source namespace is deleted: its Secrets go first, as the namespace controller deletes them")
+	deleteNamespace(t, src)
+	ss := waitReason(t, c, ReasonSourceNamespaceTerminating)
+	if !strings.Contains(readyOf(ss).Message, src) {
+		t.Errorf("message %q does not name the namespace", readyOf(ss).Message)
+	}
+	eventually(t, "a SourceNamespaceTerminating Warning Event", func() error {
+		if len(warningEvents(t, c, ReasonSourceNamespaceTerminating)) == 0 {
+			return errors.New("none yet")
+		}
+		return nil
+	})
+	before := reconciles(t)
+	if err := k8s.Delete(ctx, source); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, before)
+	unchanged(t, "while the source namespace is being deleted", kept...)
+	waitReason(t, c, ReasonSourceNamespaceTerminating)
+}
+
+// The source informer and the manager's namespace cache are two watches: the deletion of a
+// terminating namespace's Secret can arrive before the namespace's own update. A pass that
+// would remove copies reads the namespace past the cache first.
+func TestASourceGoneWithItsNamespaceBeforeTheCacheSeesItRemovesNothing(t *testing.T) {
+	const c = "srcnsrace"
+	src := namespace(t, c+"-src", nil)
+	a := targetNamespace(t, c+"-a", c)
+	serviceAccount(t, a, "default")
+	source := pullSource(t, src, "regcred")
+	createSync(t, makeSync(c, src, c, sourceName("regcred"), pullSecretFor("default")))
+	kept := []client.Object{copyIn(t, a, source, c, v1alpha1.DeletionPolicyDelete), pullSecretsAre(t, a, "default", []string{"regcred"}, "regcred")}
+	waitReady(t, c, 1)
+
+	showNamespaceActive(t, src) // the reconciler's cache is a step behind
+	deleteNamespace(t, src)
+	before := reconciles(t)
+	if err := k8s.Delete(ctx, source); err != nil {
+		t.Fatal(err)
+	}
+	waitReason(t, c, ReasonSourceNamespaceTerminating)
+	settle(t, before)
+	unchanged(t, "after the source went with its namespace", kept...)
+}
+
+func TestTwoSecretSyncsListingOneCopyNameDoNotFightOverTheServiceAccount(t *testing.T) {
+	const c = "pulltwice"
+	src := namespace(t, c+"-src", nil)
+	a, b := targetNamespace(t, c+"-a", c), targetNamespace(t, c+"-b", c)
+	for _, ns := range []string{a, b} {
+		serviceAccount(t, ns, "default", "theirs")
+	}
+	source := pullSource(t, src, "regcred")
+	// The chart's pull-secret sync and an admin's SecretSync for the same copy name.
+	createSync(t, makeSync(c+"-chart", src, c, sourceName("regcred"), pullSecretFor("default")))
+	for _, ns := range []string{a, b} {
+		copyIn(t, ns, source, c+"-chart", v1alpha1.DeletionPolicyDelete)
+		pullSecretsAre(t, ns, "default", []string{"theirs", "regcred"}, "regcred")
+	}
+	waitReady(t, c+"-chart", 2)
+	createSync(t, makeSync(c+"-admin", src, c, sourceName("regcred"), pullSecretFor("default")))
+	if ss := waitReason(t, c+"-admin", ReasonConflict); ss.Status.Conflicts != 2 {
+		t.Errorf("admin's status = %+v, want both targets in conflict", ss.Status)
+	}
+
+	t.Log("after convergence, neither SecretSync writes the ServiceAccounts")
+	time.Sleep(time.Second) // a fight, if any, is under way
+	sas := []client.Object{getServiceAccount(t, a, "default"), getServiceAccount(t, b, "default")}
+	requests := writeRequestsBy(t)
+	time.Sleep(3 * time.Second)
+	if got := writeRequestsBy(t)["PATCH serviceaccounts/"] - requests["PATCH serviceaccounts/"]; got != 0 {
+		t.Errorf("%v ServiceAccount patches in 3 s after convergence, want 0", got)
+	}
+	unchanged(t, "after convergence", sas...)
+	for _, ns := range []string{a, b} {
+		pullSecretsAre(t, ns, "default", []string{"theirs", "regcred"}, "regcred")
+	}
+	waitReady(t, c+"-chart", 2)
+
+	t.Log("the holder renamed (deleted, the other stays): the other takes the targets and the entries")
+	if err := k8s.Delete(ctx, &v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: c + "-chart"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{a, b} {
+		copyIn(t, ns, source, c+"-admin", v1alpha1.DeletionPolicyDelete)
+		pullSecretsAre(t, ns, "default", []string{"theirs", "regcred"}, "regcred")
+	}
+	waitReady(t, c+"-admin", 2)
+}
+
+// A copy deleted or handed over wakes the SecretSyncs whose last whole pass found its target
+// held (a renamed SecretSync takes over as soon as the old one's copies go, not at its next
+// conflict recheck, a minute later by default).
+func TestACopyThatGoesWakesTheSecretSyncsWaitingForItsTarget(t *testing.T) {
+	r := &Reconciler{}
+	r.recordWaiting("new", secretKind, []v1alpha1.TargetFailure{{Namespace: "team-a", Name: "regcred", Reason: ReasonConflict}})
+	r.recordWaiting("other", secretKind, []v1alpha1.TargetFailure{{Namespace: "team-b", Name: "regcred", Reason: ReasonConflict}})
+	r.recordWaiting("cm", configMapKind, []v1alpha1.TargetFailure{{Namespace: "team-a", Name: "regcred", Reason: ReasonConflict}})
+	h := r.copyEvents(secretKind)
+	held := func(label string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "regcred", Labels: map[string]string{keys.LabelSecretSync: label}}}
+	}
+	whole := func(names ...string) []reconcile.Request {
+		var out []reconcile.Request
+		for _, n := range names {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: n}})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		send func(*recordingQueue)
+		want []reconcile.Request
+	}{
+		{"deleted", func(q *recordingQueue) { h.Delete(ctx, event.DeleteEvent{Object: held("old")}, q) }, whole("new", "old")},
+		{"handed over", func(q *recordingQueue) {
+			h.Update(ctx, event.UpdateEvent{ObjectOld: held("old"), ObjectNew: held("")}, q)
+		}, whole("new", "old")},
+		{"updated in place", func(q *recordingQueue) {
+			h.Update(ctx, event.UpdateEvent{ObjectOld: held("old"), ObjectNew: held("old")}, q)
+		}, whole("old", "old")},
+		{"created", func(q *recordingQueue) { h.Create(ctx, event.CreateEvent{Object: held("old")}, q) }, whole("old")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := &recordingQueue{}
+			tc.send(q)
+			slices.SortFunc(q.now, compareRequests)
+			if !slices.Equal(q.now, tc.want) {
+				t.Errorf("queued %v, want %v", q.now, tc.want)
+			}
+		})
+	}
+	r.recordWaiting("new", secretKind, nil)
+	q := &recordingQueue{}
+	h.Delete(ctx, event.DeleteEvent{Object: held("old")}, q)
+	if want := whole("old"); !slices.Equal(q.now, want) {
+		t.Errorf("after new's conflict is gone: queued %v, want %v", q.now, want)
+	}
+}
+
+// noWatches is a controller that takes the source informers' events nowhere.
+type noWatches struct{ controller.Controller }
+
+func (noWatches) Watch(source.TypedSource[reconcile.Request]) error { return nil }
+
+// A pod of a new namespace takes its ServiceAccount's imagePullSecrets when it is created: the
+// namespace's own pass, the first one, must list the copy it creates, not a later pass.
+func TestANewNamespacesOwnPassListsTheCopyItCreates(t *testing.T) {
+	const c = "pullfirst"
+	src := namespace(t, c+"-src", nil)
+	pullSource(t, src, "regcred")
+	sources := &Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme()}
+	sources.SetController(noWatches{})
+	srcCtx, stop := context.WithCancel(ctx)
+	t.Cleanup(stop)
+	go func() { _ = sources.Start(srcCtx) }()
+
+	// The SecretSync, the namespace and its ServiceAccount live in a fake client only, so the
+	// suite's manager never sees them: the one pass below is the only one.
+	const a = c + "-a"
+	ss := makeSync(c, src, c, sourceName("regcred"), pullSecretFor("default"))
+	world := fake.NewClientBuilder().WithScheme(testenv.Scheme(t)).WithObjects(ss,
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: src}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: a, Labels: map[string]string{caseLabel: c}}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: a, Name: "default"}},
+	).Build()
+	r := &Reconciler{Client: world, APIReader: world, Sources: sources, Metrics: testMetrics, Workers: 2}
+	if _, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: a, Name: c}}); err != nil {
+		t.Fatalf("the namespace's pass: %v", err)
+	}
+	if err := world.Get(ctx, types.NamespacedName{Namespace: a, Name: "regcred"}, &corev1.Secret{}); err != nil {
+		t.Fatalf("the copy: %v", err)
+	}
+	sa := &corev1.ServiceAccount{}
+	if err := world.Get(ctx, types.NamespacedName{Namespace: a, Name: "default"}, sa); err != nil {
+		t.Fatal(err)
+	}
+	if got := pullSecretNames(sa); !slices.Equal(got, []string{"regcred"}) || sa.Annotations[keys.AnnotationPullSecrets] != "regcred" {
+		t.Errorf("after the namespace's own pass the ServiceAccount lists %v (annotations %v), want [regcred]", got, sa.Annotations)
+	}
+}
+
+// A ServiceAccount that appears queues the pass of its namespace (not a pass over every
+// namespace); the informer's initial list queues the whole pass.
+func TestAServiceAccountThatAppearsQueuesItsNamespacesPass(t *testing.T) {
+	c := fake.NewClientBuilder().WithScheme(testenv.Scheme(t)).WithObjects(
+		&v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: "harbor"}, Spec: v1alpha1.SecretSyncSpec{ImagePullSecretFor: []string{"default"}}},
+		&v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: "ca"}},
+	).Build()
+	h := (&Reconciler{Client: c}).serviceAccountEvents()
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "default"}}
+	q := &recordingQueue{}
+	h.Create(ctx, event.CreateEvent{Object: sa}, q)
+	if want := []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "harbor"}}}; !slices.Equal(q.now, want) {
+		t.Errorf("queued %v, want %v", q.now, want)
+	}
+	q = &recordingQueue{}
+	h.Create(ctx, event.CreateEvent{Object: sa, IsInInitialList: true}, q)
+	if want := []reconcile.Request{{NamespacedName: types.NamespacedName{Name: "harbor"}}}; !slices.Equal(q.now, want) {
+		t.Errorf("initial list: queued %v, want %v", q.now, want)
+	}
+}
+
+func TestAPassThatCannotReadSaysSoAndRecovers(t *testing.T) {
+	const c = "readfail"
+	src := namespace(t, c+"-src", nil)
+	a := targetNamespace(t, c+"-a", c)
+	source := createSecret(t, makeSecret(src, "creds"))
+	createSync(t, makeSync(c, src, c, sourceName("creds")))
+	kept := copyIn(t, a, source, c, v1alpha1.DeletionPolicyDelete)
+	waitReady(t, c, 1)
+
+	clear := injectReadFault(t, src, apierrors.NewServiceUnavailable("the cache is not reachable"))
+	updateSecret(t, src, "creds", func(s *corev1.Secret) { s.Annotations = map[string]string{"touched": "yes"} })
+	ss := waitReason(t, c, ReasonReadFailed)
+	if !strings.Contains(readyOf(ss).Message, "not reachable") {
+		t.Errorf("message %q does not carry the error", readyOf(ss).Message)
+	}
+	if ss.Status.Desired != 1 || ss.Status.Synced != 1 {
+		t.Errorf("status = %+v, want the last pass's counts kept", ss.Status)
+	}
+	eventually(t, "a ReadFailed Warning Event", func() error {
+		if len(warningEvents(t, c, ReasonReadFailed)) == 0 {
+			return errors.New("none yet")
+		}
+		return nil
+	})
+	unchanged(t, "while reads fail", kept)
+
+	clear()
+	// The backoff after many failed passes can be long: a change brings the next pass at once.
+	updateSecret(t, src, "creds", func(s *corev1.Secret) { s.Annotations = map[string]string{"touched": "again"} })
+	waitReady(t, c, 1)
+}
+
+// Removing a ServiceAccount from the chart's pull-secret list (a values change, then a restart)
+// removes it from the default SecretSync, keeps what a user added, and takes our entry off that
+// ServiceAccount.
+func TestAServiceAccountDroppedFromTheChartsListLosesTheEntry(t *testing.T) {
+	const c = "dfltdrop"
+	src := namespace(t, c+"-src", nil)
+	a := targetNamespace(t, c+"-a", c)
+	for _, n := range []string{"default", "builder", "deployer"} {
+		serviceAccount(t, a, n)
+	}
+	start := func(sas ...string) (stop func()) {
+		d := &Default{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Cache: mgr.GetCache(), Name: c,
+			SourceNamespace: src, SourceName: "regcred", ImagePullSecretFor: sas, Log: testr.New(t)}
+		runCtx, cancel := context.WithCancel(ctx)
+		stopped := make(chan error, 1)
+		go func() { stopped <- d.Start(runCtx) }()
+		var done bool
+		stop = func() {
+			if !done {
+				done = true
+				cancel()
+				if err := <-stopped; err != nil {
+					t.Errorf("Default.Start: %v", err)
+				}
+			}
+		}
+		t.Cleanup(stop)
+		return stop
+	}
+	t.Cleanup(func() {
+		if err := k8s.Delete(ctx, &v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: c}}); client.IgnoreNotFound(err) != nil {
+			t.Errorf("deleting the default SecretSync: %v", err)
+		}
+		eventually(t, "the copies are cleaned up", func() error {
+			if left, err := labelledCopies(c); err != nil || len(left) > 0 {
+				return fmt.Errorf("%d copies left (%w)", len(left), err)
+			}
+			return nil
+		})
+	})
+	listFor := func(want ...string) {
+		t.Helper()
+		eventually(t, fmt.Sprintf("imagePullSecretFor is %v", want), func() error {
+			ss := &v1alpha1.SecretSync{}
+			if err := k8s.Get(ctx, types.NamespacedName{Name: c}, ss); err != nil {
+				return err
+			}
+			if got := slices.Sorted(slices.Values(ss.Spec.ImagePullSecretFor)); !slices.Equal(got, want) {
+				return fmt.Errorf("imagePullSecretFor %v", got)
+			}
+			return nil
+		})
+	}
+
+	stop := start("default", "builder")
+	listFor("builder", "default")
+	// The user narrows the targets (before there is a source to copy) and adds a ServiceAccount.
+	eventually(t, "the user's edit", func() error {
+		ss := &v1alpha1.SecretSync{}
+		if err := k8s.Get(ctx, types.NamespacedName{Name: c}, ss); err != nil {
+			return err
+		}
+		ss.Spec.Target.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{caseLabel: c}}
+		ss.Spec.ImagePullSecretFor = append(ss.Spec.ImagePullSecretFor, "deployer")
+		return k8s.Update(ctx, ss)
+	})
+	source := pullSource(t, src, "regcred")
+	copyIn(t, a, source, c, v1alpha1.DeletionPolicyDelete)
+	for _, n := range []string{"default", "builder", "deployer"} {
+		pullSecretsAre(t, a, n, []string{"regcred"}, "regcred")
+	}
+
+	t.Log("the chart drops builder; the manager restarts with the new list")
+	stop()
+	start("default")
+	listFor("default", "deployer")
+	pullSecretsAre(t, a, "builder", []string{}, "")
+	for _, n := range []string{"default", "deployer"} {
+		pullSecretsAre(t, a, n, []string{"regcred"}, "regcred")
+	}
+}
+
+func TestTheChartsAppliedServiceAccountsAreReadFromManagedFields(t *testing.T) {
+	entry := func(manager string, op metav1.ManagedFieldsOperationType, raw string) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(raw)}}
+	}
+	got := appliedServiceAccounts([]metav1.ManagedFieldsEntry{
+		entry(DefaultFieldOwner, metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:imagePullSecretFor":{"v:\"builder\"":{},"v:\"default\"":{}},"f:source":{"f:name":{}}}}`),
+		entry("kubectl-edit", metav1.ManagedFieldsOperationUpdate, `{"f:spec":{"f:imagePullSecretFor":{"v:\"deployer\"":{}}}}`),
+		entry(DefaultFieldOwner, metav1.ManagedFieldsOperationUpdate, `{"f:spec":{"f:imagePullSecretFor":{"v:\"other\"":{}}}}`),
+		entry(DefaultFieldOwner, metav1.ManagedFieldsOperationApply, `not json`),
+	})
+	if want := map[string]bool{"builder": true, "default": true}; !equalSets(got, want) {
+		t.Errorf("applied %v, want %v", got, want)
+	}
+}
+
+func equalSets(a, b map[string]bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if !b[k] {
+			return false
+		}
+	}
+	return true
+}
