@@ -153,6 +153,9 @@ manifests: ## Generate deepcopy, CRDs and the manager ClusterRole (from kubebuil
 		$(BIN)/controller-gen rbac:roleName=$$c paths=./controller/$$c/... output:rbac:artifacts:config=controller/permissions/roles/$$c || exit 1; \
 	done
 	$(BIN)/controller-gen rbac:roleName=manager paths=./controller/cmd/manager output:rbac:artifacts:config=controller/permissions/roles/manager
+	@# The chart grants the rules of the enabled controllers only: it reads the same per-controller roles from files/rbac/controllers/.
+	rm -rf $(CHART)/files/rbac/controllers && mkdir -p $(CHART)/files/rbac/controllers
+	for c in $(RBAC_CONTROLLERS) manager; do cp controller/permissions/roles/$$c/role.yaml $(CHART)/files/rbac/controllers/$$c.yaml || exit 1; done
 	$(BIN)/helm-docs --chart-search-root charts --template-files README.md.gotmpl >/dev/null
 
 .PHONY: verify

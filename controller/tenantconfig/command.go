@@ -7,10 +7,24 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Lifetimes of a TokenRequest token (--duration). A printed kubeconfig leaves the cluster with its
+// holder, so its token expires: one hour by default and at most a day. The API server may shorten
+// it further (--service-account-max-token-expiration). A tool that needs longer renews its token
+// (`manager kubeconfig` again, or a TokenRequest of its own).
+const (
+	// DefaultDuration is the lifetime asked for when --duration is not given.
+	DefaultDuration = time.Hour
+	// MinDuration is the shortest lifetime the API server grants a TokenRequest.
+	MinDuration = 10 * time.Minute
+	// MaxDuration caps --duration.
+	MaxDuration = 24 * time.Hour
 )
 
 // Options are the flags of the `kubeconfig` command.
@@ -44,7 +58,7 @@ func ParseFlags(args []string, errOut io.Writer) (Options, error) {
 	fs.StringVar(&o.Namespace, "namespace", "", "Namespace of the ServiceAccount (required).")
 	fs.StringVar(&o.ServiceAccount, "service-account", "", "Name of the ServiceAccount (required).")
 	fs.StringVar(&o.FromSecret, "from-secret", "", "Read the long-lived token from this kubernetes.io/service-account-token Secret instead of requesting one.")
-	fs.DurationVar(&o.Duration, "duration", time.Hour, "Lifetime requested for a fresh token (TokenRequest); the API server may shorten it.")
+	fs.DurationVar(&o.Duration, "duration", DefaultDuration, fmt.Sprintf("Lifetime requested for a fresh token (TokenRequest), from %s to %s; the API server may shorten it.", MinDuration, MaxDuration))
 	fs.StringVar(&o.Server, "server", "", "API server URL written into the kubeconfig (default: the current kubeconfig's).")
 	fs.StringVar(&o.CAFile, "certificate-authority", "", "PEM file of the CA written into the kubeconfig (default: the current kubeconfig's).")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "Kubeconfig used to read the token (default: $KUBECONFIG, ~/.kube/config, or in-cluster).")
@@ -70,8 +84,11 @@ func (o Options) validate(fs *flag.FlagSet) error {
 		return errors.New("--from-secret and --duration exclude each other: a Secret's token does not expire")
 	}
 	// The API server refuses TokenRequests shorter than 10 minutes.
-	if o.FromSecret == "" && o.Duration < 10*time.Minute {
+	if o.FromSecret == "" && o.Duration < MinDuration {
 		return fmt.Errorf("--duration must be at least 10m, not %s", o.Duration)
+	}
+	if o.FromSecret == "" && o.Duration > MaxDuration {
+		return fmt.Errorf("--duration must be at most %s, not %s: a kubeconfig's token is capped so that a leaked file stops working within a day; renew it with manager kubeconfig when it expires", shortDuration(MaxDuration), o.Duration)
 	}
 	return nil
 }
@@ -128,4 +145,16 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return Run(ctx, o, stdout)
+}
+
+// shortDuration prints d without trailing zero units ("24h", not "24h0m0s").
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
 }

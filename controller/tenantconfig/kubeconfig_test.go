@@ -116,6 +116,13 @@ func TestParseFlags(t *testing.T) {
 		{name: "the ServiceAccount is required", args: []string{"--namespace=ask"}, wantErr: "required"},
 		{name: "a Secret and a duration exclude each other", args: []string{"--namespace=ask", "--service-account=a", "--from-secret=s", "--duration=2h"}, wantErr: "exclude each other"},
 		{name: "a duration under ten minutes is refused", args: []string{"--namespace=ask", "--service-account=a", "--duration=5m"}, wantErr: "at least 10m"},
+		{name: "a duration over a day is refused", args: []string{"--namespace=ask", "--service-account=a", "--duration=25h"}, wantErr: "--duration must be at most 24h, not 25h0m0s"},
+		{name: "a year is refused", args: []string{"--namespace=ask", "--service-account=a", "--duration=8760h"}, wantErr: "at most 24h"},
+		{
+			name: "a day is the longest lifetime",
+			args: []string{"--namespace=ask", "--service-account=ask-sa", "--duration=24h"},
+			want: Options{Namespace: "ask", ServiceAccount: "ask-sa", Duration: 24 * time.Hour, Wait: 30 * time.Second},
+		},
 		{name: "stray arguments are refused", args: []string{"--namespace=ask", "--service-account=a", "extra"}, wantErr: "unexpected arguments"},
 	}
 	for _, tc := range cases {

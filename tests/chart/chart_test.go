@@ -465,13 +465,13 @@ func TestRender(t *testing.T) {
 			},
 		},
 		{
-			name: "default values grant the ClusterRole exactly the rules in files/rbac/role.yaml",
+			name: "default values grant the ClusterRole exactly the generated rules of the controllers that are on",
 			check: func(t *testing.T, r rendered) {
 				cr := onlyNamed[*rbacv1.ClusterRole](t, r, "platform-operators-manager")
 				if cr.Name != "platform-operators-manager" {
 					t.Errorf("ClusterRole name = %q, want platform-operators-manager", cr.Name)
 				}
-				if want := roleFileRules(t); !reflect.DeepEqual(cr.Rules, want) {
+				if want := enabledControllerRules(t, "secretsync", "at", "scheduledjob"); !reflect.DeepEqual(cr.Rules, want) {
 					t.Errorf("ClusterRole rules = %+v, want %+v", cr.Rules, want)
 				}
 				crb := onlyNamed[*rbacv1.ClusterRoleBinding](t, r, "platform-operators-manager")
@@ -1046,12 +1046,12 @@ func TestGeneratedFiles(t *testing.T) {
 			},
 		},
 		{
-			name: "the ClusterRole follows a regenerated role.yaml",
-			files: map[string]string{"files/rbac/role.yaml": `---
+			name: "the ClusterRole follows a regenerated controller role",
+			files: map[string]string{"files/rbac/controllers/at.yaml": `---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata:
-  name: manager-role
+  name: at
 rules:
 - apiGroups:
   - ops.platform-operators.io
@@ -1061,7 +1061,8 @@ rules:
   - get
 `},
 			check: func(t *testing.T, r rendered) {
-				want := []rbacv1.PolicyRule{{APIGroups: []string{"ops.platform-operators.io"}, Resources: []string{"ats"}, Verbs: []string{"get"}}}
+				want := append([]rbacv1.PolicyRule{{APIGroups: []string{"ops.platform-operators.io"}, Resources: []string{"ats"}, Verbs: []string{"get"}}},
+					enabledControllerRules(t, "scheduledjob", "secretsync")...)
 				if got := onlyNamed[*rbacv1.ClusterRole](t, r, "platform-operators-manager").Rules; !reflect.DeepEqual(got, want) {
 					t.Errorf("ClusterRole rules = %+v, want %+v", got, want)
 				}

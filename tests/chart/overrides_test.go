@@ -226,7 +226,7 @@ func secretNames(refs []corev1.LocalObjectReference) string {
 }
 
 // TestTenantsSample renders samples/tenants-values.yaml: each tenant gets its namespace,
-// ServiceAccount and token Secret.
+// ServiceAccount, Role and RoleBinding, and team-b, which asks for it, a token Secret.
 func TestTenantsSample(t *testing.T) {
 	b := mustReadFile(t, "../../samples/tenants-values.yaml")
 	r, err := render(t, loadChart(t), releaseName, parseValues(t, b))
@@ -241,10 +241,13 @@ func TestTenantsSample(t *testing.T) {
 				found[fmt.Sprintf("%T", o)] = true
 			}
 		}
-		for _, kind := range []string{"*v1.Namespace", "*v1.ServiceAccount", "*v1.Secret", "*v1.Role", "*v1.RoleBinding"} {
+		for _, kind := range []string{"*v1.Namespace", "*v1.ServiceAccount", "*v1.Role", "*v1.RoleBinding"} {
 			if !found[kind] {
 				t.Errorf("tenant %s: no %s rendered (got %v)", ns, kind, found)
 			}
+		}
+		if want := ns == "team-b"; found["*v1.Secret"] != want {
+			t.Errorf("tenant %s: token Secret rendered = %t, want %t", ns, found["*v1.Secret"], want)
 		}
 	}
 }

@@ -96,13 +96,13 @@ func TestStorageClass(t *testing.T) {
     basePath: /harbor
     subPathPattern: ${.PVC.namespace}/${.PVC.name}
     ensureUniqueDirectory: false
-    reuseAccessPoint: true
+    reuseAccessPoint: false
 `,
 			check: func(t *testing.T, sc *storagev1.StorageClass) {
 				want := map[string]string{
 					"provisioningMode": "efs-ap", "fileSystemId": fsID, "directoryPerms": "750",
 					"gidRangeStart": "1000", "gidRangeEnd": "2000000", "basePath": "/harbor",
-					"subPathPattern": "${.PVC.namespace}/${.PVC.name}", "ensureUniqueDirectory": "false", "reuseAccessPoint": "true",
+					"subPathPattern": "${.PVC.namespace}/${.PVC.name}", "ensureUniqueDirectory": "false", "reuseAccessPoint": "false",
 				}
 				if !reflect.DeepEqual(sc.Parameters, want) {
 					t.Errorf("parameters = %v, want %v", sc.Parameters, want)
@@ -207,7 +207,7 @@ func TestPullSecret(t *testing.T) {
 			t.Errorf("no sync unless asked: args %q", manager(t, r).Args)
 		}
 	})
-	t.Run("in the release namespace the pull secret also pulls the manager image, once", func(t *testing.T) {
+	t.Run("imagePullSecrets pull the manager image, each once; the pull secret (the tenants') is not among them", func(t *testing.T) {
 		r := mustRenderAll(t, harborValues+"  namespace: "+namespace+"\nimagePullSecrets:\n  - name: other\n  - name: registry-pull\n")
 		if s := only[*corev1.Secret](t, r); s.Namespace != namespace {
 			t.Errorf("namespace = %s, want %s", s.Namespace, namespace)

@@ -96,6 +96,12 @@ func TestTenants(t *testing.T) {
 				if ns.Labels["platform-operators.io/tenant"] != "ask" {
 					t.Errorf("tenant Namespace labels = %v, want platform-operators.io/tenant=ask", ns.Labels)
 				}
+				for mode, level := range map[string]string{"enforce": "restricted", "warn": "restricted", "audit": "restricted"} {
+					key := "pod-security.kubernetes.io/" + mode
+					if ns.Labels[key] != level || ns.Labels[key+"-version"] != "latest" {
+						t.Errorf("tenant Namespace labels = %v, want %s=%s at version latest", ns.Labels, key, level)
+					}
+				}
 				sa := byNamespace(objectsOf[*corev1.ServiceAccount](r))["ask"]
 				if sa == nil || sa.Name != "ask-sa" {
 					t.Fatalf("ServiceAccount in ask = %+v, want ask-sa", sa)
@@ -123,10 +129,54 @@ func TestTenants(t *testing.T) {
 				if rb == nil || rb.RoleRef != (rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "ask-sa"}) || !reflect.DeepEqual(rb.Subjects, wantSubjects) {
 					t.Fatalf("RoleBinding in ask = %+v, want ask-sa bound to Role ask-sa", rb)
 				}
+				// A token Secret never expires: only on request (tokenSecret), below.
+				if secret := byNamespace(objectsOf[*corev1.Secret](r))["ask"]; secret != nil {
+					t.Errorf("rendered Secret %s in ask without tokenSecret: a token that never expires is opt-in", secret.Name)
+				}
+			},
+		},
+		{
+			name:   "a tenant asking for a token Secret gets one bound to its ServiceAccount",
+			values: "tenants:\n  - namespace: ask\n    tokenSecret: true\n",
+			check: func(t *testing.T, r rendered) {
 				secret := byNamespace(objectsOf[*corev1.Secret](r))["ask"]
 				if secret == nil || secret.Name != "ask-sa-token" || secret.Type != corev1.SecretTypeServiceAccountToken ||
 					secret.Annotations[corev1.ServiceAccountNameKey] != "ask-sa" {
 					t.Fatalf("token Secret in ask = %+v, want ask-sa-token of type %s annotated for ask-sa", secret, corev1.SecretTypeServiceAccountToken)
+				}
+			},
+		},
+		{
+			name: "Pod Security levels are configurable per chart and per tenant, and an empty level leaves its label out",
+			values: `tenantPodSecurity:
+  enforce: baseline
+  version: v1.36
+tenants:
+  - namespace: a
+  - namespace: b
+    podSecurity:
+      enforce: privileged
+      audit: ""
+`,
+			check: func(t *testing.T, r rendered) {
+				want := map[string]map[string]string{
+					"a": {"enforce": "baseline", "enforce-version": "v1.36", "warn": "restricted", "warn-version": "v1.36", "audit": "restricted", "audit-version": "v1.36"},
+					"b": {"enforce": "privileged", "enforce-version": "v1.36", "warn": "restricted", "warn-version": "v1.36"},
+				}
+				for name, labels := range want {
+					ns := named[*corev1.Namespace](r, name)
+					if len(ns) != 1 {
+						t.Fatalf("rendered %d Namespaces %s", len(ns), name)
+					}
+					got := map[string]string{}
+					for k, v := range ns[0].Labels {
+						if rest, ok := strings.CutPrefix(k, "pod-security.kubernetes.io/"); ok {
+							got[rest] = v
+						}
+					}
+					if !reflect.DeepEqual(got, labels) {
+						t.Errorf("Namespace %s Pod Security labels = %v, want %v", name, got, labels)
+					}
 				}
 			},
 		},
@@ -188,6 +238,10 @@ func renderValues(t *testing.T, valuesText string) rendered {
 
 func TestNotesTellHowToPrintATenantKubeconfig(t *testing.T) {
 	r := renderValues(t, "tenants:\n  - namespace: ask\n")
+	if want := "manager kubeconfig --namespace ask --service-account ask-sa --duration 8h > ask.kubeconfig"; !strings.Contains(r.notes, want) {
+		t.Errorf("NOTES.txt lacks %q:\n%s", want, r.notes)
+	}
+	r = renderValues(t, "tenants:\n  - namespace: ask\n    tokenSecret: true\n")
 	for _, want := range []string{
 		"tenant ask: ServiceAccount ask-sa, its Role and RoleBinding, token Secret ask-sa-token",
 		"manager kubeconfig --namespace ask --service-account ask-sa --from-secret ask-sa-token > ask.kubeconfig",
@@ -220,7 +274,7 @@ func TestRBACScope(t *testing.T) {
 		// SecretSync uses, and it is off in namespaced mode.
 		dropped := append(clusterScopedResources(t), "secrets", "serviceaccounts")
 		var want []rbacv1.PolicyRule
-		for _, rule := range roleFileRules(t) {
+		for _, rule := range enabledControllerRules(t, "at", "scheduledjob") {
 			rule.Resources = slices.DeleteFunc(slices.Clone(rule.Resources), func(res string) bool { return slices.Contains(dropped, res) })
 			if len(rule.Resources) > 0 {
 				want = append(want, rule)
@@ -242,7 +296,7 @@ func TestRBACScope(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, controller := range []string{"at", "scheduledjob", "podwatcher", permissions.Manager} {
+			for _, controller := range []string{"at", "scheduledjob", permissions.Manager} {
 				if len(byController[controller]) == 0 {
 					t.Errorf("no embedded role for %s", controller)
 				}

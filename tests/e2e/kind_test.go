@@ -127,10 +127,11 @@ func setKindValues(values map[string]any, reg testbed.Registry, images testbed.P
 	// (the drain in ha_test.go): they are not set here, so a change of default shows.
 	if ps, ok := values["pullSecret"].(map[string]any); ok {
 		ps["registry"] = reg.Addr()
-		// In the release namespace the chart also lists it in the manager pod's imagePullSecrets.
-		ps["namespace"] = releaseNamespace
-		pullSecretSource = releaseNamespace
 	}
+	// The manager's pods pull with a credential of their own, which the chart never spreads (the
+	// spread pull secret above is the tenants'). The test bed's registry has one account, so both
+	// carry it here; on Harbor they are two robot accounts (docs/chart.md).
+	values["managerPullSecret"] = map[string]any{"create": true, "registry": reg.Addr(), "username": e2eRobot, "password": e2eRobotSecret}
 	if sc, ok := values["storageClass"].(map[string]any); ok {
 		sc["provisioner"] = e2eStorageProvisioner
 		delete(sc, "parameters")

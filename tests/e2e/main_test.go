@@ -70,8 +70,9 @@ func baseValues() map[string]any {
 		"storageClass": map[string]any{"enabled": true, "name": e2eStorageClass, "parameters": map[string]any{"fileSystemId": e2eFileSystemID}},
 		"pullSecret": map[string]any{"create": true, "name": e2ePullSecret, "registry": e2eRegistry,
 			"username": e2eRobot, "password": e2eRobotSecret, "sync": map[string]any{"enabled": true}},
-		// A tenant (tenant_test.go): namespace, ServiceAccount, Role, RoleBinding and token Secret.
-		"tenants": []any{map[string]any{"namespace": tenantNamespace}},
+		// A tenant (tenant_test.go): namespace (Pod Security restricted), ServiceAccount, Role,
+		// RoleBinding and the token Secret it asks for (off by default: it never expires).
+		"tenants": []any{map[string]any{"namespace": tenantNamespace, "tokenSecret": true}},
 		// Namespace admins get CopyRequests (copies_test.go).
 		"rbac": map[string]any{"aggregateToDefaultRoles": true},
 	}

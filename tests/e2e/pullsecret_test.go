@@ -21,9 +21,8 @@ import (
 var e2eRegistry = "harbor.example.com"
 
 // pullSecretSource is the pull secret's namespace: the chart's default source namespace
-// (secretSync.default.sourceNamespace); on kind the release namespace, so the manager pods pull
-// their own image with it too.
-var pullSecretSource = "secretsync"
+// (secretSync.default.sourceNamespace). The manager's pods never pull with it (managerPullSecret).
+const pullSecretSource = "secretsync"
 
 const (
 	e2ePullSecret = "harbor-robot"

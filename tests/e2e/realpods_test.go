@@ -265,7 +265,8 @@ echo "whoami=$($k auth whoami -o jsonpath='{.status.userInfo.username}')"
 echo "create-pods=$($k auth can-i create pods -n ` + tenantNamespace + `)"
 if $k get pods -n default 2>/tmp/err; then echo default=allowed; else grep -q Forbidden /tmp/err && echo default=forbidden; fi
 if $k get secrets -n ` + tenantNamespace + ` 2>/tmp/err; then echo secrets=allowed; else grep -q Forbidden /tmp/err && echo secrets=forbidden; fi`
-		pod := &corev1.Pod{
+		// restricted: the chart's tenant namespace enforces Pod Security restricted.
+		pod := restricted(&corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Namespace: tenantNamespace, Name: "kubectl"},
 			Spec: corev1.PodSpec{
 				RestartPolicy: corev1.RestartPolicyNever,
@@ -276,7 +277,7 @@ if $k get secrets -n ` + tenantNamespace + ` 2>/tmp/err; then echo secrets=allow
 					VolumeMounts: []corev1.VolumeMount{{Name: "kc", MountPath: "/kc", ReadOnly: true}}}},
 				Volumes: []corev1.Volume{{Name: "kc", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: sec.Name}}}},
 			},
-		}
+		})
 		if err := c.Create(ctx, pod); err != nil {
 			t.Fatal(err)
 		}

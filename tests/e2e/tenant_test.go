@@ -140,7 +140,8 @@ func tenantAssessments(b *features.FeatureBuilder) *features.FeatureBuilder {
 			if err := c.List(ctx, &corev1.PodList{}, client.InNamespace(tenantNamespace)); err != nil {
 				t.Fatalf("tenant listing pods in %s: %v", tenantNamespace, err)
 			}
-			pod := testPod(tenantNamespace, "tenant-pod")
+			// The chart's tenant namespace enforces Pod Security restricted.
+			pod := restricted(testPod(tenantNamespace, "tenant-pod"))
 			if err := c.Create(ctx, pod, client.DryRunAll); err != nil {
 				t.Fatalf("tenant creating a pod in %s: %v", tenantNamespace, err)
 			}

@@ -137,7 +137,20 @@ Add a line here for each new optional controller.
 {{- end }}
 
 {{/*
-Image an At's command runs in when the At names none: <registry>/<repository>:<tag>.
+The controllers whose RBAC rules the chart grants, as YAML: name -> enabled (manager: the manager's
+own rules, always). The names are those of files/rbac/controllers/ and --controllers.
+*/}}
+{{- define "platform-operators.enabledControllers" -}}
+manager: true
+podwatcher: {{ .Values.podWatcher.enabled | default false }}
+secretsync: {{ .Values.secretSync.enabled | default false }}
+at: {{ .Values.at.enabled | default false }}
+scheduledjob: {{ .Values.scheduledJob.enabled | default false }}
+{{- end }}
+
+{{/*
+Image an At's command runs in when the At names none: <registry>/<repository>:<tag>, or
+@<digest> when jobImage.digest is set.
 global.imageRegistry wins over jobImage.registry (a Harbor proxy for every image of the chart).
 */}}
 {{- define "platform-operators.jobImage" -}}
@@ -151,7 +164,11 @@ global.imageRegistry wins over jobImage.registry (a Harbor proxy for every image
 {{- if $registry }}
 {{- $repository = printf "%s/%s" (trimSuffix "/" $registry) $repository }}
 {{- end }}
+{{- if .Values.jobImage.digest }}
+{{- printf "%s@%s" $repository .Values.jobImage.digest }}
+{{- else }}
 {{- printf "%s:%s" $repository (toString .Values.jobImage.tag) }}
+{{- end }}
 {{- end }}
 
 {{/*
@@ -170,8 +187,15 @@ Name of the SecretSync that spreads the pull secret to every namespace (pullSecr
 {{- end }}
 
 {{/*
-The manager pod's imagePullSecrets (a YAML list): imagePullSecrets, plus the pull secret made from
-values when it lives in the release namespace (a pod can only use Secrets of its own namespace).
+Name of the manager's own pull secret (managerPullSecret).
+*/}}
+{{- define "platform-operators.managerPullSecretName" -}}
+{{- .Values.managerPullSecret.name | default (printf "%s-pull" (include "platform-operators.fullname" .)) }}
+{{- end }}
+
+{{/*
+The manager pod's imagePullSecrets (a YAML list): global.imagePullSecrets and imagePullSecrets,
+plus managerPullSecret when the chart creates it. Never pullSecret: that is the tenants' credential.
 */}}
 {{- define "platform-operators.imagePullSecrets" -}}
 {{- $secrets := list }}
@@ -188,11 +212,10 @@ values when it lives in the release namespace (a pod can only use Secrets of its
 {{- $secrets = append $secrets (dict "name" $name) }}
 {{- end }}
 {{- end }}
-{{- with .Values.pullSecret }}
-{{- if and .create (eq (include "platform-operators.pullSecretNamespace" $) (include "platform-operators.namespace" $)) }}
-{{- if not (has (dict "name" .name) $secrets) }}
-{{- $secrets = append $secrets (dict "name" .name) }}
-{{- end }}
+{{- if .Values.managerPullSecret.create }}
+{{- $name := include "platform-operators.managerPullSecretName" . }}
+{{- if not (has (dict "name" $name) $secrets) }}
+{{- $secrets = append $secrets (dict "name" $name) }}
 {{- end }}
 {{- end }}
 {{- toYaml $secrets }}
@@ -201,7 +224,8 @@ values when it lives in the release namespace (a pod can only use Secrets of its
 {{/*
 Image of the `helm test` pod, which runs `/manager probe`: the manager image, unless
 tests.image.repository names another image holding /manager (a mirror, say), as
-<registry>/<repository>:<tag> with the tag defaulting to appVersion; global.imageRegistry wins
+<registry>/<repository>:<tag> with the tag defaulting to appVersion (@<digest> with
+tests.image.digest); global.imageRegistry wins
 over tests.image.registry.
 */}}
 {{- define "platform-operators.testImage" -}}
@@ -218,7 +242,11 @@ over tests.image.registry.
 {{- if $registry }}
 {{- $repository = printf "%s/%s" (trimSuffix "/" $registry) $repository }}
 {{- end }}
+{{- if .Values.tests.image.digest }}
+{{- printf "%s@%s" $repository .Values.tests.image.digest }}
+{{- else }}
 {{- printf "%s:%s" $repository (toString (default .Chart.AppVersion .Values.tests.image.tag)) }}
+{{- end }}
 {{- end }}
 {{- end }}
 
@@ -325,4 +353,32 @@ must not set a label the chart selects or owns.
 {{- end }}
 {{ $key }}: {{ $value | toString | quote }}
 {{- end }}
+{{- end }}
+
+{{/*
+The user name the API server gives the manager (its ServiceAccount's), as admission policies and
+FlowSchemas see it.
+*/}}
+{{- define "platform-operators.managerUsername" -}}
+{{- printf "system:serviceaccount:%s:%s" (include "platform-operators.namespace" .) (include "platform-operators.serviceAccountName" .) }}
+{{- end }}
+
+{{/*
+"true" when the cluster serves ValidatingAdmissionPolicy v1 (Kubernetes >= 1.30, or the API listed
+in Capabilities.APIVersions), else empty. `helm template` needs --kube-version to say so.
+*/}}
+{{- define "platform-operators.admissionPoliciesServed" -}}
+{{- if or (semverCompare ">=1.30.0-0" .Capabilities.KubeVersion.Version) (.Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy") }}true{{ end }}
+{{- end }}
+
+{{/*
+A list of strings as a CEL list literal: ['a', 'b']. The strings are Kubernetes names (validated by
+the schema), so they hold no quote to escape.
+*/}}
+{{- define "platform-operators.celStringList" -}}
+{{- $quoted := list }}
+{{- range . }}
+{{- $quoted = append $quoted (printf "'%s'" .) }}
+{{- end }}
+{{- printf "[%s]" (join ", " $quoted) }}
 {{- end }}

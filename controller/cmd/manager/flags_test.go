@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"reflect"
 	"strings"
 	"testing"
@@ -39,6 +40,25 @@ func TestParseFlags(t *testing.T) {
 			m := metricsOptions(o)
 			if !m.SecureServing || m.FilterProvider == nil {
 				t.Errorf("metrics options = %+v, want SecureServing and an authentication/authorization filter", m)
+			}
+		}},
+		{name: "HTTPS metrics negotiate HTTP/1.1 only unless HTTP/2 is asked for", check: func(t *testing.T, o options) {
+			nextProtos := func(o options) []string {
+				c := &tls.Config{NextProtos: []string{"h2", "http/1.1"}} // controller-runtime's default offers h2
+				for _, opt := range metricsOptions(o).TLSOpts {
+					opt(c)
+				}
+				return c.NextProtos
+			}
+			if got := nextProtos(o); !reflect.DeepEqual(got, []string{"http/1.1"}) {
+				t.Errorf("NextProtos = %q by default, want [http/1.1]", got)
+			}
+			on, err := parseFlags([]string{"--metrics-enable-http2"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := nextProtos(on); !reflect.DeepEqual(got, []string{"h2", "http/1.1"}) {
+				t.Errorf("NextProtos = %q with --metrics-enable-http2, want h2 offered", got)
 			}
 		}},
 		{name: "plain HTTP metrics have no filter", args: []string{"--metrics-secure=false"}, check: func(t *testing.T, o options) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -54,6 +55,7 @@ type options struct {
 	metricsAddr, probeAddr     string
 	metricsSecure              bool
 	metricsCertDir             string
+	metricsEnableHTTP2         bool
 	pprofAddr                  string
 	leaderElect                bool
 	leaderElectionID, leaderNS string
@@ -187,6 +189,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS and answer only requests whose bearer token the API server authenticates (TokenReview) and authorizes for GET /metrics (SubjectAccessReview); false serves plain HTTP to anyone, for development only.")
 	fs.StringVar(&o.metricsCertDir, "metrics-cert-dir", "", "Directory holding tls.crt and tls.key for the HTTPS metrics endpoint; empty: a self-signed certificate generated in memory at start.")
+	fs.BoolVar(&o.metricsEnableHTTP2, "metrics-enable-http2", false, "Offer HTTP/2 on the HTTPS metrics endpoint. Off: it speaks HTTP/1.1 only, which the HTTP/2 Rapid Reset and stream-cancellation attacks (CVE-2023-44487, CVE-2023-39325) cannot use.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
 	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "0", "Address Go's /debug/pprof endpoints bind to, for profiling; \"0\" (the default) disables them.")
 	fs.BoolVar(&o.leaderElect, "leader-elect", true, "Elect a leader through a Lease so only one replica runs the controllers.")
@@ -487,6 +490,11 @@ func metricsOptions(o options) metricsserver.Options {
 		m.FilterProvider = metricsauth.Filter
 		// Empty: controller-runtime generates a self-signed certificate in memory.
 		m.CertDir = o.metricsCertDir
+		if !o.metricsEnableHTTP2 {
+			// controller-runtime offers h2 by default; as kubebuilder scaffolds since CVE-2023-44487,
+			// only HTTP/1.1 is negotiated unless asked for.
+			m.TLSOpts = append(m.TLSOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
+		}
 	}
 	return m
 }

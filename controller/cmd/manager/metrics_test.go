@@ -124,6 +124,16 @@ func TestSecureMetricsNeedAnAuthorizedToken(t *testing.T) {
 	if code, body, err = get(token("scraper")); err != nil || code != http.StatusOK || !strings.Contains(body, "controller_runtime_") {
 		t.Errorf("a ServiceAccount bound to metrics-reader: %d %v, want 200 with controller-runtime's metrics; body:\n%.300s", code, err, body)
 	}
+	// HTTP/2 is not offered (--metrics-enable-http2 is off): a client that prefers it gets HTTP/1.1.
+	h2c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{ForceAttemptHTTP2: true, TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	if resp, err := h2c.Get("https://" + addr + "/metrics"); err != nil {
+		t.Errorf("GET /metrics preferring HTTP/2: %v", err)
+	} else {
+		resp.Body.Close()
+		if resp.ProtoMajor != 1 {
+			t.Errorf("the metrics endpoint answered over %s, want HTTP/1.1 unless --metrics-enable-http2", resp.Proto)
+		}
+	}
 	// Plain HTTP is not answered on the HTTPS port.
 	if resp, err := http.Get("http://" + addr + "/metrics"); err == nil {
 		resp.Body.Close()
