@@ -34,6 +34,13 @@ func TestATenantsSecretWithOurLabelIsNeverDeletedOrRewritten(t *testing.T) {
 	notTargeted := createSecret(t, makeSecret(elsewhere, "mine", withData(mine), withLabels(claimed)))
 	atTheCopy := createSecret(t, makeSecret(a, "creds", withData(mine), withLabels(claimed)))
 	createSync(t, makeSync(c, src, c, sourceName("creds")))
+	// Before createSync's clean-up, which waits for every object with the label to go: these
+	// stay, by design, when their SecretSync goes.
+	t.Cleanup(func() {
+		for _, s := range []*corev1.Secret{notTargeted, atTheCopy} {
+			_ = k8s.Delete(context.Background(), s)
+		}
+	})
 
 	ss := waitReason(t, c, "Conflict")
 	if ss.Status.Conflicts != 2 {
