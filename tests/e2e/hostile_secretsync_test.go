@@ -90,7 +90,7 @@ func TestHostileSecretSync(t *testing.T) {
 	memory := features.New("a tenant's large objects carrying our label keys").
 		Assess("cost the manager a bounded few bytes each, and none is deleted", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := ctrlClient(t, cfg)
-			const ns, n = "e2e-hostile-memory", 48
+			const ns, n = "e2e-hostile-memory", 96
 			createNamespace(ctx, t, c, ns, nil)
 			before := managerRSS(ctx, t, cfg)
 			notes := map[string]string{}
@@ -124,8 +124,9 @@ func TestHostileSecretSync(t *testing.T) {
 			raw := float64(n) * (800 << 10)
 			t.Logf("manager RSS %.0f MiB -> %.0f MiB after %d objects of 1 MiB (%.0f MiB)", before/(1<<20), after/(1<<20), n, raw/(1<<20))
 			// Before, three caches held the objects whole or with their annotations: more than
-			// twice their size. A third of it leaves room for the garbage of decoding them.
-			if after-before > raw/3 {
+			// twice their size. Half of it leaves room for the garbage of decoding them, which
+			// the Go runtime lets grow to the size of the live heap before it collects.
+			if after-before > raw/2 {
 				t.Errorf("the manager grew by %.0f MiB for %.0f MiB of a tenant's objects", (after-before)/(1<<20), raw/(1<<20))
 			}
 			for _, o := range created {
