@@ -26,8 +26,17 @@ const (
 	// written to a ConfigMap.
 	AnnotationBinaryKeys = Prefix + "binary-keys"
 	// AnnotationDataDigest is, on a copy held in the manager's cache only, the digest of the data
-	// the cache dropped (propagation.DropData). It is never written to the API.
+	// the cache dropped (propagation.Bounded). It is never written to the API.
 	AnnotationDataDigest = Prefix + "cached-data-digest"
+	// AnnotationMetadataDigest is, on a copy held in the manager's cache only, the digest of the
+	// labels and annotations its SecretSync set (those AnnotationMetadataKeys lists), which the
+	// cache does not keep (propagation.Bounded). It is never written to the API.
+	AnnotationMetadataDigest = Prefix + "cached-metadata-digest"
+	// AnnotationOwnership is the manager's proof that it made the copy: an HMAC-SHA256, under a key
+	// only the manager reads, of the copy's kind, namespace and name and of the owner its label
+	// names (propagation.Prover). A labelled object without a valid proof is never updated,
+	// deleted or released, unless its data already is the source's (docs/secretsync.md).
+	AnnotationOwnership = Prefix + "ownership"
 	// LabelManagedBy is the standard managed-by label, for people and tools.
 	LabelManagedBy = "app.kubernetes.io/managed-by"
 	// ManagedByValue is our value of LabelManagedBy.
@@ -37,8 +46,8 @@ const (
 // Sources offered to tenants (pull mode) and ServiceAccounts.
 const (
 	// LabelOffer, set to "true" on a Secret or ConfigMap by its owner, offers it to the
-	// namespaces AnnotationOfferNamespaces lists. The manager caches only the objects that
-	// carry it.
+	// namespaces AnnotationOfferNamespaces lists. The manager caches only the metadata of the
+	// objects that carry it. A copy (LabelSecretSync or LabelCopyRequest) is never an offer.
 	LabelOffer = Prefix + "offer"
 	// AnnotationOfferNamespaces lists, comma-separated, the namespaces (names or globs) an
 	// offered object may be copied into by a CopyRequest.

@@ -13,6 +13,8 @@ func TestKeysKeepTheirValues(t *testing.T) {
 		AnnotationMetadataKeys:    "ops.platform-operators.io/metadata-keys",
 		AnnotationBinaryKeys:      "ops.platform-operators.io/binary-keys",
 		AnnotationDataDigest:      "ops.platform-operators.io/cached-data-digest",
+		AnnotationMetadataDigest:  "ops.platform-operators.io/cached-metadata-digest",
+		AnnotationOwnership:       "ops.platform-operators.io/ownership",
 		LabelManagedBy:            "app.kubernetes.io/managed-by",
 		LabelOffer:                "ops.platform-operators.io/offer",
 		AnnotationOfferNamespaces: "ops.platform-operators.io/offer-namespaces",

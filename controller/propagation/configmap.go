@@ -68,36 +68,6 @@ func ToConfigMap(s *corev1.Secret) *corev1.ConfigMap {
 	return cm
 }
 
-// DropConfigMapData is DropData for a ConfigMap: the digest is that of its envelope's data, and
-// binaryData keeps its keys (without values), so that the envelope still records which keys are
-// binary.
-//
-// It is idempotent, as DropData is.
-func DropConfigMapData(cm *corev1.ConfigMap) {
-	if _, done := cm.Annotations[keys.AnnotationDataDigest]; done && cm.Data == nil && valuesDropped(cm.BinaryData) {
-		return
-	}
-	digest := DataDigest(FromConfigMap(cm).Data)
-	if cm.Annotations == nil {
-		cm.Annotations = map[string]string{}
-	}
-	cm.Annotations[keys.AnnotationDataDigest] = digest
-	cm.Data = nil
-	for k := range cm.BinaryData {
-		cm.BinaryData[k] = nil
-	}
-}
-
-// valuesDropped reports whether every value of m is nil (the keys DropConfigMapData keeps).
-func valuesDropped(m map[string][]byte) bool {
-	for _, v := range m {
-		if v != nil {
-			return false
-		}
-	}
-	return true
-}
-
 // KindName is "ConfigMap" for an envelope and "Secret" otherwise: the kind an object stands for,
 // for messages.
 func KindName(s *corev1.Secret) string {

@@ -49,40 +49,79 @@ func Desired(src *corev1.Secret, namespace, secretSync string) *corev1.Secret {
 }
 
 // InStep reports whether the live copy cur already is what want describes, looking only at what
-// we own: data, type, immutability, our label and annotations, and the labels and annotations
-// the SecretSync sets (keys.AnnotationMetadataKeys). Nothing else matters, so metadata
-// others add never causes a write.
+// we own: data, type, immutability, our label and annotations, the labels and annotations
+// the SecretSync sets (keys.AnnotationMetadataKeys), and no other key of ours (a tenant's, which
+// a repair removes). Nothing else matters, so metadata others add never causes a write. cur may
+// be a cache's bounded form (Bounded).
 func InStep(cur, want *corev1.Secret) bool {
 	wl, wa := metadataKeys(want)
-	return cur.Type == want.Type &&
+	fl, fa := foreignOwnKeys(cur, want)
+	annotations := ownAnnotations
+	if bounded(cur) {
+		annotations = ownAnnotations[:len(ownAnnotations)-1] // binary keys: in the content digest
+	}
+	return typeMatches(cur, want) &&
 		isTrue(cur.Immutable) == isTrue(want.Immutable) &&
-		dataMatches(cur, want.Data) &&
-		ownKeysMatch(cur.Labels, want.Labels, append(wl, ownLabels...)...) &&
-		ownKeysMatch(cur.Annotations, want.Annotations, append(wa, ownAnnotations...)...)
+		dataMatches(cur, want) &&
+		ownKeysMatch(cur.Labels, want.Labels, ownLabels...) &&
+		ownKeysMatch(cur.Annotations, want.Annotations, annotations...) &&
+		metadataMatches(cur, want, wl, wa) &&
+		len(fl)+len(fa) == 0
 }
 
 // NeedsReplace reports whether cur can only become want by delete and create: the API refuses to
 // change a Secret's type, and the data or immutability of an immutable Secret (its metadata
 // stays writable, so a label or annotation fix is an update).
 func NeedsReplace(cur, want *corev1.Secret) bool {
-	return cur.Type != want.Type ||
-		isTrue(cur.Immutable) && (!isTrue(want.Immutable) || !dataMatches(cur, want.Data))
+	return !typeMatches(cur, want) ||
+		isTrue(cur.Immutable) && (!isTrue(want.Immutable) || !dataMatches(cur, want))
 }
 
-// Merged is cur with what we own set from want and everything else kept: the object to Update.
+// Merged is cur with what we own set from want and everything else kept: the object an update
+// makes of cur (see Changes). Our keys on cur that want does not carry are removed.
 func Merged(cur, want *corev1.Secret) *corev1.Secret {
 	out := cur.DeepCopy()
-	delete(out.Annotations, keys.AnnotationDataDigest) // a cache's record, never written
+	for _, k := range cacheOnly { // a cache's records, never written
+		delete(out.Annotations, k)
+	}
 	out.Type = want.Type
 	out.Data = want.Data
 	out.StringData = nil
 	out.Immutable = want.Immutable
-	// The metadata keys recorded on cur and on want: those no longer wanted are removed.
+	ls, as := changedKeys(cur, want)
+	out.Labels = setKeys(out.Labels, want.Labels, ls...)
+	out.Annotations = setKeys(out.Annotations, want.Annotations, as...)
+	return out
+}
+
+// changedKeys are the label and annotation keys an update of cur to want sets or removes: ours,
+// and those the SecretSync set, recorded on cur or on want.
+func changedKeys(cur, want *corev1.Secret) (labels, annotations []string) {
 	cl, ca := metadataKeys(cur)
 	wl, wa := metadataKeys(want)
-	out.Labels = setKeys(out.Labels, want.Labels, append(append(cl, wl...), ownLabels...)...)
-	out.Annotations = setKeys(out.Annotations, want.Annotations, append(append(ca, wa...), ownAnnotations...)...)
-	return out
+	fl, fa := foreignOwnKeys(cur, want)
+	labels = slices.Concat(cl, wl, ownLabels, fl)
+	annotations = slices.Concat(ca, wa, ownAnnotations, fa)
+	return labels, annotations
+}
+
+// Changes is what an update of cur to merged (Merged(cur, want)) writes of the labels and
+// annotations: each key it sets, with its value, or removes, with nil. A patch of these (and of
+// the data, whole) needs nothing of cur that a cache's bounded form lacks.
+func Changes(cur, merged *corev1.Secret) (labels, annotations map[string]*string) {
+	ls, as := changedKeys(cur, merged)
+	pick := func(m map[string]string, ks []string) map[string]*string {
+		out := make(map[string]*string, len(ks))
+		for _, k := range ks {
+			if v, ok := m[k]; ok {
+				out[k] = &v
+			} else {
+				out[k] = nil
+			}
+		}
+		return out
+	}
+	return pick(merged.Labels, ls), pick(merged.Annotations, as)
 }
 
 // Released is cur with our label and annotation removed: the Secret is no longer managed and
@@ -96,6 +135,7 @@ func Released(cur *corev1.Secret) *corev1.Secret {
 	delete(out.Annotations, keys.AnnotationSource)
 	delete(out.Annotations, keys.AnnotationDeletionPolicy)
 	delete(out.Annotations, keys.AnnotationMetadataKeys) // the labels and annotations it lists stay, as the Secret does
+	delete(out.Annotations, keys.AnnotationOwnership)
 	return out
 }
 
@@ -103,8 +143,9 @@ func Released(cur *corev1.Secret) *corev1.Secret {
 var ownLabels = []string{keys.LabelSecretSync, keys.LabelCopyRequest, keys.LabelManagedBy}
 
 // ownAnnotations are the annotation keys we set on every copy (an envelope's binary-key record
-// stands for where a ConfigMap copy holds each key: data or binaryData).
-var ownAnnotations = []string{keys.AnnotationSource, keys.AnnotationDeletionPolicy, keys.AnnotationMetadataKeys, keys.AnnotationBinaryKeys}
+// stands for where a ConfigMap copy holds each key: data or binaryData). The binary-key record
+// stays last (see InStep).
+var ownAnnotations = []string{keys.AnnotationSource, keys.AnnotationDeletionPolicy, keys.AnnotationMetadataKeys, keys.AnnotationOwnership, keys.AnnotationBinaryKeys}
 
 func isTrue(b *bool) bool { return b != nil && *b }
 
@@ -125,29 +166,27 @@ func DataDigest(data map[string][]byte) string {
 	return base64.RawStdEncoding.EncodeToString(h.Sum(nil))
 }
 
-// DropData replaces s's data by its digest (keys.AnnotationDataDigest), for a cache that keeps
-// copies only to compare them: InStep and NeedsReplace compare the digest, and Merged writes
-// the wanted data whole.
-//
-// It is idempotent, as client-go asks of a cache transform (an object may pass through it
-// twice): a Secret without data that already carries the digest keeps it.
-func DropData(s *corev1.Secret) {
-	if _, done := s.Annotations[keys.AnnotationDataDigest]; done && s.Data == nil && s.StringData == nil {
-		return
+// dataMatches reports whether cur holds want's content: by its digest when cur is a cache's
+// bounded form (an envelope's binary-key record included).
+func dataMatches(cur, want *corev1.Secret) bool {
+	if d, ok := cur.Annotations[keys.AnnotationDataDigest]; ok && bounded(cur) {
+		return d == contentDigest(want)
 	}
-	if s.Annotations == nil {
-		s.Annotations = map[string]string{}
-	}
-	s.Annotations[keys.AnnotationDataDigest] = DataDigest(s.Data)
-	s.Data, s.StringData = nil, nil
+	return sameData(cur.Data, want.Data)
 }
 
-// dataMatches reports whether cur holds data: by its digest when a cache dropped its data.
-func dataMatches(cur *corev1.Secret, data map[string][]byte) bool {
-	if d, ok := cur.Annotations[keys.AnnotationDataDigest]; ok {
-		return d == DataDigest(data)
+// typeMatches reports whether cur has want's type (a cache keeps a long type as its digest).
+func typeMatches(cur, want *corev1.Secret) bool {
+	return valueMatches(string(cur.Type), string(want.Type))
+}
+
+// metadataMatches reports whether cur carries want's values of the labels ls and annotations as
+// its SecretSync sets: by their digest when cur is a cache's bounded form.
+func metadataMatches(cur, want *corev1.Secret, ls, as []string) bool {
+	if d, ok := cur.Annotations[keys.AnnotationMetadataDigest]; ok && bounded(cur) {
+		return d == metadataDigest(want, ls, as)
 	}
-	return sameData(cur.Data, data)
+	return ownKeysMatch(cur.Labels, want.Labels, ls...) && ownKeysMatch(cur.Annotations, want.Annotations, as...)
 }
 
 // sameData compares data byte for byte; nil and empty are the same (the API drops empty maps).
@@ -166,7 +205,7 @@ func sameData(a, b map[string][]byte) bool {
 
 func ownKeysMatch(cur, want map[string]string, keys ...string) bool {
 	for _, k := range keys {
-		if cur[k] != want[k] {
+		if !valueMatches(cur[k], want[k]) {
 			return false
 		}
 	}

@@ -249,7 +249,6 @@ func TestInStepAndNeedsReplace(t *testing.T) {
 			name: "labels and annotations others added keep a copy in step",
 			cur: inStepBase(
 				withLabel("team", "a"),
-				withLabel("ops.platform-operators.io/other", "x"),
 				withAnnotation("reloader.stakater.com/match", "true"),
 				withAnnotation("kubectl.kubernetes.io/last-applied-configuration", "{}"),
 				withOwner("App", "web", "abc"),
@@ -257,6 +256,24 @@ func TestInStepAndNeedsReplace(t *testing.T) {
 			),
 			want:   inStepWant(),
 			inStep: true,
+		},
+		{
+			name:   "an offer label a tenant put on a copy puts it out of step (our keys on a copy are ours)",
+			cur:    inStepBase(withLabel(keys.LabelOffer, "true"), withAnnotation(keys.AnnotationOfferNamespaces, "*")),
+			want:   inStepWant(),
+			inStep: false,
+		},
+		{
+			name:   "any other key of ours a tenant put on a copy puts it out of step",
+			cur:    inStepBase(withLabel("ops.platform-operators.io/other", "x")),
+			want:   inStepWant(),
+			inStep: false,
+		},
+		{
+			name:   "a copy without the ownership proof the desired copy carries is out of step",
+			cur:    inStepBase(),
+			want:   inStepWant(withAnnotation(keys.AnnotationOwnership, "v1:proof")),
+			inStep: false,
 		},
 		{
 			name: "a value that changed puts the copy out of step",
@@ -412,10 +429,9 @@ func TestInStepAndNeedsReplace(t *testing.T) {
 		},
 	}
 	for _, tc := range cases {
-		// The manager's cache holds copies by the digest of their data (DropData): every answer
-		// must be the same for the copy as the cache holds it.
-		cached := tc.cur.DeepCopy()
-		DropData(cached)
+		// The manager's cache holds copies in their bounded form (Bounded): every answer must be
+		// the same for the copy as the cache holds it.
+		cached := Bounded(tc.cur)
 		for _, cur := range []struct {
 			name string
 			s    *corev1.Secret
@@ -462,55 +478,53 @@ func TestDataDigest(t *testing.T) {
 }
 
 // client-go may pass an object through a cache transform twice (its TransformFunc must be
-// idempotent): a second DropData must keep the digest of the data, not take that of no data.
-func TestDropDataIsIdempotent(t *testing.T) {
-	s := inStepBase()
-	DropData(s)
+// idempotent): a second Bounded must keep the digests of the data, not take those of no data.
+func TestBoundedIsIdempotent(t *testing.T) {
+	s := Bounded(inStepBase())
 	once := s.DeepCopy()
-	DropData(s)
-	assertExact(t, "a Secret dropped twice", s, once)
-	if !InStep(s, inStepWant()) {
-		t.Errorf("a copy dropped twice is out of step with its own data")
+	assertExact(t, "a Secret bounded twice", Bounded(s), once)
+	if !InStep(Bounded(s), inStepWant()) {
+		t.Errorf("a copy bounded twice is out of step with its own data")
 	}
 
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ca"}, Data: map[string]string{"a": "1"}, BinaryData: map[string][]byte{"b": {2}}}
-	DropConfigMapData(cm)
+	cm := BoundedConfigMap(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ca"}, Data: map[string]string{"a": "1"}, BinaryData: map[string][]byte{"b": {2}}})
 	cmOnce := cm.DeepCopy()
-	DropConfigMapData(cm)
-	assertExact(t, "a ConfigMap dropped twice", cm, cmOnce)
+	assertExact(t, "a ConfigMap bounded twice", BoundedConfigMap(cm), cmOnce)
 }
 
 // A copy from the cache has no data: what Merged returns to be written has the wanted data whole,
-// and the cache's digest is not written.
+// and the cache's records are not written.
 func TestMergedFromACachedCopy(t *testing.T) {
-	cur := inStepBase(withData("user", "admin", "pass", "old"), withLabel("team", "a"))
-	DropData(cur)
+	cur := Bounded(inStepBase(withData("user", "admin", "pass", "old"), withLabel("team", "a")))
 	want := inStepWant(withData("user", "admin", "pass", "new"))
 	got := Merged(cur, want)
-	assertSemantic(t, "Merged()", got, inStepBase(withData("user", "admin", "pass", "new"), withLabel("team", "a")))
+	if !sameData(got.Data, want.Data) {
+		t.Errorf("Merged() data = %q, want %q", got.Data, want.Data)
+	}
+	for _, k := range cacheOnly {
+		if _, ok := got.Annotations[k]; ok {
+			t.Errorf("Merged() kept the cache's annotation %q", k)
+		}
+	}
 	if _, ok := cur.Annotations[keys.AnnotationDataDigest]; !ok {
 		t.Errorf("Merged() changed the cached object: its digest is gone")
 	}
 }
 
-// A ConfigMap copy from the cache: the envelope still records which keys are binary, and its data
-// compares by digest.
-func TestDropConfigMapData(t *testing.T) {
+// A ConfigMap copy from the cache: no data, and its data and the place of each key (data or
+// binaryData) compare by digest.
+func TestBoundedConfigMap(t *testing.T) {
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "ca", Namespace: "team-a", Labels: map[string]string{keys.LabelSecretSync: "ca", keys.LabelManagedBy: keys.ManagedByValue}, Annotations: map[string]string{keys.AnnotationSource: "platform/ca"}},
 		Data:       map[string]string{"ca.crt": "-----BEGIN"},
 		BinaryData: map[string][]byte{"ca.der": {0x30, 0x82}},
 	}
 	want := FromConfigMap(cm.DeepCopy())
-	cached := cm.DeepCopy()
-	DropConfigMapData(cached)
-	if cached.Data != nil || cached.BinaryData["ca.der"] != nil {
+	cached := BoundedConfigMap(cm)
+	if cached.Data != nil || cached.BinaryData != nil {
 		t.Errorf("data kept: %v %v", cached.Data, cached.BinaryData)
 	}
 	env := FromConfigMap(cached)
-	if env.Annotations[keys.AnnotationBinaryKeys] != "ca.der" {
-		t.Errorf("binary keys = %q, want ca.der", env.Annotations[keys.AnnotationBinaryKeys])
-	}
 	if !InStep(env, want) {
 		t.Errorf("the cached ConfigMap is not in step with its own data")
 	}
@@ -518,6 +532,11 @@ func TestDropConfigMapData(t *testing.T) {
 	changed.Data["ca.crt"] = []byte("-----BEGIN2")
 	if InStep(env, changed) {
 		t.Errorf("the cached ConfigMap is in step with changed data")
+	}
+	moved := want.DeepCopy()
+	delete(moved.Annotations, keys.AnnotationBinaryKeys) // ca.der wanted in data, not binaryData
+	if InStep(env, moved) {
+		t.Errorf("the cached ConfigMap is in step with a copy that holds its binary key in data")
 	}
 }
 
@@ -595,6 +614,13 @@ func TestMerged(t *testing.T) {
 			cur:    inStepBase(func(s *corev1.Secret) { s.StringData = map[string]string{"pass": "old"} }),
 			want:   inStepWant(),
 			merged: inStepBase(),
+		},
+		{
+			name: "our keys a tenant added (an offer, any other) are removed; the tenant's own keys stay",
+			cur: inStepBase(withLabel(keys.LabelOffer, "true"), withAnnotation(keys.AnnotationOfferNamespaces, "*"),
+				withLabel("ops.platform-operators.io/other", "x"), withLabel("team", "a")),
+			want:   inStepWant(),
+			merged: inStepBase(withLabel("team", "a")),
 		},
 		{
 			name:   "keys removed from the source are removed from the copy",

@@ -24,6 +24,11 @@ func TestOffered(t *testing.T) {
 	}
 	deleting := offer("true", "*")
 	deleting.DeletionTimestamp = &now
+	// A tenant who received a copy offers it on: the copy's label says what it is.
+	syncCopy, requestCopy, emptyLabel := offer("true", "*"), offer("true", "*"), offer("true", "*")
+	syncCopy.Labels[keys.LabelSecretSync] = "harbor"
+	requestCopy.Labels[keys.LabelCopyRequest] = "pull"
+	emptyLabel.Labels[keys.LabelSecretSync] = ""
 	for _, tc := range []struct {
 		name string
 		src  *corev1.Secret
@@ -43,6 +48,9 @@ func TestOffered(t *testing.T) {
 		{"an empty list", offer("true", " , "), "team-a", false},
 		{"a malformed glob matches only itself", offer("true", "team-[a"), "team-a", false},
 		{"a source being deleted", deleting, "team-a", false},
+		{"a SecretSync's copy, whatever offer it carries", syncCopy, "team-a", false},
+		{"a CopyRequest's copy, whatever offer it carries", requestCopy, "team-a", false},
+		{"an object with our copy label, even empty", emptyLabel, "team-a", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Offered(tc.src, tc.ns); got != tc.want {

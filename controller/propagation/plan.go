@@ -50,7 +50,18 @@ type Lookup func(types.NamespacedName) *corev1.Secret
 // of owner, for messages.
 type Owner struct {
 	Label, Name, Kind string
+	// Proven reports whether a live copy carrying the label is provably the manager's (a valid
+	// keys.AnnotationOwnership, see Prover). Nil takes every labelled copy as proven: for tests
+	// of the plan alone; the controllers always set it.
+	Proven func(*corev1.Secret) bool
+	// Expendable reports whether an unproven copy that is not wanted holds nothing anyone could
+	// lose: its data and type are what the owner would write under its name. Nil: none is.
+	Expendable func(*corev1.Secret) bool
 }
+
+func (o Owner) proven(s *corev1.Secret) bool { return o.Proven == nil || o.Proven(s) }
+
+func (o Owner) expendable(s *corev1.Secret) bool { return o.Expendable != nil && o.Expendable(s) }
 
 // SecretSyncOwner is the Owner of a SecretSync's copies.
 func SecretSyncOwner(name string) Owner {
@@ -93,6 +104,12 @@ func removal(o *corev1.Secret, policy string) Op {
 // longer wanted is deleted or released per policy (PolicyDelete, PolicyOrphan, or
 // PolicyAsRecorded). A wanted copy whose name is taken by another SecretSync's copy is a
 // conflict: the first one keeps it.
+//
+// A labelled copy without a valid ownership proof (owner.Proven) is never updated, replaced,
+// deleted or released: it is a conflict, reported, unless nothing in it could be lost. A wanted
+// one whose data and type already are the wanted ones is adopted (the update writes the proof);
+// an unwanted one that owner.Expendable says holds the owner's data is removed. Copies made by
+// versions before the proof are adopted or removed so; anything else a tenant labelled stays.
 func Compute(secretSync string, want []*corev1.Secret, live Lookup, owned []*corev1.Secret, policy string) Plan {
 	return ComputeFor(SecretSyncOwner(secretSync), want, live, owned, policy)
 }
@@ -110,6 +127,8 @@ func ComputeFor(owner Owner, want []*corev1.Secret, live Lookup, owned []*corev1
 			p.Actions = append(p.Actions, Action{Op: OpCreate, Key: key, Want: w})
 		case cur.Labels[owner.Label] != owner.Name:
 			p.Actions = append(p.Actions, Action{Op: OpConflict, Key: key, Current: cur, Message: conflictMessage(cur, key, owner)})
+		case !owner.proven(cur) && !(typeMatches(cur, w) && dataMatches(cur, w)):
+			p.Actions = append(p.Actions, Action{Op: OpConflict, Key: key, Current: cur, Message: unprovenMessage(cur, key, owner)})
 		case InStep(cur, w):
 			p.InStep++
 		case NeedsReplace(cur, w):
@@ -121,6 +140,10 @@ func ComputeFor(owner Owner, want []*corev1.Secret, live Lookup, owned []*corev1
 	for _, o := range owned {
 		key := types.NamespacedName{Namespace: o.Namespace, Name: o.Name}
 		if wanted[key] || o.DeletionTimestamp != nil {
+			continue
+		}
+		if !owner.proven(o) && !owner.expendable(o) {
+			p.Actions = append(p.Actions, Action{Op: OpConflict, Key: key, Current: o, Message: unprovenMessage(o, key, owner)})
 			continue
 		}
 		p.Actions = append(p.Actions, Action{Op: removal(o, policy), Key: key, Current: o})
@@ -144,4 +167,10 @@ func conflictMessage(cur *corev1.Secret, key types.NamespacedName, owner Owner) 
 		return fmt.Sprintf("%s %s is managed by CopyRequest %q", KindName(cur), key, n)
 	}
 	return fmt.Sprintf("%s %s is not managed by this %s", KindName(cur), key, owner.Kind)
+}
+
+// unprovenMessage says why the copy cur that owner's label names is left untouched.
+func unprovenMessage(cur *corev1.Secret, key types.NamespacedName, owner Owner) string {
+	return fmt.Sprintf("%s %s carries the label of %s %q but no valid ownership proof (%s), and its data is not the source's: it is left untouched; remove the label %s from it, or delete it, to let the copy in",
+		KindName(cur), key, owner.Kind, owner.Name, keys.AnnotationOwnership, owner.Label)
 }

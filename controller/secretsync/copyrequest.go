@@ -55,10 +55,13 @@ type RequestReconciler struct {
 	// APIReader reads past the caches: to look at an object we do not manage (a conflict).
 	APIReader client.Reader
 	Recorder  events.EventRecorder
-	// Offered caches the Secrets and ConfigMaps that carry the offer label, cluster-wide, and
-	// nothing else; Copies caches the copies made for CopyRequests. Both are built by
-	// NewRequestCaches.
+	// Offered caches the metadata (bounded) of the Secrets and ConfigMaps that carry the offer
+	// label, cluster-wide, and nothing else; Copies caches the copies made for CopyRequests, in
+	// their bounded form. Both are built by NewRequestCaches.
 	Offered, Copies cache.Cache
+	// Proofs signs the copies and tells the manager's own from objects that only carry its label
+	// (LoadOwnershipKey). Required.
+	Proofs *propagation.Prover
 	// ConflictRecheck is how soon a request whose target is held by someone else looks again
 	// (zero: DefaultConflictRecheck); RejectedRecheck the same for a copy the API refused.
 	ConflictRecheck, RejectedRecheck time.Duration
@@ -66,27 +69,37 @@ type RequestReconciler struct {
 	unmanaged sync.Map
 }
 
-// NewRequestCaches builds the two label-selected caches of the CopyRequest controller.
+// NewRequestCaches builds the two label-selected caches of the CopyRequest controller. Any tenant
+// can put either label on its objects, so neither holds data or a tenant's metadata: the offers
+// are watched as metadata only (the API server sends no data, see offerMetadata) and bounded
+// (boundOffer); the copies are bounded as the SecretSync's are (boundCopy). The source of a copy
+// is read from the API when a copy is written.
 func NewRequestCaches(mgr ctrl.Manager) (offered, copies cache.Cache, err error) {
-	build := func(label string) (cache.Cache, error) {
+	build := func(label string, objs map[client.Object]cache.ByObject) (cache.Cache, error) {
 		req, err := labels.NewRequirement(label, selection.Exists, nil)
 		if err != nil {
 			return nil, err
 		}
-		sel := labels.NewSelector().Add(*req)
+		for o, by := range objs {
+			by.Label = labels.NewSelector().Add(*req)
+			objs[o] = by
+		}
 		return cache.New(mgr.GetConfig(), cache.Options{
 			Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
 			DefaultTransform: cache.TransformStripManagedFields(),
-			ByObject: map[client.Object]cache.ByObject{
-				&corev1.Secret{}:    {Label: sel},
-				&corev1.ConfigMap{}: {Label: sel},
-			},
+			ByObject:         objs,
 		})
 	}
-	if offered, err = build(keys.LabelOffer); err != nil {
+	offers := map[client.Object]cache.ByObject{}
+	for _, kind := range kinds {
+		offers[offerMetadata(kind)] = cache.ByObject{Transform: boundOffer}
+	}
+	if offered, err = build(keys.LabelOffer, offers); err != nil {
 		return nil, nil, err
 	}
-	if copies, err = build(keys.LabelCopyRequest); err != nil {
+	if copies, err = build(keys.LabelCopyRequest, map[client.Object]cache.ByObject{
+		&corev1.Secret{}: {Transform: boundCopy}, &corev1.ConfigMap{}: {Transform: boundCopy},
+	}); err != nil {
 		return nil, nil, err
 	}
 	for _, c := range []cache.Cache{offered, copies} {
@@ -95,6 +108,26 @@ func NewRequestCaches(mgr ctrl.Manager) (offered, copies cache.Cache, err error)
 		}
 	}
 	return offered, copies, nil
+}
+
+// offerMetadata is the metadata-only form of kind, as the offers cache watches it.
+func offerMetadata(kind *objectKind) *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(string(kind.name)))
+	return m
+}
+
+// boundOffer keeps of an offer's metadata its bounded form (propagation.Bounded): identity, our
+// labels, the offer's namespaces (a list longer than the bound as its digest, see
+// propagation.MayBeOffered).
+func boundOffer(obj any) (any, error) {
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return obj, nil
+	}
+	b := propagation.Bounded(&corev1.Secret{ObjectMeta: m.ObjectMeta})
+	internCopyMeta(&b.ObjectMeta)
+	return &metav1.PartialObjectMetadata{TypeMeta: m.TypeMeta, ObjectMeta: b.ObjectMeta}, nil
 }
 
 // SetupWithManager wires the controller: CopyRequests, the offered sources and the copies.
@@ -109,7 +142,7 @@ func (r *RequestReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manag
 		For(&v1alpha1.CopyRequest{}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers})
 	for _, kind := range kinds {
-		b = b.WatchesRawSource(source.Kind[client.Object](r.Offered, kind.object(), handler.EnqueueRequestsFromMapFunc(r.forSource(kind)))).
+		b = b.WatchesRawSource(source.Kind[client.Object](r.Offered, offerMetadata(kind), handler.EnqueueRequestsFromMapFunc(r.forSource(kind)))).
 			WatchesRawSource(source.Kind[client.Object](r.Copies, kind.object(), handler.EnqueueRequestsFromMapFunc(forRequestCopy)))
 	}
 	return b.Complete(r)
@@ -165,8 +198,12 @@ func (r *RequestReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			return ctrl.Result{}, err
 		}
 		// Gone: its copies go now (the garbage collector would, through their owner
-		// reference, but it may be slow or, in a test bed, absent).
+		// reference, but it may be slow or, in a test bed, absent). An object left for want
+		// of a proof is nobody's to report to: no need to look again.
 		out := r.sync(ctx, req.NamespacedName, nil, nil)
+		if out.reason == ReasonConflict {
+			out.requeueAfter = 0
+		}
 		return ctrl.Result{RequeueAfter: out.requeueAfter}, out.err
 	}
 	if !cr.DeletionTimestamp.IsZero() {
@@ -179,20 +216,17 @@ func (r *RequestReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		name = cr.Spec.Source.Name
 	}
 	srcKey := types.NamespacedName{Namespace: cr.Spec.Source.Namespace, Name: cr.Spec.Source.Name}
-	var src *corev1.Secret
-	obj := kind.object()
-	switch err := r.Offered.Get(ctx, srcKey, obj); {
-	case err == nil:
-		src = kind.wrap(obj)
-	case !apierrors.IsNotFound(err):
+	src, err := r.offeredSource(ctx, kind, srcKey, cr.Namespace)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
 	var want *corev1.Secret
-	if propagation.Offered(src, cr.Namespace) {
+	if src != nil {
 		want = propagation.Requested(src, cr.Namespace, name, cr.Name)
 		want.OwnerReferences = []metav1.OwnerReference{{
 			APIVersion: v1alpha1.GroupVersion.String(), Kind: "CopyRequest", Name: cr.Name, UID: cr.UID, Controller: ptr.To(true),
 		}}
+		r.Proofs.Prove(want, requestOwner(cr.Name))
 	}
 	out := r.sync(ctx, req.NamespacedName, want, kind)
 	if want == nil && out.err == nil {
@@ -205,11 +239,45 @@ func (r *RequestReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	return r.writeRequestStatus(ctx, cr, out)
 }
 
+// offeredSource returns the source of kind at key, read from the API, when it is offered to
+// namespace; nil when it does not exist or is not offered. The offers cache holds metadata only,
+// so it says whether to look; the live object, read once per reconcile of the one request,
+// decides and gives the data.
+func (r *RequestReconciler) offeredSource(ctx context.Context, kind *objectKind, key types.NamespacedName, namespace string) (*corev1.Secret, error) {
+	meta := offerMetadata(kind)
+	switch err := r.Offered.Get(ctx, key, meta); {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	if !propagation.MayBeOffered(&corev1.Secret{ObjectMeta: meta.ObjectMeta}, namespace) {
+		return nil, nil
+	}
+	obj := kind.object()
+	if err := r.APIReader.Get(ctx, key, obj); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	if src := kind.wrap(obj); propagation.Offered(src, namespace) {
+		return src, nil
+	}
+	return nil, nil
+}
+
+// requestOwner is the Owner of the named CopyRequest's copies, without its proof check.
+func requestOwner(name string) propagation.Owner {
+	return propagation.Owner{Label: keys.LabelCopyRequest, Name: name, Kind: "CopyRequest"}
+}
+
 // sync brings the copies of the request key in line with want (nil: no copy wanted), for every
 // kind: a copy of the other kind or another name (the spec changed) is deleted.
 func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, want *corev1.Secret, wantKind *objectKind) requestOutcome {
 	var out requestOutcome
-	owner := propagation.Owner{Label: keys.LabelCopyRequest, Name: key.Name, Kind: "CopyRequest"}
+	// A copy without a valid proof is the manager's only when its data already is what is wanted
+	// (adopted); one not wanted is left alone (the garbage collector removes the proven ones with
+	// their CopyRequest, through their owner reference).
+	owner := requestOwner(key.Name)
+	owner.Proven = func(s *corev1.Secret) bool { return r.Proofs.Proven(s, keys.LabelCopyRequest) }
 	w := writer{client: r.Client, reader: r.APIReader, label: keys.LabelCopyRequest, unmanaged: &r.unmanaged}
 	for _, kind := range kinds {
 		list := kind.list()
@@ -339,15 +407,15 @@ func (r *RequestReconciler) now() time.Time {
 }
 
 // SetupRequestController builds the CopyRequest controller as the manager runs it: its two
-// caches, the manager's client and event recorder.
-func SetupRequestController(ctx context.Context, mgr ctrl.Manager, workers int) (*RequestReconciler, error) {
+// caches, the manager's client and event recorder, and the installation's proofs.
+func SetupRequestController(ctx context.Context, mgr ctrl.Manager, workers int, proofs *propagation.Prover) (*RequestReconciler, error) {
 	offered, copies, err := NewRequestCaches(mgr)
 	if err != nil {
 		return nil, fmt.Errorf("building the %s caches: %w", RequestControllerName, err)
 	}
 	r := &RequestReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(RequestControllerName),
-		Offered: offered, Copies: copies,
+		Offered: offered, Copies: copies, Proofs: proofs,
 	}
 	if err := r.SetupWithManager(ctx, mgr, workers); err != nil {
 		return nil, fmt.Errorf("setting up %s: %w", RequestControllerName, err)

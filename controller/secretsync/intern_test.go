@@ -94,7 +94,7 @@ func keyIn[V any](m map[string]V, k string) string {
 // Two copies of one source, decoded separately, share every string the transform interns, and
 // still compare as before; what differs between them (namespace, uid) stays their own.
 func TestCachedCopiesShareTheirRepeatedStrings(t *testing.T) {
-	a, b := cachedPair(t, func(i int) *corev1.Secret { return wireCopy(fmt.Sprintf("team-%d", i), i) }, dropData)
+	a, b := cachedPair(t, func(i int) *corev1.Secret { return wireCopy(fmt.Sprintf("team-%d", i), i) }, boundCopy)
 	if sameBytes(wireCopy("x", 0).Name, a.Name) {
 		t.Fatal("the decoded name is the literal's: the test does not decode")
 	}
@@ -118,8 +118,9 @@ func TestCachedCopiesShareTheirRepeatedStrings(t *testing.T) {
 	if a.Namespace == b.Namespace || a.UID == b.UID {
 		t.Errorf("namespace %q/%q, uid %q/%q: want what differs kept", a.Namespace, b.Namespace, a.UID, b.UID)
 	}
-	if a.Data != nil || len(a.Labels) != 2 || len(a.Annotations) != 3 || a.ManagedFields != nil {
-		t.Errorf("cached copy = %+v, want no data or managed fields, 2 labels, 3 annotations", a)
+	// Our two annotations, the two digests and the bounded form's mark.
+	if a.Data != nil || len(a.Labels) != 2 || len(a.Annotations) != 5 || a.ManagedFields != nil {
+		t.Errorf("cached copy = %+v, want no data or managed fields, 2 labels, 5 annotations", a)
 	}
 }
 
@@ -157,7 +158,7 @@ func BenchmarkCachedBytes(b *testing.B) {
 		fresh     func() decodable
 		transform func(any) (any, error)
 	}{
-		{"copy", func(i int) decodable { return wireCopy(fmt.Sprintf("tenant-%05d", i), i) }, func() decodable { return &corev1.Secret{} }, dropData},
+		{"copy", func(i int) decodable { return wireCopy(fmt.Sprintf("tenant-%05d", i), i) }, func() decodable { return &corev1.Secret{} }, boundCopy},
 		{"namespace", func(i int) decodable { return namespaceNamed(fmt.Sprintf("tenant-%05d", i), i) }, func() decodable { return &corev1.Namespace{} }, trimNamespace},
 		{"serviceaccount", func(i int) decodable { return serviceAccountIn(fmt.Sprintf("tenant-%05d", i), i) }, func() decodable { return &corev1.ServiceAccount{} }, trimServiceAccount},
 	} {

@@ -240,7 +240,7 @@ func TestANewNamespacesOwnPassListsTheCopyItCreates(t *testing.T) {
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: a, Labels: map[string]string{caseLabel: c}}},
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: a, Name: "default"}},
 	).Build()
-	r := &Reconciler{Client: world, APIReader: world, Sources: sources, Metrics: testMetrics, Workers: 2}
+	r := &Reconciler{Client: world, APIReader: world, Sources: sources, Metrics: testMetrics, Workers: 2, Proofs: proofs}
 	if _, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: a, Name: c}}); err != nil {
 		t.Fatalf("the namespace's pass: %v", err)
 	}

@@ -3,6 +3,7 @@ package secretsync
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -39,8 +40,8 @@ const DefaultRejectedRecheck = 10 * time.Minute
 
 // +kubebuilder:rbac:groups=ops.platform-operators.io,resources=secretsyncs,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups=ops.platform-operators.io,resources=secretsyncs/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;delete
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;patch
 
@@ -66,6 +67,9 @@ type Reconciler struct {
 	// Writes, when set, counts a pass's copy writes as in flight while they run, so that the
 	// other controllers' writes that can wait (a ScheduledJob's status) hold back for them.
 	Writes *writegate.Gate
+	// Proofs signs the copies and tells the manager's own from objects that only carry its label
+	// (LoadOwnershipKey). Required.
+	Proofs *propagation.Prover
 
 	// unmanaged remembers targets found held by a Secret we do not manage, so later reconciles
 	// look (a read) instead of trying to create (a failed write) each time.
@@ -109,7 +113,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var res result
 	var plan propagation.Plan
 	if obs.blocked == nil {
-		plan = propagation.Compute(ss.Name, obs.want, obs.lookup, obs.owned, propagation.DeletionPolicy(string(ss.Spec.DeletionPolicy)))
+		plan = propagation.ComputeFor(r.owner(ss.Name, obs.templates), obs.want, obs.lookup, obs.owned, propagation.DeletionPolicy(string(ss.Spec.DeletionPolicy)))
 		if removes(plan) {
 			if obs.blocked, err = r.confirmSourceNamespace(ctx, ss.Spec.Source.Namespace); err != nil {
 				return ctrl.Result{}, err
@@ -163,6 +167,9 @@ type observation struct {
 	want    []*corev1.Secret
 	owned   []*corev1.Secret
 	lookup  propagation.Lookup
+	// templates holds, per copy name, the copy the sources give before its namespace is chosen:
+	// an unproven copy that holds its data and type is expendable (see owner).
+	templates map[string]*corev1.Secret
 	// sourceMissing is set when a named source does not exist (copies are then removed per policy).
 	sourceMissing bool
 	// missingKeys lists, per source ("ns/name"), the spec.keys the source lacks (the rest is copied).
@@ -240,13 +247,21 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 	tgt := ss.Spec.Target
 	meta := propagation.Metadata{Labels: tgt.Labels, Annotations: tgt.Annotations, SourceLabels: tgt.SourceLabels, SourceAnnotations: tgt.SourceAnnotations}
 	keySel := keysOf(ss.Spec.Keys)
+	owner := propagation.SecretSyncOwner(ss.Name)
+	obs.templates = map[string]*corev1.Secret{}
 	for _, s := range obs.sources {
-		for _, ns := range obs.targets {
+		for _, ns := range append([]string{""}, obs.targets...) {
 			w := propagation.Desired(s, ns, ss.Name)
 			if ss.Spec.Target.Name != "" {
 				w.Name = ss.Spec.Target.Name // a renamed copy (admission allows it only with source.name)
 			}
 			propagation.WithMetadata(w, s, meta)
+			if ns == "" { // the template: data and type only
+				propagation.ApplyKeys(w, keySel)
+				obs.templates[w.Name] = w
+				continue
+			}
+			r.Proofs.Prove(w, owner)
 			if !keySel.IsZero() {
 				if missing := propagation.ApplyKeys(w, keySel); len(missing) > 0 {
 					if obs.missingKeys == nil {
@@ -645,7 +660,7 @@ func (w writer) write(ctx context.Context, kind *objectKind, a propagation.Actio
 		}
 		return propagation.OpCreate, err
 	case propagation.OpUpdate:
-		err := w.client.Update(ctx, kind.unwrap(a.Want.DeepCopy()))
+		err := w.update(ctx, kind, a.Current, a.Want)
 		if apierrors.IsConflict(err) && w.liveInStep(ctx, kind, a.Key, a.Want) {
 			// Our cache had not caught up with our own last write: the copy already is in step.
 			return "", nil
@@ -667,11 +682,49 @@ func (w writer) write(ctx context.Context, kind *objectKind, a propagation.Actio
 		return propagation.OpDelete, err
 	case propagation.OpRelease:
 		// A patch of the metadata Released changes, on the version compared: a cached copy
-		// holds no data (dropData), so an update from it would empty the Secret we leave behind.
+		// holds no data (boundCopy), so an update from it would empty the Secret we leave behind.
 		cur := kind.unwrap(a.Current)
 		return propagation.OpRelease, w.client.Patch(ctx, kind.unwrap(propagation.Released(a.Current)), client.MergeFromWithOptions(cur, client.MergeFromWithOptimisticLock{}))
 	}
 	return "", fmt.Errorf("unknown action %q", a.Op)
+}
+
+// update writes what we own of merged (Merged(cur, want)) onto the copy cur, on the version
+// compared, by a strategic merge patch: our labels and annotations and the SecretSync's, each set
+// or removed; the data replaced whole; immutability. Nothing else of the copy is sent, so the
+// labels and annotations others added stay although the cache does not hold them (boundCopy).
+func (w writer) update(ctx context.Context, kind *objectKind, cur, merged *corev1.Secret) error {
+	ls, as := propagation.Changes(cur, merged)
+	patch := map[string]any{
+		"metadata":  map[string]any{"resourceVersion": cur.ResourceVersion, "labels": ls, "annotations": as},
+		"immutable": merged.Immutable,
+	}
+	if kind == configMapKind {
+		as[keys.AnnotationBinaryKeys] = nil // an envelope's record, never a ConfigMap's
+		cm := propagation.ToConfigMap(merged)
+		patch["data"], patch["binaryData"] = replacing(cm.Data), replacing(cm.BinaryData)
+	} else {
+		patch["data"] = replacing(merged.Data)
+	}
+	raw, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	obj := kind.object()
+	obj.SetNamespace(cur.Namespace)
+	obj.SetName(cur.Name)
+	return w.client.Patch(ctx, obj, client.RawPatch(types.StrategicMergePatchType, raw))
+}
+
+// replacing is m as a strategic merge patch that replaces the whole map ($patch: replace), so
+// that keys the copy has and m lacks go.
+func replacing[V any](m map[string]V) map[string]any {
+	out := make(map[string]any, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	out["$patch"] = "replace"
+	return out
 }
 
 // liveInStep reads the copy past the cache and reports whether it already is what want says.
@@ -759,8 +812,9 @@ func (r *Reconciler) cleanupKind(ctx context.Context, name string, kind *objectK
 	if len(obs.owned) == 0 {
 		return false, nil
 	}
-	// The spec is gone: each copy goes as its own annotation says.
-	plan := propagation.Compute(name, nil, obs.lookup, obs.owned, propagation.PolicyAsRecorded)
+	// The spec is gone: each copy goes as its own annotation says. Its source is unknown, so a
+	// copy without a valid proof is left as it is (see owner).
+	plan := propagation.ComputeFor(r.owner(name, nil), nil, obs.lookup, obs.owned, propagation.PolicyAsRecorded)
 	// ServiceAccounts before copies (see Reconcile): once the copies are gone, a retry could no
 	// longer tell which imagePullSecrets entries were this SecretSync's.
 	var sas result
@@ -777,6 +831,19 @@ func (r *Reconciler) cleanupKind(ctx context.Context, name string, kind *objectK
 		return false, err
 	}
 	return res.requeue || len(res.failures) > 0, nil
+}
+
+// owner is the Owner of the named SecretSync's copies: a copy is its own when it carries a valid
+// proof, and an unproven one that is not wanted is expendable when it holds what the template of
+// its name (its data and type) holds.
+func (r *Reconciler) owner(name string, templates map[string]*corev1.Secret) propagation.Owner {
+	o := propagation.SecretSyncOwner(name)
+	o.Proven = func(s *corev1.Secret) bool { return r.Proofs.Proven(s, keys.LabelSecretSync) }
+	o.Expendable = func(s *corev1.Secret) bool {
+		t := templates[s.Name]
+		return t != nil && propagation.SameContent(s, t)
+	}
+	return o
 }
 
 // synced is the number of copies in step after the reconcile: already in step, found in step

@@ -427,9 +427,11 @@ func TestACopyIsRepairedAndOthersMetadataOnItIsKept(t *testing.T) {
 	copyIn(t, a, source, c, v1alpha1.DeletionPolicyDelete)
 
 	t.Log("a copy of another type is replaced (the API refuses to change a Secret's type)")
+	// As a restore from a backup would bring it back: with the copy's proof.
 	impostor := makeSecret(a, "creds", withType("example.com/other"), withData(map[string][]byte{"token": []byte("wrong")}))
 	impostor.Labels = map[string]string{keys.LabelSecretSync: c}
-	impostor.Annotations = map[string]string{keys.AnnotationSource: src + "/creds", keys.AnnotationDeletionPolicy: "Delete"}
+	impostor.Annotations = map[string]string{keys.AnnotationSource: src + "/creds", keys.AnnotationDeletionPolicy: "Delete",
+		keys.AnnotationOwnership: first.Annotations[keys.AnnotationOwnership]}
 	impostorUID := replaceSecret(t, impostor)
 	eventually(t, "the copy of the wrong type is replaced", func() error {
 		s := getSecret(t, a, "creds")
@@ -624,6 +626,7 @@ func TestAnImmutableSourceGivesImmutableCopiesThatAreReplacedWhenItChanges(t *te
 	t.Log("an immutable copy with stale data (as a crash could leave it) is replaced")
 	stale := makeSecret(a, "tls", immutable(), withData(map[string][]byte{"tls.key": binary, "v": []byte("1")}))
 	stale.Labels = map[string]string{keys.LabelSecretSync: c}
+	stale.Annotations = map[string]string{keys.AnnotationOwnership: proofs.Sign("Secret", a, "tls", keys.LabelSecretSync, c)}
 	staleUID := replaceSecret(t, stale)
 	eventually(t, "the stale immutable copy is replaced", func() error {
 		s := getSecret(t, a, "tls")

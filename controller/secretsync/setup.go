@@ -32,36 +32,37 @@ import (
 const sourceNamespaceIndex = "spec.source.namespace"
 
 // CacheByObject is the manager cache configuration the controller needs: Secrets and ConfigMaps
-// only when they carry our label (copies; never every Secret or ConfigMap of the cluster) and
-// without their data (a digest instead, see dropData), and Namespaces and ServiceAccounts
-// trimmed to the fields the controller reads.
+// only when they carry our label (copies; never every Secret or ConfigMap of the cluster), each
+// in its bounded form (boundCopy), and Namespaces and ServiceAccounts trimmed to the fields the
+// controller reads.
 func CacheByObject() map[client.Object]cache.ByObject {
 	managed, _ := labels.NewRequirement(keys.LabelSecretSync, selection.Exists, nil)
 	return map[client.Object]cache.ByObject{
-		&corev1.Secret{}:         {Label: labels.NewSelector().Add(*managed), Transform: dropData},
-		&corev1.ConfigMap{}:      {Label: labels.NewSelector().Add(*managed), Transform: dropData},
+		&corev1.Secret{}:         {Label: labels.NewSelector().Add(*managed), Transform: boundCopy},
+		&corev1.ConfigMap{}:      {Label: labels.NewSelector().Add(*managed), Transform: boundCopy},
 		&corev1.Namespace{}:      {Transform: trimNamespace},
 		&corev1.ServiceAccount{}: {Transform: trimServiceAccount},
 	}
 }
 
-// dropData keeps a copy in the cache without its data, its digest in its place
-// (propagation.DropData): the reconciler only compares a copy's data with the wanted data, and
-// writes the wanted data whole. At 10,000 namespaces this takes the copies' data (2 KiB each for a
-// pull secret, up to 1 MiB for a large source) out of the manager's memory. Nothing reads a
-// copy's data from this cache: an update writes the wanted data whole, a release patches metadata.
-func dropData(obj any) (any, error) {
+// boundCopy keeps a copy in the cache in its bounded form (propagation.Bounded): no data (its
+// digest instead), none of the labels and annotations others add, our own values bounded. Anyone
+// who may label an object can put our label on it, so what the cache holds per object must not
+// be theirs to decide: a 1 MiB ConfigMap with 256 KiB of annotations costs what a pull secret's
+// copy costs (BenchmarkCachedBytes). The reconciler only compares a copy with the wanted one, and
+// writes what it owns by a patch (writer.update) that needs nothing else of the copy; a release
+// patches metadata.
+func boundCopy(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *corev1.Secret:
-		o.ManagedFields = nil // what the default transform, which this one replaces, does
-		propagation.DropData(o)
-		o.Type = corev1.SecretType(intern(string(o.Type)))
-		internCopyMeta(&o.ObjectMeta)
+		b := propagation.Bounded(o)
+		b.Type = corev1.SecretType(intern(string(b.Type)))
+		internCopyMeta(&b.ObjectMeta)
+		return b, nil
 	case *corev1.ConfigMap:
-		o.ManagedFields = nil
-		propagation.DropConfigMapData(o)
-		internKeys(o.BinaryData)
-		internCopyMeta(&o.ObjectMeta)
+		b := propagation.BoundedConfigMap(o)
+		internCopyMeta(&b.ObjectMeta)
+		return b, nil
 	}
 	return obj, nil
 }

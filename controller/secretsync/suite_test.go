@@ -36,6 +36,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/propagation"
 )
 
 // The suite shares one envtest API server and one manager, started in TestMain and configured
@@ -57,7 +58,13 @@ var (
 	metricsRegistry *prometheus.Registry
 	// requests is the CopyRequest controller, set up as main.go sets it up.
 	requests *RequestReconciler
+	// proofs are the manager's ownership proofs, with the key it keeps in ownershipNS.
+	proofs *propagation.Prover
 )
+
+// ownershipNS stands for the manager's own namespace: the ownership key and the SecretSyncs'
+// Events are there.
+const ownershipNS = "platform-operators-system"
 
 // caseLabel marks a test's namespaces; each test's SecretSyncs select its own value.
 const caseLabel = "test.platform-operators.io/case"
@@ -140,6 +147,12 @@ func setUp(cfg *rest.Config) error {
 		return err
 	}
 	apiserver = cs.CoreV1().RESTClient()
+	if err := k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ownershipNS}}); err != nil {
+		return err
+	}
+	if proofs, err = LoadOwnershipKey(context.Background(), k8s, ownershipNS, DefaultOwnershipKeySecret); err != nil {
+		return err
+	}
 	mgr, err = ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme,
 		Cache: cache.Options{
@@ -160,8 +173,9 @@ func setUp(cfg *rest.Config) error {
 	}
 	r := &Reconciler{
 		Client: withWriteFaults(mgr.GetClient()), APIReader: mgr.GetAPIReader(), Metrics: testMetrics, Workers: 8,
-		Recorder: mgr.GetEventRecorder(Name),
+		Recorder: InNamespace(mgr.GetEventRecorder(Name), scheme, ownershipNS),
 		Sources:  &Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme()},
+		Proofs:   proofs,
 		// The one field main.go leaves at its default (a minute): too long to wait for here.
 		ConflictRecheck: conflictRecheck,
 		RejectedRecheck: rejectedRecheck,
@@ -169,7 +183,7 @@ func setUp(cfg *rest.Config) error {
 	if err := r.SetupWithManager(context.Background(), mgr, 4); err != nil {
 		return err
 	}
-	requests, err = SetupRequestController(context.Background(), mgr, 2)
+	requests, err = SetupRequestController(context.Background(), mgr, 2, proofs)
 	if err != nil {
 		return err
 	}
@@ -383,6 +397,9 @@ func isCopy(s, src *corev1.Secret, ss string, policy v1alpha1.DeletionPolicy) er
 	}
 	if got := s.Annotations[keys.AnnotationDeletionPolicy]; got != string(policy) {
 		return fmt.Errorf("annotation %s=%q, want %q", keys.AnnotationDeletionPolicy, got, policy)
+	}
+	if !proofs.Proven(s, keys.LabelSecretSync) {
+		return fmt.Errorf("annotation %s=%q is not a valid proof", keys.AnnotationOwnership, s.Annotations[keys.AnnotationOwnership])
 	}
 	// The manager's cache holds copies by a digest of their data: that record is never written.
 	if d, ok := s.Annotations[keys.AnnotationDataDigest]; ok {

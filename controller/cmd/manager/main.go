@@ -79,6 +79,8 @@ type options struct {
 	memoryLimitRatio           float64
 	showVersion                bool
 	kubeconfig                 string
+	managerNamespace           string
+	ownershipKeySecret         string
 }
 
 // restConfig finds the API server: the --kubeconfig file when given, else as controller-runtime
@@ -219,6 +221,8 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.IntVar(&o.scheduledJobWorkers, "scheduledjob-workers", 64, "ScheduledJobs reconciled at once: when many slots fall on the same second, this bounds how many Jobs are created in parallel.")
 	fs.DurationVar(&o.apiServerWaitTimeout, "api-server-wait-timeout", 2*time.Minute, "How long to wait at start for the Kubernetes API server to answer (retrying with a backoff from 200ms to 5s) before exiting with an error; 0 exits at the first failure.")
 	fs.Float64Var(&o.memoryLimitRatio, "memory-limit-ratio", 0.9, "Share of the container's memory limit (its cgroup's) the Go runtime's soft memory limit (GOMEMLIMIT) is set to, so the garbage collector collects harder before the kubelet would kill the manager; 0 turns it off. A GOMEMLIMIT environment variable wins; without a cgroup limit nothing is set.")
+	fs.StringVar(&o.managerNamespace, "manager-namespace", "", "The manager's own namespace: where the ownership key Secret lives and where the Events of cluster-scoped objects (SecretSyncs) are recorded. Empty: the POD_NAMESPACE environment variable, else the pod's namespace (in a cluster), else --leader-election-namespace.")
+	fs.StringVar(&o.ownershipKeySecret, "ownership-key-secret", secretsync.DefaultOwnershipKeySecret, "Name of the Secret, in the manager's namespace, holding the key of the ownership proofs on copies; created when absent.")
 	fs.BoolVar(&o.showVersion, "version", false, "Print the version and exit.")
 	return fs
 }
@@ -440,16 +444,31 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 		if err != nil {
 			return nil, err
 		}
+		ns, err := managerNamespace(o)
+		if err != nil {
+			return nil, err
+		}
+		// Every replica reads (or the first creates) the key before it campaigns: a plain client,
+		// not the manager's, which refuses writes until this replica leads (fenceWrites).
+		direct, err := client.New(cfg, client.Options{Scheme: scheme})
+		if err != nil {
+			return nil, err
+		}
+		proofs, err := secretsync.LoadOwnershipKey(ctx, direct, ns, o.ownershipKeySecret)
+		if err != nil {
+			return nil, err
+		}
 		r := &secretsync.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Metrics: m, Workers: o.secretSyncWorkers,
-			Recorder: mgr.GetEventRecorder(secretsync.Name), Writes: writes,
+			Recorder: secretsync.InNamespace(mgr.GetEventRecorder(secretsync.Name), scheme, ns), Writes: writes,
 			Sources: &secretsync.Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme()},
+			Proofs:  proofs,
 		}
 		if err := r.SetupWithManager(ctx, mgr, 4); err != nil {
 			return nil, fmt.Errorf("setting up %s: %w", secretsync.Name, err)
 		}
 		// Pull mode (CopyRequests) is part of the secretsync controller.
-		if _, err := secretsync.SetupRequestController(ctx, mgr, 2); err != nil {
+		if _, err := secretsync.SetupRequestController(ctx, mgr, 2, proofs); err != nil {
 			return nil, err
 		}
 		for _, d := range []secretsync.Default{o.defaultSync, o.pullSecretSync} {
@@ -517,6 +536,27 @@ func watchedObjects(isOn func(string) bool) []client.Object {
 	return objs
 }
 
+// serviceAccountNamespaceFile holds, in a pod, the pod's namespace.
+const serviceAccountNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// managerNamespace finds the manager's own namespace: --manager-namespace, else POD_NAMESPACE,
+// else the pod's namespace file, else --leader-election-namespace.
+func managerNamespace(o options) (string, error) {
+	if o.managerNamespace != "" {
+		return o.managerNamespace, nil
+	}
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns, nil
+	}
+	if b, err := os.ReadFile(serviceAccountNamespaceFile); err == nil && strings.TrimSpace(string(b)) != "" {
+		return strings.TrimSpace(string(b)), nil
+	}
+	if o.leaderNS != "" {
+		return o.leaderNS, nil
+	}
+	return "", errors.New("unable to find the manager's namespace: set --manager-namespace (or POD_NAMESPACE) when running outside a cluster")
+}
+
 // fenceWrites makes the manager's client refuse writes while the Lease has not been renewed
 // within the renew deadline (controller/leaderfence): a leader frozen past its Lease (SIGSTOP, a
 // stalled node) writes nothing when it runs again, in the moment before its elector notices it
@@ -524,7 +564,7 @@ func watchedObjects(isOn func(string) bool) []client.Object {
 func fenceWrites(cfg *rest.Config, opts *ctrl.Options) error {
 	ns := opts.LeaderElectionNamespace
 	if ns == "" {
-		b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+		b, err := os.ReadFile(serviceAccountNamespaceFile)
 		if err != nil {
 			return fmt.Errorf("unable to find the leader election namespace (--leader-election-namespace): %w", err)
 		}

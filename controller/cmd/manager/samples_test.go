@@ -128,7 +128,7 @@ func TestSamplesWork(t *testing.T) {
 		}
 	}
 
-	o, err := parseFlags([]string{"--metrics-bind-address=0", "--health-probe-bind-address=0", "--leader-elect=false", "--job-image=busybox:1.37"})
+	o, err := parseFlags([]string{"--metrics-bind-address=0", "--health-probe-bind-address=0", "--leader-elect=false", "--manager-namespace=default", "--job-image=busybox:1.37"})
 	if err != nil {
 		t.Fatal(err)
 	}
