@@ -32,8 +32,8 @@ var (
 type Schedule struct {
 	cron cron.Schedule
 	loc  *time.Location
-	// dedupeRepeatedHour is set when the hour field names specific hours: then a local time
-	// that a fall-back DST change repeats runs only at its first occurrence.
+	// dedupeRepeatedHour is set when the hour field does not start with * or ? (see Next):
+	// then a local time that a fall-back DST change repeats runs only at its first occurrence.
 	dedupeRepeatedHour bool
 }
 
@@ -62,9 +62,8 @@ func Parse(spec, timeZone string, from time.Time) (Schedule, error) {
 	}
 	out := Schedule{cron: s, loc: loc}
 	if ss, ok := s.(*cron.SpecSchedule); ok {
-		// Evaluate in our zone; robfig's starBit (1<<63) marks a field that began with * or ?.
-		ss.Location = loc
-		out.dedupeRepeatedHour = ss.Hour&(1<<63) == 0
+		ss.Location = loc // evaluate in our zone
+		out.dedupeRepeatedHour = !hourIsWildcard(strings.TrimSpace(spec))
 	}
 	if out.Next(from).IsZero() {
 		return Schedule{}, fmt.Errorf("%w: %q names no time that exists (checked five years ahead)", ErrNeverFires, spec)
@@ -82,39 +81,61 @@ func parseWithRecovery(spec string) (s cron.Schedule, err error) {
 	return cron.ParseStandard(spec)
 }
 
+// hourIsWildcard reports whether a five-field spec's hour field (the second) starts with * or ?
+// (`*`, `*/2`, `?`, `*,5`), or a descriptor repeats within the day (@hourly): the rule of Vixie
+// cron and cronie (HR_STAR), read from the text. robfig's own marker for * is no guide: it drops
+// it for a step (`*/2`), which would make "every two hours" a list of fixed hours.
+func hourIsWildcard(spec string) bool {
+	if strings.HasPrefix(spec, "@") {
+		return spec == "@hourly" || strings.HasPrefix(spec, "@every")
+	}
+	fields := strings.Fields(spec)
+	return len(fields) > 1 && (strings.HasPrefix(fields[1], "*") || strings.HasPrefix(fields[1], "?"))
+}
+
 // Next returns the first slot strictly after t, or the zero time if there is none.
 //
-// DST rule: when the hour field names specific hours (e.g. "30 2 * * *"), a local time repeated
-// by a fall-back change runs once, at its first occurrence. Schedules whose hour field starts
-// with * run by elapsed time, so an hourly job runs in both copies of the repeated hour. A local
-// time skipped by a spring-forward change does not run that day (as upstream).
+// DST rule (docs/scheduling.md, "Daylight saving time"): when the hour field does not start with
+// * or ? (e.g. "30 2 * * *", "*/10 2 * * *", "0 1-3 * * *", @daily), a slot inside the second
+// copy of a local hour repeated by a fall-back change is dropped, however many there are: each
+// local time runs once, at its first occurrence. Schedules whose hour field starts with * or ?
+// (e.g. "30 * * * *", "0 */2 * * *", @hourly) and @every run at every instant that matches, so
+// in both copies. A local time skipped by a spring-forward change does not run that day (robfig,
+// as upstream).
 func (s Schedule) Next(t time.Time) time.Time {
 	n := s.cron.Next(t)
-	for i := 0; s.dedupeRepeatedHour && !n.IsZero() && i < 4 && s.isRepeat(n); i++ {
-		n = s.cron.Next(n)
+	for s.dedupeRepeatedHour && !n.IsZero() {
+		end := s.repeatEnd(n)
+		if end.IsZero() {
+			break
+		}
+		// Every instant before end repeats a wall-clock time: resume the search at end. Each
+		// round passes a fall-back change, so this ends (robfig gives up after five years).
+		n = s.cron.Next(end.Add(-time.Second))
 	}
 	return n
 }
 
-// isRepeat reports whether the wall-clock time of n (in the schedule's zone) already occurred
-// earlier under a larger UTC offset, i.e. n is the second copy of a repeated local time.
-func (s Schedule) isRepeat(n time.Time) bool {
+// repeatEnd returns, when n lies in the second copy of a local time repeated by a fall-back
+// change (its wall-clock time already occurred, under the larger offset before the change), the
+// end of that second copy; otherwise the zero time. The second copy is [change, change+shift):
+// in Berlin 02:00-03:00 CET after 03:00 CEST, in Lord Howe 30 minutes.
+func (s Schedule) repeatEnd(n time.Time) time.Time {
 	local := n.In(s.loc)
-	_, offNow := local.Zone()
-	// Look a few hours back for a larger offset: that is a fall-back change before n.
-	_, offBefore := n.Add(-3 * time.Hour).In(s.loc).Zone()
-	if offBefore <= offNow {
-		return false
+	change, _ := local.ZoneBounds()
+	if change.IsZero() {
+		return time.Time{} // the zone has had this offset forever (UTC)
 	}
-	first := n.Add(-time.Duration(offBefore-offNow) * time.Second).In(s.loc)
-	_, offFirst := first.Zone()
-	return offFirst != offNow && sameWallClock(first, local)
-}
-
-func sameWallClock(a, b time.Time) bool {
-	y1, m1, d1 := a.Date()
-	y2, m2, d2 := b.Date()
-	return y1 == y2 && m1 == m2 && d1 == d2 && a.Hour() == b.Hour() && a.Minute() == b.Minute() && a.Second() == b.Second()
+	_, offNow := local.Zone()
+	_, offBefore := change.Add(-time.Second).In(s.loc).Zone()
+	if offBefore <= offNow {
+		return time.Time{} // not a fall-back change
+	}
+	end := change.Add(time.Duration(offBefore-offNow) * time.Second)
+	if !n.Before(end) {
+		return time.Time{}
+	}
+	return end
 }
 
 // Location is the schedule's time zone.
