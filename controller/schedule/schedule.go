@@ -184,25 +184,50 @@ func (s Schedule) MostRecent(earliest, now time.Time) (*time.Time, Missed) {
 	if t2.IsZero() || now.Before(t2) {
 		return &t1, NoneMissed
 	}
-	gap := int64(t2.Sub(t1).Round(time.Second).Seconds())
-	if gap < 1 {
-		gap = 1
-	}
-	missed := int64(now.Sub(t1).Seconds())/gap + 1
-	// Start one interval before the estimate and walk forward: exact for regular schedules and
-	// @every, and correct for irregular ones such as "30 6-16/4 * * 1-5".
-	var recent time.Time
-	for t := s.Next(t1.Add(time.Duration((missed-2)*gap) * time.Second)); !t.IsZero() && !t.After(now); t = s.Next(t) {
-		recent = t
+	gap := t2.Sub(t1).Round(time.Second)
+	if gap < time.Second {
+		gap = time.Second
 	}
 	kind := FewMissed
-	if missed > TooManyMissed {
+	if int64(now.Sub(t1)/gap)+1 > TooManyMissed {
 		kind = ManyMissed
 	}
-	if recent.IsZero() {
-		return nil, kind
-	}
+	recent := s.lastUpTo(t2, now, gap)
 	return &recent, kind
+}
+
+// lastUpTo returns the last slot in [known, now], given that known is a slot at or before now.
+// It walks forward from about now-window, doubling the window (first the gap between the first
+// two slots) until the window holds a slot or reaches back to known. Upstream walks from one
+// estimate only, which for an irregular schedule ("30 6-16/4 * * 1-5": 4 h gaps by day, 64 h
+// over a weekend) can start after the most recent slot and find none: the catch-up run was lost
+// silently. The cost stays bounded by the slots in twice the time since the most recent one,
+// not by the time since earliest.
+func (s Schedule) lastUpTo(known, now time.Time, gap time.Duration) time.Time {
+	span := now.Sub(known)
+	window := gap
+	for {
+		from := known
+		if window < span {
+			// Whole gaps after known: on the grid of a regular schedule, which @every needs
+			// (its Next counts from its argument).
+			from = known.Add((span - window) / gap * gap)
+		}
+		last := time.Time{}
+		for t := s.Next(from); !t.IsZero() && !t.After(now); t = s.Next(t) {
+			last = t
+		}
+		switch {
+		case !last.IsZero():
+			return last
+		case window >= span:
+			return known
+		case window > span/2:
+			window = span
+		default:
+			window *= 2
+		}
+	}
 }
 
 // RequeueAfter is how long to wait from now until the first slot after the later of earliest

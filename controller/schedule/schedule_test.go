@@ -81,8 +81,16 @@ func TestMostRecent(t *testing.T) {
 			now: after(301 * time.Minute), wantEarliest: after(10 * time.Second), wantRecent: ptrTime(after(300 * time.Minute)), wantMissed: FewMissed},
 		{name: "a complex schedule finds its most recent slot", spec: "30 6-16/4 * * 1-5", created: topOfTheHour, last: ptrTime(after(30 * time.Minute)),
 			now: after(24*time.Hour + 31*time.Minute), wantEarliest: after(30 * time.Minute), wantRecent: ptrTime(after(24*time.Hour + 30*time.Minute)), wantMissed: FewMissed},
-		{name: "another complex schedule over a weekend has no unmet slot", spec: "30 10,11,12 * * 1-5", created: topOfTheHour, last: ptrTime(after(30 * time.Minute)),
-			now: after(30*time.Hour + 30*time.Minute), wantEarliest: after(30 * time.Minute), wantMissed: FewMissed},
+		// Upstream's estimate starts after Friday 12:30 and finds nothing: its test (which this
+		// one copied) said "no unmet slot" while five had passed, and the catch-up run was lost.
+		{name: "another complex schedule finds its most recent slot hours before now", spec: "30 10,11,12 * * 1-5", created: topOfTheHour, last: ptrTime(after(30 * time.Minute)),
+			now: after(30*time.Hour + 30*time.Minute), wantEarliest: after(30 * time.Minute), wantRecent: ptrTime(after(26*time.Hour + 30*time.Minute)), wantMissed: FewMissed},
+		{name: "an irregular schedule after a weekend outage catches up Friday's last slot", spec: "30 6-16/4 * * 1-5", created: topOfTheHour, last: ptrTime(after(30 * time.Minute)),
+			now: after(91 * time.Hour), wantEarliest: after(30 * time.Minute), wantRecent: ptrTime(after(28*time.Hour + 30*time.Minute)), wantMissed: FewMissed},
+		{name: "a schedule silent most of the year catches up its last slot months later", spec: "0 9 1 1 *", created: mustTime("2016-01-01T09:00:00Z"), last: ptrTime(mustTime("2016-01-01T09:00:00Z")),
+			now: mustTime("2019-06-01T00:00:00Z"), wantEarliest: mustTime("2016-01-01T09:00:00Z"), wantRecent: ptrTime(mustTime("2019-01-01T09:00:00Z")), wantMissed: FewMissed},
+		{name: "a dense burst far back is found behind a long silence", spec: "* 9 * * 1", created: topOfTheHour,
+			now: after(20 * 24 * time.Hour), wantEarliest: topOfTheHour, wantRecent: ptrTime(mustTime("2016-06-06T09:59:00Z")), wantMissed: ManyMissed},
 		{name: "a complex schedule with a longer gap finds its most recent slot", spec: "30 6-16/4 * * 1-5", created: topOfTheHour, last: ptrTime(after(30 * time.Minute)),
 			now: after(96*time.Hour + 31*time.Minute), wantEarliest: after(30 * time.Minute), wantRecent: ptrTime(after(96*time.Hour + 30*time.Minute)), wantMissed: FewMissed},
 		{name: "a complex schedule that never ran counts from creation", spec: "30 6-16/4 * * 1-5", created: topOfTheHour,

@@ -250,6 +250,11 @@ func TestDecide(t *testing.T) {
 		{name: "long overdue, Forbid, no deadline: still one catch-up run",
 			sj: newSJ(policy(v1alpha1.ForbidConcurrent), lastSchedule(thePriorHour)), now: weekAfterTheHour,
 			wantCreate: []string{slotName(weekAfterTheHour)}, wantEvents: []string{ReasonTooManyMissedTimes}, wantRequeue: time.Hour + schedule.Padding},
+		// Thursday 10:30 ran; the manager was down until Monday 05:00. Friday 14:30 is the most
+		// recent slot: upstream's estimate started after it, found none, and ran nothing.
+		{name: "a weekend outage on an irregular schedule still gets its one catch-up run",
+			sj: newSJ(spec("30 6-16/4 * * 1-5"), lastSchedule(topOfTheHour.Add(30*time.Minute))), now: topOfTheHour.Add(91 * time.Hour),
+			wantCreate: []string{slotName(topOfTheHour.Add(28*time.Hour + 30*time.Minute))}, wantEvents: []string{ReasonMissedSlots}, wantRequeue: 90*time.Minute + schedule.Padding},
 		{name: "the clock drifted back behind the last slot: nothing, wake at the slot after it",
 			sj: newSJ(lastSchedule(topOfTheHour)), now: justBeforeTheHour, wantRequeue: 61*time.Minute + schedule.Padding},
 		{name: "the slot's Job exists but the status does not say so (left to this pass, or lost): the slot is recorded and announced, nothing created",
