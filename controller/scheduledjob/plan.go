@@ -322,10 +322,12 @@ func runDueSlot(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, 
 				formatSlot(*d.recent, d.sched), ptr.Deref(sj.Spec.StartingDeadlineSeconds, 0)))
 		}
 		return
-	case d.last != nil && d.last.Equal(*d.recentOK):
-		return // already processed
-	case jobRejected(sj) && d.lastSkipped != nil && d.lastSkipped.Equal(*d.recentOK):
-		return // the API server refused this slot's Job: the next slot tries again, not this one
+	case d.handled(d.recentOK) && !rejectedThenEdited(sj):
+		// Each slot has one outcome, final once written: a Job (lastScheduleTime) or a skip
+		// (lastSkippedTime, the run history). A slot skipped under Forbid does not run later
+		// when the active Job ends: it was reported skipped. The one exception is a slot whose
+		// Job the API server refused: an edit of the template retries it.
+		return
 	case slotJobExists(children, sj, *d.recentOK):
 		// The slot's Job exists but the status does not say so yet: the pass at the slot
 		// created it and left the status to this pass (or crashed, or lost its write). Record
@@ -350,6 +352,13 @@ func runDueSlot(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, 
 		return
 	}
 	p.creates = append(p.creates, creation{job: newJob(sj, jobs.SlotName(sj, slot), slot, d.sched.Location(), ""), slot: &slot})
+}
+
+// rejectedThenEdited reports whether Ready says the API server refused a Job built from an
+// earlier generation of the spec: the refused slot (lastSkippedTime) may be tried again.
+func rejectedThenEdited(sj *v1alpha1.ScheduledJob) bool {
+	c := meta.FindStatusCondition(sj.Status.Conditions, ConditionReady)
+	return c != nil && c.Reason == ReasonJobRejected && c.ObservedGeneration != sj.Generation
 }
 
 // passedOver returns the first slot after earliest (and after the last reported skip) that comes

@@ -235,6 +235,32 @@ func TestDecide(t *testing.T) {
 		{name: "still active, is time, Forbid: skips the slot and says so",
 			sj: newSJ(policy(v1alpha1.ForbidConcurrent), lastSchedule(thePriorHour), activeIn(prior)), jobs: []*batchv1.Job{prior}, now: justAfterTheHour,
 			wantActive: 1, wantEvents: []string{ReasonJobAlreadyActive}, wantSkipped: ReasonJobAlreadyActive, wantRequeue: 59*time.Minute + schedule.Padding},
+		// 10:00 was skipped (JobAlreadyActive) while 09:00 ran; 09:00 ended at 10:03. The skip
+		// is final: 10:00 used to run at 10:03 anyway and appear twice in the history.
+		{name: "Forbid: a slot reported skipped does not run when the active Job ends",
+			sj: newSJ(policy(v1alpha1.ForbidConcurrent), lastSchedule(thePriorHour), activeIn(prior), func(sj *v1alpha1.ScheduledJob) {
+				sj.Status.LastSkippedTime = ptr.To(metav1.NewTime(topOfTheHour))
+				sj.Status.Runs = addSkipped(runHistory(nil, []*batchv1.Job{prior}, 10), topOfTheHour, ReasonJobAlreadyActive, 10)
+			}), jobs: []*batchv1.Job{func() *batchv1.Job {
+				j := childJob(thePriorHour, succeededJob)
+				j.Status.CompletionTime = ptr.To(metav1.NewTime(topOfTheHour.Add(3 * time.Minute)))
+				return j
+			}()}, now: topOfTheHour.Add(3*time.Minute + time.Second),
+			wantEvents: []string{ReasonSawCompletedJob}, wantRequeue: 57*time.Minute - time.Second + schedule.Padding,
+			check: func(t *testing.T, p plan) {
+				n := 0
+				for _, r := range p.status.Runs {
+					if r.ScheduledTime.Time.Equal(topOfTheHour) {
+						n++
+						if r.Result != v1alpha1.RunSkipped {
+							t.Errorf("the 10:00 run is %s, want Skipped", r.Result)
+						}
+					}
+				}
+				if n != 1 {
+					t.Errorf("the history lists 10:00 %d times, want once: %+v", n, p.status.Runs)
+				}
+			}},
 		{name: "still active, is time, Replace: deletes the active Job, then creates",
 			sj: newSJ(policy(v1alpha1.ReplaceConcurrent), lastSchedule(thePriorHour), activeIn(prior)), jobs: []*batchv1.Job{prior}, now: justAfterTheHour,
 			wantCreate: []string{slotName(topOfTheHour)}, wantReplace: []string{prior.Name}, wantActive: 1, wantRequeue: 59*time.Minute + schedule.Padding},
