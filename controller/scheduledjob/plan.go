@@ -85,7 +85,7 @@ type plan struct {
 //   - history (observeJobs): the active list, finished runs, the run history, history to prune;
 //   - schedule (readSchedule): parse, or say once why it cannot be;
 //   - slot (findSlots): which slots are due and whether each was handled, when to wake next;
-//   - suspend (suspend): a suspended object creates nothing;
+//   - suspend (suspend): a suspended object creates nothing and does nothing per slot;
 //   - run-now (requestRunNow): a new run-now token becomes a Job, or is spent on a refusal;
 //   - the due slot (runDueSlot): a Job, a skip, or nothing, through the concurrency step
 //     (admit), which both run-now and the slot ask.
@@ -102,7 +102,7 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 	}
 	due := findSlots(sj, sched, now, &p)
 	if ptr.Deref(sj.Spec.Suspend, false) {
-		suspend(sj, due, &p)
+		suspend(sj, &p)
 		return p
 	}
 	p.scheduled = "Next run at " + formatNext(p.status.NextScheduleTime, sched)
@@ -249,19 +249,29 @@ func skip(sj *v1alpha1.ScheduledJob, p *plan, slot time.Time, reason, note strin
 	p.events = append(p.events, event{corev1.EventTypeWarning, reason, note})
 }
 
-// suspend is the suspend step: no Job is created, a due slot is reported skipped, and a run-now
-// request is spent with a Warning.
-func suspend(sj *v1alpha1.ScheduledJob, d dueSlots, p *plan) {
+// suspend is the suspend step: no Job is created and nothing is done per slot. Ready says
+// Suspended, with one Event when it becomes so; status.nextScheduleTime is unset and there is no
+// requeue (no slot needs a pass: a spec change or a Job's event brings the next one). A run-now
+// request is spent with a Warning. On resume the slot step finds the slots that passed (upstream:
+// the most recent one runs, within startingDeadlineSeconds) and runDueSlot names the others.
+func suspend(sj *v1alpha1.ScheduledJob, p *plan) {
 	st := &p.status
-	setReady(sj, st, metav1.ConditionTrue, ReasonSuspended, "Suspended: no new Jobs are created")
-	st.NextScheduleTime = nil
-	if !d.handled(d.recent) {
-		skip(sj, p, *d.recent, ReasonSuspended, fmt.Sprintf("Skipped the run of %s: suspended", formatSlot(*d.recent, d.sched)))
+	const msg = "Suspended: no new Jobs are created"
+	if setReady(sj, st, metav1.ConditionTrue, ReasonSuspended, msg) {
+		p.events = append(p.events, event{corev1.EventTypeNormal, ReasonSuspended, msg})
 	}
+	st.NextScheduleTime = nil
+	p.requeueAfter, p.due = 0, time.Time{}
 	if token, ok := newRunNowToken(sj); ok {
 		st.LastRunNowToken = token
 		p.events = append(p.events, event{corev1.EventTypeWarning, ReasonRunNowSkipped, fmt.Sprintf("Run-now %q not started: suspended", token)})
 	}
+}
+
+// wasSuspended reports whether the status read says the ScheduledJob was suspended.
+func wasSuspended(sj *v1alpha1.ScheduledJob) bool {
+	c := meta.FindStatusCondition(sj.Status.Conditions, ConditionReady)
+	return c != nil && c.Reason == ReasonSuspended
 }
 
 // newRunNowToken returns the run-now token asked for, if it is one not handled yet.
@@ -341,9 +351,16 @@ func runDueSlot(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, 
 		p.events = append(p.events, event{corev1.EventTypeWarning, ReasonTooManyMissedTimes, "too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew"})
 	} else if first := passedOver(d.sched, d.earliestOK, sj.Status.LastSkippedTime, slot); first != nil && !d.handled(&slot) {
 		// Only the most recent slot runs (as upstream); the ones before it, never looked at
-		// while they were due (the manager was stopped, had no leader, or was behind), are
-		// said to be lost rather than lost silently.
-		p.events = append(p.events, event{corev1.EventTypeWarning, ReasonMissedSlots, fmt.Sprintf("Slots from %s up to %s were not run: only the most recent missed slot runs (the controller was stopped or behind)", formatSlot(*first, d.sched), formatSlot(slot, d.sched))})
+		// while they were due (suspended, or the manager was stopped, had no leader, or was
+		// behind), are said to be lost rather than lost silently.
+		// After a suspension that was the user's choice: a Normal Suspended Event, outside the
+		// missed-runs metric and alert, which are about the manager's availability.
+		ev := event{corev1.EventTypeWarning, ReasonMissedSlots, "the controller was stopped or behind"}
+		if wasSuspended(sj) {
+			ev = event{corev1.EventTypeNormal, ReasonSuspended, "the ScheduledJob was suspended"}
+		}
+		ev.note = fmt.Sprintf("Slots from %s up to %s were not run: only the most recent missed slot runs (%s)", formatSlot(*first, d.sched), formatSlot(slot, d.sched), ev.note)
+		p.events = append(p.events, ev)
 	}
 	if blockers := admit(sj, children, p); len(blockers) > 0 {
 		if !d.handled(&slot) {

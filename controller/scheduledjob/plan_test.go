@@ -9,6 +9,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -165,6 +166,7 @@ func slotName(t time.Time) string { return jobs.SlotName(newSJ(), t) }
 func TestDecide(t *testing.T) {
 	prior := childJob(thePriorHour, running)
 	priorDone := childJob(thePriorHour, succeededJob)
+	asleep := suspendedSince(justBeforeTheHour.Add(-30 * time.Minute))
 	cases := []struct {
 		name         string
 		sj           *v1alpha1.ScheduledJob
@@ -205,16 +207,37 @@ func TestDecide(t *testing.T) {
 			sj: newSJ(policy(v1alpha1.ForbidConcurrent), lastSchedule(thePriorHour.Add(-time.Hour)), func(sj *v1alpha1.ScheduledJob) {
 				sj.Status.LastSkippedTime = ptr.To(metav1.NewTime(thePriorHour))
 			}), now: justAfterTheHour, wantCreate: []string{slotName(topOfTheHour)}, wantRequeue: 59*time.Minute + schedule.Padding},
-		{name: "never ran, is time, suspended: no Job, the slot is reported skipped, no next time shown",
-			sj: newSJ(suspended), now: justAfterTheHour, wantEvents: []string{ReasonSuspended}, wantSkipped: ReasonSuspended, wantRequeue: 59*time.Minute + schedule.Padding,
+		{name: "becoming suspended: Ready says so with one Event, no next time, no requeue, nothing for the slot",
+			sj: newSJ(suspended), now: justAfterTheHour, wantEvents: []string{ReasonSuspended},
 			check: func(t *testing.T, p plan) {
-				if p.status.NextScheduleTime != nil || !p.status.LastSkippedTime.Time.Equal(topOfTheHour) {
-					t.Errorf("nextScheduleTime %v, lastSkippedTime %v; want none and 10:00", p.status.NextScheduleTime, p.status.LastSkippedTime)
+				if p.status.NextScheduleTime != nil || p.status.LastSkippedTime != nil || len(p.status.Runs) != 0 {
+					t.Errorf("nextScheduleTime %v, lastSkippedTime %v, runs %v; want none", p.status.NextScheduleTime, p.status.LastSkippedTime, p.status.Runs)
+				}
+				if c := meta.FindStatusCondition(p.status.Conditions, ConditionReady); c == nil || c.Reason != ReasonSuspended {
+					t.Errorf("Ready = %+v, want reason Suspended", c)
 				}
 			}},
-		{name: "suspended, the skipped slot already reported: no second Event",
-			sj:  newSJ(suspended, func(sj *v1alpha1.ScheduledJob) { sj.Status.LastSkippedTime = ptr.To(metav1.NewTime(topOfTheHour)) }),
-			now: justAfterTheHour.Add(time.Minute), wantRequeue: 58*time.Minute + schedule.Padding},
+		// It used to wake at every slot, and each wake wrote lastSkippedTime and a Skipped run
+		// and sent a Suspended Warning: a status patch and an Event per slot, for nothing.
+		{name: "suspended at a slot: nothing to write, no Event, no wake-up",
+			sj: asleep, now: justAfterTheHour,
+			check: func(t *testing.T, p plan) {
+				if !equality.Semantic.DeepEqual(p.status, asleep.Status) {
+					t.Errorf("status changed at a slot while suspended:\n got %+v\nwant %+v", p.status, asleep.Status)
+				}
+			}},
+		{name: "resumed: the most recent slot missed while suspended runs, the others are named as lost to the suspension",
+			sj: func() *v1alpha1.ScheduledJob {
+				sj := suspendedSince(thePriorHour.Add(-90 * time.Minute))
+				sj.Spec.Suspend = nil
+				return sj
+			}(), now: justAfterTheHour,
+			wantCreate: []string{slotName(topOfTheHour)}, wantEvents: []string{ReasonSuspended}, wantRequeue: 59*time.Minute + schedule.Padding,
+			check: func(t *testing.T, p plan) {
+				if !strings.Contains(p.events[0].note, "suspended") || !strings.Contains(p.events[0].note, "2016-05-19T09:00:00Z") {
+					t.Errorf("event %q, want the 09:00 slot named as lost to the suspension", p.events[0].note)
+				}
+			}},
 		{name: "never ran, is time, past the deadline: no Job, a MissedDeadline Event (upstream is silent)",
 			sj: newSJ(deadline(30)), now: justAfterTheHour, wantEvents: []string{ReasonMissedDeadline}, wantSkipped: ReasonMissedDeadline, wantRequeue: 59*time.Minute + schedule.Padding},
 		{name: "never ran, is time, not past the deadline: creates the Job",
@@ -305,7 +328,7 @@ func TestDecide(t *testing.T) {
 			wantPrune: []string{slotName(topOfTheHour.Add(-4 * time.Hour)), slotName(topOfTheHour.Add(-3 * time.Hour))}, wantRequeue: 59*time.Minute + schedule.Padding},
 		{name: "history is pruned while suspended too",
 			sj: newSJ(suspended, lastSchedule(topOfTheHour), history(0, 0), runsRecorded(priorDone)), jobs: []*batchv1.Job{priorDone}, now: justAfterTheHour,
-			wantPrune: []string{priorDone.Name}, wantRequeue: 59*time.Minute + schedule.Padding},
+			wantPrune: []string{priorDone.Name}, wantEvents: []string{ReasonSuspended}},
 		{name: "history is pruned when the schedule is invalid too",
 			sj: newSJ(timeZone("Mars/Olympus"), lastSchedule(thePriorHour), history(0, 0), runsRecorded(priorDone)), jobs: []*batchv1.Job{priorDone}, now: justAfterTheHour,
 			wantPrune: []string{priorDone.Name}, wantEvents: []string{ReasonUnknownTimeZone}},
@@ -402,7 +425,7 @@ func TestDecide(t *testing.T) {
 			sj: newSJ(policy(v1alpha1.ReplaceConcurrent), lastSchedule(thePriorHour), activeIn(prior), runNow("t3")), jobs: []*batchv1.Job{prior}, now: thePriorHour.Add(10 * time.Minute),
 			wantCreate: []string{jobs.RunNowName(newSJ(), "t3")}, wantReplace: []string{prior.Name}, wantActive: 1, wantRequeue: 50*time.Minute + schedule.Padding},
 		{name: "run-now while suspended is skipped",
-			sj: newSJ(suspended, lastSchedule(topOfTheHour), runNow("t4")), now: justAfterTheHour, wantEvents: []string{ReasonRunNowSkipped}, wantRequeue: 59*time.Minute + schedule.Padding},
+			sj: newSJ(suspended, lastSchedule(topOfTheHour), runNow("t4")), now: justAfterTheHour, wantEvents: []string{ReasonSuspended, ReasonRunNowSkipped}},
 		{name: "run-now and a due slot under Forbid: the run-now Job holds the slot back",
 			sj: newSJ(policy(v1alpha1.ForbidConcurrent), lastSchedule(thePriorHour), runNow("t5")), now: justAfterTheHour,
 			wantCreate: []string{jobs.RunNowName(newSJ(), "t5")}, wantEvents: []string{ReasonJobAlreadyActive}, wantSkipped: ReasonJobAlreadyActive, wantRequeue: 59*time.Minute + schedule.Padding},
@@ -452,6 +475,13 @@ func TestDecide(t *testing.T) {
 			}
 		})
 	}
+}
+
+// suspendedSince is newSJ suspended, with the status a pass at since wrote (Ready Suspended).
+func suspendedSince(since time.Time) *v1alpha1.ScheduledJob {
+	sj := newSJ(suspended, lastSchedule(since.Truncate(time.Hour)))
+	sj.Status = decide(sj, nil, since, noneDeleted).status
+	return sj
 }
 
 // jobName is the created-by label key, named for readability in the check above.

@@ -196,9 +196,12 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 		// Step 2: the slot's Job is the only thing this pass did; the next pass records it.
 		// The backstop requeue covers a lost watch event.
 		for _, e := range p.events {
-			if e.reason == ReasonTooManyMissedTimes || e.reason == ReasonMissedSlots {
+			switch e.reason {
+			case ReasonTooManyMissedTimes, ReasonMissedSlots:
 				r.Recorder.Eventf(sj, nil, e.kind, e.reason, "Schedule", "%s", e.note)
 				r.Metrics.SkippedSlots.WithLabelValues(e.reason).Inc()
+			case ReasonSuspended: // the slots passed over while suspended (runDueSlot)
+				r.Recorder.Eventf(sj, nil, e.kind, e.reason, "Schedule", "%s", e.note)
 			}
 		}
 		// The slot's priority is spent: the backstop waits behind other ScheduledJobs' slots.
