@@ -32,6 +32,11 @@ var (
 type Schedule struct {
 	cron cron.Schedule
 	loc  *time.Location
+	// every is the interval of an @every schedule (robfig's, in whole seconds), zero otherwise.
+	every time.Duration
+	// anchor, when set (Anchored), is where an @every schedule's slots count from: they are
+	// anchor + k*every, k >= 1, whatever instant Next is asked about.
+	anchor time.Time
 	// dedupeRepeatedHour is set when the hour field does not start with * or ? (see Next):
 	// then a local time that a fall-back DST change repeats runs only at its first occurrence.
 	dedupeRepeatedHour bool
@@ -61,9 +66,12 @@ func Parse(spec, timeZone string, from time.Time) (Schedule, error) {
 		return Schedule{}, err
 	}
 	out := Schedule{cron: s, loc: loc}
-	if ss, ok := s.(*cron.SpecSchedule); ok {
-		ss.Location = loc // evaluate in our zone
+	switch cs := s.(type) {
+	case *cron.SpecSchedule:
+		cs.Location = loc // evaluate in our zone
 		out.dedupeRepeatedHour = !hourIsWildcard(strings.TrimSpace(spec))
+	case cron.ConstantDelaySchedule:
+		out.every = cs.Delay
 	}
 	if out.Next(from).IsZero() {
 		return Schedule{}, fmt.Errorf("%w: %q names no time that exists (checked five years ahead)", ErrNeverFires, spec)
@@ -79,6 +87,18 @@ func parseWithRecovery(spec string) (s cron.Schedule, err error) {
 		}
 	}()
 	return cron.ParseStandard(spec)
+}
+
+// Anchored returns the schedule with an @every schedule's slots counted from at (truncated to
+// the second): at+d, at+2d, ... An unanchored @every counts from whatever Next is asked about
+// (robfig's Next(t) is t+d), which is a schedule only if every question starts at its last
+// slot; in a Union, whose Next asks from the last slot of any entry, it would never fire next to
+// a more frequent entry. Other schedules are returned unchanged.
+func (s Schedule) Anchored(at time.Time) Schedule {
+	if s.every > 0 {
+		s.anchor = at.Truncate(time.Second)
+	}
+	return s
 }
 
 // hourIsWildcard reports whether a five-field spec's hour field (the second) starts with * or ?
@@ -103,6 +123,13 @@ func hourIsWildcard(spec string) bool {
 // in both copies. A local time skipped by a spring-forward change does not run that day (robfig,
 // as upstream).
 func (s Schedule) Next(t time.Time) time.Time {
+	if s.every > 0 && !s.anchor.IsZero() {
+		k := int64(1)
+		if !t.Before(s.anchor) {
+			k = int64(t.Sub(s.anchor)/s.every) + 1
+		}
+		return s.anchor.Add(time.Duration(k) * s.every)
+	}
 	n := s.cron.Next(t)
 	for s.dedupeRepeatedHour && !n.IsZero() {
 		end := s.repeatEnd(n)
@@ -284,6 +311,17 @@ func (u Union) Next(t time.Time) time.Time {
 		}
 	}
 	return next
+}
+
+// Anchored returns the union with each @every entry's slots counted from at (Schedule.Anchored).
+// A ScheduledJob anchors at status.observedScheduleTime: its creation, or the last edit of its
+// schedules.
+func (u Union) Anchored(at time.Time) Union {
+	out := Union{parts: make([]Schedule, len(u.parts))}
+	for i, s := range u.parts {
+		out.parts[i] = s.Anchored(at)
+	}
+	return out
 }
 
 // Location is the schedules' time zone.

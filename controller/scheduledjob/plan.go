@@ -210,6 +210,9 @@ func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p
 		}
 		st.ObservedSchedule, st.ObservedScheduleTime = observed, &t
 	}
+	// An @every entry counts its slots from when the schedules were first seen (creation, or
+	// the last edit), so it fires on its own grid next to other entries (schedule.Anchored).
+	sched = sched.Anchored(st.ObservedScheduleTime.Time)
 	d := dueSlots{sched: sched}
 	if st.LastScheduleTime != nil {
 		d.last = &st.LastScheduleTime.Time

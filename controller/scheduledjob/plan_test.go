@@ -304,6 +304,14 @@ func TestDecide(t *testing.T) {
 		{name: "a weekend outage on an irregular schedule still gets its one catch-up run",
 			sj: newSJ(spec("30 6-16/4 * * 1-5"), lastSchedule(topOfTheHour.Add(30*time.Minute))), now: topOfTheHour.Add(91 * time.Hour),
 			wantCreate: []string{slotName(topOfTheHour.Add(28*time.Hour + 30*time.Minute))}, wantEvents: []string{ReasonMissedSlots}, wantRequeue: 90*time.Minute + schedule.Padding},
+		// */5 ran at 11:00; @every 61m, counted from creation at 10:00, is due at 11:01. It used
+		// to count from the union's last slot (11:00 -> 12:01, then 11:05 -> 12:06, ...) and
+		// never fired.
+		{name: "an @every entry fires on its own grid next to a more frequent entry",
+			sj: newSJ(created(topOfTheHour), lastSchedule(topOfTheHour.Add(time.Hour)), func(sj *v1alpha1.ScheduledJob) {
+				sj.Spec.Schedule, sj.Spec.Schedules = "", []string{"*/5 * * * *", "@every 61m"}
+			}), now: topOfTheHour.Add(61*time.Minute + time.Second),
+			wantCreate: []string{slotName(topOfTheHour.Add(61 * time.Minute))}, wantRequeue: 4*time.Minute - time.Second + schedule.Padding},
 		{name: "the clock drifted back behind the last slot: nothing, wake at the slot after it",
 			sj: newSJ(lastSchedule(topOfTheHour)), now: justBeforeTheHour, wantRequeue: 61*time.Minute + schedule.Padding},
 		{name: "the slot's Job exists but the status does not say so (left to this pass, or lost): the slot is recorded and announced, nothing created",
