@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -223,4 +225,43 @@ func (s *fencedSub) Patch(ctx context.Context, obj client.Object, patch client.P
 		return err
 	}
 	return s.SubResourceClient.Patch(ctx, obj, patch, opts...)
+}
+
+// WrapTransport wraps rt (as rest.Config.Wrap does) so that it refuses every write request
+// while the fence is not held: the check runs as the request is handed to the network, after
+// client-go's rate limiter and for each retry, so a write that waited (or a process that froze)
+// in the client past the renew deadline is not sent. Every client built from a config wrapped
+// with it is fenced, the Event recorder's included. Reads, and the review requests of the exempt
+// groups, always pass.
+func (f *Fence) WrapTransport(rt http.RoundTripper) http.RoundTripper {
+	return &transport{base: rt, f: f}
+}
+
+type transport struct {
+	base http.RoundTripper
+	f    *Fence
+}
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return t.base.RoundTrip(req) // reads, watches
+	}
+	if !t.f.Held() && !exemptPath(req.URL.Path) {
+		if req.Body != nil {
+			_ = req.Body.Close() // a RoundTripper must close the body, even on error
+		}
+		return nil, ErrLeaseLost
+	}
+	return t.base.RoundTrip(req)
+}
+
+// exemptPath reports whether a request path is in one of the exempt groups.
+func exemptPath(p string) bool {
+	for g := range exempt {
+		if strings.HasPrefix(p, "/apis/"+g+"/") {
+			return true
+		}
+	}
+	return false
 }

@@ -32,8 +32,13 @@ var (
 type Schedule struct {
 	cron cron.Schedule
 	loc  *time.Location
-	// dedupeRepeatedHour is set when the hour field names specific hours: then a local time
-	// that a fall-back DST change repeats runs only at its first occurrence.
+	// every is the interval of an @every schedule (robfig's, in whole seconds), zero otherwise.
+	every time.Duration
+	// anchor, when set (Anchored), is where an @every schedule's slots count from: they are
+	// anchor + k*every, k >= 1, whatever instant Next is asked about.
+	anchor time.Time
+	// dedupeRepeatedHour is set when the hour field does not start with * or ? (see Next):
+	// then a local time that a fall-back DST change repeats runs only at its first occurrence.
 	dedupeRepeatedHour bool
 }
 
@@ -61,10 +66,12 @@ func Parse(spec, timeZone string, from time.Time) (Schedule, error) {
 		return Schedule{}, err
 	}
 	out := Schedule{cron: s, loc: loc}
-	if ss, ok := s.(*cron.SpecSchedule); ok {
-		// Evaluate in our zone; robfig's starBit (1<<63) marks a field that began with * or ?.
-		ss.Location = loc
-		out.dedupeRepeatedHour = ss.Hour&(1<<63) == 0
+	switch cs := s.(type) {
+	case *cron.SpecSchedule:
+		cs.Location = loc // evaluate in our zone
+		out.dedupeRepeatedHour = !hourIsWildcard(strings.TrimSpace(spec))
+	case cron.ConstantDelaySchedule:
+		out.every = cs.Delay
 	}
 	if out.Next(from).IsZero() {
 		return Schedule{}, fmt.Errorf("%w: %q names no time that exists (checked five years ahead)", ErrNeverFires, spec)
@@ -82,39 +89,80 @@ func parseWithRecovery(spec string) (s cron.Schedule, err error) {
 	return cron.ParseStandard(spec)
 }
 
+// Anchored returns the schedule with an @every schedule's slots counted from at (truncated to
+// the second): at+d, at+2d, ... An unanchored @every counts from whatever Next is asked about
+// (robfig's Next(t) is t+d), which is a schedule only if every question starts at its last
+// slot; in a Union, whose Next asks from the last slot of any entry, it would never fire next to
+// a more frequent entry. Other schedules are returned unchanged.
+func (s Schedule) Anchored(at time.Time) Schedule {
+	if s.every > 0 {
+		s.anchor = at.Truncate(time.Second)
+	}
+	return s
+}
+
+// hourIsWildcard reports whether a five-field spec's hour field (the second) starts with * or ?
+// (`*`, `*/2`, `?`, `*,5`), or a descriptor repeats within the day (@hourly): the rule of Vixie
+// cron and cronie (HR_STAR), read from the text. robfig's own marker for * is no guide: it drops
+// it for a step (`*/2`), which would make "every two hours" a list of fixed hours.
+func hourIsWildcard(spec string) bool {
+	if strings.HasPrefix(spec, "@") {
+		return spec == "@hourly" || strings.HasPrefix(spec, "@every")
+	}
+	fields := strings.Fields(spec)
+	return len(fields) > 1 && (strings.HasPrefix(fields[1], "*") || strings.HasPrefix(fields[1], "?"))
+}
+
 // Next returns the first slot strictly after t, or the zero time if there is none.
 //
-// DST rule: when the hour field names specific hours (e.g. "30 2 * * *"), a local time repeated
-// by a fall-back change runs once, at its first occurrence. Schedules whose hour field starts
-// with * run by elapsed time, so an hourly job runs in both copies of the repeated hour. A local
-// time skipped by a spring-forward change does not run that day (as upstream).
+// DST rule (docs/scheduling.md, "Daylight saving time"): when the hour field does not start with
+// * or ? (e.g. "30 2 * * *", "*/10 2 * * *", "0 1-3 * * *", @daily), a slot inside the second
+// copy of a local hour repeated by a fall-back change is dropped, however many there are: each
+// local time runs once, at its first occurrence. Schedules whose hour field starts with * or ?
+// (e.g. "30 * * * *", "0 */2 * * *", @hourly) and @every run at every instant that matches, so
+// in both copies. A local time skipped by a spring-forward change does not run that day (robfig,
+// as upstream).
 func (s Schedule) Next(t time.Time) time.Time {
+	if s.every > 0 && !s.anchor.IsZero() {
+		k := int64(1)
+		if !t.Before(s.anchor) {
+			k = int64(t.Sub(s.anchor)/s.every) + 1
+		}
+		return s.anchor.Add(time.Duration(k) * s.every)
+	}
 	n := s.cron.Next(t)
-	for i := 0; s.dedupeRepeatedHour && !n.IsZero() && i < 4 && s.isRepeat(n); i++ {
-		n = s.cron.Next(n)
+	for s.dedupeRepeatedHour && !n.IsZero() {
+		end := s.repeatEnd(n)
+		if end.IsZero() {
+			break
+		}
+		// Every instant before end repeats a wall-clock time: resume the search at end. Each
+		// round passes a fall-back change, so this ends (robfig gives up after five years).
+		n = s.cron.Next(end.Add(-time.Second))
 	}
 	return n
 }
 
-// isRepeat reports whether the wall-clock time of n (in the schedule's zone) already occurred
-// earlier under a larger UTC offset, i.e. n is the second copy of a repeated local time.
-func (s Schedule) isRepeat(n time.Time) bool {
+// repeatEnd returns, when n lies in the second copy of a local time repeated by a fall-back
+// change (its wall-clock time already occurred, under the larger offset before the change), the
+// end of that second copy; otherwise the zero time. The second copy is [change, change+shift):
+// in Berlin 02:00-03:00 CET after 03:00 CEST, in Lord Howe 30 minutes.
+func (s Schedule) repeatEnd(n time.Time) time.Time {
 	local := n.In(s.loc)
-	_, offNow := local.Zone()
-	// Look a few hours back for a larger offset: that is a fall-back change before n.
-	_, offBefore := n.Add(-3 * time.Hour).In(s.loc).Zone()
-	if offBefore <= offNow {
-		return false
+	change, _ := local.ZoneBounds()
+	if change.IsZero() {
+		return time.Time{} // the zone has had this offset forever (UTC)
 	}
-	first := n.Add(-time.Duration(offBefore-offNow) * time.Second).In(s.loc)
-	_, offFirst := first.Zone()
-	return offFirst != offNow && sameWallClock(first, local)
-}
-
-func sameWallClock(a, b time.Time) bool {
-	y1, m1, d1 := a.Date()
-	y2, m2, d2 := b.Date()
-	return y1 == y2 && m1 == m2 && d1 == d2 && a.Hour() == b.Hour() && a.Minute() == b.Minute() && a.Second() == b.Second()
+	_, offNow := local.Zone()
+	_, offBefore := change.Add(-time.Second).In(s.loc).Zone()
+	if offBefore <= offNow {
+		return time.Time{} // not a fall-back change
+	}
+	end := change.Add(time.Duration(offBefore-offNow) * time.Second)
+	if !n.Before(end) {
+		return time.Time{}
+	}
+	return end
 }
 
 // Location is the schedule's time zone.
@@ -163,25 +211,50 @@ func (s Schedule) MostRecent(earliest, now time.Time) (*time.Time, Missed) {
 	if t2.IsZero() || now.Before(t2) {
 		return &t1, NoneMissed
 	}
-	gap := int64(t2.Sub(t1).Round(time.Second).Seconds())
-	if gap < 1 {
-		gap = 1
-	}
-	missed := int64(now.Sub(t1).Seconds())/gap + 1
-	// Start one interval before the estimate and walk forward: exact for regular schedules and
-	// @every, and correct for irregular ones such as "30 6-16/4 * * 1-5".
-	var recent time.Time
-	for t := s.Next(t1.Add(time.Duration((missed-2)*gap) * time.Second)); !t.IsZero() && !t.After(now); t = s.Next(t) {
-		recent = t
+	gap := t2.Sub(t1).Round(time.Second)
+	if gap < time.Second {
+		gap = time.Second
 	}
 	kind := FewMissed
-	if missed > TooManyMissed {
+	if int64(now.Sub(t1)/gap)+1 > TooManyMissed {
 		kind = ManyMissed
 	}
-	if recent.IsZero() {
-		return nil, kind
-	}
+	recent := s.lastUpTo(t2, now, gap)
 	return &recent, kind
+}
+
+// lastUpTo returns the last slot in [known, now], given that known is a slot at or before now.
+// It walks forward from about now-window, doubling the window (first the gap between the first
+// two slots) until the window holds a slot or reaches back to known. Upstream walks from one
+// estimate only, which for an irregular schedule ("30 6-16/4 * * 1-5": 4 h gaps by day, 64 h
+// over a weekend) can start after the most recent slot and find none: the catch-up run was lost
+// silently. The cost stays bounded by the slots in twice the time since the most recent one,
+// not by the time since earliest.
+func (s Schedule) lastUpTo(known, now time.Time, gap time.Duration) time.Time {
+	span := now.Sub(known)
+	window := gap
+	for {
+		from := known
+		if window < span {
+			// Whole gaps after known: on the grid of a regular schedule, which @every needs
+			// (its Next counts from its argument).
+			from = known.Add((span - window) / gap * gap)
+		}
+		last := time.Time{}
+		for t := s.Next(from); !t.IsZero() && !t.After(now); t = s.Next(t) {
+			last = t
+		}
+		switch {
+		case !last.IsZero():
+			return last
+		case window >= span:
+			return known
+		case window > span/2:
+			window = span
+		default:
+			window *= 2
+		}
+	}
 }
 
 // RequeueAfter is how long to wait from now until the first slot after the later of earliest
@@ -238,6 +311,17 @@ func (u Union) Next(t time.Time) time.Time {
 		}
 	}
 	return next
+}
+
+// Anchored returns the union with each @every entry's slots counted from at (Schedule.Anchored).
+// A ScheduledJob anchors at status.observedScheduleTime: its creation, or the last edit of its
+// schedules.
+func (u Union) Anchored(at time.Time) Union {
+	out := Union{parts: make([]Schedule, len(u.parts))}
+	for i, s := range u.parts {
+		out.parts[i] = s.Anchored(at)
+	}
+	return out
 }
 
 // Location is the schedules' time zone.

@@ -81,8 +81,16 @@ func TestMostRecent(t *testing.T) {
 			now: after(301 * time.Minute), wantEarliest: after(10 * time.Second), wantRecent: ptrTime(after(300 * time.Minute)), wantMissed: FewMissed},
 		{name: "a complex schedule finds its most recent slot", spec: "30 6-16/4 * * 1-5", created: topOfTheHour, last: ptrTime(after(30 * time.Minute)),
 			now: after(24*time.Hour + 31*time.Minute), wantEarliest: after(30 * time.Minute), wantRecent: ptrTime(after(24*time.Hour + 30*time.Minute)), wantMissed: FewMissed},
-		{name: "another complex schedule over a weekend has no unmet slot", spec: "30 10,11,12 * * 1-5", created: topOfTheHour, last: ptrTime(after(30 * time.Minute)),
-			now: after(30*time.Hour + 30*time.Minute), wantEarliest: after(30 * time.Minute), wantMissed: FewMissed},
+		// Upstream's estimate starts after Friday 12:30 and finds nothing: its test (which this
+		// one copied) said "no unmet slot" while five had passed, and the catch-up run was lost.
+		{name: "another complex schedule finds its most recent slot hours before now", spec: "30 10,11,12 * * 1-5", created: topOfTheHour, last: ptrTime(after(30 * time.Minute)),
+			now: after(30*time.Hour + 30*time.Minute), wantEarliest: after(30 * time.Minute), wantRecent: ptrTime(after(26*time.Hour + 30*time.Minute)), wantMissed: FewMissed},
+		{name: "an irregular schedule after a weekend outage catches up Friday's last slot", spec: "30 6-16/4 * * 1-5", created: topOfTheHour, last: ptrTime(after(30 * time.Minute)),
+			now: after(91 * time.Hour), wantEarliest: after(30 * time.Minute), wantRecent: ptrTime(after(28*time.Hour + 30*time.Minute)), wantMissed: FewMissed},
+		{name: "a schedule silent most of the year catches up its last slot months later", spec: "0 9 1 1 *", created: mustTime("2016-01-01T09:00:00Z"), last: ptrTime(mustTime("2016-01-01T09:00:00Z")),
+			now: mustTime("2019-06-01T00:00:00Z"), wantEarliest: mustTime("2016-01-01T09:00:00Z"), wantRecent: ptrTime(mustTime("2019-01-01T09:00:00Z")), wantMissed: FewMissed},
+		{name: "a dense burst far back is found behind a long silence", spec: "* 9 * * 1", created: topOfTheHour,
+			now: after(20 * 24 * time.Hour), wantEarliest: topOfTheHour, wantRecent: ptrTime(mustTime("2016-06-06T09:59:00Z")), wantMissed: ManyMissed},
 		{name: "a complex schedule with a longer gap finds its most recent slot", spec: "30 6-16/4 * * 1-5", created: topOfTheHour, last: ptrTime(after(30 * time.Minute)),
 			now: after(96*time.Hour + 31*time.Minute), wantEarliest: after(30 * time.Minute), wantRecent: ptrTime(after(96*time.Hour + 30*time.Minute)), wantMissed: FewMissed},
 		{name: "a complex schedule that never ran counts from creation", spec: "30 6-16/4 * * 1-5", created: topOfTheHour,
@@ -179,6 +187,25 @@ func TestTimeZonesAndDST(t *testing.T) {
 			[]string{"2026-03-30T00:30:00Z"}},
 		{"US fall-back repeats 01:30 once", "30 1 * * *", "America/New_York", "2026-11-01T00:00:00Z",
 			[]string{"2026-11-01T05:30:00Z", "2026-11-02T06:30:00Z"}},
+		// Six slots in the repeated hour: the first copy runs all six, the second none (the rule
+		// used to give up after four repeats and run 02:40 CET).
+		{"every slot in the second copy of the repeated hour is dropped, however many", "*/10 2 * * *", "Europe/Berlin", "2026-10-24T12:00:00Z",
+			[]string{"2026-10-25T00:00:00Z", "2026-10-25T00:10:00Z", "2026-10-25T00:20:00Z", "2026-10-25T00:30:00Z", "2026-10-25T00:40:00Z", "2026-10-25T00:50:00Z",
+				"2026-10-26T01:00:00Z"}},
+		// The hour field starts with *: every two hours runs at 02:00 CEST and 02:00 CET (it was
+		// read as a list of fixed hours, and ran 02:00 CEST then 04:00 CET).
+		{"a stepped hour field (*/2) runs in both copies of the repeated hour", "0 */2 * * *", "Europe/Berlin", "2026-10-24T21:30:00Z",
+			[]string{"2026-10-24T22:00:00Z", "2026-10-25T00:00:00Z", "2026-10-25T01:00:00Z", "2026-10-25T03:00:00Z"}},
+		{"@hourly runs in both copies of the repeated hour", "@hourly", "Europe/Berlin", "2026-10-24T23:30:00Z",
+			[]string{"2026-10-25T00:00:00Z", "2026-10-25T01:00:00Z", "2026-10-25T02:00:00Z"}},
+		{"a range of hours runs each local time once", "0 1-3 * * *", "Europe/Berlin", "2026-10-24T22:30:00Z",
+			[]string{"2026-10-24T23:00:00Z", "2026-10-25T00:00:00Z", "2026-10-25T02:00:00Z", "2026-10-26T00:00:00Z"}},
+		// Lord Howe falls back 30 minutes (02:00 +11 -> 01:30 +10:30): 01:30-01:59 repeat.
+		{"a 30-minute fall-back drops only the repeated half hour", "*/10 1 * * *", "Australia/Lord_Howe", "2026-04-04T13:00:00Z",
+			[]string{"2026-04-04T14:00:00Z", "2026-04-04T14:10:00Z", "2026-04-04T14:20:00Z", "2026-04-04T14:30:00Z", "2026-04-04T14:40:00Z", "2026-04-04T14:50:00Z",
+				"2026-04-05T14:30:00Z"}},
+		{"a local time skipped at spring-forward does not run that day, the hours around it do", "30 1-3 * * *", "Europe/Berlin", "2026-03-28T23:00:00Z",
+			[]string{"2026-03-29T00:30:00Z", "2026-03-29T01:30:00Z", "2026-03-29T23:30:00Z"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

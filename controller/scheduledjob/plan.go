@@ -78,14 +78,49 @@ type plan struct {
 }
 
 // decide is the whole ScheduledJob logic as a function of the object, its Jobs, now, and which
-// Jobs this process deleted itself (deletedByUs: never reported missing).
+// Jobs this process deleted itself (deletedByUs: never reported missing). It runs named steps in
+// order, each reading the object and what the steps before it wrote to the plan, and writing its
+// own part of the plan:
+//
+//   - history (observeJobs): the active list, finished runs, the run history, history to prune;
+//   - schedule (readSchedule): parse, or say once why it cannot be;
+//   - slot (findSlots): which slots are due and whether each was handled, when to wake next;
+//   - suspend (suspend): a suspended object creates nothing and does nothing per slot;
+//   - run-now (requestRunNow): a new run-now token becomes a Job, or is spent on a refusal;
+//   - the due slot (runDueSlot): a Job, a skip, or nothing, through the concurrency step
+//     (admit), which both run-now and the slot ask.
 func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, deletedByUs func(types.UID) bool) plan {
 	p := plan{status: *sj.Status.DeepCopy()}
-	st := &p.status
-	st.ObservedGeneration = sj.Generation
+	p.status.ObservedGeneration = sj.Generation
+	observeJobs(sj, children, deletedByUs, &p)
+	if sj.DeletionTimestamp != nil {
+		return p
+	}
+	sched, ok := readSchedule(sj, now, &p)
+	if !ok {
+		return p
+	}
+	due := findSlots(sj, sched, now, &p)
+	if ptr.Deref(sj.Spec.Suspend, false) {
+		suspend(sj, &p)
+		return p
+	}
+	p.scheduled = "Next run at " + formatNext(p.status.NextScheduleTime, sched)
+	if !jobRejected(sj) {
+		setReady(sj, &p.status, metav1.ConditionTrue, ReasonScheduled, p.scheduled)
+	}
+	requestRunNow(sj, children, now, sched, &p)
+	runDueSlot(sj, children, due, &p)
+	return p
+}
 
-	// Observe the Jobs: active ones, finished ones, last success. The active list is rebuilt
-	// from the Jobs that exist, never trusted from the last status.
+// observeJobs is the history step: it rebuilds the active list from the Jobs that exist (never
+// trusted from the last status), notes runs seen finishing and the last success, reports active
+// Jobs that went missing, brings the run history up to date and picks the finished Jobs beyond
+// the history limits that the slot protocol lets this pass prune. It runs whatever else happens
+// (suspended, a bad schedule, failing creates).
+func observeJobs(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, deletedByUs func(types.UID) bool, p *plan) {
+	st := &p.status
 	var succeeded, failed []*batchv1.Job
 	active := []corev1.ObjectReference{}
 	seen := map[types.UID]bool{}
@@ -116,35 +151,58 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 	}
 	st.Active = active
 	st.Runs = runHistory(sj.Status.Runs, children, runHistoryLimit(sj))
-	// History is pruned whatever else happens (suspended, bad schedule, failing creates), as
-	// far as the slot protocol allows (slots.go).
 	p.prune = historyToPrune(sj, succeeded, failed)
+}
 
-	if sj.DeletionTimestamp != nil {
-		return p
+// readSchedule is the schedule step: it parses the schedules in the time zone, or, for a user
+// error, says so once (Ready False and a Warning when the problem is new) and reports false:
+// nothing runs and nothing requeues until the spec changes (no hot loop).
+func readSchedule(sj *v1alpha1.ScheduledJob, now time.Time, p *plan) (schedule.Union, bool) {
+	sched, err := schedule.ParseAll(Schedules(sj), ptr.Deref(sj.Spec.TimeZone, ""), now)
+	if err == nil {
+		return sched, true
 	}
-
-	tz := ptr.Deref(sj.Spec.TimeZone, "")
-	sched, err := schedule.ParseAll(Schedules(sj), tz, now)
-	if err != nil {
-		// A user error: say so once and wait for a spec change (no requeue, no hot loop).
-		reason := ReasonInvalidSchedule
-		switch {
-		case errors.Is(err, schedule.ErrUnknownTimeZone):
-			reason = ReasonUnknownTimeZone
-		case errors.Is(err, schedule.ErrNeverFires):
-			reason = ReasonScheduleNeverFires
-		}
-		if setReady(sj, st, metav1.ConditionFalse, reason, err.Error()) {
-			p.events = append(p.events, event{corev1.EventTypeWarning, reason, err.Error()})
-		}
-		st.NextScheduleTime = nil
-		return p
+	reason := ReasonInvalidSchedule
+	switch {
+	case errors.Is(err, schedule.ErrUnknownTimeZone):
+		reason = ReasonUnknownTimeZone
+	case errors.Is(err, schedule.ErrNeverFires):
+		reason = ReasonScheduleNeverFires
 	}
+	if setReady(sj, &p.status, metav1.ConditionFalse, reason, err.Error()) {
+		p.events = append(p.events, event{corev1.EventTypeWarning, reason, err.Error()})
+	}
+	p.status.NextScheduleTime = nil
+	return schedule.Union{}, false
+}
 
-	// Slots before the time the current schedule was first seen never run: an edit of the
-	// schedule or time zone must not fire a run for the past (upstream does).
-	observed := tz + " " + strings.Join(Schedules(sj), " | ")
+// dueSlots is what the slot step found.
+type dueSlots struct {
+	sched schedule.Union
+	// last is status.lastScheduleTime: the last slot that got a Job.
+	last *time.Time
+	// lastSkipped is status.lastSkippedTime as read: the last slot reported skipped.
+	lastSkipped *time.Time
+	// earliestOK is the time after which slots count, startingDeadlineSeconds included.
+	earliestOK time.Time
+	// recent is the most recent slot since the last one (nil: none); recentOK the same within
+	// startingDeadlineSeconds, with how many slots were missed on the way to it.
+	recent, recentOK *time.Time
+	missed           schedule.Missed
+}
+
+// handled reports whether slot (nil: none) needs no more work: it got a Job (at or before
+// lastScheduleTime) or was reported skipped.
+func (d dueSlots) handled(slot *time.Time) bool {
+	return slot == nil || (d.last != nil && !slot.After(*d.last)) || (d.lastSkipped != nil && d.lastSkipped.Equal(*slot))
+}
+
+// findSlots is the slot step: it records the schedule being observed (slots before it was first
+// seen never run: an edit must not fire a run for the past, as upstream's does), finds the due
+// slots, and sets when to wake next (status.nextScheduleTime, the requeue).
+func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p *plan) dueSlots {
+	st := &p.status
+	observed := ptr.Deref(sj.Spec.TimeZone, "") + " " + strings.Join(Schedules(sj), " | ")
 	if st.ObservedSchedule != observed {
 		t := sj.CreationTimestamp
 		if st.ObservedSchedule != "" {
@@ -152,10 +210,18 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 		}
 		st.ObservedSchedule, st.ObservedScheduleTime = observed, &t
 	}
-	var last, seenAt *time.Time
+	// An @every entry counts its slots from the minute the schedules were first seen (creation,
+	// or the last edit), so it fires on its own grid next to other entries (schedule.Anchored),
+	// on whole minutes: a Job is named after its slot's minute, and @every is whole minutes.
+	sched = sched.Anchored(st.ObservedScheduleTime.Time.Truncate(time.Minute))
+	d := dueSlots{sched: sched}
 	if st.LastScheduleTime != nil {
-		last = &st.LastScheduleTime.Time
+		d.last = &st.LastScheduleTime.Time
 	}
+	if sj.Status.LastSkippedTime != nil {
+		d.lastSkipped = &sj.Status.LastSkippedTime.Time
+	}
+	var seenAt *time.Time
 	if st.ObservedScheduleTime != nil {
 		seenAt = &st.ObservedScheduleTime.Time
 	}
@@ -165,117 +231,155 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 	// itself (the Job's name, lastScheduleTime) stays the scheduled time.
 	offset := JitterOffset(sj)
 	slotNow := now.Add(-offset)
-	earliestAll := schedule.Earliest(sj.CreationTimestamp.Time, last, seenAt, deadline, slotNow, false)
-	earliestOK := schedule.Earliest(sj.CreationTimestamp.Time, last, seenAt, deadline, slotNow, true)
-	recentAll, _ := sched.MostRecent(earliestAll, slotNow)
-	recentOK, missed := sched.MostRecent(earliestOK, slotNow)
-	if d, next, ok := sched.RequeueAfter(earliestAll, slotNow); ok {
-		p.requeueAfter, p.due = d, next.Add(offset)
+	earliestAll := schedule.Earliest(sj.CreationTimestamp.Time, d.last, seenAt, deadline, slotNow, false)
+	d.earliestOK = schedule.Earliest(sj.CreationTimestamp.Time, d.last, seenAt, deadline, slotNow, true)
+	d.recent, _ = sched.MostRecent(earliestAll, slotNow)
+	d.recentOK, d.missed = sched.MostRecent(d.earliestOK, slotNow)
+	if wait, next, ok := sched.RequeueAfter(earliestAll, slotNow); ok {
+		p.requeueAfter, p.due = wait, next.Add(offset)
 		st.NextScheduleTime = &metav1.Time{Time: p.due} // when it will start
 	} else {
 		st.NextScheduleTime = nil
 	}
-	unhandled := func(slot *time.Time) bool {
-		return slot != nil && (last == nil || slot.After(*last)) &&
-			(st.LastSkippedTime == nil || !st.LastSkippedTime.Time.Equal(*slot))
+	return d
+}
+
+// skip reports slot as getting no Job, for reason: in the run history, lastSkippedTime, the
+// metric and a Warning.
+func skip(sj *v1alpha1.ScheduledJob, p *plan, slot time.Time, reason, note string) {
+	p.status.Runs = addSkipped(p.status.Runs, slot, reason, runHistoryLimit(sj))
+	p.status.LastSkippedTime = &metav1.Time{Time: slot}
+	p.skipped = reason
+	p.events = append(p.events, event{corev1.EventTypeWarning, reason, note})
+}
+
+// suspend is the suspend step: no Job is created and nothing is done per slot. Ready says
+// Suspended, with one Event when it becomes so; status.nextScheduleTime is unset and there is no
+// requeue (no slot needs a pass: a spec change or a Job's event brings the next one). A run-now
+// request is spent with a Warning. On resume the slot step finds the slots that passed (upstream:
+// the most recent one runs, within startingDeadlineSeconds) and runDueSlot names the others.
+func suspend(sj *v1alpha1.ScheduledJob, p *plan) {
+	st := &p.status
+	const msg = "Suspended: no new Jobs are created"
+	if setReady(sj, st, metav1.ConditionTrue, ReasonSuspended, msg) {
+		p.events = append(p.events, event{corev1.EventTypeNormal, ReasonSuspended, msg})
 	}
-	skip := func(slot time.Time, reason, note string) {
-		st.Runs = addSkipped(st.Runs, slot, reason, runHistoryLimit(sj))
-		st.LastSkippedTime = &metav1.Time{Time: slot}
-		p.skipped = reason
-		p.events = append(p.events, event{corev1.EventTypeWarning, reason, note})
+	st.NextScheduleTime = nil
+	p.requeueAfter, p.due = 0, time.Time{}
+	if token, ok := newRunNowToken(sj); ok {
+		st.LastRunNowToken = token
+		p.events = append(p.events, event{corev1.EventTypeWarning, ReasonRunNowSkipped, fmt.Sprintf("Run-now %q not started: suspended", token)})
 	}
+}
+
+// wasSuspended reports whether the status read says the ScheduledJob was suspended.
+func wasSuspended(sj *v1alpha1.ScheduledJob) bool {
+	c := meta.FindStatusCondition(sj.Status.Conditions, ConditionReady)
+	return c != nil && c.Reason == ReasonSuspended
+}
+
+// newRunNowToken returns the run-now token asked for, if it is one not handled yet.
+func newRunNowToken(sj *v1alpha1.ScheduledJob) (string, bool) {
 	token := sj.Annotations[keys.AnnotationRunNow]
-	runNow := token != "" && token != st.LastRunNowToken
+	return token, token != "" && token != sj.Status.LastRunNowToken
+}
 
-	if ptr.Deref(sj.Spec.Suspend, false) {
-		setReady(sj, st, metav1.ConditionTrue, ReasonSuspended, "Suspended: no new Jobs are created")
-		st.NextScheduleTime = nil
-		if unhandled(recentAll) {
-			skip(*recentAll, ReasonSuspended, fmt.Sprintf("Skipped the run of %s: suspended", formatSlot(*recentAll, sched)))
-		}
-		if runNow {
-			st.LastRunNowToken = token
-			p.events = append(p.events, event{corev1.EventTypeWarning, ReasonRunNowSkipped, fmt.Sprintf("Run-now %q not started: suspended", token)})
-		}
-		return p
+// requestRunNow is the run-now step: a new token becomes a Job named after it, unless the
+// concurrency step refuses, which spends the token with a Warning.
+func requestRunNow(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, sched schedule.Union, p *plan) {
+	token, ok := newRunNowToken(sj)
+	if !ok {
+		return
 	}
-	p.scheduled = "Next run at " + formatNext(st.NextScheduleTime, sched)
-	rejectedTemplate := jobRejected(sj)
-	if !rejectedTemplate {
-		setReady(sj, st, metav1.ConditionTrue, ReasonScheduled, p.scheduled)
+	if blockers := admit(sj, children, p); len(blockers) > 0 {
+		p.status.LastRunNowToken = token
+		p.events = append(p.events, event{corev1.EventTypeWarning, ReasonRunNowSkipped,
+			fmt.Sprintf("Run-now %q not started: concurrencyPolicy is Forbid and %v is active", token, blockers)})
+		return
 	}
+	p.creates = append(p.creates, creation{job: newJob(sj, jobs.RunNowName(sj, token), now, sched.Location(), token), token: token})
+}
 
-	activeNames := func() []string {
-		names := make([]string, 0, len(st.Active))
-		for _, a := range st.Active {
-			names = append(names, a.Name)
+// admit is the concurrency step, asked before each new Job: under Forbid it returns the Jobs in
+// the way (active ones, and those this pass creates), and the new Job must not start; under
+// Replace it plans the deletion of the active Jobs (once per pass) and admits.
+func admit(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *plan) (blockers []string) {
+	switch sj.Spec.ConcurrencyPolicy {
+	case v1alpha1.ForbidConcurrent:
+		for _, a := range p.status.Active {
+			blockers = append(blockers, a.Name)
 		}
 		for _, c := range p.creates {
-			names = append(names, c.job.Name)
+			blockers = append(blockers, c.job.Name)
 		}
-		return names
-	}
-	replaceActive := func() {
-		for _, a := range st.Active {
+	case v1alpha1.ReplaceConcurrent:
+		if len(p.replace) > 0 {
+			break
+		}
+		for _, a := range p.status.Active {
 			if j := byUID(children, a.UID); j != nil {
 				p.replace = append(p.replace, j)
 			}
 		}
 	}
+	return blockers
+}
 
-	if runNow {
-		switch {
-		case sj.Spec.ConcurrencyPolicy == v1alpha1.ForbidConcurrent && len(st.Active) > 0:
-			st.LastRunNowToken = token
-			p.events = append(p.events, event{corev1.EventTypeWarning, ReasonRunNowSkipped,
-				fmt.Sprintf("Run-now %q not started: concurrencyPolicy is Forbid and %v is active", token, activeNames())})
-		default:
-			if sj.Spec.ConcurrencyPolicy == v1alpha1.ReplaceConcurrent {
-				replaceActive()
-			}
-			p.creates = append(p.creates, creation{job: newJob(sj, jobs.RunNowName(sj, token), now, sched.Location(), token), token: token})
-		}
-	}
-
+// runDueSlot decides the due slot: a Job, a skip, or nothing.
+func runDueSlot(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *plan) {
+	st := &p.status
 	switch {
-	case recentOK == nil:
+	case d.recentOK == nil:
 		// A slot passed but is older than startingDeadlineSeconds: upstream is silent here.
-		if unhandled(recentAll) {
-			skip(*recentAll, ReasonMissedDeadline, fmt.Sprintf("Missed scheduled time to start a job: %s (startingDeadlineSeconds %d)", formatSlot(*recentAll, sched), ptr.Deref(deadline, 0)))
+		if !d.handled(d.recent) {
+			skip(sj, p, *d.recent, ReasonMissedDeadline, fmt.Sprintf("Missed scheduled time to start a job: %s (startingDeadlineSeconds %d)",
+				formatSlot(*d.recent, d.sched), ptr.Deref(sj.Spec.StartingDeadlineSeconds, 0)))
 		}
-	case last != nil && last.Equal(*recentOK):
-		// Already processed.
-	case rejectedTemplate && st.LastSkippedTime != nil && st.LastSkippedTime.Time.Equal(*recentOK):
-		// The API server refused this slot's Job: the next slot tries again, not this one.
-	case slotJobExists(children, sj, *recentOK):
+		return
+	case d.handled(d.recentOK) && !rejectedThenEdited(sj):
+		// Each slot has one outcome, final once written: a Job (lastScheduleTime) or a skip
+		// (lastSkippedTime, the run history). A slot skipped under Forbid does not run later
+		// when the active Job ends: it was reported skipped. The one exception is a slot whose
+		// Job the API server refused: an edit of the template retries it.
+		return
+	case slotJobExists(children, sj, *d.recentOK):
 		// The slot's Job exists but the status does not say so yet: the pass at the slot
 		// created it and left the status to this pass (or crashed, or lost its write). Record
 		// the slot and announce the Job; never create twice.
-		st.LastScheduleTime = &metav1.Time{Time: *recentOK}
-		p.events = append(p.events, event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + jobs.SlotName(sj, *recentOK)})
-	default:
-		slot := *recentOK
-		if missed == schedule.ManyMissed {
-			p.events = append(p.events, event{corev1.EventTypeWarning, ReasonTooManyMissedTimes, "too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew"})
-		} else if first := passedOver(sched, earliestOK, sj.Status.LastSkippedTime, slot); first != nil && unhandled(&slot) {
-			// Only the most recent slot runs (as upstream); the ones before it, never looked at
-			// while they were due (the manager was stopped, had no leader, or was behind), are
-			// said to be lost rather than lost silently.
-			p.events = append(p.events, event{corev1.EventTypeWarning, ReasonMissedSlots, fmt.Sprintf("Slots from %s up to %s were not run: only the most recent missed slot runs (the controller was stopped or behind)", formatSlot(*first, sched), formatSlot(slot, sched))})
-		}
-		if sj.Spec.ConcurrencyPolicy == v1alpha1.ForbidConcurrent && len(activeNames()) > 0 {
-			if unhandled(&slot) {
-				skip(slot, ReasonJobAlreadyActive, fmt.Sprintf("Not starting the run of %s because prior execution is running and concurrency policy is Forbid: %v", formatSlot(slot, sched), activeNames()))
-			}
-			break
-		}
-		if sj.Spec.ConcurrencyPolicy == v1alpha1.ReplaceConcurrent && len(p.replace) == 0 {
-			replaceActive()
-		}
-		p.creates = append(p.creates, creation{job: newJob(sj, jobs.SlotName(sj, slot), slot, sched.Location(), ""), slot: &slot})
+		st.LastScheduleTime = &metav1.Time{Time: *d.recentOK}
+		p.events = append(p.events, event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + jobs.SlotName(sj, *d.recentOK)})
+		return
 	}
-	return p
+	slot := *d.recentOK
+	if d.missed == schedule.ManyMissed {
+		p.events = append(p.events, event{corev1.EventTypeWarning, ReasonTooManyMissedTimes, "too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew"})
+	} else if first := passedOver(d.sched, d.earliestOK, sj.Status.LastSkippedTime, slot); first != nil && !d.handled(&slot) {
+		// Only the most recent slot runs (as upstream); the ones before it, never looked at
+		// while they were due (suspended, or the manager was stopped, had no leader, or was
+		// behind), are said to be lost rather than lost silently.
+		// After a suspension that was the user's choice: a Normal Suspended Event, outside the
+		// missed-runs metric and alert, which are about the manager's availability.
+		ev := event{corev1.EventTypeWarning, ReasonMissedSlots, "the controller was stopped or behind"}
+		if wasSuspended(sj) {
+			ev = event{corev1.EventTypeNormal, ReasonSuspended, "the ScheduledJob was suspended"}
+		}
+		ev.note = fmt.Sprintf("Slots from %s up to %s were not run: only the most recent missed slot runs (%s)", formatSlot(*first, d.sched), formatSlot(slot, d.sched), ev.note)
+		p.events = append(p.events, ev)
+	}
+	if blockers := admit(sj, children, p); len(blockers) > 0 {
+		if !d.handled(&slot) {
+			skip(sj, p, slot, ReasonJobAlreadyActive, fmt.Sprintf("Not starting the run of %s because prior execution is running and concurrency policy is Forbid: %v", formatSlot(slot, d.sched), blockers))
+		}
+		return
+	}
+	p.creates = append(p.creates, creation{job: newJob(sj, jobs.SlotName(sj, slot), slot, d.sched.Location(), ""), slot: &slot})
+}
+
+// rejectedThenEdited reports whether Ready says the API server refused a Job built from an
+// earlier generation of the spec: the refused slot (lastSkippedTime) may be tried again.
+func rejectedThenEdited(sj *v1alpha1.ScheduledJob) bool {
+	c := meta.FindStatusCondition(sj.Status.Conditions, ConditionReady)
+	return c != nil && c.Reason == ReasonJobRejected && c.ObservedGeneration != sj.Generation
 }
 
 // passedOver returns the first slot after earliest (and after the last reported skip) that comes

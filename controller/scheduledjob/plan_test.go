@@ -9,6 +9,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -165,6 +166,7 @@ func slotName(t time.Time) string { return jobs.SlotName(newSJ(), t) }
 func TestDecide(t *testing.T) {
 	prior := childJob(thePriorHour, running)
 	priorDone := childJob(thePriorHour, succeededJob)
+	asleep := suspendedSince(justBeforeTheHour.Add(-30 * time.Minute))
 	cases := []struct {
 		name         string
 		sj           *v1alpha1.ScheduledJob
@@ -205,16 +207,37 @@ func TestDecide(t *testing.T) {
 			sj: newSJ(policy(v1alpha1.ForbidConcurrent), lastSchedule(thePriorHour.Add(-time.Hour)), func(sj *v1alpha1.ScheduledJob) {
 				sj.Status.LastSkippedTime = ptr.To(metav1.NewTime(thePriorHour))
 			}), now: justAfterTheHour, wantCreate: []string{slotName(topOfTheHour)}, wantRequeue: 59*time.Minute + schedule.Padding},
-		{name: "never ran, is time, suspended: no Job, the slot is reported skipped, no next time shown",
-			sj: newSJ(suspended), now: justAfterTheHour, wantEvents: []string{ReasonSuspended}, wantSkipped: ReasonSuspended, wantRequeue: 59*time.Minute + schedule.Padding,
+		{name: "becoming suspended: Ready says so with one Event, no next time, no requeue, nothing for the slot",
+			sj: newSJ(suspended), now: justAfterTheHour, wantEvents: []string{ReasonSuspended},
 			check: func(t *testing.T, p plan) {
-				if p.status.NextScheduleTime != nil || !p.status.LastSkippedTime.Time.Equal(topOfTheHour) {
-					t.Errorf("nextScheduleTime %v, lastSkippedTime %v; want none and 10:00", p.status.NextScheduleTime, p.status.LastSkippedTime)
+				if p.status.NextScheduleTime != nil || p.status.LastSkippedTime != nil || len(p.status.Runs) != 0 {
+					t.Errorf("nextScheduleTime %v, lastSkippedTime %v, runs %v; want none", p.status.NextScheduleTime, p.status.LastSkippedTime, p.status.Runs)
+				}
+				if c := meta.FindStatusCondition(p.status.Conditions, ConditionReady); c == nil || c.Reason != ReasonSuspended {
+					t.Errorf("Ready = %+v, want reason Suspended", c)
 				}
 			}},
-		{name: "suspended, the skipped slot already reported: no second Event",
-			sj:  newSJ(suspended, func(sj *v1alpha1.ScheduledJob) { sj.Status.LastSkippedTime = ptr.To(metav1.NewTime(topOfTheHour)) }),
-			now: justAfterTheHour.Add(time.Minute), wantRequeue: 58*time.Minute + schedule.Padding},
+		// It used to wake at every slot, and each wake wrote lastSkippedTime and a Skipped run
+		// and sent a Suspended Warning: a status patch and an Event per slot, for nothing.
+		{name: "suspended at a slot: nothing to write, no Event, no wake-up",
+			sj: asleep, now: justAfterTheHour,
+			check: func(t *testing.T, p plan) {
+				if !equality.Semantic.DeepEqual(p.status, asleep.Status) {
+					t.Errorf("status changed at a slot while suspended:\n got %+v\nwant %+v", p.status, asleep.Status)
+				}
+			}},
+		{name: "resumed: the most recent slot missed while suspended runs, the others are named as lost to the suspension",
+			sj: func() *v1alpha1.ScheduledJob {
+				sj := suspendedSince(thePriorHour.Add(-90 * time.Minute))
+				sj.Spec.Suspend = nil
+				return sj
+			}(), now: justAfterTheHour,
+			wantCreate: []string{slotName(topOfTheHour)}, wantEvents: []string{ReasonSuspended}, wantRequeue: 59*time.Minute + schedule.Padding,
+			check: func(t *testing.T, p plan) {
+				if !strings.Contains(p.events[0].note, "suspended") || !strings.Contains(p.events[0].note, "2016-05-19T09:00:00Z") {
+					t.Errorf("event %q, want the 09:00 slot named as lost to the suspension", p.events[0].note)
+				}
+			}},
 		{name: "never ran, is time, past the deadline: no Job, a MissedDeadline Event (upstream is silent)",
 			sj: newSJ(deadline(30)), now: justAfterTheHour, wantEvents: []string{ReasonMissedDeadline}, wantSkipped: ReasonMissedDeadline, wantRequeue: 59*time.Minute + schedule.Padding},
 		{name: "never ran, is time, not past the deadline: creates the Job",
@@ -235,6 +258,32 @@ func TestDecide(t *testing.T) {
 		{name: "still active, is time, Forbid: skips the slot and says so",
 			sj: newSJ(policy(v1alpha1.ForbidConcurrent), lastSchedule(thePriorHour), activeIn(prior)), jobs: []*batchv1.Job{prior}, now: justAfterTheHour,
 			wantActive: 1, wantEvents: []string{ReasonJobAlreadyActive}, wantSkipped: ReasonJobAlreadyActive, wantRequeue: 59*time.Minute + schedule.Padding},
+		// 10:00 was skipped (JobAlreadyActive) while 09:00 ran; 09:00 ended at 10:03. The skip
+		// is final: 10:00 used to run at 10:03 anyway and appear twice in the history.
+		{name: "Forbid: a slot reported skipped does not run when the active Job ends",
+			sj: newSJ(policy(v1alpha1.ForbidConcurrent), lastSchedule(thePriorHour), activeIn(prior), func(sj *v1alpha1.ScheduledJob) {
+				sj.Status.LastSkippedTime = ptr.To(metav1.NewTime(topOfTheHour))
+				sj.Status.Runs = addSkipped(runHistory(nil, []*batchv1.Job{prior}, 10), topOfTheHour, ReasonJobAlreadyActive, 10)
+			}), jobs: []*batchv1.Job{func() *batchv1.Job {
+				j := childJob(thePriorHour, succeededJob)
+				j.Status.CompletionTime = ptr.To(metav1.NewTime(topOfTheHour.Add(3 * time.Minute)))
+				return j
+			}()}, now: topOfTheHour.Add(3*time.Minute + time.Second),
+			wantEvents: []string{ReasonSawCompletedJob}, wantRequeue: 57*time.Minute - time.Second + schedule.Padding,
+			check: func(t *testing.T, p plan) {
+				n := 0
+				for _, r := range p.status.Runs {
+					if r.ScheduledTime.Time.Equal(topOfTheHour) {
+						n++
+						if r.Result != v1alpha1.RunSkipped {
+							t.Errorf("the 10:00 run is %s, want Skipped", r.Result)
+						}
+					}
+				}
+				if n != 1 {
+					t.Errorf("the history lists 10:00 %d times, want once: %+v", n, p.status.Runs)
+				}
+			}},
 		{name: "still active, is time, Replace: deletes the active Job, then creates",
 			sj: newSJ(policy(v1alpha1.ReplaceConcurrent), lastSchedule(thePriorHour), activeIn(prior)), jobs: []*batchv1.Job{prior}, now: justAfterTheHour,
 			wantCreate: []string{slotName(topOfTheHour)}, wantReplace: []string{prior.Name}, wantActive: 1, wantRequeue: 59*time.Minute + schedule.Padding},
@@ -250,6 +299,19 @@ func TestDecide(t *testing.T) {
 		{name: "long overdue, Forbid, no deadline: still one catch-up run",
 			sj: newSJ(policy(v1alpha1.ForbidConcurrent), lastSchedule(thePriorHour)), now: weekAfterTheHour,
 			wantCreate: []string{slotName(weekAfterTheHour)}, wantEvents: []string{ReasonTooManyMissedTimes}, wantRequeue: time.Hour + schedule.Padding},
+		// Thursday 10:30 ran; the manager was down until Monday 05:00. Friday 14:30 is the most
+		// recent slot: upstream's estimate started after it, found none, and ran nothing.
+		{name: "a weekend outage on an irregular schedule still gets its one catch-up run",
+			sj: newSJ(spec("30 6-16/4 * * 1-5"), lastSchedule(topOfTheHour.Add(30*time.Minute))), now: topOfTheHour.Add(91 * time.Hour),
+			wantCreate: []string{slotName(topOfTheHour.Add(28*time.Hour + 30*time.Minute))}, wantEvents: []string{ReasonMissedSlots}, wantRequeue: 90*time.Minute + schedule.Padding},
+		// */5 ran at 11:00; @every 61m, counted from creation at 10:00, is due at 11:01. It used
+		// to count from the union's last slot (11:00 -> 12:01, then 11:05 -> 12:06, ...) and
+		// never fired.
+		{name: "an @every entry fires on its own grid next to a more frequent entry",
+			sj: newSJ(created(topOfTheHour), lastSchedule(topOfTheHour.Add(time.Hour)), func(sj *v1alpha1.ScheduledJob) {
+				sj.Spec.Schedule, sj.Spec.Schedules = "", []string{"*/5 * * * *", "@every 61m"}
+			}), now: topOfTheHour.Add(61*time.Minute + time.Second),
+			wantCreate: []string{slotName(topOfTheHour.Add(61 * time.Minute))}, wantRequeue: 4*time.Minute - time.Second + schedule.Padding},
 		{name: "the clock drifted back behind the last slot: nothing, wake at the slot after it",
 			sj: newSJ(lastSchedule(topOfTheHour)), now: justBeforeTheHour, wantRequeue: 61*time.Minute + schedule.Padding},
 		{name: "the slot's Job exists but the status does not say so (left to this pass, or lost): the slot is recorded and announced, nothing created",
@@ -274,7 +336,7 @@ func TestDecide(t *testing.T) {
 			wantPrune: []string{slotName(topOfTheHour.Add(-4 * time.Hour)), slotName(topOfTheHour.Add(-3 * time.Hour))}, wantRequeue: 59*time.Minute + schedule.Padding},
 		{name: "history is pruned while suspended too",
 			sj: newSJ(suspended, lastSchedule(topOfTheHour), history(0, 0), runsRecorded(priorDone)), jobs: []*batchv1.Job{priorDone}, now: justAfterTheHour,
-			wantPrune: []string{priorDone.Name}, wantRequeue: 59*time.Minute + schedule.Padding},
+			wantPrune: []string{priorDone.Name}, wantEvents: []string{ReasonSuspended}},
 		{name: "history is pruned when the schedule is invalid too",
 			sj: newSJ(timeZone("Mars/Olympus"), lastSchedule(thePriorHour), history(0, 0), runsRecorded(priorDone)), jobs: []*batchv1.Job{priorDone}, now: justAfterTheHour,
 			wantPrune: []string{priorDone.Name}, wantEvents: []string{ReasonUnknownTimeZone}},
@@ -371,7 +433,7 @@ func TestDecide(t *testing.T) {
 			sj: newSJ(policy(v1alpha1.ReplaceConcurrent), lastSchedule(thePriorHour), activeIn(prior), runNow("t3")), jobs: []*batchv1.Job{prior}, now: thePriorHour.Add(10 * time.Minute),
 			wantCreate: []string{jobs.RunNowName(newSJ(), "t3")}, wantReplace: []string{prior.Name}, wantActive: 1, wantRequeue: 50*time.Minute + schedule.Padding},
 		{name: "run-now while suspended is skipped",
-			sj: newSJ(suspended, lastSchedule(topOfTheHour), runNow("t4")), now: justAfterTheHour, wantEvents: []string{ReasonRunNowSkipped}, wantRequeue: 59*time.Minute + schedule.Padding},
+			sj: newSJ(suspended, lastSchedule(topOfTheHour), runNow("t4")), now: justAfterTheHour, wantEvents: []string{ReasonSuspended, ReasonRunNowSkipped}},
 		{name: "run-now and a due slot under Forbid: the run-now Job holds the slot back",
 			sj: newSJ(policy(v1alpha1.ForbidConcurrent), lastSchedule(thePriorHour), runNow("t5")), now: justAfterTheHour,
 			wantCreate: []string{jobs.RunNowName(newSJ(), "t5")}, wantEvents: []string{ReasonJobAlreadyActive}, wantSkipped: ReasonJobAlreadyActive, wantRequeue: 59*time.Minute + schedule.Padding},
@@ -421,6 +483,13 @@ func TestDecide(t *testing.T) {
 			}
 		})
 	}
+}
+
+// suspendedSince is newSJ suspended, with the status a pass at since wrote (Ready Suspended).
+func suspendedSince(since time.Time) *v1alpha1.ScheduledJob {
+	sj := newSJ(suspended, lastSchedule(since.Truncate(time.Hour)))
+	sj.Status = decide(sj, nil, since, noneDeleted).status
+	return sj
 }
 
 // jobName is the created-by label key, named for readability in the check above.

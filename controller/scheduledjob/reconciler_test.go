@@ -299,17 +299,35 @@ func TestScheduledJob(t *testing.T) {
 		}
 	})
 
-	t.Run("suspend stops runs and reports the skipped slot", func(t *testing.T) {
+	t.Run("suspend stops runs, says so once and does nothing per slot", func(t *testing.T) {
 		sj := everyMinute(f.env.Namespace(t, "sj-suspend"), "sleepy")
 		sj.Spec.Suspend = ptr.To(true)
 		f.create(t, sj)
+		f.drainEvents()
 		f.nextMinute()
-		f.reconcile(t, sj)
-		if n := len(f.jobsOf(t, sj)); n != 0 || sj.Status.NextScheduleTime != nil || sj.Status.LastSkippedTime == nil {
-			t.Fatalf("jobs %d, status %+v; want none, no next time, the skipped slot", n, sj.Status)
+		if res := f.reconcile(t, sj); res.RequeueAfter != 0 {
+			t.Errorf("requeueAfter = %v while suspended, want none", res.RequeueAfter)
+		}
+		if n := len(f.jobsOf(t, sj)); n != 0 || sj.Status.NextScheduleTime != nil || sj.Status.LastSkippedTime != nil {
+			t.Fatalf("jobs %d, status %+v; want none, no next time, no skipped slot", n, sj.Status)
 		}
 		if c := meta.FindStatusCondition(sj.Status.Conditions, ConditionReady); c == nil || c.Reason != ReasonSuspended {
 			t.Errorf("Ready = %+v, want reason Suspended", c)
+		}
+		if evs := f.drainEvents(); len(evs) != 1 || !strings.Contains(evs[0], ReasonSuspended) {
+			t.Errorf("events = %q, want one %s", evs, ReasonSuspended)
+		}
+		// Three more slots (a Job's event or a resync can still bring a pass): no write, no Event.
+		rv := sj.ResourceVersion
+		for range 3 {
+			f.nextMinute()
+			f.reconcile(t, sj)
+		}
+		if sj.ResourceVersion != rv {
+			t.Errorf("the status was written while suspended (resourceVersion %s -> %s): %+v", rv, sj.ResourceVersion, sj.Status)
+		}
+		if evs := f.drainEvents(); len(evs) != 0 {
+			t.Errorf("events at later slots while suspended: %q", evs)
 		}
 	})
 

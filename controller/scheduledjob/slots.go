@@ -12,7 +12,10 @@ package scheduledjob
 //     created the Job leaves the record to the next pass, which the Job's watch event starts
 //     within milliseconds and which finds the Job by its name (one write per ScheduledJob on
 //     the way to the last Job of a busy slot). Every status write has an optimistic lock, so a
-//     pass that read a stale ScheduledJob cannot record (or announce) a slot twice.
+//     pass that read a stale ScheduledJob cannot record (or announce) a slot twice. A slot has
+//     one outcome, final once written: a Job (lastScheduleTime) or a skip (lastSkippedTime);
+//     decide's slot step (dueSlots.handled) never runs a skipped slot, except one whose Job the
+//     API server refused, after an edit of the template.
 //  3. Prune. A finished Job beyond the history limits is deleted only when the status this
 //     pass read, i.e. one already written, records its claim and no longer lists it as active;
 //     and only after this pass's own status write succeeded. So whenever a slot's Job is gone,
@@ -196,9 +199,12 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 		// Step 2: the slot's Job is the only thing this pass did; the next pass records it.
 		// The backstop requeue covers a lost watch event.
 		for _, e := range p.events {
-			if e.reason == ReasonTooManyMissedTimes || e.reason == ReasonMissedSlots {
+			switch e.reason {
+			case ReasonTooManyMissedTimes, ReasonMissedSlots:
 				r.Recorder.Eventf(sj, nil, e.kind, e.reason, "Schedule", "%s", e.note)
 				r.Metrics.SkippedSlots.WithLabelValues(e.reason).Inc()
+			case ReasonSuspended: // the slots passed over while suspended (runDueSlot)
+				r.Recorder.Eventf(sj, nil, e.kind, e.reason, "Schedule", "%s", e.note)
 			}
 		}
 		// The slot's priority is spent: the backstop waits behind other ScheduledJobs' slots.

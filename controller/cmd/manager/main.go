@@ -405,12 +405,16 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 	if tweak != nil {
 		tweak(&opts)
 	}
+	// The manager's config is fenced (fenceWrites wraps its transport); cfg stays plain for what
+	// every replica writes before it campaigns (the ownership key below).
+	mgrCfg := cfg
 	if opts.LeaderElection {
-		if err := fenceWrites(cfg, &opts); err != nil {
+		mgrCfg = rest.CopyConfig(cfg)
+		if err := fenceWrites(mgrCfg, &opts); err != nil {
 			return nil, err
 		}
 	}
-	mgr, err := ctrl.NewManager(cfg, opts)
+	mgr, err := ctrl.NewManager(mgrCfg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
@@ -557,10 +561,10 @@ func managerNamespace(o options) (string, error) {
 	return "", errors.New("unable to find the manager's namespace: set --manager-namespace (or POD_NAMESPACE) when running outside a cluster")
 }
 
-// fenceWrites makes the manager's client refuse writes while the Lease has not been renewed
+// fenceWrites makes the manager refuse to send writes while the Lease has not been renewed
 // within the renew deadline (controller/leaderfence): a leader frozen past its Lease (SIGSTOP, a
-// stalled node) writes nothing when it runs again, in the moment before its elector notices it
-// lost the Lease and the process exits.
+// stalled node) sends no write when it runs again, in the moment before its elector notices it
+// lost the Lease and the process exits. What that does not cover is in docs/reliability.md.
 func fenceWrites(cfg *rest.Config, opts *ctrl.Options) error {
 	ns := opts.LeaderElectionNamespace
 	if ns == "" {
@@ -576,6 +580,10 @@ func fenceWrites(cfg *rest.Config, opts *ctrl.Options) error {
 		return err
 	}
 	opts.LeaderElectionResourceLockInterface = lock
+	// The check where each request leaves the process (after client-go's rate limiter), for
+	// everything built from cfg from here on: the manager's client and cache, the Event
+	// recorder. The Lease lock's client was built above, from a copy, and is not fenced.
+	cfg.Wrap(fence.WrapTransport)
 	newClient := opts.NewClient
 	if newClient == nil {
 		newClient = client.New
