@@ -25,6 +25,8 @@ packages() {
   [ ${#need[@]} -gt 0 ] || return 0
   [ "$(id -u)" = 0 ] || { log "missing Debian packages: ${need[*]} (run as root, or install them)"; exit 1; }
   log "apt-get install ${need[*]}"
+  # bin/ holds the apt log: a fresh clone has none yet (packages runs before tools).
+  mkdir -p "$BIN"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >/dev/null
   apt-get install -y -qq --no-install-recommends "${need[@]}" >"$BIN/.apt.log" 2>&1 || { tail -20 "$BIN/.apt.log"; exit 1; }
