@@ -127,7 +127,7 @@ func ComputeFor(owner Owner, want []*corev1.Secret, live Lookup, owned []*corev1
 			p.Actions = append(p.Actions, Action{Op: OpCreate, Key: key, Want: w})
 		case cur.Labels[owner.Label] != owner.Name:
 			p.Actions = append(p.Actions, Action{Op: OpConflict, Key: key, Current: cur, Message: conflictMessage(cur, key, owner)})
-		case !owner.proven(cur) && !(typeMatches(cur, w) && dataMatches(cur, w)):
+		case !owner.proven(cur) && (!typeMatches(cur, w) || !dataMatches(cur, w)):
 			p.Actions = append(p.Actions, Action{Op: OpConflict, Key: key, Current: cur, Message: unprovenMessage(cur, key, owner)})
 		case InStep(cur, w):
 			p.InStep++

@@ -22,7 +22,7 @@ func checkEvery(spec string) error {
 	}
 	d, err := time.ParseDuration(rest)
 	if err != nil {
-		return nil // the parser reports it
+		return nil //nolint:nilerr // not a duration: the parser reports it with its own message
 	}
 	if d < time.Minute || d%time.Minute != 0 {
 		return fmt.Errorf("%w %q: @every needs a whole number of minutes, at least 1m (e.g. @every 5m, @every 90m or @every 1h30m): runs start at most once a minute", ErrUnparseable, spec)

@@ -238,7 +238,8 @@ func (s Schedule) lastUpTo(known, now time.Time, gap time.Duration) time.Time {
 		if window < span {
 			// Whole gaps after known: on the grid of a regular schedule, which @every needs
 			// (its Next counts from its argument).
-			from = known.Add((span - window) / gap * gap)
+			gaps := int64((span - window) / gap) // whole gaps: a count, times the gap below
+			from = known.Add(time.Duration(gaps) * gap)
 		}
 		last := time.Time{}
 		for t := s.Next(from); !t.IsZero() && !t.After(now); t = s.Next(t) {

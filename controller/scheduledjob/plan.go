@@ -213,7 +213,7 @@ func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p
 	// An @every entry counts its slots from the minute the schedules were first seen (creation,
 	// or the last edit), so it fires on its own grid next to other entries (schedule.Anchored),
 	// on whole minutes: a Job is named after its slot's minute, and @every is whole minutes.
-	sched = sched.Anchored(st.ObservedScheduleTime.Time.Truncate(time.Minute))
+	sched = sched.Anchored(st.ObservedScheduleTime.Truncate(time.Minute))
 	d := dueSlots{sched: sched}
 	if st.LastScheduleTime != nil {
 		d.last = &st.LastScheduleTime.Time

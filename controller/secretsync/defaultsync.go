@@ -191,7 +191,7 @@ func appliedServiceAccounts(fields []metav1.ManagedFieldsEntry) map[string]bool 
 		var tree struct {
 			Spec map[string]json.RawMessage `json:"f:spec"`
 		}
-		if json.Unmarshal(f.FieldsV1.Raw, &tree) != nil {
+		if json.Unmarshal(f.FieldsV1.GetRawBytes(), &tree) != nil {
 			continue
 		}
 		var items map[string]json.RawMessage

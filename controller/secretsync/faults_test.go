@@ -58,12 +58,12 @@ var readFaults, staleNamespaces sync.Map
 
 // injectReadFault makes every Get of Namespace name through the reconciler's client fail with
 // err until the returned func is called or the test ends.
-func injectReadFault(t *testing.T, name string, err error) (clear func()) {
+func injectReadFault(t *testing.T, name string, err error) (lift func()) {
 	t.Helper()
 	readFaults.Store(name, err)
-	clear = func() { readFaults.Delete(name) }
-	t.Cleanup(clear)
-	return clear
+	lift = func() { readFaults.Delete(name) }
+	t.Cleanup(lift)
+	return lift
 }
 
 // showNamespaceActive makes the reconciler's client show Namespace name as not terminating

@@ -36,13 +36,6 @@ func internMap(m map[string]string) {
 	}
 }
 
-// internKeys replaces every key of m by its shared copy, leaving the values as they are.
-func internKeys[V any](m map[string]V) {
-	for k, v := range m {
-		m[intern(k)] = v
-	}
-}
-
 // internCopyMeta interns what the copies of one source share: their name, and all their labels
 // and annotations (ours, the ones a SecretSync sets, the data digest).
 func internCopyMeta(m *metav1.ObjectMeta) {

@@ -286,7 +286,7 @@ func TestAPassThatCannotReadSaysSoAndRecovers(t *testing.T) {
 	kept := copyIn(t, a, source, c, v1alpha1.DeletionPolicyDelete)
 	waitReady(t, c, 1)
 
-	clear := injectReadFault(t, src, apierrors.NewServiceUnavailable("the cache is not reachable"))
+	lift := injectReadFault(t, src, apierrors.NewServiceUnavailable("the cache is not reachable"))
 	updateSecret(t, src, "creds", func(s *corev1.Secret) { s.Annotations = map[string]string{"touched": "yes"} })
 	ss := waitReason(t, c, ReasonReadFailed)
 	if !strings.Contains(readyOf(ss).Message, "not reachable") {
@@ -303,7 +303,7 @@ func TestAPassThatCannotReadSaysSoAndRecovers(t *testing.T) {
 	})
 	unchanged(t, "while reads fail", kept)
 
-	clear()
+	lift()
 	// The backoff after many failed passes can be long: a change brings the next pass at once.
 	updateSecret(t, src, "creds", func(s *corev1.Secret) { s.Annotations = map[string]string{"touched": "again"} })
 	waitReady(t, c, 1)
@@ -393,7 +393,7 @@ func TestAServiceAccountDroppedFromTheChartsListLosesTheEntry(t *testing.T) {
 
 func TestTheChartsAppliedServiceAccountsAreReadFromManagedFields(t *testing.T) {
 	entry := func(manager string, op metav1.ManagedFieldsOperationType, raw string) metav1.ManagedFieldsEntry {
-		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(raw)}}
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(raw)}
 	}
 	got := appliedServiceAccounts([]metav1.ManagedFieldsEntry{
 		entry(DefaultFieldOwner, metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:imagePullSecretFor":{"v:\"builder\"":{},"v:\"default\"":{}},"f:source":{"f:name":{}}}}`),

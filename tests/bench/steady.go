@@ -160,8 +160,7 @@ func writeCounts(ctx context.Context, e *env) (map[string]int, map[string]float6
 		}
 		op := ""
 		if i := strings.Index(line, `op="`); i >= 0 {
-			op = line[i+4:]
-			op = op[:strings.Index(op, `"`)]
+			op, _, _ = strings.Cut(line[i+4:], `"`)
 		}
 		f := strings.Fields(line)
 		v, _ := strconv.ParseFloat(f[len(f)-1], 64)

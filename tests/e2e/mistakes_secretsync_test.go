@@ -96,7 +96,7 @@ func TestDeletingTheSourceNamespaceKeepsEveryCopy(t *testing.T) {
 				if apierrors.IsNotFound(err) {
 					return nil
 				}
-				return fmt.Errorf("still there (%v)", err)
+				return fmt.Errorf("still there (%w)", err)
 			})
 			eventually(ctx, t, "Ready=False SourceNamespaceNotFound", func(ctx context.Context) error { return ready(ctx, c, "SourceNamespaceNotFound") })
 			for _, ns := range tenants {
