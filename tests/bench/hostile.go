@@ -32,6 +32,11 @@ type hostileOptions struct {
 
 const hostileNS = "hostile-tenant"
 
+// hostileFlatMiB is how much RSS may grow over the first reading for the scenario's target
+// ("flat") to be met: the noise of a restart and the GC's timing, not the tenant's objects
+// (300 ConfigMaps of 800 KiB alone are 234 MiB).
+const hostileFlatMiB = 16
+
 // hostileLabels are the label keys the manager's caches select on for Secrets and ConfigMaps
 // (any value: the selectors test for the key), cycled over the objects.
 var hostileLabels = []string{keys.LabelSecretSync, keys.LabelCopyRequest, keys.LabelOffer}
@@ -292,8 +297,8 @@ func writeHostileReport(path string, r *hostileResult, o hostileOptions, cmd str
 	fmt.Fprintf(&b, "A tenant with rights in its own namespace only creates %d ConfigMaps and %d Secrets of %d KiB (data) with a %d KiB annotation, each labelled with one of `%s` (value `x`), and %d suspended Jobs labelled `%s` with a %d KiB pod template and the same annotation: every key the manager's caches select on. The manager runs under %s; when the kernel kills it at that limit the bench restarts it, as the kubelet would (three times at most). Target: RSS flat and under the limit, no kill.\n\n",
 		o.configMaps, o.secrets, o.bytes/1024, o.bytes/4/1024, strings.Join(hostileLabels, "`, `"), o.jobs, keys.LabelCreatedBy, o.bytes/1024, limit)
 	fmt.Fprintf(&b, "| phase | RSS | peak RSS | Go heap in use | Go heap live after the last GC | OOM kills / restarts | |\n|---|---|---|---|---|---|---|\n")
-	worst := false
-	for _, row := range r.rows {
+	killedOrDown, growth := false, 0.0
+	for i, row := range r.rows {
 		rss, peak, heap, live := "down", "", "", ""
 		if !row.down {
 			rss, peak, heap = fmt.Sprintf("%.1f MiB", row.rssMiB), fmt.Sprintf("%.1f MiB", row.peakMiB), fmt.Sprintf("%.1f MiB", row.heapMiB)
@@ -301,12 +306,17 @@ func writeHostileReport(path string, r *hostileResult, o hostileOptions, cmd str
 			if row.liveMiB >= 0 {
 				live = fmt.Sprintf("%.1f MiB", row.liveMiB)
 			}
+			if i > 0 {
+				growth = max(growth, row.rssMiB-r.rows[0].rssMiB)
+			}
 		}
-		breach := row.down || row.killed > 0 || (r.limit > 0 && row.peakMiB*(1<<20) >= float64(r.limit)*0.98)
-		worst = worst || breach
+		killedOrDown = killedOrDown || row.down || row.killed > 0
 		v := ""
-		if breach {
+		switch share := row.peakMiB * (1 << 20) / float64(max(r.limit, 1)); {
+		case row.down || row.killed > 0 || (r.limit > 0 && share >= 0.98):
 			v = "**limit reached**"
+		case r.limit > 0 && share >= 0.9:
+			v = fmt.Sprintf("**%.0f%% of the limit**", 100*share)
 		}
 		what := row.what
 		if row.note != "" {
@@ -314,6 +324,13 @@ func writeHostileReport(path string, r *hostileResult, o hostileOptions, cmd str
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d / %d | %s |\n", what, rss, peak, heap, live, row.killed, row.restarts, v)
 	}
-	fmt.Fprintf(&b, "\nResult: %s.\n", map[bool]string{true: "**missed**: the tenant's objects took the manager to its memory limit", false: "met: the tenant's objects did not move the manager towards its limit"}[worst])
+	switch {
+	case killedOrDown:
+		fmt.Fprintf(&b, "\nResult: **missed**: the tenant's objects took the manager to its memory limit and the kernel killed it.\n")
+	case growth > hostileFlatMiB:
+		fmt.Fprintf(&b, "\nResult: **missed**: RSS grew by %.1f MiB with the tenant's objects (flat: at most %d MiB over the first row).\n", growth, hostileFlatMiB)
+	default:
+		fmt.Fprintf(&b, "\nResult: met: RSS flat (at most %.1f MiB over the first row, allowed %d MiB) and no kill.\n", growth, hostileFlatMiB)
+	}
 	return replaceSection(path, "hostile", b.String())
 }

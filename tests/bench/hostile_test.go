@@ -35,6 +35,11 @@ func TestHostileReportSaysWhenTheLimitWasReached(t *testing.T) {
 			rows: []hostileRow{{what: "during", rssMiB: 250, peakMiB: 255}},
 			want: []string{"| during | 250.0 MiB | 255.0 MiB | 0.0 MiB | 0.0 MiB | 0 / 0 | **limit reached** |"},
 		},
+		{
+			name: "RSS growing towards the limit without a kill is missed, and says how close",
+			rows: []hostileRow{{what: "before", rssMiB: 52, peakMiB: 66}, {what: "during", rssMiB: 245, peakMiB: 240}},
+			want: []string{"| during | 245.0 MiB | 240.0 MiB | 0.0 MiB | 0.0 MiB | 0 / 0 | **94% of the limit** |", "Result: **missed**: RSS grew by 193.0 MiB"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
