@@ -9,9 +9,10 @@ import (
 
 func TestHostileReportSaysWhenTheLimitWasReached(t *testing.T) {
 	tests := []struct {
-		name string
-		rows []hostileRow
-		want []string
+		name    string
+		rows    []hostileRow
+		refused map[string]int
+		want    []string
 	}{
 		{
 			name: "a kill is a breach, and a row of a manager that is down says so",
@@ -24,6 +25,12 @@ func TestHostileReportSaysWhenTheLimitWasReached(t *testing.T) {
 				"killed while the objects were created; restarted) | 200.0 MiB | 255.0 MiB | 150.0 MiB | 140.0 MiB | 1 / 1 | **limit reached** |",
 				"| with them in place (not ready after 3 restarts) | down |  |  |  | 4 / 3 | **limit reached** |",
 				"Result: **missed**"},
+		},
+		{
+			name:    "objects refused at admission are said",
+			rows:    []hostileRow{{what: "before", rssMiB: 60, peakMiB: 62}},
+			refused: map[string]int{"Secrets": 200, "Jobs": 150},
+			want:    []string{"The API server refused 0 ConfigMaps, 200 Secrets and 150 Jobs of them at admission (the first: \"denied\")"},
 		},
 		{
 			name: "RSS flat and far under the limit is met",
@@ -44,7 +51,10 @@ func TestHostileReportSaysWhenTheLimitWasReached(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "b.md")
-			r := &hostileResult{limit: 256 << 20, rows: tt.rows}
+			r := &hostileResult{limit: 256 << 20, rows: tt.rows, refused: tt.refused}
+			if len(tt.refused) > 0 {
+				r.refusal = "denied"
+			}
 			if err := writeHostileReport(path, r, hostileOptions{configMaps: 1, secrets: 1, jobs: 1, bytes: 800 << 10}, "make bench"); err != nil {
 				t.Fatal(err)
 			}
