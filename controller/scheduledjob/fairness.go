@@ -8,7 +8,7 @@ import (
 // slotPriority is the work-queue priority of a pass that falls due at a slot, for a namespace's
 // first ScheduledJob due at that instant; its second gets one less, and so on. It is above the
 // priority of watch events (0), so at a shared slot the creates go before the passes that only
-// record status, and the queue (controller-runtime's priority queue) serves every namespace's
+// record status, and the queue (controller/fairqueue, priorities first) serves every namespace's
 // first slot before any namespace's second.
 const slotPriority = 1 << 20
 

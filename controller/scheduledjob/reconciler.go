@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/fairqueue"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/writegate"
@@ -144,7 +145,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named(Name).
 		For(&v1alpha1.ScheduledJob{}).
 		Watches(&batchv1.Job{}, jobs.RecordingDeletes(r.gone, owner)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1), NewQueue: fairqueue.NewQueue}).
 		Complete(r)
 }
 

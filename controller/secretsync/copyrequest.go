@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/fairqueue"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/propagation"
 )
@@ -140,7 +141,7 @@ func (r *RequestReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manag
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(RequestControllerName).
 		For(&v1alpha1.CopyRequest{}).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers})
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers, NewQueue: fairqueue.NewQueue})
 	for _, kind := range kinds {
 		b = b.WatchesRawSource(source.Kind[client.Object](r.Offered, offerMetadata(kind), handler.EnqueueRequestsFromMapFunc(r.forSource(kind)))).
 			WatchesRawSource(source.Kind[client.Object](r.Copies, kind.object(), handler.EnqueueRequestsFromMapFunc(forRequestCopy)))

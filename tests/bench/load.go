@@ -36,7 +36,7 @@ import (
 // loadOptions shape the load benchmark: ScheduledJobs at growing counts beside a bare-client
 // Job-create floor, schedules and a fan-out sharing a minute, and fairness between tenants.
 type loadOptions struct {
-	parts     []string // which parts run: schedules, mixed, fair
+	parts     []string // which parts run: schedules, mixed, fair, requests
 	schedules []int    // every-minute ScheduledJobs at each step, ascending
 	minutes   int      // slots measured per step and per part
 	workers   int      // the floor's concurrent writers
@@ -46,6 +46,8 @@ type loadOptions struct {
 	bigTenant int
 	// A hugeBytes source fanned out to fairNamespaces namespaces beside a small one.
 	hugeBytes, fairNamespaces int
+	// bigRequests CopyRequests in one namespace beside a single one in another.
+	bigRequests int
 }
 
 // loadStep is one ScheduledJob count beside its floor.
@@ -75,6 +77,8 @@ type loadResult struct {
 	big                     tally
 	// The small source's fan-out alone and with the huge source's fan-out started just before.
 	smallSyncAlone, smallSyncBeside, hugeSync time.Duration
+	// requests is the CopyRequest part (nil when not run).
+	requests *requestResult
 }
 
 // jobObserver records when each Job in the cluster was first seen through a watch, by
@@ -183,6 +187,11 @@ func runLoad(ctx context.Context, e *env, o loadOptions) (*loadResult, error) {
 			return nil, err
 		}
 		if err := loadFairSources(ctx, e, dyn, o, res); err != nil {
+			return nil, err
+		}
+	}
+	if slices.Contains(o.parts, "requests") {
+		if res.requests, err = loadFairRequests(ctx, cs, dyn, o.bigRequests); err != nil {
 			return nil, err
 		}
 	}
@@ -662,6 +671,11 @@ func writeLoadReport(path, imgDir string, r *loadResult, o loadOptions, cmd stri
 	}
 	if slices.Contains(o.parts, "fair") {
 		if err := replaceSection(path, "load-fair", loadFairSection(r, o, measured, cmd)); err != nil {
+			return err
+		}
+	}
+	if slices.Contains(o.parts, "requests") {
+		if err := replaceSection(path, "load-requests", loadRequestsSection(r.requests, measured, cmd)); err != nil {
 			return err
 		}
 	}

@@ -58,6 +58,7 @@ func main() {
 	var sc scaleOptions
 	var lo loadOptions
 	var st steadyOptions
+	var hs hostileOptions
 	root := repoRoot()
 	out := flag.String("out", filepath.Join(root, "docs", "benchmarks.md"), "Markdown file the results are written into; charts go to img/ beside it.")
 	flag.IntVar(&o.namespaces, "namespaces", 1000, "Target namespaces.")
@@ -65,8 +66,8 @@ func main() {
 	flag.IntVar(&o.workers, "floor-workers", 32, "Concurrent writers of the floor client (the manager's --secretsync-workers default is the same).")
 	flag.IntVar(&st.namespaces, "steady-namespaces", 1000, "Target namespaces of the steady-state benchmark (the secretsync benchmark's, reused when it ran first).")
 	flag.DurationVar(&st.quiet, "steady-quiet", 30*time.Second, "How long the steady-state benchmark counts writes with nothing happening.")
-	scenarios := flag.String("scenarios", "secretsync,steady,scheduling,load,scale", "Benchmarks to run, comma-separated: secretsync, steady (writes at steady state with ServiceAccounts and two SecretSyncs sharing a copy name), scheduling, load (ScheduledJobs at growing counts beside a Job-create floor, schedules and a fan-out at the same minute, fairness), scale (the fan-out at growing namespace counts), handover (not in make bench: it takes long to populate).")
-	loadParts := flag.String("load-parts", "schedules,mixed,fair", "Parts of the load benchmark to run, each rewriting only its own section of the report: schedules (the steps beside their floor), mixed (schedules and a fan-out at the same minute), fair (tenants and a huge source).")
+	scenarios := flag.String("scenarios", "secretsync,steady,scheduling,load,scale,hostile", "Benchmarks to run, comma-separated: secretsync, steady (writes at steady state with ServiceAccounts and two SecretSyncs sharing a copy name), scheduling, load (ScheduledJobs at growing counts beside a Job-create floor, schedules and a fan-out at the same minute, fairness), scale (the fan-out at growing namespace counts), hostile (the manager's memory while a tenant creates large objects carrying our label keys), handover (not in make bench: it takes long to populate).")
+	loadParts := flag.String("load-parts", "schedules,mixed,fair,requests", "Parts of the load benchmark to run, each rewriting only its own section of the report: schedules (the steps beside their floor), mixed (schedules and a fan-out at the same minute), fair (tenants and a huge source), requests (a tenant's CopyRequest beside another tenant's thousands).")
 	loadSteps := flag.String("load-schedules", "1000,3000", "Every-minute ScheduledJobs at each step of the load benchmark, ascending.")
 	flag.IntVar(&lo.minutes, "load-minutes", 2, "Slots (minutes) measured per step and per part of the load benchmark.")
 	flag.IntVar(&lo.mixedSchedules, "load-mixed-schedules", 1000, "ScheduledJobs sharing their minutes with a fan-out in the load benchmark.")
@@ -74,6 +75,11 @@ func main() {
 	flag.IntVar(&lo.bigTenant, "load-big-tenant", 2000, "ScheduledJobs of the big tenant in the fairness part of the load benchmark.")
 	flag.IntVar(&lo.hugeBytes, "load-huge-bytes", 1<<20-1024, "Size of the huge source in the fairness part (a Secret holds at most 1 MiB).")
 	flag.IntVar(&lo.fairNamespaces, "load-fair-namespaces", 300, "Target namespaces of the huge and the small source in the fairness part.")
+	flag.IntVar(&hs.configMaps, "hostile-configmaps", 300, "ConfigMaps the hostile tenant creates, each labelled with one of the keys the manager selects on.")
+	flag.IntVar(&hs.secrets, "hostile-secrets", 300, "Secrets the hostile tenant creates, each labelled with one of the keys the manager selects on.")
+	flag.IntVar(&hs.jobs, "hostile-jobs", 150, "Suspended Jobs the hostile tenant creates with the created-by label.")
+	flag.IntVar(&hs.bytes, "hostile-bytes", 800<<10, "Size of each hostile object in bytes.")
+	flag.IntVar(&lo.bigRequests, "load-big-requests", 3000, "CopyRequests of the big tenant in the requests part of the load benchmark.")
 	scalePoints := flag.String("scale-namespaces", "1000,3000,10000", "Target namespaces at each step of the scale benchmark, ascending.")
 	flag.IntVar(&sc.samples, "scale-samples", 20, "New-namespace latency samples per step of the scale benchmark.")
 	flag.IntVar(&sc.unrelated, "scale-unrelated", 100000, "Unrelated 2 KiB Secrets the scale benchmark's memory phase adds at its last step (0: none).")
@@ -93,6 +99,7 @@ func main() {
 	cases := flag.String("handover-cases", strings.Join(handoverCases, ","), "Handover cases, comma-separated: "+strings.Join(handoverCases, ", ")+".")
 	unrelated := flag.String("unrelated", "0,10000,20000", "Unrelated 2 KiB Secrets present at each memory measurement, cumulative.")
 	memoryLimit := flag.String("memory-limit", "chart", "Memory limit of the manager: chart (in a memory cgroup of its own with the chart's resources.limits.memory, as the kubelet runs the container, so the manager sets GOMEMLIMIT from it as in a pod; the run fails if no writable memory cgroup is found) or off (a plain host process).")
+	binDir := flag.String("bin", filepath.Join(root, "bin"), "Directory holding kwok, kube-apiserver, etcd and the other pinned tools (make tools); another checkout's bin/ serves a worktree that has none.")
 	profileDir := flag.String("profile-dir", "", "Directory for CPU profiles of kube-apiserver and the manager over each scale step's floor and new-source windows, written as <namespaces>-<floor|ours>-<apiserver|manager>.pprof (a profile lasts as long as the step's floor took, whole seconds, 2 to 50 s; the floor's own as long as expected from the step before); the manager then serves /debug/pprof on loopback. Empty: none.")
 	flag.Parse()
 	o.unrelated = ints("-unrelated", *unrelated)
@@ -117,7 +124,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	e, err := setup(ctx, root, valueFiles, *memoryLimit, *profileDir)
+	e, err := setup(ctx, root, *binDir, valueFiles, *memoryLimit, *profileDir)
 	if err != nil {
 		if e != nil {
 			e.teardown() // the cluster started before the failure (say, the manager did not build)
@@ -183,6 +190,15 @@ func main() {
 					return err
 				}
 				wrote = true
+			case "hostile":
+				res, err := runHostile(ctx, e, hs)
+				if err != nil {
+					return err
+				}
+				if err := writeHostileReport(*out, res, hs, cmd); err != nil {
+					return err
+				}
+				wrote = true
 			case "handover":
 				res, err := runHandover(ctx, e, ho)
 				if err != nil {
@@ -235,13 +251,13 @@ func repoRoot() string {
 
 // setup starts a kwok cluster, installs the chart with its default values and runs the manager
 // as the chart's ServiceAccount.
-func setup(ctx context.Context, root string, valueFiles []string, memoryLimit, profileDir string) (*env, error) {
+func setup(ctx context.Context, root, bin string, valueFiles []string, memoryLimit, profileDir string) (*env, error) {
 	dir, err := os.MkdirTemp("", "po-bench-")
 	if err != nil {
 		return nil, err
 	}
 	e := &env{root: root, dir: dir, binary: filepath.Join(dir, "manager"), memoryLimit: memoryLimit, profileDir: profileDir}
-	e.cluster = testbed.Kwok{Name: "po-bench", Bin: filepath.Join(root, "bin"), Workdir: filepath.Join(dir, "kwok")}
+	e.cluster = testbed.Kwok{Name: "po-bench", Bin: bin, Workdir: filepath.Join(dir, "kwok")}
 	logf("starting kwok cluster (work dir %s)", dir)
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	kc, err := e.cluster.UpWithKubeconfig(ctx, 1, kubeconfig)

@@ -357,8 +357,8 @@ func TestRender(t *testing.T) {
 					"--job-image=docker.io/library/busybox:1.37",
 					"--log-format=json",
 					"--log-level=info",
-					"--kube-api-qps=-1",
-					"--kube-api-burst=1000",
+					"--kube-api-qps=1000",
+					"--kube-api-burst=2000",
 					"--api-server-wait-timeout=120s",
 				}
 				if !reflect.DeepEqual(c.Args, wantArgs) {

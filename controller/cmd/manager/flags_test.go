@@ -16,7 +16,7 @@ func TestParseFlags(t *testing.T) {
 		check   func(t *testing.T, o options)
 	}{
 		{name: "no flags give the documented defaults", check: func(t *testing.T, o options) {
-			if o.metricsAddr != ":8080" || o.probeAddr != ":8081" || !o.leaderElect || o.controllers != "*" || o.qps != -1 || o.burst != 1000 || o.logFormat != "json" || o.pprofAddr != "0" || o.apiServerWaitTimeout != 2*time.Minute {
+			if o.metricsAddr != ":8080" || o.probeAddr != ":8081" || !o.leaderElect || o.controllers != "*" || o.qps != 1000 || o.burst != 2000 || o.logFormat != "json" || o.pprofAddr != "0" || o.apiServerWaitTimeout != 2*time.Minute {
 				t.Errorf("defaults = %+v", o)
 			}
 		}},
