@@ -31,13 +31,66 @@ func IndexByControllerUID(ctx context.Context, indexer client.FieldIndexer) erro
 }
 
 // CacheByObject limits the manager's Job cache to the Jobs it created, so clusters with many
-// other Jobs (built-in CronJobs, CI) cost no memory.
+// other Jobs (built-in CronJobs, CI) cost no memory, and keeps each of them trimmed (Trim), so
+// that a Job carrying our label, which a tenant can create where the chart's admission policies
+// are off, costs a bounded few hundred bytes whatever its pod template and annotations hold.
 func CacheByObject() (client.Object, cache.ByObject) {
 	req, err := labels.NewRequirement(keys.LabelCreatedBy, selection.Exists, nil)
 	if err != nil {
 		panic(err) // a constant, valid requirement
 	}
-	return &batchv1.Job{}, cache.ByObject{Label: labels.NewSelector().Add(*req)}
+	return &batchv1.Job{}, cache.ByObject{Label: labels.NewSelector().Add(*req), Transform: Trim}
+}
+
+// maxKeptValue bounds each label and annotation value Trim keeps: ours are short (a kind, an
+// RFC 3339 time, a run-now token). A longer value is cut; for a run-now token over 1 KiB (which
+// docs/scheduling.md asks users not to use) that only makes its finished Job prunable early.
+const maxKeptValue = 1024
+
+// Trim is the Job cache's transform: it keeps what the At and ScheduledJob controllers read of
+// a Job (identity, the controller owner reference, our label, the scheduled-time and run-now
+// token annotations, and the status the Job controller writes) and drops the rest: the spec
+// (pod template), managed fields and every other label and annotation. Nothing in the manager
+// updates a Job from the cache (Jobs are created whole and deleted by UID), so the dropped
+// fields are never written back.
+func Trim(obj any) (any, error) {
+	j, ok := obj.(*batchv1.Job)
+	if !ok {
+		return obj, nil
+	}
+	out := &batchv1.Job{
+		TypeMeta: j.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{
+			Name: j.Name, Namespace: j.Namespace, UID: j.UID, ResourceVersion: j.ResourceVersion,
+			Generation: j.Generation, CreationTimestamp: j.CreationTimestamp, DeletionTimestamp: j.DeletionTimestamp,
+			Labels:      keep(j.Labels, keys.LabelCreatedBy),
+			Annotations: keep(j.Annotations, ScheduledTimeAnnotation, keys.AnnotationRunNowToken),
+		},
+		Status: j.Status,
+	}
+	if ref := metav1.GetControllerOf(j); ref != nil {
+		out.OwnerReferences = []metav1.OwnerReference{*ref}
+	}
+	return out, nil
+}
+
+// keep returns the entries of m under the given keys, each value cut to maxKeptValue bytes.
+func keep(m map[string]string, names ...string) map[string]string {
+	var out map[string]string
+	for _, k := range names {
+		v, ok := m[k]
+		if !ok {
+			continue
+		}
+		if len(v) > maxKeptValue {
+			v = v[:maxKeptValue]
+		}
+		if out == nil {
+			out = make(map[string]string, len(names))
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // Finished reports whether the Job has finished and how: batch/v1 JobComplete or JobFailed,
