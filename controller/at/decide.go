@@ -6,10 +6,12 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -22,15 +24,17 @@ type decision struct {
 	requeue time.Duration
 }
 
-// decide is the pure part of a pass: what to do with at, given its Job (nil when it has none)
-// and the time now. It reads no clock and calls no API.
-func decide(at *v1alpha1.At, job *batchv1.Job, now time.Time) decision {
+// decide is the pure part of a pass: what to do with at, given its Job (nil when it has none),
+// the time now and how long a started Job may have no pod before it is reported (stuckAfter,
+// --job-pods-stuck-after; 0: never). It reads no clock and calls no API.
+func decide(at *v1alpha1.At, job *batchv1.Job, now time.Time, stuckAfter time.Duration) decision {
 	d := decision{status: *at.Status.DeepCopy()}
 	st := &d.status
 	st.ObservedGeneration = at.Generation
 	switch {
 	case job != nil:
 		observeJob(st, job, now)
+		observePods(at, &d, job, now, stuckAfter)
 	case st.JobName != "":
 		// The Job existed and is gone, and no replica saw it finish (a Job deleted after it
 		// finished is passed in as last seen): deleted by a user, or finished and deleted by its
@@ -72,6 +76,28 @@ func decide(at *v1alpha1.At, job *batchv1.Job, now time.Time) decision {
 		}
 	}
 	return d
+}
+
+// observePods reports a running Job that has created no pod within stuckAfter (every pod create
+// refused by admission: Pod Security, a ResourceQuota, a webhook). The phase stays Running, as
+// the Job may still run once the cause is removed (the quota raised, the namespace relabelled);
+// the Succeeded condition (still Unknown) and the message say PodsNotCreated, with one Warning
+// when it becomes so. Until the Job would count, it asks to look again then (no polling: a pod
+// appearing changes the Job's status, whose watch event brings the pass that says Running again).
+func observePods(at *v1alpha1.At, d *decision, job *batchv1.Job, now time.Time, stuckAfter time.Duration) {
+	if d.status.Phase != v1alpha1.AtRunning {
+		return
+	}
+	stuck, wait := jobs.PodsNotCreated(job, now, stuckAfter)
+	if !stuck {
+		d.requeue = wait
+		return
+	}
+	msg := jobs.PodsNotCreatedMessage(job.Name, stuckAfter)
+	setPhase(&d.status, v1alpha1.AtRunning, ReasonPodsNotCreated, msg, time.Time{})
+	if c := meta.FindStatusCondition(at.Status.Conditions, ConditionSucceeded); c == nil || c.Reason != ReasonPodsNotCreated {
+		d.events = append(d.events, event{corev1.EventTypeWarning, ReasonPodsNotCreated, msg})
+	}
 }
 
 // afterCreate sets the status from the outcome of the create decide asked for: the Job created

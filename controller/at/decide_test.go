@@ -1,11 +1,14 @@
 package at
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -77,7 +80,7 @@ func TestDecide(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			before := tc.at.DeepCopy()
-			d := decide(tc.at, tc.job, tc.now)
+			d := decide(tc.at, tc.job, tc.now, 0)
 			if d.status.Phase != tc.phase {
 				t.Errorf("phase = %q, want %q", d.status.Phase, tc.phase)
 			}
@@ -136,6 +139,67 @@ func TestAfterCreate(t *testing.T) {
 			}
 			if tc.created != nil && st.JobName != tc.created.Name {
 				t.Errorf("jobName = %q, want %q", st.JobName, tc.created.Name)
+			}
+		})
+	}
+}
+
+func TestDecidePodsNotCreated(t *testing.T) {
+	runAt := time.Date(2026, 3, 29, 1, 30, 0, 0, time.UTC)
+	const after = 2 * time.Minute
+	running := func(reason string) *v1alpha1.At {
+		a := &v1alpha1.At{ObjectMeta: metav1.ObjectMeta{Name: "backup", Namespace: "team-a", Generation: 1},
+			Spec: v1alpha1.AtSpec{Schedule: metav1.NewTime(runAt), Command: "id"}}
+		a.Status = v1alpha1.AtStatus{Phase: v1alpha1.AtRunning, JobName: "backup-29581290", ObservedGeneration: 1,
+			Conditions: []metav1.Condition{{Type: ConditionSucceeded, Status: metav1.ConditionUnknown, Reason: reason}}}
+		return a
+	}
+	// What the Job controller leaves when admission refuses every pod: startTime, ready and
+	// terminating 0, no condition (Kubernetes 1.36).
+	refused := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "backup-29581290", CreationTimestamp: metav1.NewTime(runAt)},
+		Status: batchv1.JobStatus{StartTime: &metav1.Time{Time: runAt.Add(time.Second)}, Ready: ptr.To[int32](0), Terminating: ptr.To[int32](0),
+			UncountedTerminatedPods: &batchv1.UncountedTerminatedPods{}}}
+	withPod := refused.DeepCopy()
+	withPod.Status.Active = 1
+	for _, tc := range []struct {
+		name     string
+		at       *v1alpha1.At
+		job      *batchv1.Job
+		now      time.Time
+		reason   string
+		requeue  time.Duration
+		eventWhy []string
+	}{
+		{name: "a Job with no pod yet is Running, looked at again when the threshold is reached", at: running(ReasonRunning), job: refused,
+			now: runAt.Add(31 * time.Second), reason: ReasonRunning, requeue: 90 * time.Second},
+		{name: "a Job with no pod past the threshold says PodsNotCreated, stays Running, with one Warning", at: running(ReasonRunning), job: refused,
+			now: runAt.Add(time.Second + after), reason: ReasonPodsNotCreated, eventWhy: []string{ReasonPodsNotCreated}},
+		{name: "said once: the next pass sends no second Warning and does not poll", at: running(ReasonPodsNotCreated), job: refused,
+			now: runAt.Add(time.Hour), reason: ReasonPodsNotCreated},
+		{name: "when a pod appears it says Running again", at: running(ReasonPodsNotCreated), job: withPod,
+			now: runAt.Add(time.Hour), reason: ReasonRunning},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := decide(tc.at, tc.job, tc.now, after)
+			if d.status.Phase != v1alpha1.AtRunning {
+				t.Errorf("phase = %s, want Running (the Job may still run)", d.status.Phase)
+			}
+			c := meta.FindStatusCondition(d.status.Conditions, ConditionSucceeded)
+			if c == nil || c.Reason != tc.reason || c.Status != metav1.ConditionUnknown {
+				t.Fatalf("Succeeded = %+v, want Unknown with reason %s", c, tc.reason)
+			}
+			if tc.reason == ReasonPodsNotCreated && (!strings.Contains(c.Message, "kubectl describe job backup-29581290") || d.status.Message != c.Message) {
+				t.Errorf("message = %q (status.message %q), want it to name the Job and kubectl describe", c.Message, d.status.Message)
+			}
+			if d.requeue != tc.requeue {
+				t.Errorf("requeue = %v, want %v", d.requeue, tc.requeue)
+			}
+			var why []string
+			for _, e := range d.events {
+				why = append(why, e.reason)
+			}
+			if !slices.Equal(why, tc.eventWhy) {
+				t.Errorf("events = %v, want %v", why, tc.eventWhy)
 			}
 		})
 	}

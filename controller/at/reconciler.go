@@ -47,6 +47,9 @@ const (
 	ReasonJobRejected = "JobRejected"
 	// ReasonUnknownTimeZone: spec.timeZone names a zone the manager does not know.
 	ReasonUnknownTimeZone = "UnknownTimeZone"
+	// ReasonPodsNotCreated: the Job has had no pod for --job-pods-stuck-after (its pod creates are
+	// refused); the At stays Running, as the Job may still run once the cause is removed.
+	ReasonPodsNotCreated = "PodsNotCreated"
 	// ReasonLocalTimeResolved: spec.localTime does not exist or occurs twice in spec.timeZone;
 	// the Event says which instant was chosen.
 	ReasonLocalTimeResolved = "LocalTimeResolved"
@@ -71,6 +74,9 @@ type Reconciler struct {
 	Workers int
 	// JobImage is the image a command runs in when the At sets none (--job-image).
 	JobImage string
+	// PodsStuckAfter is how long a started Job may have no pod before the At reports
+	// PodsNotCreated (--job-pods-stuck-after); 0 never reports it.
+	PodsStuckAfter time.Duration
 
 	// gone are the At Jobs seen deleted after they finished (a short ttlSecondsAfterFinished).
 	gone *jobs.Gone
@@ -119,7 +125,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	d := decide(&at, job, now)
+	d := decide(&at, job, now, r.PodsStuckAfter)
 	if d.create {
 		// At most once: the status read from the cache may predate another process's write of
 		// the Job's name (and the Job may be gone since, by a TTL): check it against the API

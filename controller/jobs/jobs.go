@@ -49,9 +49,9 @@ const maxKeptValue = 1024
 
 // Trim is the Job cache's transform: it keeps what the At and ScheduledJob controllers read of
 // a Job (identity, the controller owner reference, our label, the scheduled-time and run-now
-// token annotations, and the status the Job controller writes) and drops the rest: the spec
-// (pod template), managed fields and every other label and annotation. Nothing in the manager
-// updates a Job from the cache (Jobs are created whole and deleted by UID), so the dropped
+// token annotations, spec.suspend, and the status the Job controller writes) and drops the rest:
+// the rest of the spec (pod template), managed fields and every other label and annotation.
+// Nothing in the manager updates a Job from the cache (Jobs are created whole and deleted by UID), so the dropped
 // fields are never written back.
 func Trim(obj any) (any, error) {
 	j, ok := obj.(*batchv1.Job)
@@ -66,6 +66,9 @@ func Trim(obj any) (any, error) {
 			Labels:      keep(j.Labels, keys.LabelCreatedBy),
 			Annotations: keep(j.Annotations, ScheduledTimeAnnotation, keys.AnnotationRunNowToken),
 		},
+		// spec.suspend: a suspended Job (held by a queue such as Kueue) has no pod by design and
+		// is never reported as one whose pods are not created (PodsNotCreated).
+		Spec:   batchv1.JobSpec{Suspend: j.Spec.Suspend},
 		Status: j.Status,
 	}
 	if ref := metav1.GetControllerOf(j); ref != nil {

@@ -31,7 +31,7 @@ func hostileJob() *batchv1.Job {
 			},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
 		},
-		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
+		Spec: batchv1.JobSpec{Suspend: ptr.To(true), Template: corev1.PodTemplateSpec{
 			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"huge": big}},
 			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i", Command: []string{big}}}},
 		}},
@@ -67,6 +67,9 @@ func TestTrimKeepsWhatTheControllersReadAndABoundedRest(t *testing.T) {
 	}
 	if j.Status.Active != 1 || j.Status.StartTime == nil {
 		t.Errorf("status lost: %+v", j.Status)
+	}
+	if !ptr.Deref(j.Spec.Suspend, false) {
+		t.Errorf("spec.suspend lost: a suspended Job would be reported PodsNotCreated")
 	}
 	if len(j.Spec.Template.Spec.Containers) != 0 || j.ManagedFields != nil {
 		t.Errorf("the pod template or managed fields were kept")

@@ -31,7 +31,7 @@ func TestASubMinuteEveryIsReportedNotRun(t *testing.T) {
 		now := sj.CreationTimestamp.Add(10 * time.Minute)
 		var events []string
 		for i := range 5 {
-			p := decide(sj, nil, now.Add(time.Duration(i)*time.Second), noneDeleted)
+			p := decide(sj, nil, now.Add(time.Duration(i)*time.Second), noneDeleted, 0)
 			if len(p.creates) > 0 || p.requeueAfter != 0 {
 				t.Fatalf("%+v, pass %d: creates %v, requeue %v; want none (a user error waits for a spec change)", tc, i, createdNames(p), p.requeueAfter)
 			}

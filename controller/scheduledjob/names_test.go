@@ -15,7 +15,7 @@ func TestASlotCreatedUnderTheOldNameIsNotRunAgain(t *testing.T) {
 	sj := newSJ(lastSchedule(thePriorHour))
 	old := childJob(topOfTheHour, running)
 	old.Name = jobs.LegacySlotName(sj.Name, topOfTheHour)
-	p := decide(sj, []*batchv1.Job{old}, justAfterTheHour, noneDeleted)
+	p := decide(sj, []*batchv1.Job{old}, justAfterTheHour, noneDeleted, 0)
 	if len(p.creates) > 0 {
 		t.Fatalf("creates %v, want none: the slot's Job exists as %s", createdNames(p), old.Name)
 	}

@@ -24,6 +24,10 @@ import (
 // ConditionReady is True when the schedule and time zone are usable.
 const ConditionReady = "Ready"
 
+// ConditionJobsStuck is True while an active Job has had no pod for --job-pods-stuck-after
+// (reason PodsNotCreated: its pod creates are refused), and absent otherwise.
+const ConditionJobsStuck = "JobsStuck"
+
 // Condition reasons, Event reasons and skipped-slot metric reasons.
 const (
 	ReasonScheduled          = "Scheduled"
@@ -40,6 +44,8 @@ const (
 	ReasonSuccessfulCreate   = "SuccessfulCreate"
 	// ReasonJobRejected: the API server refused the Job built from the template as invalid.
 	ReasonJobRejected = "JobRejected"
+	// ReasonPodsNotCreated: an active Job has had no pod for --job-pods-stuck-after.
+	ReasonPodsNotCreated = "PodsNotCreated"
 	// ReasonMissedSlots: slots before the one being handled passed without being looked at.
 	ReasonMissedSlots = "MissedSlots"
 )
@@ -75,24 +81,30 @@ type plan struct {
 	due time.Time
 	// scheduled is Ready's message when all is well (kept for after a rejected template).
 	scheduled string
+	// podsCheck is when an active Job with no pod yet would count as stuck (0: none): the
+	// reconciler looks again then if nothing sooner is due.
+	podsCheck time.Duration
 }
 
-// decide is the whole ScheduledJob logic as a function of the object, its Jobs, now, and which
-// Jobs this process deleted itself (deletedByUs: never reported missing). It runs named steps in
+// decide is the whole ScheduledJob logic as a function of the object, its Jobs, now, which Jobs
+// this process deleted itself (deletedByUs: never reported missing) and how long an active Job
+// may have no pod (stuckAfter, --job-pods-stuck-after; 0: never reported). It runs named steps in
 // order, each reading the object and what the steps before it wrote to the plan, and writing its
 // own part of the plan:
 //
 //   - history (observeJobs): the active list, finished runs, the run history, history to prune;
+//   - pods (observePods): active Jobs whose pods are not created (refused by admission);
 //   - schedule (readSchedule): parse, or say once why it cannot be;
 //   - slot (findSlots): which slots are due and whether each was handled, when to wake next;
 //   - suspend (suspend): a suspended object creates nothing and does nothing per slot;
 //   - run-now (requestRunNow): a new run-now token becomes a Job, or is spent on a refusal;
 //   - the due slot (runDueSlot): a Job, a skip, or nothing, through the concurrency step
 //     (admit), which both run-now and the slot ask.
-func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, deletedByUs func(types.UID) bool) plan {
+func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, deletedByUs func(types.UID) bool, stuckAfter time.Duration) plan {
 	p := plan{status: *sj.Status.DeepCopy()}
 	p.status.ObservedGeneration = sj.Generation
 	observeJobs(sj, children, deletedByUs, &p)
+	observePods(sj, children, now, stuckAfter, &p)
 	if sj.DeletionTimestamp != nil {
 		return p
 	}
@@ -152,6 +164,63 @@ func observeJobs(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, deletedByUs
 	st.Active = active
 	st.Runs = runHistory(sj.Status.Runs, children, runHistoryLimit(sj))
 	p.prune = historyToPrune(sj, succeeded, failed)
+}
+
+// observePods is the pods step: an active Job that has had no pod for stuckAfter (the Job
+// controller's pod creates all refused: Pod Security admission, a ResourceQuota, a webhook; it
+// says so only in Events on the Job) sets the JobsStuck condition, naming every such Job, and a
+// Warning is sent once per Job (a Job not named by the condition as read). The condition goes
+// away when none is stuck (a pod appeared, or the Job finished or went). Until a pod-less Job
+// would count, podsCheck asks to look again then; after that no polling: a pod appearing changes
+// the Job's status, whose watch event brings the next pass.
+func observePods(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, stuckAfter time.Duration, p *plan) {
+	var stuck []string
+	for _, j := range children {
+		if finished, _, _ := jobs.Finished(j); finished || j.DeletionTimestamp != nil {
+			continue
+		}
+		isStuck, wait := jobs.PodsNotCreated(j, now, stuckAfter)
+		switch {
+		case isStuck:
+			stuck = append(stuck, j.Name)
+		case wait > 0 && (p.podsCheck == 0 || wait < p.podsCheck):
+			p.podsCheck = wait
+		}
+	}
+	if len(stuck) == 0 {
+		meta.RemoveStatusCondition(&p.status.Conditions, ConditionJobsStuck)
+		return
+	}
+	old := meta.FindStatusCondition(sj.Status.Conditions, ConditionJobsStuck)
+	for _, name := range stuck {
+		if old == nil || !mentions(old.Message, name) {
+			p.events = append(p.events, event{corev1.EventTypeWarning, ReasonPodsNotCreated, jobs.PodsNotCreatedMessage(name, stuckAfter)})
+		}
+	}
+	msg := jobs.PodsNotCreatedMessage(stuck[0], stuckAfter)
+	if len(stuck) > 1 {
+		msg = fmt.Sprintf("Jobs %s have created no pod in %s: their pods are refused (Pod Security admission, a ResourceQuota, an admission webhook) or cannot be created; "+
+			"\"kubectl describe job <name>\" shows the Job controller's FailedCreate events. They may still run once the cause is removed", strings.Join(stuck, ", "), stuckAfter)
+	}
+	meta.SetStatusCondition(&p.status.Conditions, metav1.Condition{Type: ConditionJobsStuck, Status: metav1.ConditionTrue,
+		Reason: ReasonPodsNotCreated, Message: msg, ObservedGeneration: sj.Generation})
+}
+
+// mentions reports whether msg names the Job name as a whole word (Job names are DNS subdomains:
+// another Job's name may contain this one).
+func mentions(msg, name string) bool {
+	inName := func(b byte) bool { return b == '-' || b == '.' || b >= 'a' && b <= 'z' || b >= '0' && b <= '9' }
+	for i := 0; ; {
+		k := strings.Index(msg[i:], name)
+		if k < 0 {
+			return false
+		}
+		start, end := i+k, i+k+len(name)
+		if (start == 0 || !inName(msg[start-1])) && (end == len(msg) || !inName(msg[end])) {
+			return true
+		}
+		i = start + 1
+	}
 }
 
 // readSchedule is the schedule step: it parses the schedules in the time zone, or, for a user

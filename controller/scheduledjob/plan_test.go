@@ -387,7 +387,7 @@ func TestDecide(t *testing.T) {
 		{name: "an unknown time zone already reported: no second Warning",
 			sj: func() *v1alpha1.ScheduledJob {
 				sj := newSJ(timeZone("Mars/Olympus"))
-				sj.Status = decide(sj, nil, justAfterTheHour, noneDeleted).status
+				sj.Status = decide(sj, nil, justAfterTheHour, noneDeleted, 0).status
 				return sj
 			}(), now: justAfterTheHour.Add(time.Minute)},
 		{name: "a schedule that never fires: Ready False ScheduleNeverFires, no requeue",
@@ -440,7 +440,7 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := decide(tc.sj, tc.jobs, tc.now, func(uid types.UID) bool { return tc.deletedByUs[uid] })
+			p := decide(tc.sj, tc.jobs, tc.now, func(uid types.UID) bool { return tc.deletedByUs[uid] }, 0)
 			if got := createdNames(p); !slices.Equal(got, tc.wantCreate) {
 				t.Errorf("creates = %v, want %v", got, tc.wantCreate)
 			}
@@ -488,7 +488,7 @@ func TestDecide(t *testing.T) {
 // suspendedSince is newSJ suspended, with the status a pass at since wrote (Ready Suspended).
 func suspendedSince(since time.Time) *v1alpha1.ScheduledJob {
 	sj := newSJ(suspended, lastSchedule(since.Truncate(time.Hour)))
-	sj.Status = decide(sj, nil, since, noneDeleted).status
+	sj.Status = decide(sj, nil, since, noneDeleted, 0).status
 	return sj
 }
 

@@ -99,6 +99,9 @@ type Reconciler struct {
 	// the same second, one worker would serialize their creates.
 	Workers int
 	Metrics *Metrics
+	// PodsStuckAfter is how long an active Job may have no pod before the ScheduledJob reports
+	// PodsNotCreated (--job-pods-stuck-after); 0 never reports it.
+	PodsStuckAfter time.Duration
 
 	// Writes holds back status patches and history deletes while Job creates, or the other
 	// controllers' writes users wait for (a SecretSync's copies), are in flight; the manager
@@ -168,7 +171,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	p := decide(&sj, children, r.Clock.Now(), r.deleted.has)
+	p := decide(&sj, children, r.Clock.Now(), r.deleted.has, r.PodsStuckAfter)
 	// A Job already deleted (by its TTL, or being deleted) is history, never pruned again.
 	p.prune = slices.DeleteFunc(p.prune, func(j *batchv1.Job) bool { return j.DeletionTimestamp != nil })
 	if len(p.creates) > 0 {

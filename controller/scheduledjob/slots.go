@@ -265,6 +265,10 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 		return ctrl.Result{}, actErr
 	}
 	res := ctrl.Result{RequeueAfter: p.requeueAfter}
+	if p.podsCheck > 0 && (res.RequeueAfter == 0 || p.podsCheck < res.RequeueAfter) {
+		// An active Job with no pod is looked at again when it would count as stuck.
+		res.RequeueAfter = p.podsCheck
+	}
 	if !p.due.IsZero() {
 		// At a shared slot the queue serves every namespace's first ScheduledJob before any
 		// namespace's second (fairness.go).

@@ -355,6 +355,7 @@ func TestRender(t *testing.T) {
 					"--default-secretsync-source-namespace=secretsync",
 					"--default-secretsync-type=platform-operators.io/secretsync",
 					"--job-image=docker.io/library/busybox:1.37",
+					"--job-pods-stuck-after=2m",
 					"--log-format=json",
 					"--log-level=info",
 					"--kube-api-qps=1000",
@@ -629,6 +630,9 @@ func TestRender(t *testing.T) {
 				if a := argWithPrefix(args, "--job-image"); a != "" {
 					t.Errorf("args hold %q, want no --job-image", a)
 				}
+				if a := argWithPrefix(args, "--job-pods-stuck-after"); a != "" {
+					t.Errorf("args hold %q, want no --job-pods-stuck-after", a)
+				}
 			},
 		},
 		{
@@ -637,6 +641,15 @@ func TestRender(t *testing.T) {
 			check: func(t *testing.T, r rendered) {
 				if args := manager(t, r).Args; !hasArg(args, "--job-image=harbor.example.com/proxy/library/alpine:3.22") {
 					t.Errorf("args = %q, want --job-image=harbor.example.com/proxy/library/alpine:3.22", args)
+				}
+			},
+		},
+		{
+			name:   "jobs.podsStuckAfter sets --job-pods-stuck-after, also with the At controller off",
+			values: "at:\n  enabled: false\njobs:\n  podsStuckAfter: 30s\n",
+			check: func(t *testing.T, r rendered) {
+				if args := manager(t, r).Args; !hasArg(args, "--job-pods-stuck-after=30s") {
+					t.Errorf("args = %q, want --job-pods-stuck-after=30s", args)
 				}
 			},
 		},
@@ -904,6 +917,8 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		{"a string for the At switch is rejected", "at:\n  enabled: \"yes\"\n", []string{"/at/enabled"}},
 		{"a misspelt scheduledJob key is rejected", "scheduledJob:\n  enable: true\n", []string{"enable"}},
 		{"an empty job image tag is rejected", "jobImage:\n  tag: \"\"\n", []string{"/jobImage/tag"}},
+		{"a negative jobs.podsStuckAfter is rejected", "jobs:\n  podsStuckAfter: -1m\n", []string{"/jobs/podsStuckAfter"}},
+		{"a jobs.podsStuckAfter without a unit is rejected", "jobs:\n  podsStuckAfter: 120\n", []string{"/jobs/podsStuckAfter"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

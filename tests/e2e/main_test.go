@@ -75,6 +75,8 @@ func baseValues() map[string]any {
 		"tenants": []any{map[string]any{"namespace": tenantNamespace, "tokenSecret": true}},
 		// Namespace admins get CopyRequests (copies_test.go).
 		"rbac": map[string]any{"aggregateToDefaultRoles": true},
+		// A Job whose pods are refused is reported within a wait (hostile_scheduling_test.go).
+		"jobs": map[string]any{"podsStuckAfter": suitePodsStuckAfter.String()},
 	}
 	if namespacedMode() {
 		// The manager only in the namespaces the suite's namespaced features use. SecretSync is

@@ -72,6 +72,17 @@ func TestParseFlags(t *testing.T) {
 					t.Errorf("parsed = %+v", o)
 				}
 			}},
+		{name: "a Job's pods count as not created after 2m by default, as set, or never with 0", check: func(t *testing.T, o options) {
+			if o.jobPodsStuckAfter != 2*time.Minute {
+				t.Errorf("jobPodsStuckAfter = %s, want 2m", o.jobPodsStuckAfter)
+			}
+			for arg, want := range map[string]time.Duration{"--job-pods-stuck-after=20s": 20 * time.Second, "--job-pods-stuck-after=0": 0} {
+				if o, err := parseFlags([]string{arg}); err != nil || o.jobPodsStuckAfter != want {
+					t.Errorf("%s: %s, %v; want %s", arg, o.jobPodsStuckAfter, err, want)
+				}
+			}
+		}},
+		{name: "a negative --job-pods-stuck-after is an error", args: []string{"--job-pods-stuck-after=-1s"}, wantErr: "--job-pods-stuck-after must not be negative"},
 		{name: "a lease no longer than the renew deadline is an error", args: []string{"--leader-elect-lease-duration=10s"}, wantErr: "must be greater than --leader-elect-renew-deadline"},
 		{name: "a renew deadline within 1.2 retry periods is an error", args: []string{"--leader-elect-retry-period=9s"}, wantErr: "1.2 x --leader-elect-retry-period"},
 		{name: "a zero retry period is an error", args: []string{"--leader-elect-retry-period=0"}, wantErr: "must be positive"},

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/utils/clock"
@@ -15,8 +16,8 @@ import (
 )
 
 // setupJobControllers wires the At and ScheduledJob controllers and the Job index they share;
-// the ScheduledJob metrics register with reg.
-func setupJobControllers(ctx context.Context, mgr ctrl.Manager, reg prometheus.Registerer, jobImage string, atOn, scheduledJobOn bool, scheduledJobWorkers int, writes *writegate.Gate) error {
+// the ScheduledJob metrics register with reg. podsStuckAfter is --job-pods-stuck-after.
+func setupJobControllers(ctx context.Context, mgr ctrl.Manager, reg prometheus.Registerer, jobImage string, podsStuckAfter time.Duration, atOn, scheduledJobOn bool, scheduledJobWorkers int, writes *writegate.Gate) error {
 	if !atOn && !scheduledJobOn {
 		return nil
 	}
@@ -26,7 +27,7 @@ func setupJobControllers(ctx context.Context, mgr ctrl.Manager, reg prometheus.R
 	if atOn {
 		r := &at.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(at.Name),
-			Clock: clock.RealClock{}, JobImage: jobImage, Workers: 4,
+			Clock: clock.RealClock{}, JobImage: jobImage, PodsStuckAfter: podsStuckAfter, Workers: 4,
 		}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up %s: %w", at.Name, err)
@@ -39,7 +40,7 @@ func setupJobControllers(ctx context.Context, mgr ctrl.Manager, reg prometheus.R
 		}
 		r := &scheduledjob.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(scheduledjob.Name),
-			Clock: clock.RealClock{}, Metrics: m, Workers: scheduledJobWorkers, Writes: writes,
+			Clock: clock.RealClock{}, Metrics: m, Workers: scheduledJobWorkers, Writes: writes, PodsStuckAfter: podsStuckAfter,
 		}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up %s: %w", scheduledjob.Name, err)

@@ -39,3 +39,20 @@ func MarkStarted(ctx context.Context, c client.Client, job *batchv1.Job, start t
 	job.Status.StartTime = &s
 	return c.Status().Update(ctx, job)
 }
+
+// RefusePods sets the Job's status as the Job controller (Kubernetes 1.36) leaves it when
+// admission refuses every pod create (Pod Security, a ResourceQuota, a webhook): startTime at
+// start, no pod counted (ready and terminating 0), no condition; FailedCreate Events aside.
+func RefusePods(ctx context.Context, c client.Client, job *batchv1.Job, start time.Time) error {
+	s := metav1.NewTime(start)
+	job.Status = batchv1.JobStatus{StartTime: &s, Ready: new(int32), Terminating: new(int32), UncountedTerminatedPods: &batchv1.UncountedTerminatedPods{}}
+	return c.Status().Update(ctx, job)
+}
+
+// StartPod sets one active, ready pod on a started Job (what the Job controller does once a pod
+// create goes through).
+func StartPod(ctx context.Context, c client.Client, job *batchv1.Job) error {
+	one := int32(1)
+	job.Status.Active, job.Status.Ready = 1, &one
+	return c.Status().Update(ctx, job)
+}

@@ -1,0 +1,59 @@
+package jobs
+
+import (
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+)
+
+// DefaultPodsStuckAfter is how long a started Job may go without any pod before its owner
+// reports it (--job-pods-stuck-after).
+const DefaultPodsStuckAfter = 2 * time.Minute
+
+// PodsNotCreated reports whether j has had no pod for at least after (stuck), or else how long
+// until it would count (wait, 0 when it never can: a pod exists or existed, the Job finished or
+// is suspended, or after <= 0, which turns the check off).
+//
+// It is the shape the Job controller leaves a Job in when admission refuses every pod create
+// (Pod Security, a ResourceQuota, a webhook): status.startTime set at its first sync, active,
+// ready, terminating, succeeded and failed all 0, no uncounted terminated pod, no terminal or
+// interim condition (Complete, Failed, FailureTarget, SuccessCriteriaMet), and FailedCreate
+// Events on the Job that only `kubectl describe job` shows. The wait counts from
+// status.startTime (reset by the Job controller when a suspended Job resumes), or from creation
+// when the Job controller has not synced the Job at all.
+func PodsNotCreated(j *batchv1.Job, now time.Time, after time.Duration) (stuck bool, wait time.Duration) {
+	if after <= 0 || ptr.Deref(j.Spec.Suspend, false) || j.DeletionTimestamp != nil {
+		return false, 0
+	}
+	s := j.Status
+	if s.Active != 0 || s.Succeeded != 0 || s.Failed != 0 || ptr.Deref(s.Ready, 0) != 0 || ptr.Deref(s.Terminating, 0) != 0 {
+		return false, 0
+	}
+	if u := s.UncountedTerminatedPods; u != nil && (len(u.Succeeded) > 0 || len(u.Failed) > 0) {
+		return false, 0
+	}
+	for _, c := range s.Conditions {
+		switch c.Type {
+		case batchv1.JobComplete, batchv1.JobFailed, batchv1.JobFailureTarget, batchv1.JobSuccessCriteriaMet, batchv1.JobSuspended:
+			if c.Status == corev1.ConditionTrue {
+				return false, 0
+			}
+		}
+	}
+	since := j.CreationTimestamp.Time
+	if s.StartTime != nil {
+		since = s.StartTime.Time
+	}
+	if left := since.Add(after).Sub(now); left > 0 {
+		return false, left
+	}
+	return true, 0
+}
+
+// PodsNotCreatedMessage says that Job name has created no pod within after, and where to see why.
+func PodsNotCreatedMessage(name string, after time.Duration) string {
+	return "Job " + name + " has created no pod in " + after.String() + ": its pods are refused (Pod Security admission, a ResourceQuota, an admission webhook) or cannot be created; " +
+		"\"kubectl describe job " + name + "\" shows the Job controller's FailedCreate events. It may still run once the cause is removed"
+}
