@@ -60,6 +60,8 @@ down: ## Delete the local cluster, stop its registry/manager (.cluster/ is remov
 # failed suite's printed at the end. Measured in docs/development.md.
 TEST_LANES ?= verify-static test-go test-chart test-image|test-e2e-kind|test-e2e test-ct test-release
 TEST_LOGS  ?= $(BIN)/test-logs
+# Suites that only compute, run niced beside those that keep time (scripts/test-lanes.sh).
+TEST_NICE  ?= verify-static test-go test-chart test-image
 
 .PHONY: test
 test: tools host-packages ## Everything CI runs: verify, unit + envtest, chart checks, the image test, e2e on kwok and on kind, ct install, the release round trip.
@@ -69,7 +71,7 @@ test: tools host-packages ## Everything CI runs: verify, unit + envtest, chart c
 .PHONY: test-lanes
 test-lanes: manifests kind-node manager-linux ## make test without its host setup: generate, build what several suites share, then the suites in TEST_LANES.
 	@# manifests first and alone: it rewrites files that the other suites compile and install.
-	scripts/test-lanes.sh $(TEST_LOGS) '$(TEST_LANES)'
+	NICE_SUITES='$(TEST_NICE)' scripts/test-lanes.sh $(TEST_LOGS) '$(TEST_LANES)'
 
 ##@ Test bed
 
