@@ -12,6 +12,9 @@
 # NICE_SUITES (space-separated) run under `nice -n 10`: the suites that only compute yield the
 # cores to those that keep time (kind nodes probing the manager, Jobs due at a minute slot).
 set -uo pipefail
+# The body is one compound command, read whole before it runs: bash reads a script as it goes, and
+# a checkout that changes this file during a run would otherwise run half of each version.
+{
 logs=$1 spec=$2
 mkdir -p "$logs"
 IFS='|' read -r -a lanes <<<"$spec"
@@ -70,3 +73,4 @@ for l in "${lanes[@]}"; do
   echo "${line%,}"
 done
 exit $failed
+}
