@@ -5,6 +5,9 @@ SHELL := /usr/bin/env bash
 
 ROOT    := $(abspath .)
 BIN     := $(ROOT)/bin
+# Exported: the scripts and the Go test harness (testbed.Bin) use the same bin/ as make, also when
+# it is given on the command line (make test BIN=/elsewhere/bin).
+export BIN
 CHART   := charts/platform-operators
 # One version for the chart (version, appVersion), the image tag and `manager --version`: the VERSION
 # file. `make verify` fails when Chart.yaml or CHANGELOG.md disagree with it (docs/release.md).
@@ -50,10 +53,25 @@ down: ## Delete the local cluster, stop its registry/manager (.cluster/ is remov
 	go run ./tests/testbed/cmd/testbed down --root $(ROOT)
 	$(HOST) docker-down
 
+# make test's suites in lanes (scripts/test-lanes.sh): the suites of a lane run one after another,
+# the lanes at the same time, so the suites that mostly wait (real minute slots, cluster starts,
+# helm --wait) overlap with those that compute. Lanes are separated by |; one lane runs everything in
+# series (TEST_LANES='verify-static test-go ... test-release'). Logs: $(TEST_LOGS)/<suite>.log, a
+# failed suite's printed at the end. Measured in docs/development.md.
+TEST_LANES ?= verify-static test-go test-chart test-image|test-e2e-kind|test-e2e test-ct test-release
+TEST_LOGS  ?= $(BIN)/test-logs
+# Suites that only compute, run niced beside those that keep time (scripts/test-lanes.sh).
+TEST_NICE  ?= verify-static test-go test-chart test-image
+
 .PHONY: test
 test: tools host-packages ## Everything CI runs: verify, unit + envtest, chart checks, the image test, e2e on kwok and on kind, ct install, the release round trip.
 	@# with-docker starts an engine if none answers and stops it (by pid) when the tests end, pass or fail.
-	$(HOST) with-docker $(MAKE) --no-print-directory verify test-go test-chart test-image test-e2e test-e2e-kind test-ct test-release
+	$(HOST) with-docker $(MAKE) --no-print-directory test-lanes
+
+.PHONY: test-lanes
+test-lanes: manifests kind-node manager-linux ## make test without its host setup: generate, build what several suites share, then the suites in TEST_LANES.
+	@# manifests first and alone: it rewrites files that the other suites compile and install.
+	NICE_SUITES='$(TEST_NICE)' scripts/test-lanes.sh $(TEST_LOGS) '$(TEST_LANES)'
 
 ##@ Test bed
 
@@ -159,7 +177,10 @@ manifests: ## Generate deepcopy, CRDs and the manager ClusterRole (from kubebuil
 	$(BIN)/helm-docs --chart-search-root charts --template-files README.md.gotmpl >/dev/null
 
 .PHONY: verify
-verify: manifests lint ## Fail if generated files drift, code is not gofmt/vet/golangci-lint clean, or the version sources disagree with VERSION.
+verify: manifests verify-static ## Fail if generated files drift, code is not gofmt/vet/golangci-lint clean, or the version sources disagree with VERSION.
+
+.PHONY: verify-static
+verify-static: lint ## verify without regenerating first (make test runs manifests before its lanes start).
 	go test -count=1 -run 'TestVersionSourcesAgree' ./tests/release/
 	@test -z "$$(gofmt -l controller tests)" || { echo "gofmt needed:"; gofmt -l controller tests; exit 1; }
 	go vet ./...
@@ -169,7 +190,9 @@ verify: manifests lint ## Fail if generated files drift, code is not gofmt/vet/g
 .PHONY: lint
 lint: ## golangci-lint (bin/golangci-lint: v2.15.0 with the Kube API Linter built in) with .golangci.yml: the linters, the layering rules (depguard) and the API conventions of the CRD types.
 	@scripts/tools.sh golangci-lint
-	$(BIN)/golangci-lint run ./...
+	@# --allow-serial-runners: another golangci-lint on the machine (a shared CI runner, a second
+	@# checkout) is waited for; without it this one exits with "parallel golangci-lint is running".
+	$(BIN)/golangci-lint run --allow-serial-runners ./...
 
 .PHONY: image
 image: ## Build the container image with Docker (for Docker users; not possible on the kwok test bed).
@@ -188,8 +211,11 @@ PUSH_FLAGS = --push $(if $(filter 1 true yes,$(INSECURE)),--insecure)
 
 .PHONY: manager-linux
 manager-linux: ## Build the static linux manager binaries the image holds (bin/manager-linux-{amd64,arm64}).
+	@# Built beside and renamed over: suites running at the same time (make test's lanes) each build
+	@# them, and one reading a binary must never see it half written.
 	for arch in $(ARCHES); do \
-		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/manager-linux-$$arch ./controller/cmd/manager; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/manager-linux-$$arch.$$$$ ./controller/cmd/manager && \
+		mv -f $(BIN)/manager-linux-$$arch.$$$$ $(BIN)/manager-linux-$$arch || exit 1; \
 	done
 
 .PHONY: image-tar

@@ -27,7 +27,7 @@ func (p *kwokProvider) Setup(ctx context.Context, cfg *envconf.Config, values ma
 		return ctx, err
 	}
 	p.dir = dir
-	bin := filepath.Join(root, "bin")
+	bin := testbed.Bin(root)
 	// The suite's stages: kwok's defaults plus one that fails labelled pods (failed Jobs).
 	stages := filepath.Join(root, "tests", "testbed", "kwok-stages.yaml")
 	p.cluster = testbed.Kwok{Name: "po-e2e", Bin: bin, Workdir: filepath.Join(dir, "kwok"), Out: os.Stderr, Configs: []string{stages}}

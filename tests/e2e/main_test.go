@@ -113,13 +113,14 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	switch p := os.Getenv("E2E_PROVIDER"); p {
+	provider := os.Getenv("E2E_PROVIDER")
+	switch provider {
 	case "", "kwok":
-		bed = &kwokProvider{}
+		bed, provider = &kwokProvider{}, "kwok"
 	case "kind":
 		bed = &kindProvider{}
 	default:
-		fmt.Fprintf(os.Stderr, "E2E_PROVIDER must be kwok or kind, not %q\n", p)
+		fmt.Fprintf(os.Stderr, "E2E_PROVIDER must be kwok or kind, not %q\n", provider)
 		os.Exit(2)
 	}
 	if s := os.Getenv("E2E_RBAC_SCOPE"); s != "" && s != "cluster" && s != "namespaced" {
@@ -130,10 +131,11 @@ func TestMain(m *testing.M) {
 	testenv.Setup(func(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
 		return bed.Setup(ctx, cfg, suiteValues())
 	})
-	// Keep what a failure needs for diagnosis: cluster component logs and the manager's log.
+	// Keep what a failure needs for diagnosis: cluster component logs and the manager's log, under
+	// the provider's name (make test runs the kwok and the kind suite at the same time).
 	testenv.AfterEachTest(func(ctx context.Context, cfg *envconf.Config, t *testing.T) (context.Context, error) {
 		if t.Failed() {
-			dir := filepath.Join(root, "tests", "e2e", "_artifacts", t.Name())
+			dir := filepath.Join(root, "tests", "e2e", "_artifacts", provider, t.Name())
 			if err := bed.ExportLogs(ctx, dir); err != nil {
 				t.Logf("exporting logs: %v", err)
 			} else {

@@ -49,7 +49,8 @@ const (
 
 // Options say what to release and where.
 type Options struct {
-	// Root is the repository root (VERSION, charts/, bin/manager-linux-*).
+	// Root is the repository root (VERSION, charts/, bin/manager-linux-*; $BIN instead of bin/ when
+	// set, as the Makefile exports it).
 	Root string
 	// Commit is the full git commit the release is built from.
 	Commit string
@@ -115,7 +116,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	// The image index over one static binary per platform.
 	var binaries []string
 	for _, arch := range []string{"amd64", "arm64"} {
-		b := filepath.Join(o.Root, "bin", "manager-linux-"+arch)
+		b := filepath.Join(binDir(o.Root), "manager-linux-"+arch)
 		if err := checkBinaryVersion(ctx, b, version); err != nil {
 			return res, err
 		}
@@ -381,4 +382,12 @@ func keys(m map[string]string) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// binDir is where `make manager-linux` put the binaries: the Makefile's BIN (exported), else root/bin.
+func binDir(root string) string {
+	if b := os.Getenv("BIN"); b != "" {
+		return b
+	}
+	return filepath.Join(root, "bin")
 }

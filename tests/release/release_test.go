@@ -79,7 +79,7 @@ func TestReleaseRoundTrip(t *testing.T) {
 	t.Logf("release %s pushed in %s: %s@%s, chart %s", res.Version, time.Since(start).Round(time.Millisecond), res.Image, res.IndexDigest, res.ChartDigest)
 
 	// helm pull oci:// with the registry's credentials: the chart at VERSION.
-	helm := filepath.Join(root, "bin", "helm")
+	helm := filepath.Join(testbed.Bin(root), "helm")
 	pulled := filepath.Join(dir, "pulled")
 	run(t, ctx, root, helm, "pull", "oci://"+reg.Addr()+"/platform/charts/platform-operators", "--version", res.Version,
 		"--plain-http", "--registry-config", filepath.Join(dockerConfig, "config.json"), "--untar", "-d", pulled)
@@ -145,7 +145,7 @@ func TestReleaseRoundTrip(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			_ = k.ExportLogs(context.Background(), filepath.Join(root, "bin", "release-test-logs"))
+			_ = k.ExportLogs(context.Background(), filepath.Join(testbed.Bin(root), "release-test-logs"))
 		}
 		_ = k.Down(context.Background())
 	})
@@ -194,7 +194,7 @@ func TestReleaseRoundTrip(t *testing.T) {
 
 	// helm uninstall leaves what docs/uninstall.md says it leaves.
 	kubectl := func(args ...string) (string, error) {
-		out, err := exec.CommandContext(ctx, filepath.Join(root, "bin", "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
+		out, err := exec.CommandContext(ctx, filepath.Join(testbed.Bin(root), "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
 		return string(out), err
 	}
 	work := filepath.Join(dir, "work.yaml")

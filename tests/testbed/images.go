@@ -71,7 +71,7 @@ func PushImages(ctx context.Context, root string, reg Registry, project, tag str
 // a Kubernetes client: Debian's static busybox (bin/busybox, scripts/host.sh busybox) and the
 // pinned kubectl from bin/. It is loaded into kind nodes (kind load docker-image), not pushed.
 func ToolsImage(ctx context.Context, root string) (string, error) {
-	busybox, kubectl := filepath.Join(root, "bin", "busybox", "busybox"), filepath.Join(root, "bin", "kubectl")
+	busybox, kubectl := filepath.Join(Bin(root), "busybox", "busybox"), filepath.Join(Bin(root), "kubectl")
 	sum := exec.CommandContext(ctx, "sh", "-c", `cat "$1" "$2" | sha256sum | cut -c1-12`, "sh", busybox, kubectl)
 	out, err := sum.Output()
 	if err != nil {

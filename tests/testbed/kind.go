@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -71,16 +72,21 @@ func (k Kind) kindPath() string {
 	if _, err := os.Stat(engineClient); err != nil {
 		return os.Getenv("PATH")
 	}
-	shim := filepath.Join(k.Root, "bin", "docker-client")
+	shim := filepath.Join(Bin(k.Root), "docker-client")
 	if err := os.MkdirAll(shim, 0o755); err == nil {
-		_ = os.Remove(filepath.Join(shim, "docker"))
-		_ = os.Symlink(engineClient, filepath.Join(shim, "docker"))
+		// A new link renamed over the old one: suites run at the same time (make test's lanes)
+		// never see the shim without its docker.
+		tmp := filepath.Join(shim, fmt.Sprintf(".docker.%d", os.Getpid()))
+		_ = os.Remove(tmp)
+		if os.Symlink(engineClient, tmp) == nil {
+			_ = os.Rename(tmp, filepath.Join(shim, "docker"))
+		}
 	}
 	return shim + string(os.PathListSeparator) + os.Getenv("PATH")
 }
 
 func (k Kind) kind(ctx context.Context, args ...string) ([]byte, error) {
-	c := exec.CommandContext(ctx, filepath.Join(k.Root, "bin", "kind"), args...)
+	c := exec.CommandContext(ctx, filepath.Join(Bin(k.Root), "kind"), args...)
 	c.Env = append(os.Environ(), "PATH="+k.kindPath())
 	var stderr bytes.Buffer
 	c.Stderr = io.MultiWriter(&stderr, k.out())
@@ -183,8 +189,14 @@ func (k Kind) Up(ctx context.Context) (*kubernetes.Clientset, error) {
 		if err := os.WriteFile(cfgFile, []byte(k.Config()), 0o644); err != nil {
 			return nil, err
 		}
-		if _, err := k.kind(ctx, "create", "cluster", "--name", k.Name, "--image", image, "--config", cfgFile,
-			"--kubeconfig", k.Kubeconfig, "--wait", "3m"); err != nil {
+		unlock, err := lockKindNetwork()
+		if err != nil {
+			return nil, err
+		}
+		_, err = k.kind(ctx, "create", "cluster", "--name", k.Name, "--image", image, "--config", cfgFile,
+			"--kubeconfig", k.Kubeconfig, "--wait", "3m")
+		unlock()
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -329,11 +341,32 @@ func (k Kind) Down(ctx context.Context) error {
 			return err
 		}
 	}
+	unlock, err := lockKindNetwork()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	out, err := dockerCmd(ctx, "network", "inspect", "kind", "-f", "{{len .Containers}}").Output()
 	if err == nil && strings.TrimSpace(string(out)) == "0" {
 		_ = dockerCmd(ctx, "network", "rm", "kind").Run()
 	}
 	return nil
+}
+
+// lockKindNetwork takes a lock, machine-wide (one Docker engine), held while a cluster is created
+// and while Down removes the kind network: `kind create cluster` makes the network before it
+// starts the nodes, and a Down of another cluster in between (make test's lanes run the kind
+// suites at the same time) would find it empty and remove it under the new cluster.
+func lockKindNetwork() (unlock func(), err error) {
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "platform-operators-kind-network.lock"), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking %s: %w", f.Name(), err)
+	}
+	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 }
 
 // DockerAnswers reports whether a Docker engine answers.

@@ -76,7 +76,7 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	c.root, c.bin, c.dir = root, filepath.Join(root, "bin"), filepath.Join(root, ".cluster")
+	c.root, c.bin, c.dir = root, testbed.Bin(root), filepath.Join(root, ".cluster")
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
