@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -81,6 +82,40 @@ func claimSync(ctx context.Context, t *testing.T, c client.Client, name, src, la
 	return ss
 }
 
+// ownershipPolicy is the chart's ValidatingAdmissionPolicy (and its binding) that lets only the
+// manager set our keys: the API server's line of defence, on by default.
+const ownershipPolicy = releaseName + "-ownership-keys"
+
+// pastTheOwnershipPolicy makes an attack that needs one of our keys on a tenant's object: first
+// it asserts that the API server refuses it (the chart's policy), then it unbinds the policy
+// (as on a cluster older than 1.30 or with admissionPolicies.enabled=false) and makes it again,
+// so that the test goes on against the manager's own defence. The binding is restored when the
+// test ends.
+func pastTheOwnershipPolicy(ctx context.Context, t *testing.T, c client.Client, attack func(context.Context) error) {
+	t.Helper()
+	err := attack(ctx)
+	if err == nil || !strings.Contains(err.Error(), "ValidatingAdmissionPolicy '"+ownershipPolicy+"'") {
+		t.Fatalf("want the API server to refuse the attack (policy %s), got %v", ownershipPolicy, err)
+	}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+	if err := c.Get(ctx, types.NamespacedName{Name: ownershipPolicy}, binding); err != nil {
+		t.Fatal(err)
+	}
+	saved := binding.DeepCopy()
+	if err := c.Delete(ctx, binding); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		restored := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{
+			Name: saved.Name, Labels: saved.Labels, Annotations: saved.Annotations}, Spec: saved.Spec}
+		if err := c.Create(context.Background(), restored); err != nil {
+			t.Errorf("restoring the binding %s: %v", ownershipPolicy, err)
+		}
+	})
+	// The API server drops the binding from its policy set a moment after the delete.
+	eventually(ctx, t, "the attack, with the policy unbound", attack)
+}
+
 func TestHostileSecretSync(t *testing.T) {
 	skipIfNamespaced(t, "SecretSync")
 
@@ -107,7 +142,9 @@ func TestHostileSecretSync(t *testing.T) {
 				} else {
 					o = &corev1.Secret{ObjectMeta: meta, Data: map[string][]byte{"blob": make([]byte, 800<<10)}}
 				}
-				if err := c.Create(ctx, o); err != nil {
+				if i == 0 {
+					pastTheOwnershipPolicy(ctx, t, c, func(ctx context.Context) error { return c.Create(ctx, o) })
+				} else if err := c.Create(ctx, o); err != nil {
 					t.Fatal(err)
 				}
 				created = append(created, o)
@@ -154,9 +191,7 @@ func TestHostileSecretSync(t *testing.T) {
 			ss := claimSync(ctx, t, c, "e2e-claim", src, label)
 			mine := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: "mine", Labels: map[string]string{keys.LabelSecretSync: ss.Name}},
 				Data: map[string][]byte{"mine": []byte("keep")}}
-			if err := c.Create(ctx, mine); err != nil {
-				t.Fatal(err)
-			}
+			pastTheOwnershipPolicy(ctx, t, c, func(ctx context.Context) error { return c.Create(ctx, mine) })
 			eventually(ctx, t, "the SecretSync reports the labelled Secret", func(ctx context.Context) error {
 				got := &v1alpha1.SecretSync{}
 				if err := c.Get(ctx, types.NamespacedName{Name: ss.Name}, got); err != nil {
@@ -218,9 +253,9 @@ func TestHostileSecretSync(t *testing.T) {
 				return c.Get(ctx, types.NamespacedName{Namespace: target, Name: "creds"}, cp)
 			})
 			patch := fmt.Sprintf(`{"metadata":{"labels":{%q:"true","team":"a"},"annotations":{%q:"*"}}}`, keys.LabelOffer, keys.AnnotationOfferNamespaces)
-			if err := c.Patch(ctx, cp, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
-				t.Fatal(err)
-			}
+			pastTheOwnershipPolicy(ctx, t, c, func(ctx context.Context) error {
+				return c.Patch(ctx, cp, client.RawPatch(types.MergePatchType, []byte(patch)))
+			})
 			cr := &v1alpha1.CopyRequest{ObjectMeta: metav1.ObjectMeta{Namespace: excluded, Name: "steal"},
 				Spec: v1alpha1.CopyRequestSpec{Source: v1alpha1.CopyRequestSource{Namespace: target, Name: "creds"}}}
 			if err := c.Create(ctx, cr); err != nil {
