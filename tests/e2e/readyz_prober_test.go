@@ -16,12 +16,17 @@ import (
 // proxy) for the whole kind suite, and records every answer other than 200 that a pod gave after
 // it first answered 200 while it was not being deleted: readiness must mean "this replica can do
 // its work", and a running replica that once was ready must stay so (issue: readiness that flaps).
+// A probe that gets no answer within its 2 s (the API server's proxy, on a loaded 2-core machine
+// running the other suites beside this one) is not an answer: it is counted, and becomes a failure
+// only when a replica leaves unansweredLimit probes in a row unanswered, which a hung replica does.
 type readyzProber struct {
 	mu         sync.Mutex
 	everReady  map[string]bool
 	probes     int
 	answered   int
 	seen       map[string]bool
+	unanswered int
+	inARow     map[string]int
 	failures   []string
 	stop       context.CancelFunc
 	done       chan struct{}
@@ -30,7 +35,7 @@ type readyzProber struct {
 
 func startReadyzProber(cs kubernetes.Interface) *readyzProber {
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &readyzProber{everReady: map[string]bool{}, seen: map[string]bool{}, stop: cancel, done: make(chan struct{}), probeEvery: 500 * time.Millisecond}
+	p := &readyzProber{everReady: map[string]bool{}, seen: map[string]bool{}, inARow: map[string]int{}, stop: cancel, done: make(chan struct{}), probeEvery: 500 * time.Millisecond}
 	go func() {
 		defer close(p.done)
 		t := time.NewTicker(p.probeEvery)
@@ -66,13 +71,17 @@ func (p *readyzProber) round(ctx context.Context, cs kubernetes.Interface) {
 			if ctx.Err() != nil {
 				return
 			}
-			p.record(ctx, cs, pod, body, err)
+			p.record(ctx, cs, pod, body, err, rctx.Err() != nil)
 		}(pod)
 	}
 	wg.Wait()
 }
 
-func (p *readyzProber) record(ctx context.Context, cs kubernetes.Interface, pod corev1.Pod, body []byte, err error) {
+// unansweredLimit is how many probes in a row a ready replica may leave unanswered (each waits
+// 2 s) before that counts as a failure: about 10 s without an answer.
+const unansweredLimit = 4
+
+func (p *readyzProber) record(ctx context.Context, cs kubernetes.Interface, pod corev1.Pod, body []byte, err error, timedOut bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.probes++
@@ -80,10 +89,20 @@ func (p *readyzProber) record(ctx context.Context, cs kubernetes.Interface, pod 
 	if err == nil {
 		p.answered++
 		p.everReady[pod.Name] = true
+		p.inARow[pod.Name] = 0
 		return
 	}
 	if !p.everReady[pod.Name] {
 		return // still starting
+	}
+	if timedOut {
+		p.unanswered++
+		if p.inARow[pod.Name]++; p.inARow[pod.Name] < unansweredLimit {
+			return
+		}
+		err = fmt.Errorf("%d probes in a row unanswered, the last: %w", p.inARow[pod.Name], err)
+	} else {
+		p.inARow[pod.Name] = 0
 	}
 	// A pod deleted since the round began (drain, rollout) may stop answering: not a flap.
 	if cur, gerr := cs.CoreV1().Pods(releaseNamespace).Get(ctx, pod.Name, metav1.GetOptions{}); gerr != nil || cur.DeletionTimestamp != nil {
@@ -99,6 +118,13 @@ func (p *readyzProber) Stop() (int, []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.probes, append([]string(nil), p.failures...)
+}
+
+// Unanswered is the number of probes that got no answer in time (not failures on their own).
+func (p *readyzProber) Unanswered() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.unanswered
 }
 
 // Snapshot returns the probes, those answered 200, the pods probed that never answered 200, and

@@ -36,7 +36,7 @@ func TestManagerStayedHealthy(t *testing.T) {
 				t.Fatal("the /readyz prober did not run")
 			}
 			probes, answered, neverReady, failures := kp.prober.Snapshot()
-			t.Logf("%d /readyz probes of the manager pods (every %s), %d answered 200", probes, kp.prober.probeEvery, answered)
+			t.Logf("%d /readyz probes of the manager pods (every %s), %d answered 200, %d unanswered within 2 s (a failure only at %d in a row)", probes, kp.prober.probeEvery, answered, kp.prober.Unanswered(), unansweredLimit)
 			// The probe must work for the check to mean anything: the pods running now were ready.
 			if answered == 0 {
 				t.Error("no /readyz probe was answered 200")
