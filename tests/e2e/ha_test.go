@@ -199,10 +199,13 @@ func TestDrain(t *testing.T) {
 						t.Fatal(err)
 					}
 					eventually(ctx, t, "the deleted standby gone", func(ctx context.Context) error {
-						if _, err := cs.CoreV1().Pods(releaseNamespace).Get(ctx, p.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-							return fmt.Errorf("pod %s still there (%v)", p.Name, err)
+						switch _, err := cs.CoreV1().Pods(releaseNamespace).Get(ctx, p.Name, metav1.GetOptions{}); {
+						case apierrors.IsNotFound(err):
+							return nil
+						case err != nil:
+							return fmt.Errorf("pod %s: %w", p.Name, err)
 						}
-						return nil
+						return fmt.Errorf("pod %s still there", p.Name)
 					})
 				}
 			}

@@ -131,8 +131,11 @@ func refusedByOwnershipPolicy(err error) bool {
 func ownershipPolicyInForce(ctx context.Context, c client.Client) error {
 	probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: "e2e-ownership-probe",
 		Labels: map[string]string{keys.LabelSecretSync: "probe"}}}
-	if err := c.Create(ctx, probe, client.DryRunAll); !refusedByOwnershipPolicy(err) {
-		return fmt.Errorf("a labelled ConfigMap is not refused by %s: %v", ownershipPolicy, err)
+	switch err := c.Create(ctx, probe, client.DryRunAll); {
+	case err == nil:
+		return fmt.Errorf("a labelled ConfigMap is admitted: %s not in force", ownershipPolicy)
+	case !refusedByOwnershipPolicy(err):
+		return fmt.Errorf("a labelled ConfigMap is not refused by %s: %w", ownershipPolicy, err)
 	}
 	return nil
 }
