@@ -7,7 +7,7 @@
 #
 # Each suite is `make SUITE`, its output in LOGDIR/SUITE.log. One line per start and end goes to
 # stdout; a failed suite's whole log is printed at the end (each line prefixed with [SUITE]), then
-# every suite's time. Exit status: 0 when every suite passed.
+# every suite's time, then each failed suite's failing tests again (a tail keeps them). Exit status: 0 when every suite passed.
 #
 # NICE_SUITES (space-separated) run under `nice -n 10`: the suites that only compute yield the
 # cores to those that keep time (kind nodes probing the manager, Jobs due at a minute slot).
@@ -71,6 +71,16 @@ for l in "${lanes[@]}"; do
     fi
   done
   echo "${line%,}"
+done
+# Last, so a CI that keeps only the tail of the output still names what failed: each failed
+# suite's failing tests and panics, with the lines before them.
+for l in "${lanes[@]}"; do
+  for s in $l; do
+    read -r _ rc _ < <(grep "^$s " "$results") || continue
+    [ "$rc" = 0 ] && continue
+    echo "----- $s: what failed -----"
+    grep -E -B6 -- '--- FAIL|^panic:|^FAIL[[:space:]]|timed out' "$logs/$s.log" | tail -n 60 | sed "s/^/[$s] /"
+  done
 done
 exit $failed
 }
