@@ -18,6 +18,10 @@ LDFLAGS := -s -w -X github.com/platform-operators/platform-operators/controller/
 IMAGE   ?= platform-operators/manager:dev
 # envtest finds kube-apiserver and etcd here (built by scripts/tools.sh).
 export KUBEBUILDER_ASSETS := $(BIN)
+# envtest's own default gives kube-apiserver and etcd 20 s to start: under `make test`'s lanes on 2
+# cores (kind nodes, builds, niced tests) a start took longer and failed tests that had nothing wrong.
+export KUBEBUILDER_CONTROLPLANE_START_TIMEOUT ?= 2m
+export KUBEBUILDER_CONTROLPLANE_STOP_TIMEOUT ?= 1m
 # ct calls helm (and yamllint) from PATH: the pinned helm in bin/ comes first.
 export PATH := $(BIN):$(PATH)
 E2E_PROVIDER ?= kwok
