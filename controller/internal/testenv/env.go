@@ -39,6 +39,10 @@ type Env struct {
 	Ctx   context.Context
 }
 
+// crdInstall gives the CRDs a minute to be served (envtest's default: 10 s). On two cores shared
+// with `make test`'s other lanes, the API server took longer and a test failed before it began.
+var crdInstall = envtest.CRDInstallOptions{MaxTime: time.Minute}
+
 // StartAPIServer starts envtest's kube-apiserver and etcd (from KUBEBUILDER_ASSETS) with the
 // chart's CRDs installed, stops them when the test ends, and returns the admin config.
 func StartAPIServer(t *testing.T) *rest.Config {
@@ -67,7 +71,7 @@ func StartSuite(crdFiles ...string) (*rest.Config, func() error, error) {
 			paths = append(paths, filepath.Join(crds, f))
 		}
 	}
-	env := &envtest.Environment{CRDDirectoryPaths: paths, ErrorIfCRDPathMissing: true}
+	env := &envtest.Environment{CRDDirectoryPaths: paths, ErrorIfCRDPathMissing: true, CRDInstallOptions: crdInstall}
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, nil, fmt.Errorf("starting envtest: %w", err)
@@ -92,7 +96,7 @@ func StartAsChartManager(t *testing.T, setup func(mgr ctrl.Manager) error) *Env 
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Fatal("KUBEBUILDER_ASSETS is not set: run through `make test-go`, which points it at bin/ (built by `make tools`)")
 	}
-	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join(chartDir(), "files", "crds")}, ErrorIfCRDPathMissing: true}
+	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join(chartDir(), "files", "crds")}, ErrorIfCRDPathMissing: true, CRDInstallOptions: crdInstall}
 	env.ControlPlane.GetAPIServer().Configure().Append("enable-admission-plugins", "OwnerReferencesPermissionEnforcement")
 	adminCfg, err := env.Start()
 	if err != nil {
