@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -9,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 // TestTroubleshootingExplainsEveryReason keeps docs/troubleshooting.md in step with the code: every
@@ -65,4 +68,49 @@ func TestTroubleshootingExplainsEveryReason(t *testing.T) {
 			t.Errorf("docs/troubleshooting.md does not name %q (%s)", value, where)
 		}
 	}
+}
+
+// TestHelpNamesEveryKindAndDocEveryFlag: `manager --help` names every kind of the generated CRDs
+// (read from the chart's files/crds, where make manifests writes them), and docs/manager.md lists
+// every flag of the real FlagSet. The other lists of kinds (install, uninstall, Artifact Hub,
+// SECURITY.md, the aggregated roles) are checked in tests/docs.
+func TestHelpNamesEveryKindAndDocEveryFlag(t *testing.T) {
+	files, err := filepath.Glob("../../../charts/platform-operators/files/crds/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 4 {
+		t.Fatalf("found %d CRDs, want at least 4: is the glob looking in the right place?", len(files))
+	}
+	help := usageText()
+	for _, f := range files {
+		var c struct {
+			Spec struct {
+				Names struct {
+					Kind string `json:"kind"`
+				} `json:"names"`
+			} `json:"spec"`
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := yaml.Unmarshal(b, &c); err != nil || c.Spec.Names.Kind == "" {
+			t.Fatalf("%s: no kind (%v)", f, err)
+		}
+		if !strings.Contains(help, c.Spec.Names.Kind) {
+			t.Errorf("manager --help (usageHeader in main.go) does not name the kind %s", c.Spec.Names.Kind)
+		}
+	}
+
+	doc, err := os.ReadFile(managerDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o options
+	newFlagSet(&o).VisitAll(func(f *flag.Flag) {
+		if !strings.Contains(string(doc), "--"+f.Name+" ") && !strings.Contains(string(doc), "--"+f.Name+"\n") {
+			t.Errorf("docs/manager.md does not list the flag --%s: run UPDATE_DOCS=1 go test -run TestManagerDocIsCurrent ./controller/cmd/manager/", f.Name)
+		}
+	})
 }

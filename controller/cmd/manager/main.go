@@ -131,9 +131,9 @@ func (u usageError) Error() string { return u.err.Error() }
 func (u usageError) Unwrap() error { return u.err }
 
 // usageHeader opens `manager --help` and docs/manager.md.
-const usageHeader = `manager runs the platform-operators controllers (SecretSync, At, ScheduledJob, the pod watcher)
-in one controller-runtime manager. In a cluster the chart runs it; outside one, give it a
-kubeconfig.
+const usageHeader = `manager runs the platform-operators controllers (SecretSync and its pull mode, CopyRequest;
+At; ScheduledJob; the pod watcher) in one controller-runtime manager. In a cluster the chart runs
+it; outside one, give it a kubeconfig.
 
 Usage:
   manager [flags]                 run the controllers
