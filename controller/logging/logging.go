@@ -11,7 +11,9 @@ import (
 )
 
 // New returns a zap-backed logr.Logger writing to w. format is "json" or "text"; level is
-// "debug", "info", "error" or a verbosity number (2 shows V(2) lines and below).
+// "debug", "info", "warn", "error" or a verbosity number (2 shows V(2) lines and below). logr has
+// info and error lines only, so "warn" shows what "error" shows; it is accepted because it is the
+// level other tools (and their operators' habits) set.
 func New(w io.Writer, format, level string) (logr.Logger, error) {
 	lvl, err := parseLevel(level)
 	if err != nil {
@@ -40,13 +42,15 @@ func parseLevel(level string) (zapcore.Level, error) {
 		return zapcore.DebugLevel, nil
 	case "info":
 		return zapcore.InfoLevel, nil
+	case "warn":
+		return zapcore.WarnLevel, nil
 	case "error":
 		return zapcore.ErrorLevel, nil
 	}
 	// logr verbosity V(n) maps to zap level -n.
 	n, err := strconv.Atoi(level)
 	if err != nil || n < 0 || n > 127 {
-		return 0, fmt.Errorf("--log-level must be debug, info, error or a verbosity 0-127, not %q", level)
+		return 0, fmt.Errorf("--log-level must be debug, info, warn, error or a verbosity 0-127, not %q", level)
 	}
 	return zapcore.Level(-n), nil
 }

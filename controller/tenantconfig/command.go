@@ -45,16 +45,11 @@ type Options struct {
 	Wait time.Duration
 }
 
-// ParseFlags parses the command's arguments.
-func ParseFlags(args []string, errOut io.Writer) (Options, error) {
-	var o Options
+// NewFlagSet registers the command's flags into a new FlagSet writing into o. It prints nothing:
+// the caller reports errors and help (manager's dispatch does, alike for every command).
+func NewFlagSet(o *Options) *flag.FlagSet {
 	fs := flag.NewFlagSet("kubeconfig", flag.ContinueOnError)
-	fs.SetOutput(errOut)
-	fs.Usage = func() {
-		fmt.Fprintln(errOut, "Usage: manager kubeconfig --namespace NS --service-account SA [--from-secret NAME | --duration 1h] [flags]")
-		fmt.Fprintln(errOut, "Prints a kubeconfig whose only credential is a token of the ServiceAccount.")
-		fs.PrintDefaults()
-	}
+	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.Namespace, "namespace", "", "Namespace of the ServiceAccount (required).")
 	fs.StringVar(&o.ServiceAccount, "service-account", "", "Name of the ServiceAccount (required).")
 	fs.StringVar(&o.FromSecret, "from-secret", "", "Read the long-lived token from this kubernetes.io/service-account-token Secret instead of requesting one.")
@@ -62,16 +57,25 @@ func ParseFlags(args []string, errOut io.Writer) (Options, error) {
 	fs.StringVar(&o.Server, "server", "", "API server URL written into the kubeconfig (default: the current kubeconfig's).")
 	fs.StringVar(&o.CAFile, "certificate-authority", "", "PEM file of the CA written into the kubeconfig (default: the current kubeconfig's).")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "Kubeconfig used to read the token (default: $KUBECONFIG, ~/.kube/config, or in-cluster).")
-	fs.StringVar(&o.Context, "context", "", "Context of --kubeconfig to use (default: its current context).")
+	fs.StringVar(&o.Context, "context", "", "Context of the kubeconfig to use (default: its current context).")
 	fs.StringVar(&o.Name, "name", "", "Name of the context and user written (default: <service-account>@<namespace>).")
 	fs.DurationVar(&o.Wait, "wait", 30*time.Second, "How long to wait for the token controller to fill an empty token Secret.")
+	return fs
+}
+
+// ParseFlags parses the command's arguments and validates them; -h gives flag.ErrHelp.
+func ParseFlags(args []string) (Options, error) {
+	var o Options
+	fs := NewFlagSet(&o)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
-	return o, o.validate(fs)
+	return o, o.Validate(fs)
 }
 
-func (o Options) validate(fs *flag.FlagSet) error {
+// Validate checks what single flags cannot (required flags, exclusions, bounds) once fs, the
+// FlagSet of NewFlagSet, has parsed the arguments into o.
+func (o Options) Validate(fs *flag.FlagSet) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
@@ -132,19 +136,6 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 	}
 	_, err = out.Write(kc)
 	return err
-}
-
-// Main is the `kubeconfig` command: parse args, run, print to stdout. Usage errors and -h print
-// the usage to stderr.
-func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, err := ParseFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return Run(ctx, o, stdout)
 }
 
 // shortDuration prints d without trailing zero units ("24h", not "24h0m0s").

@@ -3,6 +3,7 @@
 // its only credential, the API server URL and CA come from the caller's kubeconfig or flags.
 //
 // Build is pure (no cluster); RequestToken, SecretToken and ForServiceAccount talk to the API
-// server. The manager binary runs Main as its `kubeconfig` subcommand, and the test bed uses the
-// same code (ForServiceAccount) for its ServiceAccount clients, so there is one implementation.
+// server. The manager binary parses NewFlagSet's flags and calls Run as its `kubeconfig`
+// subcommand, and the test bed uses the same code (ForServiceAccount) for its ServiceAccount
+// clients, so there is one implementation.
 package tenantconfig

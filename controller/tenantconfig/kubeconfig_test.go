@@ -2,7 +2,6 @@ package tenantconfig
 
 import (
 	"context"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -127,7 +126,7 @@ func TestParseFlags(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseFlags(tc.args, io.Discard)
+			got, err := ParseFlags(tc.args)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want one containing %q", err, tc.wantErr)

@@ -943,6 +943,7 @@ func TestSchemaAcceptsValidValues(t *testing.T) {
 		{"an integer log level is accepted", "logging:\n  level: 3\n"},
 		{"a numeric log level string is accepted", "logging:\n  level: \"10\"\n"},
 		{"debug logging is accepted", "logging:\n  level: debug\n"},
+		{"warn logging is accepted", "logging:\n  level: warn\n"},
 		{"a fractional qps of at least one is accepted", "kubeAPI:\n  qps: 1.5\n"},
 		{"qps -1 (no client-side limit) is accepted", "kubeAPI:\n  qps: -1\n"},
 		{"the default ci values are accepted", mustReadFile(t, "ci/default-values.yaml")},

@@ -339,7 +339,9 @@ func makeTargets(t *testing.T) map[string]bool {
 // it from) names a target of the Makefile.
 func TestEveryMakeTargetNamedExists(t *testing.T) {
 	targets := makeTargets(t)
-	invocation := regexp.MustCompile(`(?m)(?:^|[\s;&|(])make((?:[ \t]+[^\s#;&|)]+)+)`)
+	// make at the start of a command: of a line (after a `$ ` prompt and VAR=value settings) or
+	// after ; && || | ( — not the word in prose ("requests to make before giving up").
+	invocation := regexp.MustCompile(`(?m)(?:^[ \t]*(?:\$[ \t]+)?|[;&|(][ \t]*)(?:[A-Z_]+=\S*[ \t]+)*make((?:[ \t]+[^\s#;&|)]+)+)`)
 	quoted := regexp.MustCompile(`'[^']*'|"[^"]*"|<[^>]*>`)
 	seen := 0
 	for _, f := range docFiles(t) {

@@ -109,7 +109,7 @@ func TestParseFlags(t *testing.T) {
 			}
 		}},
 		{name: "an unknown flag is an error", args: []string{"--controler=*"}, wantErr: "flag provided but not defined"},
-		{name: "a stray argument is an error", args: []string{"podwatcher"}, wantErr: "unexpected arguments"},
+		{name: "a stray argument is an error", args: []string{"--controllers=*", "podwatcher"}, wantErr: "unexpected arguments"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -79,25 +79,42 @@ type options struct {
 	apiServerWaitTimeout       time.Duration
 	memoryLimitRatio           float64
 	showVersion                bool
-	kubeconfig                 string
+	kubeconfig, kubeContext    string
 	managerNamespace           string
 	ownershipKeySecret         string
 }
 
-// restConfig finds the API server: the --kubeconfig file when given, else as controller-runtime
-// does (KUBECONFIG, in-cluster, ~/.kube/config).
-func restConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig == "" {
+// restConfig finds the API server: with neither flag as controller-runtime does (KUBECONFIG,
+// in-cluster, ~/.kube/config); with --kubeconfig or --context as kubectl and `manager kubeconfig`
+// do: that file (else KUBECONFIG, else ~/.kube/config) and that context of it (else its current
+// one). A context exists only in a kubeconfig, so --context never falls back to the pod's
+// ServiceAccount.
+func restConfig(kubeconfig, kubeContext string) (*rest.Config, error) {
+	if kubeconfig == "" && kubeContext == "" {
 		cfg, err := ctrl.GetConfig()
 		if err != nil {
 			return nil, fmt.Errorf("finding the Kubernetes API (no --kubeconfig, no KUBECONFIG, not in a cluster, no ~/.kube/config): %w", err)
 		}
 		return cfg, nil
 	}
-	if _, err := os.Stat(kubeconfig); err != nil {
-		return nil, fmt.Errorf("--kubeconfig: %w", err)
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if kubeconfig != "" {
+		if _, err := os.Stat(kubeconfig); err != nil {
+			return nil, fmt.Errorf("--kubeconfig: %w", err)
+		}
+		rules.ExplicitPath = kubeconfig
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext})
+	// The deferred loader would fall back to the pod's ServiceAccount when no file has a cluster;
+	// asked for a context, or a file, it is that or an error.
+	raw, err := loader.RawConfig()
+	if err != nil {
+		return nil, fmt.Errorf("reading the kubeconfig: %w", err)
+	}
+	if kubeContext != "" && raw.Contexts[kubeContext] == nil {
+		return nil, fmt.Errorf("--context %q: no such context in the kubeconfig (%s)", kubeContext, strings.Join(slices.Sorted(maps.Keys(raw.Contexts)), ", "))
+	}
+	cfg, err := loader.ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
 	}
@@ -113,22 +130,8 @@ var known = []enablement.Controller{
 }
 
 func main() {
-	if err := dispatch(os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		var u usageError
-		if errors.As(err, &u) {
-			fmt.Fprintln(os.Stderr, "Run 'manager --help' for the flags.")
-			os.Exit(2)
-		}
-		os.Exit(1)
-	}
+	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
 }
-
-// usageError is a command line the manager cannot parse (exit code 2, as flag.ExitOnError uses).
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
 
 // usageHeader opens `manager --help` and docs/manager.md.
 const usageHeader = `manager runs the platform-operators controllers (SecretSync and its pull mode, CopyRequest;
@@ -143,39 +146,28 @@ Usage:
 
 The Kubernetes API is found as kubectl and controller-runtime find it: --kubeconfig, else the
 KUBECONFIG environment variable, else the pod's ServiceAccount (in a cluster), else
-~/.kube/config.
+~/.kube/config; --context picks a context of that kubeconfig. -h, -help and --help work on every
+command (any flag takes one dash or two); a command line that cannot be used exits 2.
 
 Flags:
 `
 
-// writeUsage prints the usage header and every flag of fs, with its default, to w.
-func writeUsage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprint(w, usageHeader)
-	fs.VisitAll(func(f *flag.Flag) {
-		typ, usage := flag.UnquoteUsage(f)
-		if typ != "" {
-			typ = " " + typ
-		}
-		def := ""
-		if f.DefValue != "" && f.DefValue != "false" {
-			def = fmt.Sprintf(" (default %q)", f.DefValue)
-		}
-		fmt.Fprintf(w, "  --%s%s\n      %s%s\n", f.Name, typ, usage, def)
-	})
-}
-
+// parseFlags parses and validates the manager's flags: flag.ErrHelp for a help flag (nothing is
+// printed), a usageError for a command line it cannot use.
 func parseFlags(args []string) (options, error) {
 	var o options
 	fs := newFlagSet(&o)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			writeUsage(os.Stdout, fs)
 			return o, err
 		}
 		return o, usageError{err}
 	}
 	if fs.NArg() > 0 {
-		return o, usageError{fmt.Errorf("unexpected arguments: %q", fs.Args())}
+		if !strings.HasPrefix(fs.Arg(0), "-") && len(args) > 0 && args[0] == fs.Arg(0) {
+			return o, usagef("unknown command %q (commands: %s)", fs.Arg(0), commandNames())
+		}
+		return o, usagef("unexpected arguments: %q", fs.Args())
 	}
 	if err := validate(&o); err != nil {
 		return o, usageError{err}
@@ -189,6 +181,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig, for running outside a cluster. Empty: the KUBECONFIG environment variable, else the pod's ServiceAccount, else ~/.kube/config.")
+	fs.StringVar(&o.kubeContext, "context", "", "Context of the kubeconfig to use (default: its current context).")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS and answer only requests whose bearer token the API server authenticates (TokenReview) and authorizes for GET /metrics (SubjectAccessReview); false serves plain HTTP to anyone, for development only.")
 	fs.StringVar(&o.metricsCertDir, "metrics-cert-dir", "", "Directory holding tls.crt and tls.key for the HTTPS metrics endpoint; empty: a self-signed certificate generated in memory at start.")
@@ -204,7 +197,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often the leader renews and a standby tries to take the Lease.")
 	fs.StringVar(&o.controllers, "controllers", "*", "Controllers to run: '*' (all on by default), 'name' to add, '-name' to remove, comma-separated. Known: "+knownNames()+".")
 	fs.StringVar(&o.logFormat, "log-format", "json", "Log format: json or text.")
-	fs.StringVar(&o.logLevel, "log-level", "info", "Log level: debug, info, error, or a verbosity number.")
+	fs.StringVar(&o.logLevel, "log-level", "info", "Log level: debug, info, warn (the same as error: the manager logs info and error lines only), error, or a verbosity number.")
 	fs.Float64Var(&o.qps, "kube-api-qps", 1000, "Steady queries per second to the Kubernetes API, a client-side limit that bounds a runaway (a bug, or load a tenant drives) whatever the API server's Priority and Fairness lets through; the default leaves the measured fan-outs alone (a 1,000-namespace fan-out fits in the burst; 10,000 copies need at least 8 s, under the 17-24 s the API server took on the benchmark machine: docs/benchmarks.md). -1 sets no limit.")
 	fs.IntVar(&o.burst, "kube-api-burst", 2000, "Burst of queries to the Kubernetes API above --kube-api-qps (unused with --kube-api-qps=-1).")
 	fs.DurationVar(&o.gracefulShutdown, "graceful-shutdown-timeout", 30*time.Second, "How long to wait for controllers to stop on shutdown.")
@@ -293,31 +286,33 @@ func splitList(s string) []string {
 	return out
 }
 
-func run(args []string) error {
+// run is the manager itself (no subcommand): it runs the controllers until a signal stops it.
+func run(args []string, stdout, stderr io.Writer) error {
 	o, err := parseFlags(args)
 	if errors.Is(err, flag.ErrHelp) {
-		return nil
+		writeUsage(stdout, usageHeader, newFlagSet(&options{}))
+		return err
 	}
 	if err != nil {
 		return err
 	}
 	if o.showVersion {
-		fmt.Println(version.String())
+		fmt.Fprintln(stdout, version.String())
 		return nil
 	}
-	log, err := logging.New(os.Stderr, o.logFormat, o.logLevel)
+	log, err := logging.New(stderr, o.logFormat, o.logLevel)
 	if err != nil {
-		return err
+		return usageError{err}
 	}
 	ctrl.SetLogger(log)
 	klog.SetLogger(log)
 	enabled, err := enablement.Resolve(splitList(o.controllers), known)
 	if err != nil {
-		return err
+		return usageError{err}
 	}
 	watchNamespaces := splitList(o.watchNamespaces)
 	if err := checkWatchNamespaces(watchNamespaces, enabled, splitList(o.podWatcherNamespaces)); err != nil {
-		return err
+		return usageError{err}
 	}
 	log.Info("Starting", "version", version.Version, "commit", version.Commit, "controllers", enabled, "watchNamespaces", watchNamespaces)
 	if _, err := startup.SetMemoryLimit(o.memoryLimitRatio, log.WithName("memlimit")); err != nil {
@@ -325,7 +320,7 @@ func run(args []string) error {
 		log.V(1).Info("Go memory limit not set from the cgroup", "reason", err.Error())
 	}
 
-	cfg, err := restConfig(o.kubeconfig)
+	cfg, err := restConfig(o.kubeconfig, o.kubeContext)
 	if err != nil {
 		return err
 	}

@@ -15,14 +15,20 @@ import (
 	"time"
 )
 
-const probeUsage = "usage: manager probe URL [--timeout D] [--attempts N] [--interval D]"
+// probeUsage opens `manager probe --help`.
+const probeUsage = `Usage: manager probe URL [--timeout D] [--attempts N] [--interval D]
 
-// runProbe runs `manager probe` with the process's output and signals. The manager image has no
-// shell and no wget, so the chart's `helm test` pod runs this to ask the manager's /readyz.
-func runProbe(args []string) error {
+Asks URL (http or https) until it answers 200, and prints the answer. The manager image has no
+shell and no wget: the chart's helm test pod runs this to ask the manager's /readyz.
+
+Flags:
+`
+
+// runProbe runs `manager probe`, stopped by SIGINT or SIGTERM.
+func runProbe(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return probe(ctx, args, os.Stdout, os.Stderr)
+	return probe(ctx, args, stdout, stderr)
 }
 
 // probe GETs a URL up to --attempts times, --interval apart, each request bounded by --timeout.
@@ -30,30 +36,27 @@ func runProbe(args []string) error {
 // stdout, and succeeds only on HTTP 200; the error names the URL and the last failure.
 func probe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("manager probe", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, probeUsage)
-		fs.PrintDefaults()
-	}
+	fs.SetOutput(io.Discard)
 	timeout := fs.Duration("timeout", 5*time.Second, "Timeout of one request.")
 	attempts := fs.Int("attempts", 1, "Requests to make before giving up.")
 	interval := fs.Duration("interval", time.Second, "Pause between two attempts.")
 	positional, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
-	if err != nil {
+	if err := commandLineError(err, fs, probeUsage, stdout); err != nil {
 		return err
 	}
-	if len(positional) != 1 {
-		return errors.New(probeUsage)
+	switch len(positional) {
+	case 0:
+		return usagef("manager probe needs a URL")
+	case 1:
+	default:
+		return usagef("manager probe takes one URL, not %d: %q", len(positional), positional)
 	}
 	target := positional[0]
 	if u, err := url.Parse(target); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("manager probe: %q is not an http or https URL", target)
+		return usagef("manager probe: %q is not an http or https URL", target)
 	}
 	if *attempts < 1 || *timeout <= 0 || *interval < 0 {
-		return errors.New("manager probe: --attempts and --timeout must be positive, --interval not negative")
+		return usagef("manager probe: --attempts and --timeout must be positive, --interval not negative")
 	}
 
 	transport := http.DefaultTransport.(*http.Transport).Clone()

@@ -78,8 +78,8 @@ func TestProbe(t *testing.T) {
 			args:    func(u string) []string { return []string{u, "--timeout=20ms"} },
 			wantErr: []string{"after 1 attempts", "Client.Timeout exceeded"}, wantReqs: 1,
 		},
-		{name: "no URL is a usage error", args: func(string) []string { return []string{"--attempts=2"} }, wantErr: []string{"usage: manager probe URL"}},
-		{name: "two URLs are a usage error", args: func(u string) []string { return []string{u, u} }, wantErr: []string{"usage: manager probe URL"}},
+		{name: "no URL is a usage error", args: func(string) []string { return []string{"--attempts=2"} }, wantErr: []string{"manager probe needs a URL"}},
+		{name: "two URLs are a usage error", args: func(u string) []string { return []string{u, u} }, wantErr: []string{"manager probe takes one URL"}},
 		{name: "a URL without a scheme is refused", args: func(string) []string { return []string{"localhost:8081/readyz"} }, wantErr: []string{"is not an http or https URL"}},
 		{name: "zero attempts are refused", args: func(u string) []string { return []string{u, "--attempts=0"} }, wantErr: []string{"--attempts and --timeout must be positive"}},
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"flag"
 	"strings"
 	"testing"
 	"time"
@@ -98,10 +100,6 @@ func TestScheduleCommand(t *testing.T) {
 			args:    []string{"--schedule", "@daily", "--timezone", "UTC"},
 			wantErr: "flag provided but not defined",
 		},
-		{
-			name: "help prints the usage and is no error",
-			args: []string{"--help"},
-		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -122,12 +120,12 @@ func TestScheduleCommand(t *testing.T) {
 
 func TestScheduleHelpNamesTheFlags(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if err := runSchedule([]string{"-h"}, time.Time{}, &stdout, &stderr); err != nil {
-		t.Fatal(err)
+	if err := runSchedule([]string{"-h"}, time.Time{}, &stdout, &stderr); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("err = %v, want flag.ErrHelp (exit 0)", err)
 	}
-	for _, f := range []string{"Usage: manager schedule", "-schedule", "-time-zone", "-from", "-count"} {
-		if !strings.Contains(stderr.String(), f) {
-			t.Errorf("usage lacks %q:\n%s", f, stderr.String())
+	for _, f := range []string{"Usage: manager schedule", "--schedule", "--time-zone", "--from", "--count"} {
+		if !strings.Contains(stdout.String(), f) {
+			t.Errorf("usage on stdout lacks %q:\n%s", f, stdout.String())
 		}
 	}
 }
