@@ -103,6 +103,7 @@ type plan struct {
 func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, deletedByUs func(types.UID) bool, stuckAfter time.Duration) plan {
 	p := plan{status: *sj.Status.DeepCopy()}
 	p.status.ObservedGeneration = sj.Generation
+	p.status.ScheduleSummary = ScheduleSummary(sj)
 	observeJobs(sj, children, deletedByUs, &p)
 	observePods(sj, children, now, stuckAfter, &p)
 	if sj.DeletionTimestamp != nil {
@@ -601,4 +602,22 @@ func Schedules(sj *v1alpha1.ScheduledJob) []string {
 		return sj.Spec.Schedules
 	}
 	return []string{sj.Spec.Schedule}
+}
+
+// summaryMax is the longest status.scheduleSummary that lists every schedule.
+const summaryMax = 128
+
+// ScheduleSummary is status.scheduleSummary, the SCHEDULE column of `kubectl get sj`: the
+// schedule, or the schedules joined with " | "; past summaryMax characters (up to 16 entries of
+// 128), the first of them and how many more, so the column stays readable.
+func ScheduleSummary(sj *v1alpha1.ScheduledJob) string {
+	all := Schedules(sj)
+	trimmed := make([]string, len(all))
+	for i, s := range all {
+		trimmed[i] = strings.TrimSpace(s)
+	}
+	if s := strings.Join(trimmed, " | "); len(s) <= summaryMax {
+		return s
+	}
+	return fmt.Sprintf("%s (+%d more)", trimmed[0], len(trimmed)-1)
 }

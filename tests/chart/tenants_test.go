@@ -266,9 +266,11 @@ func TestRBACScope(t *testing.T) {
 	})
 	t.Run("namespaced scope grants the generated rules without cluster-scoped resources as a Role in each namespace", func(t *testing.T) {
 		r := renderValues(t, namespacedValues)
-		// Only the metrics endpoint's: asking the API server about tokens and access needs them in both modes.
-		if names := clusterRBACNames(r); !slices.Equal(names, metricsClusterRBAC) {
-			t.Fatalf("rendered cluster-wide RBAC %q, want only the metrics endpoint's %q", names, metricsClusterRBAC)
+		// Only the metrics endpoint's (asking the API server about tokens and access needs them in
+		// both modes) and the roles aggregated to users' view/edit/admin, which grant users, not the manager.
+		wantRBAC := slices.Sorted(slices.Values(append([]string{"ClusterRole/platform-operators-edit", "ClusterRole/platform-operators-view"}, metricsClusterRBAC...)))
+		if names := clusterRBACNames(r); !slices.Equal(names, wantRBAC) {
+			t.Fatalf("rendered cluster-wide RBAC %q, want only %q", names, wantRBAC)
 		}
 		// Cluster-scoped resources cannot be granted by a Role; Secrets and ServiceAccounts only
 		// SecretSync uses, and it is off in namespaced mode.
@@ -375,8 +377,8 @@ func TestRBACScopeRejectsWhatCannotWork(t *testing.T) {
 }
 
 func TestAggregatedRoles(t *testing.T) {
-	if names := clusterRBACNames(renderValues(t, "rbac:\n  create: true\nmetrics:\n  secure: false\n")); !slices.Equal(names, []string{"ClusterRole/platform-operators-manager", "ClusterRoleBinding/platform-operators-manager"}) {
-		t.Fatalf("default values with plain HTTP metrics render %q, want only the manager's ClusterRole and binding", names)
+	if names := clusterRBACNames(renderValues(t, "rbac:\n  aggregateToDefaultRoles: false\nmetrics:\n  secure: false\n")); !slices.Equal(names, []string{"ClusterRole/platform-operators-manager", "ClusterRoleBinding/platform-operators-manager"}) {
+		t.Fatalf("plain HTTP metrics without aggregation render %q, want only the manager's ClusterRole and binding", names)
 	}
 	r := renderValues(t, "rbac:\n  aggregateToDefaultRoles: true\n")
 	roles := map[string]*rbacv1.ClusterRole{}

@@ -281,8 +281,11 @@ SecretSyncs (cluster-scoped; a tenant must not aim one at another namespace).
   resources: [horizontalpodautoscalers]
   verbs: {{ toJson $rw }}
 - apiGroups: [ops.platform-operators.io]
-  resources: [ats, scheduledjobs]
+  resources: [ats, scheduledjobs, copyrequests]
   verbs: {{ toJson $rw }}
+- apiGroups: [ops.platform-operators.io]
+  resources: [ats/status, scheduledjobs/status, copyrequests/status]
+  verbs: {{ toJson $ro }}
 {{- end }}
 
 {{/*

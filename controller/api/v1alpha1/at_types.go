@@ -124,7 +124,7 @@ type AtStatus struct {
 // At runs a command (or a Job template) once, at a given time, as a Job it owns.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Namespaced,categories=platform-operators
+// +kubebuilder:resource:scope=Namespaced,shortName=atj,categories=platform-operators
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 52",message="name must be at most 52 characters: the Job gets a suffix of up to 11 characters and Job names are limited to 63"
 // +kubebuilder:printcolumn:name="Runs At",type=string,JSONPath=`.status.scheduledTime`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`

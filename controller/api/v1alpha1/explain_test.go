@@ -10,10 +10,12 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
 
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 )
 
@@ -154,6 +156,13 @@ spec:
   jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}
 ---
 apiVersion: ops.platform-operators.io/v1alpha1
+kind: ScheduledJob
+metadata: {name: columns-many, namespace: default}
+spec:
+  schedules: ["0 3 * * *", "30 12 * * 1-5"]
+  jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}
+---
+apiVersion: ops.platform-operators.io/v1alpha1
 kind: At
 metadata: {name: columns, namespace: default}
 spec: {schedule: "2030-01-01T00:00:00Z", command: "echo hi"}
@@ -171,6 +180,51 @@ spec: {schedule: "2030-01-01T00:00:00Z", command: "echo hi"}
 			if !strings.Contains(header, col) {
 				t.Errorf("kubectl get %s: header %q lacks %s", kind, header, col)
 			}
+		}
+	}
+	// SCHEDULE shows status.scheduleSummary, which the controller writes for schedule and
+	// schedules alike (no controller runs here: the test writes what it would).
+	for name, summary := range map[string]string{"columns": "0 2 * * *", "columns-many": "0 3 * * * | 30 12 * * 1-5"} {
+		run("patch", "scheduledjob", name, "-n", "default", "--subresource=status", "--type=merge", "-p", `{"status":{"scheduleSummary":"`+summary+`"}}`)
+		lines := strings.Split(strings.TrimSpace(run("get", "sj", name, "-n", "default")), "\n")
+		if len(lines) != 2 || !strings.Contains(lines[1], summary) || strings.Index(lines[0], "SCHEDULE") != strings.Index(lines[1], summary) {
+			t.Errorf("kubectl get sj %s does not show %q under SCHEDULE:\n%s", name, summary, strings.Join(lines, "\n"))
+		}
+	}
+	// At's short name works, and no short name of ours hides a resource the cluster serves.
+	if out := run("get", "atj", "-n", "default", "--no-headers"); !strings.HasPrefix(out, "columns ") {
+		t.Errorf("kubectl get atj: %q, want the At columns", out)
+	}
+	lists, err := discovery.NewDiscoveryClientForConfigOrDie(cfg).ServerPreferredResources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	others := map[string]string{} // every name kubectl resolves, of resources not ours
+	ours := map[string][]string{} // our resources' short names
+	for _, l := range lists {
+		for _, r := range l.APIResources {
+			if strings.HasPrefix(l.GroupVersion, v1alpha1.GroupVersion.Group+"/") {
+				ours[r.Name] = r.ShortNames
+				continue
+			}
+			for _, n := range append([]string{r.Name, r.SingularName}, r.ShortNames...) {
+				others[n] = l.GroupVersion + " " + r.Name
+			}
+		}
+	}
+	if len(ours["ats"]) == 0 || len(ours["scheduledjobs"]) == 0 || len(ours["copyrequests"]) == 0 || len(ours["secretsyncs"]) == 0 {
+		t.Errorf("short names = %v, want one for every kind", ours)
+	}
+	seen := map[string]string{}
+	for res, shorts := range ours {
+		for _, s := range shorts {
+			if other, ok := others[s]; ok {
+				t.Errorf("the short name %s of %s is also %s", s, res, other)
+			}
+			if prev, ok := seen[s]; ok {
+				t.Errorf("the short name %s is both %s's and %s's", s, res, prev)
+			}
+			seen[s] = res
 		}
 	}
 }

@@ -226,6 +226,14 @@ type ScheduledJobStatus struct {
 	// lastRunNowToken is the token of the last run-now request handled.
 	// +optional
 	LastRunNowToken string `json:"lastRunNowToken,omitempty"`
+
+	// scheduleSummary is what kubectl get shows as SCHEDULE: spec.schedule, or spec.schedules
+	// joined with " | " (beyond 128 characters, the first of them and "(+N more)"), so the
+	// column is filled whichever of the two is set (a printer column cannot fall back from one
+	// field to another). The controller writes it only when it changes.
+	// +optional
+	// +kubebuilder:validation:MaxLength=160
+	ScheduleSummary string `json:"scheduleSummary,omitempty"`
 }
 
 // ScheduledJob creates Jobs on a cron schedule, like batch/v1 CronJob (same fields and
@@ -235,7 +243,7 @@ type ScheduledJobStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Namespaced,shortName=sj,categories=platform-operators
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 52",message="name must be at most 52 characters: Job names get an 11-character suffix and are limited to 63"
-// +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
+// +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.status.scheduleSummary`
 // +kubebuilder:printcolumn:name="Timezone",type=string,JSONPath=`.spec.timeZone`
 // +kubebuilder:printcolumn:name="Suspend",type=boolean,JSONPath=`.spec.suspend`
 // +kubebuilder:printcolumn:name="Last Schedule",type=date,JSONPath=`.status.lastScheduleTime`
