@@ -77,6 +77,9 @@ type Reconciler struct {
 	// PodsStuckAfter is how long a started Job may have no pod before the At reports
 	// PodsNotCreated (--job-pods-stuck-after); 0 never reports it.
 	PodsStuckAfter time.Duration
+	// Objects are the per-object series (phase, scheduled time) of a limited number of Ats;
+	// nil: none.
+	Objects *ObjectMetrics
 
 	// gone are the At Jobs seen deleted after they finished (a short ttlSecondsAfterFinished).
 	gone *jobs.Gone
@@ -115,9 +118,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	log := ctrl.LoggerFrom(ctx)
 	var at v1alpha1.At
 	if err := r.Client.Get(ctx, req.NamespacedName, &at); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Objects.forget(req.NamespacedName) // deleted: its series end
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if at.DeletionTimestamp != nil {
+		r.Objects.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	now := r.Clock.Now()
@@ -154,6 +161,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
 	}
+	r.Objects.observe(&at)
 	// Events only after the status that explains them is written.
 	for _, e := range d.events {
 		r.Recorder.Eventf(&at, nil, e.kind, e.reason, "Run", "%s", e.note)

@@ -68,4 +68,8 @@ const (
 	AnnotationRunNow = Prefix + "run-now"
 	// AnnotationRunNowToken on a Job created by a run-now request holds the request's token.
 	AnnotationRunNowToken = Prefix + "run-now-token"
+	// AnnotationAlertNoSuccessAfter on a ScheduledJob sets its own threshold (a Go duration,
+	// "26h") of the chart's no-success alert, exported as a per-object series; unset, unparsable
+	// or not positive: the chart's prometheusRule.scheduledJobNoSuccessAfterSeconds applies.
+	AnnotationAlertNoSuccessAfter = Prefix + "alert-no-success-after"
 )

@@ -79,6 +79,9 @@ type plan struct {
 	// due is when the next slot starts (its jitter included), the instant requeueAfter aims
 	// at; zero when there is none.
 	due time.Time
+	// interval is the time from the next slot to the one after it (0: none, suspended): the
+	// schedule's period as the no-success alert reads it (ObjectMetrics).
+	interval time.Duration
 	// scheduled is Ready's message when all is well (kept for after a rejected template).
 	scheduled string
 	// podsCheck is when an active Job with no pod yet would count as stuck (0: none): the
@@ -308,6 +311,9 @@ func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p
 	if wait, next, ok := sched.RequeueAfter(earliestAll, slotNow); ok {
 		p.requeueAfter, p.due = wait, next.Add(offset)
 		st.NextScheduleTime = &metav1.Time{Time: p.due} // when it will start
+		if after := sched.Next(next); !after.IsZero() {
+			p.interval = after.Sub(next)
+		}
 	} else {
 		st.NextScheduleTime = nil
 	}
@@ -335,7 +341,7 @@ func suspend(sj *v1alpha1.ScheduledJob, p *plan) {
 		p.events = append(p.events, event{corev1.EventTypeNormal, ReasonSuspended, msg})
 	}
 	st.NextScheduleTime = nil
-	p.requeueAfter, p.due = 0, time.Time{}
+	p.requeueAfter, p.due, p.interval = 0, time.Time{}, 0
 	if token, ok := newRunNowToken(sj); ok {
 		st.LastRunNowToken = token
 		p.events = append(p.events, event{corev1.EventTypeWarning, ReasonRunNowSkipped, fmt.Sprintf("Run-now %q not started: suspended", token)})

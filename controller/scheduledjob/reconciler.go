@@ -99,6 +99,9 @@ type Reconciler struct {
 	// the same second, one worker would serialize their creates.
 	Workers int
 	Metrics *Metrics
+	// Objects are the per-object series (last schedule, last success, next run, active runs) of
+	// a limited number of ScheduledJobs; nil: none.
+	Objects *ObjectMetrics
 	// PodsStuckAfter is how long an active Job may have no pod before the ScheduledJob reports
 	// PodsNotCreated (--job-pods-stuck-after); 0 never reports it.
 	PodsStuckAfter time.Duration
@@ -165,6 +168,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	log := ctrl.LoggerFrom(ctx)
 	var sj v1alpha1.ScheduledJob
 	if err := r.Client.Get(ctx, req.NamespacedName, &sj); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Objects.forget(req.NamespacedName) // deleted: its series end
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	children, err := r.children(ctx, &sj)

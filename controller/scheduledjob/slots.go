@@ -207,6 +207,7 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 				r.Recorder.Eventf(sj, nil, e.kind, e.reason, "Schedule", "%s", e.note)
 			}
 		}
+		r.Objects.observe(sj, st, p.interval) // the record is the next pass's; the run has started
 		// The slot's priority is spent: the backstop waits behind other ScheduledJobs' slots.
 		return ctrl.Result{RequeueAfter: StatusBackstop, Priority: ptr.To(0)}, nil
 	}
@@ -235,6 +236,7 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 			return ctrl.Result{}, err
 		}
 	}
+	r.Objects.observe(sj, st, p.interval)
 	// Step 3, after the write: p.prune holds only Jobs the status read at the start of the
 	// pass no longer needs.
 	for _, j := range p.prune {

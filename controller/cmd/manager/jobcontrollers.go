@@ -16,8 +16,9 @@ import (
 )
 
 // setupJobControllers wires the At and ScheduledJob controllers and the Job index they share;
-// the ScheduledJob metrics register with reg. podsStuckAfter is --job-pods-stuck-after.
-func setupJobControllers(ctx context.Context, mgr ctrl.Manager, reg prometheus.Registerer, jobImage string, podsStuckAfter time.Duration, atOn, scheduledJobOn bool, scheduledJobWorkers int, writes *writegate.Gate) error {
+// their metrics register with reg. podsStuckAfter is --job-pods-stuck-after; perObjectMetricsLimit
+// is --per-object-metrics-limit.
+func setupJobControllers(ctx context.Context, mgr ctrl.Manager, reg prometheus.Registerer, jobImage string, podsStuckAfter time.Duration, atOn, scheduledJobOn bool, scheduledJobWorkers, perObjectMetricsLimit int, writes *writegate.Gate) error {
 	if !atOn && !scheduledJobOn {
 		return nil
 	}
@@ -25,9 +26,13 @@ func setupJobControllers(ctx context.Context, mgr ctrl.Manager, reg prometheus.R
 		return fmt.Errorf("indexing Jobs by controller: %w", err)
 	}
 	if atOn {
+		objects, err := at.NewObjectMetrics(reg, perObjectMetricsLimit)
+		if err != nil {
+			return fmt.Errorf("registering at metrics: %w", err)
+		}
 		r := &at.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(at.Name),
-			Clock: clock.RealClock{}, JobImage: jobImage, PodsStuckAfter: podsStuckAfter, Workers: 4,
+			Clock: clock.RealClock{}, JobImage: jobImage, PodsStuckAfter: podsStuckAfter, Workers: 4, Objects: objects,
 		}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up %s: %w", at.Name, err)
@@ -38,9 +43,13 @@ func setupJobControllers(ctx context.Context, mgr ctrl.Manager, reg prometheus.R
 		if err != nil {
 			return err
 		}
+		objects, err := scheduledjob.NewObjectMetrics(reg, perObjectMetricsLimit)
+		if err != nil {
+			return fmt.Errorf("registering scheduledjob metrics: %w", err)
+		}
 		r := &scheduledjob.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(scheduledjob.Name),
-			Clock: clock.RealClock{}, Metrics: m, Workers: scheduledJobWorkers, Writes: writes, PodsStuckAfter: podsStuckAfter,
+			Clock: clock.RealClock{}, Metrics: m, Objects: objects, Workers: scheduledJobWorkers, Writes: writes, PodsStuckAfter: podsStuckAfter,
 		}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up %s: %w", scheduledjob.Name, err)

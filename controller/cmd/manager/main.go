@@ -36,6 +36,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/leaderfence"
 	"github.com/platform-operators/platform-operators/controller/logging"
 	"github.com/platform-operators/platform-operators/controller/metricsauth"
+	"github.com/platform-operators/platform-operators/controller/objectmetrics"
 	"github.com/platform-operators/platform-operators/controller/podwatcher"
 	"github.com/platform-operators/platform-operators/controller/scheduledjob"
 	"github.com/platform-operators/platform-operators/controller/secretsync"
@@ -76,6 +77,7 @@ type options struct {
 	jobImage                   string
 	scheduledJobWorkers        int
 	jobPodsStuckAfter          time.Duration
+	perObjectMetricsLimit      int
 	apiServerWaitTimeout       time.Duration
 	memoryLimitRatio           float64
 	showVersion                bool
@@ -213,6 +215,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.pullSecretSAs, "pull-secret-sync-service-accounts", "default", "ServiceAccounts in each namespace that get the pull secret copy in imagePullSecrets, comma-separated.")
 	fs.StringVar(&o.jobImage, "job-image", "docker.io/library/busybox:1.37", "Image in which an At's command runs when the At names none (needs /bin/sh).")
 	fs.DurationVar(&o.jobPodsStuckAfter, "job-pods-stuck-after", jobs.DefaultPodsStuckAfter, "How long a started Job of an At or ScheduledJob may have no pod (every pod create refused: Pod Security admission, a ResourceQuota, a webhook) before its owner reports PodsNotCreated in its status and a Warning Event; 0 turns the report off.")
+	fs.IntVar(&o.perObjectMetricsLimit, "per-object-metrics-limit", objectmetrics.DefaultLimit, "Most ScheduledJobs, and most Ats, with per-object series (labels namespace, name: last schedule, last success, next run, active runs; an At's phase); the others are counted in platform_operators_object_metrics_untracked_objects. Bounds what tenants' objects cost the manager and Prometheus; 0 turns the series off.")
 	fs.IntVar(&o.scheduledJobWorkers, "scheduledjob-workers", 64, "ScheduledJobs reconciled at once: when many slots fall on the same second, this bounds how many Jobs are created in parallel.")
 	fs.DurationVar(&o.apiServerWaitTimeout, "api-server-wait-timeout", 2*time.Minute, "How long to wait at start for the Kubernetes API server to answer (retrying with a backoff from 200ms to 5s) before exiting with an error; 0 exits at the first failure.")
 	fs.Float64Var(&o.memoryLimitRatio, "memory-limit-ratio", 0.9, "Share of the container's memory limit (its cgroup's) the Go runtime's soft memory limit (GOMEMLIMIT) is set to, so the garbage collector collects harder before the kubelet would kill the manager; 0 turns it off. A GOMEMLIMIT environment variable wins; without a cgroup limit nothing is set.")
@@ -230,6 +233,9 @@ func validate(o *options) error {
 	o.pullSecretSync.ImagePullSecretFor = splitList(o.pullSecretSAs)
 	if o.scheduledJobWorkers < 1 {
 		return errors.New("--scheduledjob-workers must be at least 1")
+	}
+	if o.perObjectMetricsLimit < 0 {
+		return errors.New("--per-object-metrics-limit must not be negative")
 	}
 	if o.jobPodsStuckAfter < 0 {
 		return errors.New("--job-pods-stuck-after must not be negative")
@@ -485,7 +491,7 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 			}
 		}
 	}
-	if err := setupJobControllers(ctx, mgr, reg, o.jobImage, o.jobPodsStuckAfter, isOn(at.Name), isOn(scheduledjob.Name), o.scheduledJobWorkers, writes); err != nil {
+	if err := setupJobControllers(ctx, mgr, reg, o.jobImage, o.jobPodsStuckAfter, isOn(at.Name), isOn(scheduledjob.Name), o.scheduledJobWorkers, o.perObjectMetricsLimit, writes); err != nil {
 		return nil, err
 	}
 	if isOn(podwatcher.Name) {
