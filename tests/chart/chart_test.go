@@ -356,6 +356,7 @@ func TestRender(t *testing.T) {
 					"--default-secretsync-type=platform-operators.io/secretsync",
 					"--job-image=docker.io/library/busybox:1.37",
 					"--job-pods-stuck-after=2m",
+					"--per-object-metrics-limit=1000",
 					"--log-format=json",
 					"--log-level=info",
 					"--kube-api-qps=1000",

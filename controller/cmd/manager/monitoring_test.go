@@ -27,6 +27,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/enablement"
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
+	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
 // The chart's alerts and dashboard (charts/platform-operators/files/monitoring).
@@ -139,7 +140,8 @@ func TestEveryMetricTheAlertsAndDashboardUseExists(t *testing.T) {
 	objs := []client.Object{
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "mon-src", Name: "creds"}, StringData: map[string]string{"k": "v"}},
 		&v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: "mon"}, Spec: v1alpha1.SecretSyncSpec{Source: v1alpha1.SecretSyncSource{Namespace: "mon-src", Name: "creds"}}},
-		&v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "mon-a", Name: "nightly"}, Spec: v1alpha1.ScheduledJobSpec{Schedule: "0 2 * * *",
+		// The annotation gives it the series of its own alert threshold.
+		&v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: "mon-a", Name: "nightly", Annotations: map[string]string{keys.AnnotationAlertNoSuccessAfter: "26h"}}, Spec: v1alpha1.ScheduledJobSpec{Schedule: "0 2 * * *",
 			JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 				RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}}},
 		&v1alpha1.At{ObjectMeta: metav1.ObjectMeta{Namespace: "mon-a", Name: "later"}, Spec: v1alpha1.AtSpec{Schedule: metav1.NewTime(time.Now().Add(time.Hour)), Command: "echo hi"}},
@@ -149,6 +151,17 @@ func TestEveryMetricTheAlertsAndDashboardUseExists(t *testing.T) {
 			t.Fatalf("creating %T: %v", obj, err)
 		}
 	}
+
+	// A success, as the controller records one (a Job envtest cannot run): the last-success series.
+	sj := objs[2].(*v1alpha1.ScheduledJob)
+	eventually(t, func() string { return "recording a success on the ScheduledJob" }, func() bool {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(sj), sj); err != nil {
+			return false
+		}
+		patch := client.MergeFrom(sj.DeepCopy())
+		sj.Status.LastSuccessfulTime = &metav1.Time{Time: time.Now().Add(-time.Hour).Truncate(time.Second)}
+		return c.Status().Patch(ctx, sj, patch) == nil
+	})
 
 	var want []string
 	for _, f := range monitoringFiles {
@@ -162,7 +175,8 @@ func TestEveryMetricTheAlertsAndDashboardUseExists(t *testing.T) {
 		}
 		want = append(want, names...)
 	}
-	for _, n := range []string{"leader_election_master_status", "workqueue_depth", "platform_operators_secretsync_copies_desired", "platform_operators_scheduledjob_runs_finished_total", "platform_operators_pod_transitions_total"} {
+	for _, n := range []string{"leader_election_master_status", "workqueue_depth", "platform_operators_secretsync_copies_desired", "platform_operators_scheduledjob_runs_finished_total", "platform_operators_pod_transitions_total",
+		"platform_operators_scheduledjob_last_successful_timestamp_seconds", "platform_operators_scheduledjob_no_success_alert_after_seconds", "platform_operators_object_metrics_untracked_objects"} {
 		if !slices.Contains(want, n) {
 			t.Errorf("%s is not among the names read from the chart's files: %v", n, want)
 		}
