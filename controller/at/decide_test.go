@@ -85,7 +85,7 @@ func TestDecide(t *testing.T) {
 				t.Errorf("phase = %q, want %q", d.status.Phase, tc.phase)
 			}
 			if tc.reason != "" {
-				if len(d.status.Conditions) != 1 || d.status.Conditions[0].Reason != tc.reason {
+				if c := meta.FindStatusCondition(d.status.Conditions, ConditionSucceeded); c == nil || c.Reason != tc.reason {
 					t.Errorf("conditions = %+v, want reason %s", d.status.Conditions, tc.reason)
 				}
 			}
@@ -134,7 +134,7 @@ func TestAfterCreate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			st := &v1alpha1.AtStatus{}
 			afterCreate(st, tc.created, tc.ev, now)
-			if st.Phase != tc.phase || len(st.Conditions) != 1 || st.Conditions[0].Reason != tc.reason {
+			if c := meta.FindStatusCondition(st.Conditions, ConditionSucceeded); st.Phase != tc.phase || c == nil || c.Reason != tc.reason {
 				t.Errorf("status = %s %+v, want %s with reason %s", st.Phase, st.Conditions, tc.phase, tc.reason)
 			}
 			if tc.created != nil && st.JobName != tc.created.Name {

@@ -34,6 +34,10 @@ const Name = "at"
 // missed, Unknown while waiting or running.
 const ConditionSucceeded = "Succeeded"
 
+// ConditionStalled is True, with the Succeeded condition's reason and message, while the phase is
+// Failed (final until the At is edited); absent otherwise. kstatus reads it.
+const ConditionStalled = "Stalled"
+
 // Reasons of the Succeeded condition and of Events.
 const (
 	ReasonWaiting        = "Waiting"
@@ -359,6 +363,13 @@ func setPhase(st *v1alpha1.AtStatus, phase v1alpha1.AtPhase, reason, msg string,
 		st.CompletionTime = &metav1.Time{Time: completed}
 	}
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: ConditionSucceeded, Status: status, Reason: reason, Message: msg})
+	// Failed is final until the At is edited: Stalled says so to kstatus (Flux, kpt, cli-utils),
+	// which reads a failed At as Failed, as it reads a failed Job.
+	if phase == v1alpha1.AtFailed {
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: ConditionStalled, Status: metav1.ConditionTrue, Reason: reason, Message: msg})
+	} else {
+		meta.RemoveStatusCondition(&st.Conditions, ConditionStalled)
+	}
 }
 
 // RunTime is the instant at runs at: spec.schedule, or spec.localTime read in spec.timeZone

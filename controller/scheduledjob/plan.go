@@ -24,6 +24,10 @@ import (
 // ConditionReady is True when the schedule and time zone are usable.
 const ConditionReady = "Ready"
 
+// ConditionStalled is True, with Ready's reason and message, while Ready is False: the spec cannot
+// run until it is edited. kstatus reads it (Failed); absent otherwise.
+const ConditionStalled = "Stalled"
+
 // ConditionJobsStuck is True while an active Job has had no pod for --job-pods-stuck-after
 // (reason PodsNotCreated: its pod creates are refused), and absent otherwise.
 const ConditionJobsStuck = "JobsStuck"
@@ -509,11 +513,18 @@ func newJob(sj *v1alpha1.ScheduledJob, name string, scheduled time.Time, loc *ti
 }
 
 // setReady sets the Ready condition and reports whether it changed (reason or message), so a
-// Warning is emitted once per problem rather than per reconcile.
+// Warning is emitted once per problem rather than per reconcile. Ready False is always a spec the
+// controller cannot run until it is edited (a bad schedule or time zone, a template the API server
+// refuses), so Stalled says the same, for kstatus (Flux, kpt, cli-utils: Failed, not Current).
 func setReady(sj *v1alpha1.ScheduledJob, st *v1alpha1.ScheduledJobStatus, status metav1.ConditionStatus, reason, msg string) bool {
 	old := meta.FindStatusCondition(st.Conditions, ConditionReady)
 	changed := old == nil || old.Status != status || old.Reason != reason || old.Message != msg
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: ConditionReady, Status: status, Reason: reason, Message: msg, ObservedGeneration: sj.Generation})
+	if status == metav1.ConditionFalse {
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: ConditionStalled, Status: metav1.ConditionTrue, Reason: reason, Message: msg, ObservedGeneration: sj.Generation})
+	} else {
+		meta.RemoveStatusCondition(&st.Conditions, ConditionStalled)
+	}
 	return changed
 }
 

@@ -85,7 +85,8 @@ type AtSpec struct {
 // AtStatus is what the controller observed.
 type AtStatus struct {
 	// conditions report the state: Succeeded (True when the Job completed, False when it failed or was too late,
-	// Unknown while waiting or running), and InvalidSpec problems the schema cannot catch.
+	// Unknown while waiting or running), and InvalidSpec problems the schema cannot catch. Stalled is True with
+	// Succeeded's reason while the phase is Failed (kstatus reads it), and absent otherwise.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -1,0 +1,66 @@
+package scheduledjob
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/internal/gitops"
+)
+
+// TestWhatGitOpsToolsRead runs Argo CD's health check (docs/gitops/argocd-health.lua) and kstatus
+// on statuses decide computes, so the documented health check and the conditions cannot drift
+// from the controller.
+func TestWhatGitOpsToolsRead(t *testing.T) {
+	now := justAfterTheHour
+	decided := func(sj *v1alpha1.ScheduledJob) *v1alpha1.ScheduledJob {
+		sj.Status = decide(sj, nil, now, func(types.UID) bool { return false }, time.Minute).status
+		return sj
+	}
+	edited := func(sj *v1alpha1.ScheduledJob) *v1alpha1.ScheduledJob {
+		sj.Generation++ // a spec edit the controller has not seen yet
+		return sj
+	}
+	fixed := func(sj *v1alpha1.ScheduledJob) *v1alpha1.ScheduledJob {
+		sj.Spec.TimeZone = nil
+		return sj
+	}
+	for _, tc := range []struct {
+		name           string
+		sj             *v1alpha1.ScheduledJob
+		argo, kstatus  string
+		messageContent string
+	}{
+		{"created, not yet seen by the controller", newSJ(), "Progressing", "", "Waiting for the controller"},
+		{"scheduled", decided(newSJ()), "Healthy", "Current", "Next run at"},
+		{"edited, not yet seen", edited(decided(newSJ())), "Progressing", "InProgress", "generation 3"},
+		{"suspended", decided(newSJ(suspended)), "Suspended", "Current", "Suspended"},
+		{"an unknown time zone", decided(newSJ(timeZone("Mars/Olympus"))), "Degraded", "Failed", "Mars/Olympus"},
+		{"a schedule that never fires", decided(newSJ(spec("0 0 30 2 *"))), "Degraded", "Failed", ""},
+		{"a time zone fixed after it was unknown", decided(edited(fixed(decided(newSJ(timeZone("Mars/Olympus")))))), "Healthy", "Current", "Next run at"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.sj.TypeMeta.Kind, tc.sj.TypeMeta.APIVersion = "ScheduledJob", v1alpha1.GroupVersion.String()
+			u, err := gitops.Unstructured(tc.sj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			health, msg, err := gitops.ArgoHealth(u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if health != tc.argo || (!strings.Contains(msg, tc.messageContent)) {
+				t.Errorf("Argo CD health %s %q, want %s with %q", health, msg, tc.argo, tc.messageContent)
+			}
+			if tc.kstatus == "" {
+				return
+			}
+			if ks, err := gitops.KStatus(u); err != nil || ks != tc.kstatus {
+				t.Errorf("kstatus %s (%v), want %s; conditions %+v", ks, err, tc.kstatus, tc.sj.Status.Conditions)
+			}
+		})
+	}
+}
