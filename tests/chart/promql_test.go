@@ -2,10 +2,12 @@ package chart
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/prometheus/promql/parser"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -105,4 +107,25 @@ func TestScheduledJobNoSuccessAlert(t *testing.T) {
 		}
 	}
 	wantRenderError(t, "prometheusRule:\n  enabled: true\n  scheduledJobNoSuccessGraceSeconds: -1\n", "scheduledJobNoSuccessGraceSeconds")
+}
+
+// TestPerObjectValuesMissingFromAnOlderRelease renders as `helm upgrade --reuse-values` does for
+// a release from before metrics.perObjectLimit and prometheusRule.scheduledJobNoSuccessGraceSeconds:
+// the keys are absent (not defaulted), and the chart falls back to their defaults.
+func TestPerObjectValuesMissingFromAnOlderRelease(t *testing.T) {
+	ch := loadChart(t)
+	old := valuesFile(t, "values.yaml")
+	delete(old["metrics"].(map[string]any), "perObjectLimit")
+	delete(old["prometheusRule"].(map[string]any), "scheduledJobNoSuccessGraceSeconds")
+	ch.Values = old
+	r, err := renderWith(t, ch, releaseName, parseValues(t, "prometheusRule:\n  enabled: true\n"), []string{prometheusRuleAPI})
+	if err != nil {
+		t.Fatalf("rendering without the new keys: %v", err)
+	}
+	if args := only[*appsv1.Deployment](t, r).Spec.Template.Spec.Containers[0].Args; !slices.Contains(args, "--per-object-metrics-limit=1000") {
+		t.Errorf("args %v: want the default --per-object-metrics-limit=1000", args)
+	}
+	if expr := alertsOf(t, prometheusRules(r)[0])["PlatformOperatorsScheduledJobNoSuccess"]; !strings.Contains(expr, "+ 3600)") {
+		t.Errorf("the no-success alert without the grace key: %s, want the default 3600", expr)
+	}
 }
