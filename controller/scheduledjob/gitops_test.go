@@ -43,7 +43,7 @@ func TestWhatGitOpsToolsRead(t *testing.T) {
 		{"a time zone fixed after it was unknown", decided(edited(fixed(decided(newSJ(timeZone("Mars/Olympus")))))), "Healthy", "Current", "Next run at"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.sj.TypeMeta.Kind, tc.sj.TypeMeta.APIVersion = "ScheduledJob", v1alpha1.GroupVersion.String()
+			tc.sj.Kind, tc.sj.APIVersion = "ScheduledJob", v1alpha1.GroupVersion.String()
 			u, err := gitops.Unstructured(tc.sj)
 			if err != nil {
 				t.Fatal(err)

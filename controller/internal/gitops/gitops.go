@@ -46,41 +46,41 @@ func ArgoHealth(obj *unstructured.Unstructured) (healthStatus, message string, e
 	if err != nil {
 		return "", "", err
 	}
-	L := lua.NewState(lua.Options{SkipOpenLibs: true})
-	defer L.Close()
+	ls := lua.NewState(lua.Options{SkipOpenLibs: true})
+	defer ls.Close()
 	// Argo CD opens the base, table, string, math and coroutine libraries (and os.time/date).
 	for _, lib := range []struct {
 		name string
 		open lua.LGFunction
 	}{{lua.BaseLibName, lua.OpenBase}, {lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString}, {lua.MathLibName, lua.OpenMath}, {lua.CoroutineLibName, lua.OpenCoroutine}} {
-		L.Push(L.NewFunction(lib.open))
-		L.Push(lua.LString(lib.name))
-		L.Call(1, 0)
+		ls.Push(ls.NewFunction(lib.open))
+		ls.Push(lua.LString(lib.name))
+		ls.Call(1, 0)
 	}
-	L.SetGlobal("obj", toLua(L, obj.Object))
-	if err := L.DoString(string(script)); err != nil {
+	ls.SetGlobal("obj", toLua(ls, obj.Object))
+	if err := ls.DoString(string(script)); err != nil {
 		return "", "", err
 	}
-	ret, ok := L.Get(-1).(*lua.LTable)
+	ret, ok := ls.Get(-1).(*lua.LTable)
 	if !ok {
-		return "", "", fmt.Errorf("the health check returned %s, want a table", L.Get(-1).Type())
+		return "", "", fmt.Errorf("the health check returned %s, want a table", ls.Get(-1).Type())
 	}
 	return lua.LVAsString(ret.RawGetString("status")), lua.LVAsString(ret.RawGetString("message")), nil
 }
 
 // toLua converts a decoded JSON value to Lua values as Argo CD's decodeValue does.
-func toLua(L *lua.LState, v any) lua.LValue {
+func toLua(ls *lua.LState, v any) lua.LValue {
 	switch v := v.(type) {
 	case map[string]any:
-		t := L.NewTable()
+		t := ls.NewTable()
 		for k, e := range v {
-			t.RawSetString(k, toLua(L, e))
+			t.RawSetString(k, toLua(ls, e))
 		}
 		return t
 	case []any:
-		t := L.NewTable()
+		t := ls.NewTable()
 		for _, e := range v {
-			t.Append(toLua(L, e))
+			t.Append(toLua(ls, e))
 		}
 		return t
 	case string:
