@@ -124,7 +124,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	e, err := setup(ctx, root, *binDir, valueFiles, *memoryLimit, *profileDir)
+	e, err := setup(ctx, root, *binDir, valueFiles, *memoryLimit, *profileDir, slices.Contains(strings.Split(*scenarios, ","), "steady"))
 	if err != nil {
 		if e != nil {
 			e.teardown() // the cluster started before the failure (say, the manager did not build)
@@ -250,14 +250,21 @@ func repoRoot() string {
 }
 
 // setup starts a kwok cluster, installs the chart with its default values and runs the manager
-// as the chart's ServiceAccount.
-func setup(ctx context.Context, root, bin string, valueFiles []string, memoryLimit, profileDir string) (*env, error) {
+// as the chart's ServiceAccount. audit gives the API server steadyAuditPolicy (the steady-state
+// benchmark names the writers from its log); off, the API server pays nothing for auditing.
+func setup(ctx context.Context, root, bin string, valueFiles []string, memoryLimit, profileDir string, audit bool) (*env, error) {
 	dir, err := os.MkdirTemp("", "po-bench-")
 	if err != nil {
 		return nil, err
 	}
 	e := &env{root: root, dir: dir, binary: filepath.Join(dir, "manager"), memoryLimit: memoryLimit, profileDir: profileDir}
 	e.cluster = testbed.Kwok{Name: "po-bench", Bin: bin, Workdir: filepath.Join(dir, "kwok")}
+	if audit {
+		e.cluster.AuditPolicy = filepath.Join(dir, "audit-policy.yaml")
+		if err := os.WriteFile(e.cluster.AuditPolicy, []byte(steadyAuditPolicy), 0o600); err != nil {
+			return e, err
+		}
+	}
 	logf("starting kwok cluster (work dir %s)", dir)
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	kc, err := e.cluster.UpWithKubeconfig(ctx, 1, kubeconfig)

@@ -25,6 +25,10 @@ type Kwok struct {
 	// kwok-stages.yaml next to this file). A file holding any Stage replaces kwokctl's default
 	// stages, so such a file must carry the defaults too.
 	Configs []string
+	// AuditPolicy is an audit policy file (audit.k8s.io/v1 Policy) the API server logs by, given
+	// to `create cluster` with --kube-audit-policy; AuditLog reads what it logged. Empty: no
+	// audit log. A cluster that already exists keeps the policy it was created with.
+	AuditPolicy string
 }
 
 func (k Kwok) cmd(ctx context.Context, args ...string) *exec.Cmd {
@@ -85,12 +89,21 @@ func (k Kwok) Up(ctx context.Context, nodes int) error {
 		for _, c := range k.Configs {
 			args = append(args, "--config", c)
 		}
+		if k.AuditPolicy != "" {
+			args = append(args, "--kube-audit-policy", k.AuditPolicy)
+		}
 		if _, err := k.run(ctx, args...); err != nil {
 			return err
 		}
 	}
 	_, err = k.run(ctx, "scale", "node", "--replicas", fmt.Sprint(nodes))
 	return err
+}
+
+// AuditLog returns the API server's audit log (JSON lines, one audit.k8s.io/v1 Event each) as
+// far as it is written: empty unless the cluster was created with an AuditPolicy.
+func (k Kwok) AuditLog(ctx context.Context) ([]byte, error) {
+	return k.run(ctx, "logs", "audit")
 }
 
 // UpWithKubeconfig brings the cluster up (Up) and writes its admin kubeconfig to path (0600),
