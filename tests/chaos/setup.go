@@ -90,8 +90,10 @@ func (h *harness) setup(ctx context.Context) error {
 		"replicaCount":        2,
 		"leaderElection":      map[string]any{"enabled": true},
 		"podDisruptionBudget": map[string]any{"enabled": true},
-		"pullSecret": map[string]any{"create": true, "name": "registry-pull", "namespace": releaseNamespace,
-			"registry": h.reg.Addr(), "username": h.reg.User, "password": h.reg.Password, "sync": map[string]any{"enabled": false}},
+		// The manager's pods pull with managerPullSecret: since issue 28 the chart never gives them
+		// pullSecret (the tenants' credential), and with that the pods never started here. The
+		// Jobs make no pods (cheapJob), so nothing else pulls.
+		"managerPullSecret": map[string]any{"create": true, "registry": h.reg.Addr(), "username": h.reg.User, "password": h.reg.Password},
 	}
 	if err := h.rec.start(ctx, h.cs, releaseNamespace); err != nil {
 		return err
