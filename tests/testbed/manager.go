@@ -163,7 +163,7 @@ func StartManager(binary string, spec ManagerSpec, kubeconfig, logPath string, o
 	m.Cmd.Env = append(append(env, spec.Env...), "KUBECONFIG="+kubeconfig)
 	m.Cmd.Stdout, m.Cmd.Stderr = logf, logf
 	if o.Detach {
-		m.Cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		detach(m.Cmd)
 	}
 	if err := m.Cmd.Start(); err != nil {
 		if m.Cgroup != nil {

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -136,7 +135,7 @@ auth:
 	defer logf.Close()
 	c := exec.Command(RegistryBinary, "serve", cfgPath)
 	c.Stdout, c.Stderr = logf, logf
-	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	detach(c)
 	if err := c.Start(); err != nil {
 		return fmt.Errorf("starting %s (apt-get install docker-registry; scripts/host.sh packages does): %w", RegistryBinary, err)
 	}
