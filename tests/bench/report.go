@@ -69,7 +69,8 @@ func writeSecretSyncReport(path, imgDir string, r *secretSyncResult, o secretSyn
 	}
 	fmt.Fprintf(&b, "\nResync writes: apiserver_request_total deltas (mutating verbs) in the window: %s; the manager's own write counter: %.0f. "+
 		"The table counts secrets and secretsyncs (only the manager writes them here) plus the manager's counter (which includes its "+
-		"ServiceAccount patches); serviceaccounts and events are also written by kube-controller-manager.\n", strings.Join(parts, ", "), r.managerWrites)
+		"ServiceAccount patches); serviceaccounts and events are also written by kube-controller-manager, and serviceaccounts/token is "+
+		"the bench's own TokenRequest for the restarted manager's kubeconfig (see the steady-state section: the audit log names it).\n", strings.Join(parts, ", "), r.managerWrites)
 	fmt.Fprintf(&b, "\nRSS spread across the unrelated-Secret counts: %.1f MiB (flat means the unrelated Secrets are not cached).\n\n", maxRSS-minRSS)
 	fmt.Fprintf(&b, "![SecretSync: time to reach all copies, floor vs manager; manager RSS vs unrelated Secrets](img/secretsync.png)\n\n")
 	fmt.Fprintf(&b, "How it is measured: the floor is a bare client-go client (no rate limit) writing the same %d Secrets "+
