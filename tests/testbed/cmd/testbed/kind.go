@@ -139,14 +139,17 @@ Stop it all with: make down
 }
 
 // registryValues points the chart at the test bed's registry: the manager image by digest (a new
-// build rolls the pods), the job image, and a pull secret for the registry's robot account in the
-// release namespace (the manager pods pull with it) that the manager's SecretSync spreads to
-// every namespace's default ServiceAccount (tenant Jobs pull with it).
+// build rolls the pods), the job image, the manager's own pull secret (managerPullSecret: its pods
+// pull with it, never spread), and a pull secret for tenants in the release namespace that the
+// manager's SecretSync spreads to every namespace's default ServiceAccount (tenant Jobs pull with
+// it). Since issue 28 the chart keeps the two apart: with pullSecret alone the manager's pods got
+// no credentials and `make up` ended in ImagePullBackOff.
 func registryValues(vals map[string]any, reg testbed.Registry, images testbed.PushedImages, namespace string) {
 	vals["image"] = map[string]any{"registry": images.Registry, "repository": images.ManagerRepository, "digest": images.ManagerDigest}
 	vals["jobImage"] = map[string]any{"registry": images.Registry, "repository": images.JobRepository, "tag": images.JobTag}
 	vals["pullSecret"] = map[string]any{"create": true, "name": "registry-pull", "namespace": namespace,
 		"registry": reg.Addr(), "username": reg.User, "password": reg.Password, "sync": map[string]any{"enabled": true}}
+	vals["managerPullSecret"] = map[string]any{"create": true, "registry": reg.Addr(), "username": reg.User, "password": reg.Password}
 	if _, ok := vals["replicaCount"]; !ok {
 		vals["replicaCount"] = 2
 	}
