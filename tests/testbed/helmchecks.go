@@ -1,7 +1,9 @@
 package testbed
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"helm.sh/helm/v3/pkg/action"
@@ -54,8 +56,10 @@ func Upgrade(r Release) (*release.Release, error) {
 }
 
 // HelmTest runs the release's `helm test` hooks, as `helm test` does, and returns the release
-// with the hooks' last run phases.
-func HelmTest(r Release) (*release.Release, error) {
+// with the hooks' last run phases. With logs it then writes each test pod's log there, as
+// `helm test --logs` does (what CI systems and chart-testing users run): reading the log fails
+// when the pod is gone, so a test hook deleted on success fails here as it fails for them.
+func HelmTest(r Release, logs io.Writer) (*release.Release, error) {
 	cfg, err := helmConfig(r)
 	if err != nil {
 		return nil, err
@@ -66,5 +70,13 @@ func HelmTest(r Release) (*release.Release, error) {
 	if rt.Timeout == 0 {
 		rt.Timeout = 2 * time.Minute
 	}
-	return rt.Run(r.Name)
+	rel, err := rt.Run(r.Name)
+	if logs == nil || rel == nil {
+		return rel, err
+	}
+	// As the helm CLI: the logs of a failed run too, and the run's error first.
+	if lerr := rt.GetPodLogs(logs, rel); lerr != nil {
+		return rel, errors.Join(err, fmt.Errorf("helm test --logs: %w", lerr))
+	}
+	return rel, err
 }

@@ -100,8 +100,8 @@ func upKind(ctx context.Context, c config) error {
 	}, nil); err != nil {
 		return err
 	}
-	step("helm test %s", c.release)
-	rel, err := testbed.HelmTest(testbed.Release{Name: c.release, Namespace: c.namespace, Kubeconfig: k.Kubeconfig})
+	step("helm test %s --logs", c.release)
+	rel, err := testbed.HelmTest(testbed.Release{Name: c.release, Namespace: c.namespace, Kubeconfig: k.Kubeconfig}, os.Stderr)
 	if err != nil {
 		return fmt.Errorf("helm test: %w", err)
 	}
@@ -293,8 +293,8 @@ func upgradeFromRevision(ctx context.Context, c config, k testbed.Kind, cs kuber
 	if before.UID != after.UID {
 		return fmt.Errorf("the upgrade replaced the Deployment (uid %s -> %s)", before.UID, after.UID)
 	}
-	step("helm test %s after the upgrade", name)
-	rel, err := testbed.HelmTest(r)
+	step("helm test %s --logs after the upgrade", name)
+	rel, err := testbed.HelmTest(r, os.Stdout)
 	if err != nil {
 		return fmt.Errorf("helm test after the upgrade: %w", err)
 	}
