@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"helm.sh/helm/v3/pkg/action"
@@ -79,4 +80,23 @@ func HelmTest(r Release, logs io.Writer) (*release.Release, error) {
 		return rel, errors.Join(err, fmt.Errorf("helm test --logs: %w", lerr))
 	}
 	return rel, err
+}
+
+// CheckReleaseObjects gets every object of the release's manifest from the cluster and returns
+// how many there are, or an error naming the first one missing.
+func CheckReleaseObjects(r Release, rel *release.Release) (int, error) {
+	cfg, err := helmConfig(r)
+	if err != nil {
+		return 0, err
+	}
+	objs, err := cfg.KubeClient.Build(strings.NewReader(rel.Manifest), false)
+	if err != nil {
+		return 0, fmt.Errorf("reading the manifest of %s: %w", rel.Name, err)
+	}
+	for _, o := range objs {
+		if err := o.Get(); err != nil {
+			return 0, fmt.Errorf("%s %s/%s of release %s: %w", o.Mapping.GroupVersionKind.Kind, o.Namespace, o.Name, rel.Name, err)
+		}
+	}
+	return len(objs), nil
 }
