@@ -68,6 +68,8 @@ prometheusRule:
   selector: ""
   disabledAlerts: []
   additionalRules: []
+  scheduledJobNoSuccessGraceSeconds: 3600
+prometheusRule.scheduledJobNoSuccessGraceSeconds: 3600
 grafanaDashboard:
   enabled: false
   namespace: ""
@@ -97,6 +99,14 @@ readinessProbe: {initialDelaySeconds: 5, periodSeconds: 10, timeoutSeconds: 1, f
 extraVolumes: []
 extraVolumeMounts: []
 extraObjects: []
+metrics.perObjectLimit: 1000
+deploymentAnnotations: {}
+serviceAnnotations: {}
+serviceMonitor.renderMode: skipIfMissing
+serviceMonitor.namespace: ""
+crds.annotations: {}
+extraContainers: []
+extraInitContainers: []
 {{- end }}
 
 {{/*
