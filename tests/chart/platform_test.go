@@ -336,6 +336,10 @@ func TestHelmTestPod(t *testing.T) {
 	if m := manager(t, r); c.Image != m.Image || c.ImagePullPolicy != m.ImagePullPolicy {
 		t.Errorf("image %s (%s), want the manager's %s (%s)", c.Image, c.ImagePullPolicy, m.Image, m.ImagePullPolicy)
 	}
+	// `helm test --logs` reads the pod's log after the run: hook-succeeded would delete it first.
+	if got := p.Annotations["helm.sh/hook-delete-policy"]; got != "before-hook-creation" {
+		t.Errorf("hook-delete-policy = %q, want before-hook-creation (kept for helm test --logs, replaced by the next run)", got)
+	}
 	if p.Spec.RestartPolicy != corev1.RestartPolicyNever {
 		t.Errorf("restartPolicy = %s, want Never (a failure must fail helm test)", p.Spec.RestartPolicy)
 	}
@@ -362,7 +366,7 @@ func TestHelmTestPod(t *testing.T) {
 	if !slices.ContainsFunc(manager(t, r).Ports, func(p corev1.ContainerPort) bool { return p.Name == "health" }) {
 		t.Errorf("the manager container has no port named health")
 	}
-	if !strings.Contains(r.notes, "helm test platform-operators -n "+namespace) {
+	if !strings.Contains(r.notes, "helm test platform-operators -n "+namespace+" --logs") {
 		t.Errorf("NOTES do not mention helm test:\n%s", r.notes)
 	}
 	if got := objectsOf[*corev1.Pod](mustRenderAll(t, "tests:\n  enabled: false\n")); len(got) != 0 {

@@ -22,6 +22,10 @@ type Release struct {
 	Values map[string]any
 	// Timeout bounds the wait for the release's resources to become ready.
 	Timeout time.Duration
+	// ResetThenReuseValues, on an upgrade, does what `helm upgrade --reset-then-reuse-values`
+	// does (docs/upgrade.md): the new chart's values.yaml, the release's last user values on top,
+	// then Values.
+	ResetThenReuseValues bool
 }
 
 // UpgradeInstall does what `helm upgrade -i --create-namespace --wait` does: install the
@@ -61,6 +65,7 @@ func UpgradeInstall(r Release, logf func(string, ...any)) (*release.Release, err
 	}
 	up := action.NewUpgrade(cfg)
 	up.Namespace, up.Wait, up.Timeout = r.Namespace, true, timeout
+	up.ResetThenReuseValues = r.ResetThenReuseValues
 	rel, err := up.Run(r.Name, chrt, r.Values)
 	if err != nil {
 		return nil, fmt.Errorf("helm upgrade %s: %w", r.Name, err)

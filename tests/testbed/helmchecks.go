@@ -1,7 +1,10 @@
 package testbed
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	"helm.sh/helm/v3/pkg/action"
@@ -54,8 +57,10 @@ func Upgrade(r Release) (*release.Release, error) {
 }
 
 // HelmTest runs the release's `helm test` hooks, as `helm test` does, and returns the release
-// with the hooks' last run phases.
-func HelmTest(r Release) (*release.Release, error) {
+// with the hooks' last run phases. With logs it then writes each test pod's log there, as
+// `helm test --logs` does (what CI systems and chart-testing users run): reading the log fails
+// when the pod is gone, so a test hook deleted on success fails here as it fails for them.
+func HelmTest(r Release, logs io.Writer) (*release.Release, error) {
 	cfg, err := helmConfig(r)
 	if err != nil {
 		return nil, err
@@ -66,5 +71,32 @@ func HelmTest(r Release) (*release.Release, error) {
 	if rt.Timeout == 0 {
 		rt.Timeout = 2 * time.Minute
 	}
-	return rt.Run(r.Name)
+	rel, err := rt.Run(r.Name)
+	if logs == nil || rel == nil {
+		return rel, err
+	}
+	// As the helm CLI: the logs of a failed run too, and the run's error first.
+	if lerr := rt.GetPodLogs(logs, rel); lerr != nil {
+		return rel, errors.Join(err, fmt.Errorf("helm test --logs: %w", lerr))
+	}
+	return rel, err
+}
+
+// CheckReleaseObjects gets every object of the release's manifest from the cluster and returns
+// how many there are, or an error naming the first one missing.
+func CheckReleaseObjects(r Release, rel *release.Release) (int, error) {
+	cfg, err := helmConfig(r)
+	if err != nil {
+		return 0, err
+	}
+	objs, err := cfg.KubeClient.Build(strings.NewReader(rel.Manifest), false)
+	if err != nil {
+		return 0, fmt.Errorf("reading the manifest of %s: %w", rel.Name, err)
+	}
+	for _, o := range objs {
+		if err := o.Get(); err != nil {
+			return 0, fmt.Errorf("%s %s/%s of release %s: %w", o.Mapping.GroupVersionKind.Kind, o.Namespace, o.Name, rel.Name, err)
+		}
+	}
+	return len(objs), nil
 }

@@ -31,6 +31,109 @@ Create chart name and version as used by the chart label.
 {{- end }}
 
 {{/*
+The values added since the first release (0.1.0), each at the path where it first appeared, with
+today's default (the same as values.yaml's). `helm upgrade --reuse-values` renders the new chart
+with the old release's values only (the old chart's values.yaml and the user's), never the new
+values.yaml, so a release installed from an older chart lacks these keys. Add every new value here
+in the commit that adds it to values.yaml; tests/chart/upgrade_test.go fails otherwise.
+*/}}
+{{- define "platform-operators.addedValues" -}}
+namespaceOverride: ""
+commonLabels: {}
+global.imagePullSecrets: []
+revisionHistoryLimit: 10
+deploymentStrategy: {}
+serviceAccount.automount: true
+admissionPolicies:
+  enabled: true
+  validationActions: [Deny]
+  otherManagers: []
+flowControl:
+  enabled: true
+  nominalConcurrencyShares: 20
+  lendablePercent: 50
+  borrowingLimitPercent: 100
+  queuing: {queues: 64, handSize: 6, queueLengthLimit: 50}
+  matchingPrecedence: 1000
+jobs: {podsStuckAfter: 2m}
+jobImage.digest: ""
+tenantPodSecurity: {enforce: restricted, version: latest, warn: restricted, audit: restricted}
+storageClass.allowSharedData: false
+managerPullSecret: {create: false, name: "", registry: "", username: "", password: ""}
+prometheusRule:
+  enabled: false
+  namespace: ""
+  labels: {}
+  annotations: {}
+  selector: ""
+  disabledAlerts: []
+  additionalRules: []
+  scheduledJobNoSuccessGraceSeconds: 3600
+prometheusRule.scheduledJobNoSuccessGraceSeconds: 3600
+grafanaDashboard:
+  enabled: false
+  namespace: ""
+  labelKey: grafana_dashboard
+  labelValue: "1"
+  folder: ""
+  folderAnnotation: grafana_folder
+  annotations: {}
+tests.image.digest: ""
+podSecurityContext:
+  runAsNonRoot: true
+  runAsUser: 65532
+  runAsGroup: 65532
+  fsGroup: 65532
+  seccompProfile: {type: RuntimeDefault}
+securityContext:
+  allowPrivilegeEscalation: false
+  readOnlyRootFilesystem: true
+  privileged: false
+  capabilities: {drop: [ALL]}
+hostNetwork: false
+dnsPolicy: ""
+dnsConfig: {}
+terminationGracePeriodSeconds: 45
+livenessProbe: {initialDelaySeconds: 15, periodSeconds: 20, timeoutSeconds: 1, failureThreshold: 3}
+readinessProbe: {initialDelaySeconds: 5, periodSeconds: 10, timeoutSeconds: 1, failureThreshold: 3}
+extraVolumes: []
+extraVolumeMounts: []
+extraObjects: []
+metrics.perObjectLimit: 1000
+deploymentAnnotations: {}
+serviceAnnotations: {}
+serviceMonitor.renderMode: skipIfMissing
+serviceMonitor.namespace: ""
+crds.annotations: {}
+extraContainers: []
+extraInitContainers: []
+{{- end }}
+
+{{/*
+Sets each value of addedValues that .Values lacks to its default, so the templates render a release
+reused from an older chart (`--reuse-values`) as today's defaults would. A key that is there, even
+false or empty, is left as it is, and so are the keys inside it: `podSecurityContext.fsGroup: null`
+still drops fsGroup (Helm removes a key set to null, so a null on one of these paths itself brings
+its default back). Every template calls it first: `{{- include "platform-operators.values" . }}`.
+It changes .Values in place (the templates share it) and prints nothing.
+*/}}
+{{- define "platform-operators.values" -}}
+{{- range $path, $default := include "platform-operators.addedValues" . | fromYaml }}
+{{- $keys := splitList "." $path }}
+{{- $parent := $.Values }}
+{{- range initial $keys }}
+{{- if not (kindIs "map" (get $parent .)) }}
+{{- $_ := set $parent . dict }}
+{{- end }}
+{{- $parent = get $parent . }}
+{{- end }}
+{{- if not (hasKey $parent (last $keys)) }}
+{{- $_ := set $parent (last $keys) $default }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
 Common labels, carried by every object of the chart but the pods that are not the manager
 (those carry nonManagerPodLabels). They include managerSelectorLabels, so the manager's pods
 match every selector of the chart.

@@ -16,6 +16,7 @@ import (
 	"helm.sh/helm/v3/pkg/cli/values"
 	"helm.sh/helm/v3/pkg/getter"
 	"helm.sh/helm/v3/pkg/release"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -100,8 +101,8 @@ func upKind(ctx context.Context, c config) error {
 	}, nil); err != nil {
 		return err
 	}
-	step("helm test %s", c.release)
-	rel, err := testbed.HelmTest(testbed.Release{Name: c.release, Namespace: c.namespace, Kubeconfig: k.Kubeconfig})
+	step("helm test %s --logs", c.release)
+	rel, err := testbed.HelmTest(testbed.Release{Name: c.release, Namespace: c.namespace, Kubeconfig: k.Kubeconfig}, os.Stderr)
 	if err != nil {
 		return fmt.Errorf("helm test: %w", err)
 	}
@@ -241,8 +242,11 @@ func chartTesting(ctx context.Context, c config) error {
 
 // upgradeFromRevision installs the release as a user has it at git revision c.upgradeFrom (that
 // revision's chart with the manager image built from that revision's code), then upgrades it to the
-// working tree's chart and image with the same values, as a user's `helm upgrade` does. The old
-// chart never runs the new image: a newer manager may need RBAC or CRDs the old chart lacks.
+// working tree's chart and image as docs/upgrade.md tells users to: `helm upgrade
+// --reset-then-reuse-values`, only the image given again. The old chart never runs the new image: a
+// newer manager may need RBAC or CRDs the old chart lacks. After the upgrade the values set at
+// install must still hold, the manager pods run the new image, Ready and without a restart, and
+// every object of the new release is in the cluster.
 func upgradeFromRevision(ctx context.Context, c config, k testbed.Kind, cs kubernetes.Interface, dir string, image map[string]any) error {
 	old := filepath.Join(dir, "previous")
 	if err := os.MkdirAll(old, 0o755); err != nil {
@@ -284,9 +288,10 @@ func upgradeFromRevision(ctx context.Context, c config, k testbed.Kind, cs kuber
 	if err != nil {
 		return err
 	}
-	r.ChartDir, r.Values = filepath.Join(c.root, "charts", "platform-operators"), vals(image)
-	step("helm upgrade %s: the working tree's chart and image", name)
-	if _, err := testbed.UpgradeInstall(r, nil); err != nil {
+	r.ChartDir, r.Values, r.ResetThenReuseValues = filepath.Join(c.root, "charts", "platform-operators"), map[string]any{"image": image}, true
+	step("helm upgrade %s --reset-then-reuse-values --set image...: the working tree's chart and image", name)
+	rel, err := testbed.UpgradeInstall(r, nil)
+	if err != nil {
 		return fmt.Errorf("upgrading from the chart at %s: %w", c.upgradeFrom, err)
 	}
 	after, err := cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
@@ -296,12 +301,62 @@ func upgradeFromRevision(ctx context.Context, c config, k testbed.Kind, cs kuber
 	if before.UID != after.UID {
 		return fmt.Errorf("the upgrade replaced the Deployment (uid %s -> %s)", before.UID, after.UID)
 	}
-	step("helm test %s after the upgrade", name)
-	rel, err := testbed.HelmTest(r)
+	// replicaCount 2 was set at install only: the upgrade reused it.
+	if want := int32(2); after.Spec.Replicas == nil || *after.Spec.Replicas != want || after.Status.ReadyReplicas != want || after.Status.UpdatedReplicas != want {
+		return fmt.Errorf("after the upgrade the Deployment has %v replicas, %d ready, %d updated; want %d of each (replicaCount set at install)",
+			after.Spec.Replicas, after.Status.ReadyReplicas, after.Status.UpdatedReplicas, want)
+	}
+	if err := upgradedManagerPods(ctx, cs, ns, int(*after.Spec.Replicas), image); err != nil {
+		return err
+	}
+	objects, err := testbed.CheckReleaseObjects(r, rel)
+	if err != nil {
+		return fmt.Errorf("after the upgrade: %w", err)
+	}
+	step("helm test %s --logs after the upgrade", name)
+	tested, err := testbed.HelmTest(r, os.Stdout)
 	if err != nil {
 		return fmt.Errorf("helm test after the upgrade: %w", err)
 	}
-	fmt.Printf("upgrade from %s: Deployment kept (uid %s), %d/%d replicas ready, helm test: %s\n",
-		c.upgradeFrom, after.UID, after.Status.ReadyReplicas, *after.Spec.Replicas, testPhase(rel))
+	fmt.Printf("upgrade from %s (--reset-then-reuse-values): Deployment kept (uid %s), %d/%d replicas ready without a restart, %d objects of the release present, helm test: %s\n",
+		c.upgradeFrom, after.UID, after.Status.ReadyReplicas, *after.Spec.Replicas, objects, testPhase(tested))
+	return nil
+}
+
+// upgradedManagerPods checks the manager pods left after an upgrade: want of them, each running
+// image, Ready, and no container restarted.
+func upgradedManagerPods(ctx context.Context, cs kubernetes.Interface, ns string, want int, image map[string]any) error {
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: upSelector})
+	if err != nil {
+		return err
+	}
+	wantImage := fmt.Sprintf("%s:%s", image["repository"], image["tag"])
+	n := 0
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp != nil {
+			continue // an old replica still terminating
+		}
+		n++
+		if len(p.Spec.Containers) == 0 || p.Spec.Containers[0].Image != wantImage {
+			return fmt.Errorf("after the upgrade pod %s runs %v, want %s", p.Name, p.Spec.Containers, wantImage)
+		}
+		ready := false
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady {
+				ready = c.Status == corev1.ConditionTrue
+			}
+		}
+		if !ready {
+			return fmt.Errorf("after the upgrade pod %s is not Ready", p.Name)
+		}
+		for _, st := range p.Status.ContainerStatuses {
+			if st.RestartCount != 0 {
+				return fmt.Errorf("after the upgrade container %s of pod %s restarted %d time(s)", st.Name, p.Name, st.RestartCount)
+			}
+		}
+	}
+	if n != want {
+		return fmt.Errorf("after the upgrade %d manager pods, want %d", n, want)
+	}
 	return nil
 }
