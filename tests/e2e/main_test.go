@@ -147,7 +147,11 @@ func TestMain(m *testing.M) {
 		}
 		return ctx, nil
 	})
-	testenv.Finish(bed.Finish()...)
+	// One Finish action per step: e2e-framework stops an action at its first failing func, so a
+	// DestroyCluster that finds no cluster (Setup failed before it) would skip the registry's stop.
+	for _, f := range bed.Finish() {
+		testenv.Finish(f)
+	}
 	os.Exit(testenv.Run(m))
 }
 
