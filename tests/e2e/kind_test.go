@@ -15,7 +15,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/e2e-framework/pkg/env"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/envfuncs"
 
 	"github.com/platform-operators/platform-operators/tests/testbed"
 )
@@ -34,13 +36,16 @@ const (
 // (scripts/kind-node.sh; nothing is pulled), a registry with credentials in Harbor's role, the
 // manager image and the job image pushed there and pulled by the nodes through the chart's
 // image.registry and pull secret, and the manager running in the cluster, 2 replicas with leader
-// election, as a user's `helm upgrade -i` runs it. KIND_WORKERS sets the worker count (default 2:
-// replicas on different nodes, and a node to drain); KIND_NODE_IMAGE a node image to use instead of
-// building ours (e.g. kindest/node where it can be pulled).
+// election, as a user's `helm upgrade -i` runs it. The cluster is e2e-framework's: testbed.Kind is
+// a cluster provider (kind's Go API), created by envfuncs.CreateClusterWithConfig and deleted by
+// envfuncs.DestroyCluster. KIND_WORKERS sets the worker count (default 2: replicas on different
+// nodes, and a node to drain); KIND_NODE_IMAGE a node image to use instead of building ours (e.g.
+// kindest/node where it can be pulled).
 type kindProvider struct {
 	dir      string
-	cluster  testbed.Kind
+	cluster  *testbed.Kind
 	registry testbed.Registry
+	images   testbed.PushedImages
 	// prober asks every manager pod's /readyz every 0.5 s from the install to the end.
 	prober *readyzProber
 }
@@ -53,22 +58,47 @@ func kindWorkers() int {
 	return n
 }
 
-func (p *kindProvider) Setup(ctx context.Context, cfg *envconf.Config, values map[string]any) (context.Context, error) {
+func newKindProvider() (*kindProvider, error) {
 	dir, err := os.MkdirTemp("", "po-e2e-kind-")
 	if err != nil {
-		return ctx, err
+		return nil, err
 	}
-	p.dir = dir
+	// Images first: the chart is then installed the moment the cluster answers (Early), before
+	// kube-proxy and CoreDNS are up, as a user who installs right after `kind create cluster` does.
+	return &kindProvider{dir: dir, cluster: &testbed.Kind{Name: kindCluster, Root: root, Workers: kindWorkers(),
+		Kubeconfig: filepath.Join(dir, "kubeconfig"), Out: os.Stderr, Early: true}}, nil
+}
+
+// kindConfig is the kind configuration the cluster is created with (testbed.Kind.Config: the API
+// server's admission plugins, the registry as a plain-HTTP mirror, the nodes), written by
+// startRegistry once the registry's address is known.
+func (p *kindProvider) kindConfig() string { return filepath.Join(p.dir, "kind.yaml") }
+
+func (p *kindProvider) Setup(values map[string]any) []env.Func {
+	return []env.Func{
+		p.startRegistry,
+		envfuncs.CreateClusterWithConfig(p.cluster, kindCluster, p.kindConfig(), testbed.WithNodeImage(os.Getenv("KIND_NODE_IMAGE"))),
+		func(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
+			return p.install(ctx, cfg, values)
+		},
+		// The suite's kubectl image (realpods_test.go), built in startRegistry.
+		func(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
+			return envfuncs.LoadImageToCluster(kindCluster, toolsImage)(ctx, cfg)
+		},
+	}
+}
+
+// startRegistry starts the registry, pushes the manager and job images into it, builds the tools
+// image and writes the kind configuration.
+func (p *kindProvider) startRegistry(ctx context.Context, _ *envconf.Config) (context.Context, error) {
 	gw, err := testbed.DockerBridgeGateway(ctx)
 	if err != nil {
 		return ctx, err
 	}
-	p.registry = testbed.Registry{Dir: filepath.Join(dir, "registry"), Host: gw, Port: kindRegistryPort, User: e2eRobot, Password: e2eRobotSecret}
+	p.registry = testbed.Registry{Dir: filepath.Join(p.dir, "registry"), Host: gw, Port: kindRegistryPort, User: e2eRobot, Password: e2eRobotSecret}
 	if err := p.registry.Start(ctx); err != nil {
 		return ctx, err
 	}
-	// Images first: the chart is then installed the moment the cluster answers, before kube-proxy
-	// and CoreDNS are up, as a user who installs right after `kind create cluster` does.
 	images, err := testbed.PushImages(ctx, root, p.registry, "platform", kindImageTag, os.Stderr)
 	if err != nil {
 		return ctx, err
@@ -76,20 +106,21 @@ func (p *kindProvider) Setup(ctx context.Context, cfg *envconf.Config, values ma
 	if toolsImage, err = testbed.ToolsImage(ctx, root); err != nil {
 		return ctx, err
 	}
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	p.cluster = testbed.Kind{Name: kindCluster, Root: root, Workers: kindWorkers(), Kubeconfig: kubeconfig,
-		Registry: p.registry.Addr(), Out: os.Stderr, Early: true, Image: os.Getenv("KIND_NODE_IMAGE")}
-	// A cluster left by an interrupted run would hold an old registry address: start afresh.
-	if err := p.cluster.Down(ctx); err != nil {
-		return ctx, err
-	}
-	if _, err := p.cluster.Up(ctx); err != nil {
-		return ctx, err
-	}
-	cfg.WithKubeconfigFile(kubeconfig)
 	reg := p.registry
+	p.images = images
 	valueOverrides = append(valueOverrides, func(v map[string]any) { setKindValues(v, reg, images) })
-	setKindValues(values, reg, images)
+	p.cluster.Registry = reg.Addr()
+	// A cluster left by an interrupted run would hold an old registry address: start afresh.
+	if err := p.cluster.Destroy(ctx); err != nil {
+		return ctx, err
+	}
+	return ctx, os.WriteFile(p.kindConfig(), []byte(p.cluster.Config()), 0o644)
+}
+
+// install installs the chart into the new cluster with the registry's values, with the /readyz
+// prober running from the start, then waits for the Service VIP and DNS the suite's own pods need.
+func (p *kindProvider) install(ctx context.Context, cfg *envconf.Config, values map[string]any) (context.Context, error) {
+	setKindValues(values, p.registry, p.images)
 	if err := createRBACNamespaces(ctx, cfg, values); err != nil {
 		return ctx, err
 	}
@@ -101,16 +132,13 @@ func (p *kindProvider) Setup(ctx context.Context, cfg *envconf.Config, values ma
 	p.prober = startReadyzProber(cs)
 	_, err = testbed.UpgradeInstall(testbed.Release{
 		Name: releaseName, Namespace: releaseNamespace, ChartDir: filepath.Join(root, "charts", "platform-operators"),
-		Kubeconfig: kubeconfig, Values: values,
+		Kubeconfig: cfg.KubeconfigFile(), Values: values,
 	}, nil)
 	if err != nil {
 		return ctx, err
 	}
 	// The suite's own pods wait for what the manager did not: the Service VIP and DNS.
-	if err := testbed.WaitClusterReady(ctx, cs, 3*time.Minute); err != nil {
-		return ctx, err
-	}
-	return ctx, p.cluster.LoadDockerImage(ctx, toolsImage)
+	return ctx, testbed.WaitClusterReady(ctx, cs, 3*time.Minute)
 }
 
 // setKindValues points the suite's values at the test bed's registry: the manager image and the
@@ -138,14 +166,23 @@ func setKindValues(values map[string]any, reg testbed.Registry, images testbed.P
 	}
 }
 
-func (p *kindProvider) Finish(ctx context.Context, _ *envconf.Config) (context.Context, error) {
-	if p.dir == "" {
-		return ctx, nil
+func (p *kindProvider) Finish() []env.Func {
+	return []env.Func{
+		func(ctx context.Context, _ *envconf.Config) (context.Context, error) {
+			if p.prober != nil {
+				p.prober.Stop()
+			}
+			return ctx, nil
+		},
+		envfuncs.DestroyCluster(kindCluster),
+		p.cleanup,
 	}
-	if p.prober != nil {
-		p.prober.Stop()
-	}
-	err := p.cluster.Down(ctx)
+}
+
+// cleanup stops the registry and removes the work dir, and deletes the cluster when a failed
+// Setup left it out of the context (DestroyCluster then found none).
+func (p *kindProvider) cleanup(ctx context.Context, _ *envconf.Config) (context.Context, error) {
+	err := p.cluster.Destroy(ctx)
 	if rerr := p.registry.Stop(); err == nil {
 		err = rerr
 	}
@@ -155,14 +192,15 @@ func (p *kindProvider) Finish(ctx context.Context, _ *envconf.Config) (context.C
 	return ctx, err
 }
 
-func (p *kindProvider) ExportLogs(ctx context.Context, dir string) error {
+func (p *kindProvider) ExportLogs(ctx context.Context, cfg *envconf.Config, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	if b, err := os.ReadFile(filepath.Join(p.registry.Dir, "registry.log")); err == nil {
 		_ = os.WriteFile(filepath.Join(dir, "registry.log"), b, 0o644)
 	}
-	return p.cluster.ExportLogs(ctx, filepath.Join(dir, "cluster"))
+	_, err := envfuncs.ExportClusterLogs(kindCluster, filepath.Join(dir, "cluster"))(ctx, cfg)
+	return err
 }
 
 // managerPods lists the manager's pods, oldest first.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/e2e-framework/pkg/env"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 
 	"github.com/platform-operators/platform-operators/tests/testbed"
@@ -21,7 +22,15 @@ type kwokProvider struct {
 	exited  chan error
 }
 
-func (p *kwokProvider) Setup(ctx context.Context, cfg *envconf.Config, values map[string]any) (context.Context, error) {
+func (p *kwokProvider) Setup(values map[string]any) []env.Func {
+	return []env.Func{func(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
+		return p.setup(ctx, cfg, values)
+	}}
+}
+
+func (p *kwokProvider) Finish() []env.Func { return []env.Func{p.finish} }
+
+func (p *kwokProvider) setup(ctx context.Context, cfg *envconf.Config, values map[string]any) (context.Context, error) {
 	dir, err := os.MkdirTemp("", "po-e2e-")
 	if err != nil {
 		return ctx, err
@@ -66,7 +75,7 @@ func (p *kwokProvider) Setup(ctx context.Context, cfg *envconf.Config, values ma
 	return ctx, p.manager.WaitReady(readyCtx)
 }
 
-func (p *kwokProvider) Finish(ctx context.Context, _ *envconf.Config) (context.Context, error) {
+func (p *kwokProvider) finish(ctx context.Context, _ *envconf.Config) (context.Context, error) {
 	if p.manager != nil {
 		_ = p.manager.Stop(15 * time.Second)
 		<-p.exited //nolint:errcheck // waits for the process to be reaped; a stopped manager's exit status says nothing
@@ -81,7 +90,7 @@ func (p *kwokProvider) Finish(ctx context.Context, _ *envconf.Config) (context.C
 	return ctx, err
 }
 
-func (p *kwokProvider) ExportLogs(ctx context.Context, dir string) error {
+func (p *kwokProvider) ExportLogs(ctx context.Context, _ *envconf.Config, dir string) error {
 	// kwokctl refuses to export into a folder a previous run left behind.
 	if err := os.RemoveAll(dir); err != nil {
 		return err

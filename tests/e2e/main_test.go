@@ -32,11 +32,13 @@ var (
 
 // provider is what differs between running the manager next to a kwok cluster and inside kind.
 type provider interface {
-	// Setup creates the cluster and installs the chart with values, then starts the manager.
-	Setup(ctx context.Context, cfg *envconf.Config, values map[string]any) (context.Context, error)
-	Finish(ctx context.Context, cfg *envconf.Config) (context.Context, error)
+	// Setup are the steps that create the cluster, install the chart with values and start the
+	// manager (kind: envfuncs.CreateClusterWithConfig and envfuncs.LoadImageToCluster among them);
+	// Finish those that stop and delete what they made (kind: envfuncs.DestroyCluster).
+	Setup(values map[string]any) []env.Func
+	Finish() []env.Func
 	// ExportLogs writes cluster and manager logs into dir.
-	ExportLogs(ctx context.Context, dir string) error
+	ExportLogs(ctx context.Context, cfg *envconf.Config, dir string) error
 	// ManagerLogs and ManagerMetrics read the running manager's log and /metrics text.
 	ManagerLogs(ctx context.Context, cfg *envconf.Config) (string, error)
 	ManagerMetrics(ctx context.Context, cfg *envconf.Config) (string, error)
@@ -118,7 +120,10 @@ func TestMain(m *testing.M) {
 	case "", "kwok":
 		bed, provider = &kwokProvider{}, "kwok"
 	case "kind":
-		bed = &kindProvider{}
+		if bed, err = newKindProvider(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
 	default:
 		fmt.Fprintf(os.Stderr, "E2E_PROVIDER must be kwok or kind, not %q\n", provider)
 		os.Exit(2)
@@ -128,15 +133,13 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 	testenv = env.NewWithConfig(cfg)
-	testenv.Setup(func(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
-		return bed.Setup(ctx, cfg, suiteValues())
-	})
+	testenv.Setup(bed.Setup(suiteValues())...)
 	// Keep what a failure needs for diagnosis: cluster component logs and the manager's log, under
 	// the provider's name (make test runs the kwok and the kind suite at the same time).
 	testenv.AfterEachTest(func(ctx context.Context, cfg *envconf.Config, t *testing.T) (context.Context, error) {
 		if t.Failed() {
 			dir := filepath.Join(root, "tests", "e2e", "_artifacts", provider, t.Name())
-			if err := bed.ExportLogs(ctx, dir); err != nil {
+			if err := bed.ExportLogs(ctx, cfg, dir); err != nil {
 				t.Logf("exporting logs: %v", err)
 			} else {
 				t.Logf("cluster and manager logs exported to %s", dir)
@@ -144,7 +147,11 @@ func TestMain(m *testing.M) {
 		}
 		return ctx, nil
 	})
-	testenv.Finish(bed.Finish)
+	// One Finish action per step: e2e-framework stops an action at its first failing func, so a
+	// DestroyCluster that finds no cluster (Setup failed before it) would skip the registry's stop.
+	for _, f := range bed.Finish() {
+		testenv.Finish(f)
+	}
 	os.Exit(testenv.Run(m))
 }
 

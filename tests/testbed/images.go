@@ -100,9 +100,3 @@ tar -C "$D" --numeric-owner --owner=0 --group=0 -c . | docker import --change 'E
 	}
 	return tag, nil
 }
-
-// LoadDockerImage copies a local Docker image into every node of the cluster.
-func (k Kind) LoadDockerImage(ctx context.Context, image string) error {
-	_, err := k.kind(ctx, "load", "docker-image", image, "--name", k.Name)
-	return err
-}

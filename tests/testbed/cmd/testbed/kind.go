@@ -32,8 +32,8 @@ const (
 	upSelector = "app.kubernetes.io/name=platform-operators,app.kubernetes.io/component=manager"
 )
 
-func (c config) kind(registry string) testbed.Kind {
-	return testbed.Kind{Name: c.cluster, Root: c.root, Workers: c.workers, Kubeconfig: filepath.Join(c.dir, "kubeconfig"),
+func (c config) kind(registry string) *testbed.Kind {
+	return &testbed.Kind{Name: c.cluster, Root: c.root, Workers: c.workers, Kubeconfig: filepath.Join(c.dir, "kubeconfig"),
 		Registry: registry, Out: os.Stderr}
 }
 
