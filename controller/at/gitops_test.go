@@ -1,7 +1,6 @@
 package at
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -63,23 +62,7 @@ func TestWhatGitOpsToolsRead(t *testing.T) {
 		}(), "Progressing", "InProgress", "generation 2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			u, err := gitops.Unstructured(tc.at)
-			if err != nil {
-				t.Fatal(err)
-			}
-			health, msg, err := gitops.ArgoHealth(u)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if health != tc.argo || !strings.Contains(msg, tc.message) {
-				t.Errorf("Argo CD health %s %q, want %s with %q; status %+v", health, msg, tc.argo, tc.message, tc.at.Status)
-			}
-			if tc.kstatus == "" {
-				return
-			}
-			if ks, err := gitops.KStatus(u); err != nil || ks != tc.kstatus {
-				t.Errorf("kstatus %s (%v), want %s; conditions %+v", ks, err, tc.kstatus, tc.at.Status.Conditions)
-			}
+			gitops.Check(tc.at, gitops.Want{Argo: tc.argo, Message: tc.message, KStatus: tc.kstatus}, t.Errorf)
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package scheduledjob
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -44,23 +43,7 @@ func TestWhatGitOpsToolsRead(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.sj.Kind, tc.sj.APIVersion = "ScheduledJob", v1alpha1.GroupVersion.String()
-			u, err := gitops.Unstructured(tc.sj)
-			if err != nil {
-				t.Fatal(err)
-			}
-			health, msg, err := gitops.ArgoHealth(u)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if health != tc.argo || (!strings.Contains(msg, tc.messageContent)) {
-				t.Errorf("Argo CD health %s %q, want %s with %q", health, msg, tc.argo, tc.messageContent)
-			}
-			if tc.kstatus == "" {
-				return
-			}
-			if ks, err := gitops.KStatus(u); err != nil || ks != tc.kstatus {
-				t.Errorf("kstatus %s (%v), want %s; conditions %+v", ks, err, tc.kstatus, tc.sj.Status.Conditions)
-			}
+			gitops.Check(tc.sj, gitops.Want{Argo: tc.argo, Message: tc.messageContent, KStatus: tc.kstatus}, t.Errorf)
 		})
 	}
 }

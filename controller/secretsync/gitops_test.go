@@ -1,7 +1,6 @@
 package secretsync
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -40,23 +39,7 @@ func TestWhatGitOpsToolsRead(t *testing.T) {
 		{"edited, not yet seen", edited, "Progressing", "InProgress", "generation 5"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			u, err := gitops.Unstructured(tc.ss)
-			if err != nil {
-				t.Fatal(err)
-			}
-			health, msg, err := gitops.ArgoHealth(u)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if health != tc.argo || !strings.Contains(msg, tc.message) {
-				t.Errorf("Argo CD health %s %q, want %s with %q; status %+v", health, msg, tc.argo, tc.message, tc.ss.Status)
-			}
-			if tc.kstatus == "" {
-				return
-			}
-			if ks, err := gitops.KStatus(u); err != nil || ks != tc.kstatus {
-				t.Errorf("kstatus %s (%v), want %s", ks, err, tc.kstatus)
-			}
+			gitops.Check(tc.ss, gitops.Want{Argo: tc.argo, Message: tc.message, KStatus: tc.kstatus}, t.Errorf)
 		})
 	}
 }

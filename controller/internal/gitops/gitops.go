@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -104,4 +105,34 @@ func KStatus(obj *unstructured.Unstructured) (string, error) {
 		return "", err
 	}
 	return res.Status.String(), nil
+}
+
+// Want is what the GitOps tools should read from an object: Argo CD's health and a part of its
+// message, and kstatus's status ("" to leave kstatus out).
+type Want struct {
+	Argo, Message, KStatus string
+}
+
+// Check runs the Argo CD health check and kstatus on obj and reports, through errorf (a test's
+// Errorf), each that reads other than want.
+func Check(obj k8sruntime.Object, want Want, errorf func(format string, args ...any)) {
+	u, err := Unstructured(obj)
+	if err != nil {
+		errorf("converting %T: %v", obj, err)
+		return
+	}
+	health, msg, err := ArgoHealth(u)
+	if err != nil {
+		errorf("Argo CD health check: %v", err)
+		return
+	}
+	if health != want.Argo || !strings.Contains(msg, want.Message) {
+		errorf("Argo CD health %s %q, want %s with %q; status %v", health, msg, want.Argo, want.Message, u.Object["status"])
+	}
+	if want.KStatus == "" {
+		return
+	}
+	if ks, err := KStatus(u); err != nil || ks != want.KStatus {
+		errorf("kstatus %s (%v), want %s; status %v", ks, err, want.KStatus, u.Object["status"])
+	}
 }
