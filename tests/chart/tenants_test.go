@@ -1,8 +1,6 @@
 package chart
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -10,9 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/yaml"
 
 	"github.com/platform-operators/platform-operators/controller/permissions"
 )
@@ -22,22 +18,9 @@ import (
 func clusterScopedResources(t *testing.T) []string {
 	t.Helper()
 	out := []string{"namespaces"}
-	files, err := filepath.Glob(filepath.Join(chartDir, "files/crds/*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no generated CRDs in files/crds (%v): run make manifests", err)
-	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var crd apiextensionsv1.CustomResourceDefinition
-		if err := yaml.Unmarshal(data, &crd); err != nil {
-			t.Fatal(err)
-		}
-		if crd.Spec.Scope == apiextensionsv1.ClusterScoped {
-			out = append(out, crd.Spec.Names.Plural, crd.Spec.Names.Plural+"/status", crd.Spec.Names.Plural+"/finalizers")
-		}
+	_, clusterScoped := crdKinds(t)
+	for _, plural := range clusterScoped {
+		out = append(out, plural, plural+"/status", plural+"/finalizers")
 	}
 	return out
 }
