@@ -170,6 +170,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, &sj); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Objects.forget(req.NamespacedName) // deleted: its series end
+			r.confirmed.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
