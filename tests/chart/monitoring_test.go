@@ -107,16 +107,7 @@ func TestGrafanaDashboard(t *testing.T) {
 	if len(cm) != 1 || cm[0].Labels["grafana_dashboard"] != "1" {
 		t.Fatalf("dashboards = %+v, want one with the sidecar label grafana_dashboard=1", cm)
 	}
-	var d struct {
-		Title  string `json:"title"`
-		UID    string `json:"uid"`
-		Panels []struct {
-			Title   string `json:"title"`
-			Targets []struct {
-				Expr string `json:"expr"`
-			} `json:"targets"`
-		} `json:"panels"`
-	}
+	var d grafanaDashboard
 	if err := json.Unmarshal([]byte(cm[0].Data["platform-operators.json"]), &d); err != nil {
 		t.Fatalf("the dashboard is not JSON: %v", err)
 	}
@@ -132,4 +123,16 @@ func TestGrafanaDashboard(t *testing.T) {
 	if cm[0].Namespace != "grafana" || cm[0].Labels["dashboards"] != "platform" || cm[0].Annotations["grafana_folder"] != "Platform" {
 		t.Errorf("dashboard ConfigMap %s/%s labels %v annotations %v", cm[0].Namespace, cm[0].Name, cm[0].Labels, cm[0].Annotations)
 	}
+}
+
+// grafanaDashboard is the part of the chart's Grafana dashboard JSON the tests read.
+type grafanaDashboard struct {
+	Title  string `json:"title"`
+	UID    string `json:"uid"`
+	Panels []struct {
+		Title   string `json:"title"`
+		Targets []struct {
+			Expr string `json:"expr"`
+		} `json:"targets"`
+	} `json:"panels"`
 }

@@ -39,14 +39,7 @@ func TestEveryAlertAndPanelIsValidPromQL(t *testing.T) {
 			cms = append(cms, c)
 		}
 	}
-	var d struct {
-		Panels []struct {
-			Title   string `json:"title"`
-			Targets []struct {
-				Expr string `json:"expr"`
-			} `json:"targets"`
-		} `json:"panels"`
-	}
+	var d grafanaDashboard
 	if err := json.Unmarshal([]byte(cms[0].Data["platform-operators.json"]), &d); err != nil {
 		t.Fatal(err)
 	}
