@@ -172,9 +172,18 @@ log "images imported into the node's containerd ($((SECONDS - t0)) s)"
 
 # 4. the image: kind's base image config. `docker import --change` refuses STOPSIGNAL, so a
 #    one-line Dockerfile FROM the imported rootfs (a local image: nothing is pulled) adds it.
+#    systemd.legacy_systemd_cgroup_controller=1: in a container systemd reads its kernel command
+#    line from PID 1's arguments. On a cgroup v1 host, systemd otherwise runs "hybrid" and mounts
+#    cgroup2 at /sys/fs/cgroup/unified itself. When the Docker engine runs inside a container (CI's
+#    Docker-in-Docker, a fresh-machine container), that engine does not see the unified hierarchy,
+#    so every node shares the outer container's unified cgroup: the first node's systemd takes it
+#    and each later node's kubelet fails with `cgroup ["kubelet" "kubepods"] has some missing
+#    paths: /sys/fs/cgroup/systemd/kubelet.slice/kubelet-kubepods.slice`. Legacy mode keeps
+#    systemd on the v1 name=systemd hierarchy, which the engine gives each node its own of. A
+#    cgroup v2 host mounts cgroup2 at /sys/fs/cgroup and systemd ignores the switch.
 tar -C "$R" --numeric-owner -c . | "$DOCKER" import - "$IMAGE-rootfs" >/dev/null
 printf '%s\n' "FROM $IMAGE-rootfs" 'ENV container=docker' 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-  'STOPSIGNAL SIGRTMIN+3' 'ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]' |
+  'STOPSIGNAL SIGRTMIN+3' 'ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init", "systemd.legacy_systemd_cgroup_controller=1"]' |
   DOCKER_BUILDKIT=0 "$DOCKER" build -q --label "io.platform-operators.kind-node=$V" -t "$IMAGE" - >/dev/null
 "$DOCKER" rmi "$IMAGE-rootfs" >/dev/null 2>&1 || true
 # older node images of ours are replaced by this one
