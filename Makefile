@@ -138,6 +138,11 @@ CHAOS_FLAGS ?=
 chaos: tools kind-node ## Fault harness on a kind cluster (2 in-cluster replicas; leader kill/freeze, API server/etcd restarts, 429/stall proxy, upgrade) with invariants; writes its table into docs/reliability.md. Not in `make test`: ~30 min.
 	go run ./tests/chaos -root $(ROOT) $(CHAOS_FLAGS)
 
+.PHONY: fresh-machine
+FRESH_TARGETS ?=
+fresh-machine: host ## README's two commands (or FRESH_TARGETS) in a Debian bookworm container with only Go, make and git, on a clone of HEAD; each timed. Not in `make test`.
+	scripts/fresh-machine.sh $(FRESH_TARGETS)
+
 .PHONY: bench
 bench: tools ## Benchmarks: bytes the cache keeps per object (Go benchmark), then a kwok cluster (manager vs a bare-client floor), written to docs/benchmarks.md and docs/img/.
 	go test -run '^$$' -bench CachedBytes -benchtime 3x ./controller/secretsync/
