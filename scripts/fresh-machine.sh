@@ -8,10 +8,10 @@
 #              clone, its bin/ and Go caches between runs: `rm -rf bin/fresh/home` for a cold run)
 #
 # Only committed work is tried: the container clones this checkout and checks out HEAD (a commit
-# on one of its branches). The container runs --privileged (its
-# make starts a Docker engine of its own for kind), with its home on a host folder so that inner
-# engine's data root is not overlay on overlay. When the targets are done, `make down` stops the
-# inner cluster and engine. Exit status: the first failed target's, else 0.
+# on one of its branches). The container runs --privileged (its make starts a Docker engine of its
+# own for kind), with its home on a host folder so that the inner engine's data root is not overlay
+# on overlay. When the targets are done, `make down` stops what `make up` left running (the inner
+# cluster and engine). Exit status: the first failed target's, else 0.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 FRESH=${FRESH:-$ROOT/bin/fresh}
@@ -60,7 +60,8 @@ for t in "$@"; do
   echo "=== $(date -u +%T) make $t: exit $r in $((SECONDS - s)) s"
   [ $r = 0 ] || { rc=$r; break; }
 done
-make down >/dev/null 2>&1 || true
+# what `make up` left running (a cluster, the inner engine); nothing to build when it never ran
+if [ -d .cluster ] || [ -f bin/docker/dockerd.pid ]; then make down >/dev/null 2>&1 || true; fi
 exit $rc
 '
 set +e
