@@ -191,6 +191,11 @@ func TestReleaseRoundTrip(t *testing.T) {
 		t.Errorf("helm history = %+v, want 2 revisions, the last deployed from platform-operators-%s", revs, res.Version)
 	}
 	checkPodsByDigest(t, ctx, cs, reg.Addr()+"/platform/manager@"+res.IndexDigest)
+	// helm test --logs, as CI systems run it on a release installed from the OCI chart: the test pod
+	// runs the manager image by the same digest and its log is read after it succeeded.
+	if out := run(t, ctx, root, helm, "test", "platform-operators", "--kubeconfig", kubeconfig, "-n", releaseNS, "--logs", "--timeout", "3m"); !strings.Contains(out, "200 OK") {
+		t.Errorf("helm test --logs printed no 200 OK from the test pod:\n%s", out)
+	}
 
 	// helm uninstall leaves what docs/uninstall.md says it leaves.
 	kubectl := func(args ...string) (string, error) {
@@ -221,7 +226,8 @@ func TestReleaseRoundTrip(t *testing.T) {
 	}{
 		{[]string{"-n", releaseNS, "get", "deployment", "platform-operators"}, false},
 		{[]string{"get", "clusterrole", "platform-operators-manager"}, false},
-		{[]string{"get", "crd", "secretsyncs.ops.platform-operators.io", "ats.ops.platform-operators.io", "scheduledjobs.ops.platform-operators.io"}, true},
+		{[]string{"get", "crd", "secretsyncs.ops.platform-operators.io", "copyrequests.ops.platform-operators.io", "ats.ops.platform-operators.io", "scheduledjobs.ops.platform-operators.io"}, true},
+		{[]string{"-n", releaseNS, "get", "pod", "platform-operators-test-readyz"}, true},
 		{[]string{"get", "secretsync", "uninstall"}, true},
 		{[]string{"-n", "tenant-a", "get", "secret", "shared"}, true},
 		{[]string{"-n", "tenant-a", "get", "scheduledjob", "nightly"}, true},
@@ -231,6 +237,10 @@ func TestReleaseRoundTrip(t *testing.T) {
 		if stayed := err == nil; stayed != tc.stay {
 			t.Errorf("after helm uninstall, kubectl %s: %v %s; want it to stay: %t (docs/uninstall.md)", strings.Join(tc.args, " "), err, out, tc.stay)
 		}
+	}
+	// The kept test pod goes as docs/uninstall.md says.
+	if out, err := kubectl("-n", releaseNS, "delete", "pod", "platform-operators-test-readyz", "--timeout=60s"); err != nil {
+		t.Errorf("deleting the kept helm test pod as docs/uninstall.md says: %v %s", err, out)
 	}
 	// No finalizer of ours holds anything: deleting the SecretSync without a manager returns.
 	if out, err := kubectl("delete", "secretsync", "uninstall", "--timeout=30s"); err != nil {
