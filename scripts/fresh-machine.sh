@@ -21,11 +21,9 @@ GOVERSION=$(go env GOVERSION)
 IMAGE=platform-operators/fresh-bookworm:$GOVERSION
 log() { printf '[fresh %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 [ $# -gt 0 ] || set -- up test
-MIRROR=${MIRROR:-$(awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)}
-[ -n "$MIRROR" ] || MIRROR=$(awk '$1=="deb"{print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
-[ -n "$MIRROR" ] || { log "no Debian mirror found in apt's sources: set MIRROR"; exit 1; }
 
 if ! "$DOCKER" image inspect "$IMAGE" >/dev/null 2>&1; then
+  MIRROR=$("$ROOT/scripts/host.sh" mirror)
   R=$FRESH/rootfs
   rm -rf "$R"; mkdir -p "$FRESH"
   log "debootstrap bookworm -> $R (log $R.log)"

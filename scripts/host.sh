@@ -7,6 +7,7 @@
 #   scripts/host.sh docker-down  stop the dockerd that docker-up started (by its pid); an engine we did not start is left alone
 #   scripts/host.sh with-docker CMD...  run CMD with an engine up; stop it afterwards (even when CMD fails) if this started it
 #   scripts/host.sh busybox      bin/busybox/busybox: Debian's static busybox, for the job test image (downloaded, not installed)
+#   scripts/host.sh mirror       print the Debian mirror apt uses (for debootstrap; $MIRROR wins)
 #
 # Packages: yamllint (make test-chart), jq (the runc wrapper), gcc and libc6-dev (cgo, which `go test -race` needs), docker.io (engine, containerd, runc),
 # debootstrap (the kind node image's rootfs), containerd (importing images into that rootfs),
@@ -79,6 +80,15 @@ busybox() {
   log "busybox: $(cat "$d/version")"
 }
 
+# mirror: the Debian mirror of apt's sources (deb822 first, then the one-line format), or $MIRROR.
+mirror() {
+  local m=${MIRROR:-}
+  [ -n "$m" ] || m=$(awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
+  [ -n "$m" ] || m=$(awk '$1=="deb"{print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
+  [ -n "$m" ] || { log "no Debian mirror found in apt's sources: set MIRROR"; exit 1; }
+  echo "$m"
+}
+
 # with_docker CMD...: docker-up, CMD, and docker-down by pid when docker-up started the engine.
 with_docker() {
   local started=0
@@ -93,6 +103,7 @@ case ${1:-} in
   docker-up) docker_up ;;
   docker-down) docker_down ;;
   busybox) busybox ;;
+  mirror) mirror ;;
   with-docker) shift; with_docker "$@" ;;
-  *) echo "usage: $0 packages [PKG...]|docker-up|docker-down|busybox" >&2; exit 2 ;;
+  *) echo "usage: $0 packages [PKG...]|docker-up|docker-down|with-docker CMD...|busybox|mirror" >&2; exit 2 ;;
 esac

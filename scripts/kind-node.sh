@@ -30,9 +30,7 @@ DOCKER=${DOCKER:-/usr/bin/docker}
 log() { printf '[kind-node %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 mkdir -p "$W"
 
-MIRROR=${MIRROR:-$(awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)}
-[ -n "$MIRROR" ] || MIRROR=$(awk '$1=="deb"{print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
-[ -n "$MIRROR" ] || { log "no Debian mirror found in apt's sources: set MIRROR"; exit 1; }
+MIRROR=$("$ROOT/scripts/host.sh" mirror)
 SUITE=bookworm
 
 # debootstrap_into DIR PACKAGES: a minbase Debian rootfs, kept between runs (its package list is in DIR.pkgs).
