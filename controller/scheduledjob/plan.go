@@ -280,12 +280,20 @@ func (d dueSlots) handled(slot *time.Time) bool {
 func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p *plan) dueSlots {
 	st := &p.status
 	observed := ptr.Deref(sj.Spec.TimeZone, "") + " " + strings.Join(Schedules(sj), " | ")
-	if st.ObservedSchedule != observed {
+	switch {
+	case st.ObservedSchedule != observed:
 		t := sj.CreationTimestamp
 		if st.ObservedSchedule != "" {
 			t = metav1.Time{Time: now}
 		}
 		st.ObservedSchedule, st.ObservedScheduleTime = observed, &t
+	case st.ObservedScheduleTime == nil:
+		// The schedule is the one observed but not since when (a status edited, or restored
+		// in part from a backup): count from creation, as on first sight. lastScheduleTime
+		// still says which slots ran, so nothing runs twice; at most the most recent slot
+		// since then runs, as after any outage.
+		t := sj.CreationTimestamp
+		st.ObservedScheduleTime = &t
 	}
 	// An @every entry counts its slots from the minute the schedules were first seen (creation,
 	// or the last edit), so it fires on its own grid next to other entries (schedule.Anchored),

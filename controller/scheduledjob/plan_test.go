@@ -497,3 +497,24 @@ const jobName = "ops.platform-operators.io/created-by"
 
 // noneDeleted: this process deleted no Job.
 func noneDeleted(types.UID) bool { return false }
+
+// A status with observedSchedule but no observedScheduleTime (edited, or restored in part from a
+// backup) used to panic in findSlots on every pass: nothing ran and nothing said why.
+func TestAnObservedScheduleWithoutItsTimeCountsFromCreation(t *testing.T) {
+	sj := newSJ(lastSchedule(thePriorHour), func(sj *v1alpha1.ScheduledJob) { sj.Status.ObservedSchedule = " " + onTheHour })
+	var p plan
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Fatalf("decide panicked: %v", r)
+			}
+		}()
+		p = decide(sj, nil, justAfterTheHour, noneDeleted, 0)
+	}()
+	if got := createdNames(p); !slices.Equal(got, []string{slotName(topOfTheHour)}) {
+		t.Errorf("creates = %v, want the 10:00 slot", got)
+	}
+	if p.status.ObservedScheduleTime == nil || !p.status.ObservedScheduleTime.Time.Equal(sj.CreationTimestamp.Time) {
+		t.Errorf("observedScheduleTime = %v, want the creation time %v", p.status.ObservedScheduleTime, sj.CreationTimestamp)
+	}
+}
