@@ -401,6 +401,17 @@ func admit(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *plan) (blocker
 			blockers = append(blockers, c.job.Name)
 		}
 	case v1alpha1.ReplaceConcurrent:
+		// A Job this pass already plans (a run-now request asked in the same pass as a due
+		// slot) would start next to the new one, and Replace allows one run at a time: it is
+		// replaced before it exists. Its token is spent, and the Warning says by what.
+		for _, c := range p.creates {
+			if c.token != "" {
+				p.status.LastRunNowToken = c.token
+				p.events = append(p.events, event{corev1.EventTypeWarning, ReasonRunNowSkipped,
+					fmt.Sprintf("Run-now %q not started: concurrencyPolicy is Replace and the scheduled run due in the same pass replaces it", c.token)})
+			}
+		}
+		p.creates = nil
 		if len(p.replace) > 0 {
 			break
 		}

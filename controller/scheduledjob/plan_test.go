@@ -432,6 +432,15 @@ func TestDecide(t *testing.T) {
 		{name: "run-now under Replace deletes the active Job first",
 			sj: newSJ(policy(v1alpha1.ReplaceConcurrent), lastSchedule(thePriorHour), activeIn(prior), runNow("t3")), jobs: []*batchv1.Job{prior}, now: thePriorHour.Add(10 * time.Minute),
 			wantCreate: []string{jobs.RunNowName(newSJ(), "t3")}, wantReplace: []string{prior.Name}, wantActive: 1, wantRequeue: 50*time.Minute + schedule.Padding},
+		// Both used to be created in one pass, and ran together under Replace.
+		{name: "run-now and a due slot in one pass under Replace: one Job, the slot's; the token is spent with a Warning",
+			sj: newSJ(policy(v1alpha1.ReplaceConcurrent), lastSchedule(thePriorHour), activeIn(prior), runNow("t6")), jobs: []*batchv1.Job{prior}, now: justAfterTheHour,
+			wantCreate: []string{slotName(topOfTheHour)}, wantReplace: []string{prior.Name}, wantActive: 1, wantEvents: []string{ReasonRunNowSkipped}, wantRequeue: 59*time.Minute + schedule.Padding,
+			check: func(t *testing.T, p plan) {
+				if p.status.LastRunNowToken != "t6" {
+					t.Errorf("lastRunNowToken = %q, want t6 spent", p.status.LastRunNowToken)
+				}
+			}},
 		{name: "run-now while suspended is skipped",
 			sj: newSJ(suspended, lastSchedule(topOfTheHour), runNow("t4")), now: justAfterTheHour, wantEvents: []string{ReasonSuspended, ReasonRunNowSkipped}},
 		{name: "run-now and a due slot under Forbid: the run-now Job holds the slot back",
