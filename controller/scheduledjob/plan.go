@@ -100,6 +100,8 @@ type plan struct {
 // own part of the plan:
 //
 //   - history (observeJobs): the active list, finished runs, the run history, history to prune;
+//   - record (recordClaims): every slot Job the status does not record yet is recorded, whatever
+//     else the pass finds (past the deadline, the next slot due, suspended, a bad schedule);
 //   - pods (observePods): active Jobs whose pods are not created (refused by admission);
 //   - schedule (readSchedule): parse, or say once why it cannot be;
 //   - slot (findSlots): which slots are due and whether each was handled, when to wake next;
@@ -112,6 +114,7 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 	p.status.ObservedGeneration = sj.Generation
 	p.status.ScheduleSummary = ScheduleSummary(sj)
 	observeJobs(sj, children, deletedByUs, &p)
+	recordClaims(sj, children, now, &p)
 	observePods(sj, children, now, stuckAfter, &p)
 	if sj.DeletionTimestamp != nil {
 		return p
@@ -172,6 +175,46 @@ func observeJobs(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, deletedByUs
 	st.Active = active
 	st.Runs = runHistory(sj.Status.Runs, children, runHistoryLimit(sj))
 	p.prune = historyToPrune(sj, succeeded, failed)
+}
+
+// recordClaims is the record step (slots.go, step 2): a slot's Job that exists (or was seen
+// finishing before it was deleted, jobs.Gone) while the status read does not record its slot was
+// created by a pass that left the record to the next one. That next pass is this one, whatever
+// else it finds: the slot's deadline passed meanwhile (a failover, a queue behind a busy slot),
+// the next slot is due under Forbid, the ScheduledJob was suspended, the schedule is now invalid.
+// So lastScheduleTime moves to the latest such slot and each Job is announced (SuccessfulCreate),
+// for any slot, not only the most recent one within its deadline; a slot is never reported
+// missed, passed over or run again while its Job exists. Only a Job whose name is its slot's
+// counts: the scheduled-time annotation alone could be edited on the Job.
+func recordClaims(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, p *plan) {
+	st := &p.status
+	var latest *time.Time
+	for _, j := range children {
+		slot, ok := slotOf(sj, j)
+		if !ok || slot.After(now) || (sj.Status.LastScheduleTime != nil && !slot.After(sj.Status.LastScheduleTime.Time)) {
+			continue
+		}
+		p.events = append(p.events, event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + j.Name})
+		if latest == nil || slot.After(*latest) {
+			latest = &slot
+		}
+	}
+	if latest != nil {
+		st.LastScheduleTime = &metav1.Time{Time: *latest}
+	}
+}
+
+// slotOf returns the slot whose Job j is: a Job of sj named after the slot its scheduled-time
+// annotation says (SlotName, or the name used up to 0.1.0); not a run-now Job.
+func slotOf(sj *v1alpha1.ScheduledJob, j *batchv1.Job) (time.Time, bool) {
+	if _, runNow := j.Annotations[keys.AnnotationRunNowToken]; runNow {
+		return time.Time{}, false
+	}
+	slot, err := time.Parse(time.RFC3339, j.Annotations[jobs.ScheduledTimeAnnotation])
+	if err != nil || (j.Name != jobs.SlotName(sj, slot) && j.Name != jobs.LegacySlotName(sj.Name, slot)) {
+		return time.Time{}, false
+	}
+	return slot, true
 }
 
 // observePods is the pods step: an active Job that has had no pod for stuckAfter (the Job
@@ -426,7 +469,6 @@ func admit(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *plan) (blocker
 
 // runDueSlot decides the due slot: a Job, a skip, or nothing.
 func runDueSlot(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *plan) {
-	st := &p.status
 	switch {
 	case d.recentOK == nil:
 		// A slot passed but is older than startingDeadlineSeconds: upstream is silent here.
@@ -442,11 +484,8 @@ func runDueSlot(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, 
 		// Job the API server refused: an edit of the template retries it.
 		return
 	case slotJobExists(children, sj, *d.recentOK):
-		// The slot's Job exists but the status does not say so yet: the pass at the slot
-		// created it and left the status to this pass (or crashed, or lost its write). Record
-		// the slot and announce the Job; never create twice.
-		st.LastScheduleTime = &metav1.Time{Time: *d.recentOK}
-		p.events = append(p.events, event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + jobs.SlotName(sj, *d.recentOK)})
+		// A refused slot retried after an edit whose Job exists: the record step recorded it.
+		// Never create twice.
 		return
 	}
 	slot := *d.recentOK

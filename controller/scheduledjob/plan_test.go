@@ -527,3 +527,87 @@ func TestAnObservedScheduleWithoutItsTimeCountsFromCreation(t *testing.T) {
 		t.Errorf("observedScheduleTime = %v, want the creation time %v", p.status.ObservedScheduleTime, sj.CreationTimestamp)
 	}
 }
+
+// The pass that creates a slot's Job leaves the record to the next pass. Whatever that pass
+// finds, it records the slot whose Job exists: before, only the most recent slot within its
+// deadline was looked for, so a late pass reported a running slot MissedDeadline, a pass under
+// Forbid with the next slot due never recorded it and sent a false MissedSlots, and a suspended
+// pass returned before recording (with ttlSecondsAfterFinished 0 and jobs.Gone forgetting the
+// Job after an hour, the slot ran again on resume).
+func TestTheSlotWhoseJobExistsIsRecordedByTheNextPassWhateverItFinds(t *testing.T) {
+	at10 := childJob(topOfTheHour, running)
+	done10 := childJob(topOfTheHour, succeededJob)
+	done10.DeletionTimestamp = ptr.To(metav1.NewTime(topOfTheHour.Add(time.Minute))) // as goneChildren passes it
+	cases := []struct {
+		name        string
+		sj          *v1alpha1.ScheduledJob
+		jobs        []*batchv1.Job
+		now         time.Time
+		wantEvents  []string
+		wantSkipped string
+		wantCreate  []string
+		check       func(t *testing.T, p plan)
+	}{
+		{name: "past its deadline: recorded, not MissedDeadline",
+			sj: newSJ(deadline(10), lastSchedule(thePriorHour)), jobs: []*batchv1.Job{at10}, now: topOfTheHour.Add(30 * time.Second),
+			wantEvents: []string{ReasonSuccessfulCreate}},
+		{name: "under Forbid with the next slot due: recorded, the next slot skipped, no MissedSlots",
+			sj: newSJ(policy(v1alpha1.ForbidConcurrent), lastSchedule(thePriorHour)), jobs: []*batchv1.Job{at10}, now: topOfTheHour.Add(time.Hour + time.Second),
+			wantEvents: []string{ReasonSuccessfulCreate, ReasonJobAlreadyActive}, wantSkipped: ReasonJobAlreadyActive},
+		{name: "under Allow with the next slot due: recorded, the next slot runs, no MissedSlots",
+			sj: newSJ(lastSchedule(thePriorHour)), jobs: []*batchv1.Job{at10}, now: topOfTheHour.Add(time.Hour + time.Second),
+			wantEvents: []string{ReasonSuccessfulCreate}, wantCreate: []string{slotName(topOfTheHour.Add(time.Hour))}},
+		{name: "suspended right after the create: recorded before the suspension is said",
+			sj: newSJ(suspended, lastSchedule(thePriorHour)), jobs: []*batchv1.Job{at10}, now: topOfTheHour.Add(30 * time.Second),
+			wantEvents: []string{ReasonSuccessfulCreate, ReasonSuspended}},
+		{name: "suspended, its Job finished and deleted by its TTL: recorded from what jobs.Gone kept",
+			sj: newSJ(suspended, lastSchedule(thePriorHour)), jobs: []*batchv1.Job{done10}, now: topOfTheHour.Add(2 * time.Minute),
+			wantEvents: []string{ReasonSuccessfulCreate, ReasonSuspended}},
+		{name: "a skip recorded for the slot by a pass that did not see its Job yet: listed once, as the run",
+			sj: newSJ(deadline(10), lastSchedule(thePriorHour), func(sj *v1alpha1.ScheduledJob) {
+				sj.Status.LastSkippedTime = ptr.To(metav1.NewTime(topOfTheHour))
+				sj.Status.Runs = addSkipped(nil, topOfTheHour, ReasonMissedDeadline, 10)
+			}), jobs: []*batchv1.Job{at10}, now: topOfTheHour.Add(30 * time.Second),
+			wantEvents: []string{ReasonSuccessfulCreate}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := decide(tc.sj, tc.jobs, tc.now, noneDeleted, 0)
+			if p.status.LastScheduleTime == nil || !p.status.LastScheduleTime.Time.Equal(topOfTheHour) {
+				t.Errorf("lastScheduleTime = %v, want the 10:00 slot recorded", p.status.LastScheduleTime)
+			}
+			if got := reasons(p); !slices.Equal(got, tc.wantEvents) {
+				t.Errorf("events = %v, want %v", got, tc.wantEvents)
+			}
+			if p.skipped != tc.wantSkipped {
+				t.Errorf("skipped = %q, want %q", p.skipped, tc.wantSkipped)
+			}
+			if got := createdNames(p); !slices.Equal(got, tc.wantCreate) {
+				t.Errorf("creates = %v, want %v", got, tc.wantCreate)
+			}
+			n := 0
+			for _, r := range p.status.Runs {
+				if r.ScheduledTime.Time.Equal(topOfTheHour) {
+					n++
+					if r.JobName != at10.Name {
+						t.Errorf("the 10:00 run is %+v, want its Job", r)
+					}
+				}
+			}
+			if n != 1 {
+				t.Errorf("the 10:00 slot is listed %d times in runs, want once: %+v", n, p.status.Runs)
+			}
+		})
+	}
+}
+
+// A Job whose scheduled-time annotation was edited does not move lastScheduleTime: only a Job
+// named after the slot it says counts.
+func TestAJobWithAnEditedScheduledTimeRecordsNothing(t *testing.T) {
+	j := childJob(topOfTheHour, running)
+	j.Annotations[jobs.ScheduledTimeAnnotation] = weekAfterTheHour.Format(time.RFC3339)
+	p := decide(newSJ(lastSchedule(thePriorHour)), []*batchv1.Job{j}, topOfTheHour.Add(30*time.Second), noneDeleted, 0)
+	if !p.status.LastScheduleTime.Time.Equal(thePriorHour) {
+		t.Errorf("lastScheduleTime = %v, want 09:00 kept", p.status.LastScheduleTime)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
 // runHistory is status.runs after looking at the ScheduledJob's Jobs: each Job's record is
@@ -19,6 +20,9 @@ func runHistory(prev []v1alpha1.ScheduledJobRun, children []*batchv1.Job, limit 
 		return nil
 	}
 	seen := map[string]bool{}
+	// slots that have a Job: a skip recorded for one of them (by a pass that did not see the
+	// Job yet) is superseded by its run, so the slot is listed once.
+	ran := map[int64]bool{}
 	var out []v1alpha1.ScheduledJobRun
 	for _, j := range children {
 		scheduled, err := time.Parse(time.RFC3339, j.Annotations[jobs.ScheduledTimeAnnotation])
@@ -26,6 +30,9 @@ func runHistory(prev []v1alpha1.ScheduledJobRun, children []*batchv1.Job, limit 
 			continue // not a Job of a slot
 		}
 		seen[j.Name] = true
+		if _, runNow := j.Annotations[keys.AnnotationRunNowToken]; !runNow {
+			ran[scheduled.Unix()] = true
+		}
 		rec := v1alpha1.ScheduledJobRun{ScheduledTime: metav1.NewTime(scheduled), JobName: j.Name, Result: v1alpha1.RunRunning}
 		if j.Status.StartTime != nil {
 			t := *j.Status.StartTime
@@ -43,7 +50,7 @@ func runHistory(prev []v1alpha1.ScheduledJobRun, children []*batchv1.Job, limit 
 		out = append(out, rec)
 	}
 	for _, r := range prev {
-		if r.JobName != "" && seen[r.JobName] {
+		if r.JobName != "" && seen[r.JobName] || r.Result == v1alpha1.RunSkipped && ran[r.ScheduledTime.Unix()] {
 			continue
 		}
 		if r.Result == v1alpha1.RunRunning {
