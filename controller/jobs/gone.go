@@ -22,13 +22,21 @@ import (
 // GoneRetention is how long Gone remembers a finished Job after its deletion.
 const GoneRetention = time.Hour
 
-// goneCap bounds how many Jobs Gone remembers; the oldest go first.
+// goneCap bounds how many Jobs Gone remembers; the oldest go first. Only Jobs deleted by others
+// (a TTL, a user) are remembered, never the manager's own history prunes, so the cap is reached
+// only when that many finished Jobs are deleted by others within GoneRetention.
 const goneCap = 10000
 
-// Gone remembers how the manager's Jobs that were deleted after they finished ended, as the Job
-// informer last saw them. A Job with a short ttlSecondsAfterFinished can complete and be deleted
-// before a worker looks at its owner; without this, the owner would find it missing and report a
-// success as a deletion (At Failed/JobDeleted, run history Deleted).
+// Gone remembers how the manager's Jobs that were deleted by others after they finished ended,
+// as the Job informer last saw them. A Job with a short ttlSecondsAfterFinished can complete and
+// be deleted before a worker looks at its owner; without this, the owner would find it missing
+// and report a success as a deletion (At Failed/JobDeleted, run history Deleted), or, for a
+// ScheduledJob slot not yet recorded, run the slot again.
+//
+// The manager's own deletions of finished Jobs (history pruned once the status records the run)
+// are not remembered: their owner's status already says all they could tell (Deleting). Memory
+// and time are bounded: at most goneCap Jobs of a few hundred bytes each; Observe, Deleting and
+// expiry are O(1) amortized (a first-in first-out list in time order), Of is O(the owner's Jobs).
 //
 // It is memory only. What it cannot know: a Job that finished and was deleted while no replica
 // of the manager was watching (all stopped, or a watch gap in which the informer never saw the
@@ -37,9 +45,18 @@ const goneCap = 10000
 type Gone struct {
 	kind  string
 	clock clock.PassiveClock
+	// limit is goneCap (a field so that tests can make it small).
+	limit int
 
-	mu   sync.Mutex
-	jobs map[types.UID]goneJob
+	mu sync.Mutex
+	// byOwner indexes the remembered Jobs by their controller's UID, then their own.
+	byOwner map[types.UID]map[types.UID]goneJob
+	// order is every remembered Job, oldest first; oursOrder the same for ours.
+	order, oursOrder fifo
+	// count is how many Jobs byOwner holds.
+	count int
+	// ours are the finished Jobs the manager is deleting itself, until the informer sees them go.
+	ours map[types.UID]time.Time
 }
 
 type goneJob struct {
@@ -50,12 +67,31 @@ type goneJob struct {
 // NewGone remembers the deleted finished Jobs controlled by an object of ownerKind (At,
 // ScheduledJob).
 func NewGone(ownerKind string, c clock.PassiveClock) *Gone {
-	return &Gone{kind: ownerKind, clock: c, jobs: map[types.UID]goneJob{}}
+	return &Gone{kind: ownerKind, clock: c, limit: goneCap, byOwner: map[types.UID]map[types.UID]goneJob{}, ours: map[types.UID]time.Time{}}
 }
 
-// Observe records obj, a Job the informer saw deleted, if it had finished and its controller is
-// of the kind g remembers. Only what the owners read is kept (name, UID, owner, the run's
-// annotations, status), so the memory is a few hundred bytes per Job whatever its template.
+// Deleting says the manager itself is about to delete the finished Job uid (history beyond the
+// limits, pruned only once its owner's written status records its run): its deletion is not
+// remembered. A nil Gone does nothing.
+func (g *Gone) Deleting(uid types.UID) {
+	if g == nil {
+		return
+	}
+	now := g.clock.Now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.expire(now)
+	if _, ok := g.ours[uid]; !ok && len(g.ours) >= g.limit {
+		g.evictOldest(true)
+	}
+	g.ours[uid] = now
+	g.oursOrder.push(entry{uid: uid, at: now, ours: true})
+}
+
+// Observe records obj, a Job the informer saw deleted, if it had finished, its controller is of
+// the kind g remembers, and the manager did not delete it itself. Only what the owners read is
+// kept (name, UID, owner, the run's annotations, status), so the memory is a few hundred bytes
+// per Job whatever its template.
 func (g *Gone) Observe(obj any) {
 	if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
@@ -71,6 +107,15 @@ func (g *Gone) Observe(obj any) {
 	if finished, _, _ := Finished(j); !finished {
 		return
 	}
+	now := g.clock.Now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.expire(now)
+	if _, pruned := g.ours[j.UID]; pruned {
+		delete(g.ours, j.UID) // the manager's own prune: nothing to remember
+		g.trimStale(&g.oursOrder)
+		return
+	}
 	kept := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: j.Name, Namespace: j.Namespace, UID: j.UID, CreationTimestamp: j.CreationTimestamp,
@@ -83,20 +128,19 @@ func (g *Gone) Observe(obj any) {
 			kept.Annotations[k] = v
 		}
 	}
-	now := g.clock.Now()
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.expire(now)
-	if len(g.jobs) >= goneCap {
-		var oldest types.UID
-		for uid, e := range g.jobs {
-			if oldest == "" || e.at.Before(g.jobs[oldest].at) {
-				oldest = uid
-			}
-		}
-		delete(g.jobs, oldest)
+	jobs := g.byOwner[ref.UID]
+	if jobs == nil {
+		jobs = map[types.UID]goneJob{}
+		g.byOwner[ref.UID] = jobs
 	}
-	g.jobs[j.UID] = goneJob{job: kept, at: now}
+	if _, again := jobs[j.UID]; !again {
+		if g.count >= g.limit {
+			g.evictOldest(false)
+		}
+		g.count++
+	}
+	jobs[j.UID] = goneJob{job: kept, at: now}
+	g.order.push(entry{uid: j.UID, owner: ref.UID, at: now})
 }
 
 // Of returns copies of the remembered Jobs controlled by owner.
@@ -105,20 +149,127 @@ func (g *Gone) Of(owner types.UID) []*batchv1.Job {
 	defer g.mu.Unlock()
 	g.expire(g.clock.Now())
 	var out []*batchv1.Job
-	for _, e := range g.jobs {
-		if e.job.OwnerReferences[0].UID == owner {
-			out = append(out, e.job.DeepCopy())
-		}
+	for _, e := range g.byOwner[owner] {
+		out = append(out, e.job.DeepCopy())
 	}
 	return out
 }
 
+// oursRetention is how long a deletion by the manager itself waits for the informer to see it
+// (seconds, normally); a delete that failed is forgotten then.
+const oursRetention = 5 * time.Minute
+
+// expire drops what is older than its retention, from the front of the time-ordered lists.
 func (g *Gone) expire(now time.Time) {
-	for uid, e := range g.jobs {
-		if now.Sub(e.at) > GoneRetention {
-			delete(g.jobs, uid)
+	for _, l := range []struct {
+		f         *fifo
+		retention time.Duration
+	}{{&g.order, GoneRetention}, {&g.oursOrder, oursRetention}} {
+		for {
+			e, ok := l.f.front()
+			if !ok || now.Sub(e.at) <= l.retention {
+				break
+			}
+			l.f.pop()
+			g.drop(e)
 		}
 	}
+}
+
+// evictOldest drops the oldest remembered Job (ours false) or the oldest of the manager's own
+// deletions (ours true), and whatever stale entries come before it.
+func (g *Gone) evictOldest(ours bool) {
+	f := &g.order
+	if ours {
+		f = &g.oursOrder
+	}
+	for {
+		e, ok := f.pop()
+		if !ok || g.drop(e) {
+			return
+		}
+	}
+}
+
+// drop removes what e refers to if it is still current (not replaced by a later entry for the
+// same Job) and reports whether it did.
+func (g *Gone) drop(e entry) bool {
+	if e.ours {
+		if at, ok := g.ours[e.uid]; ok && at.Equal(e.at) {
+			delete(g.ours, e.uid)
+			return true
+		}
+		return false
+	}
+	jobs := g.byOwner[e.owner]
+	if cur, ok := jobs[e.uid]; ok && cur.at.Equal(e.at) {
+		delete(jobs, e.uid)
+		if len(jobs) == 0 {
+			delete(g.byOwner, e.owner)
+		}
+		g.count--
+		return true
+	}
+	return false
+}
+
+// trimStale pops the entries at the front of f that no longer refer to anything (a prune the
+// informer saw go), so the list stays as long as what it orders, not as the deletions seen.
+func (g *Gone) trimStale(f *fifo) {
+	for {
+		e, ok := f.front()
+		if !ok || g.current(e) {
+			return
+		}
+		f.pop()
+	}
+}
+
+// current reports whether e still refers to what g remembers.
+func (g *Gone) current(e entry) bool {
+	if e.ours {
+		at, ok := g.ours[e.uid]
+		return ok && at.Equal(e.at)
+	}
+	cur, ok := g.byOwner[e.owner][e.uid]
+	return ok && cur.at.Equal(e.at)
+}
+
+// entry is one remembered Job (or one of the manager's own deletions) in time order.
+type entry struct {
+	uid, owner types.UID
+	at         time.Time
+	ours       bool
+}
+
+// fifo is a first-in first-out list: O(1) amortized push and pop.
+type fifo struct {
+	items []entry
+	head  int
+}
+
+func (f *fifo) push(e entry) { f.items = append(f.items, e) }
+
+func (f *fifo) front() (entry, bool) {
+	if f.head == len(f.items) {
+		return entry{}, false
+	}
+	return f.items[f.head], true
+}
+
+func (f *fifo) pop() (entry, bool) {
+	e, ok := f.front()
+	if !ok {
+		return e, false
+	}
+	f.items[f.head] = entry{}
+	f.head++
+	// Reuse the space once half of it is popped: each entry is copied at most once per halving.
+	if f.head > len(f.items)/2 {
+		f.items = append(f.items[:0], f.items[f.head:]...)
+		f.head = 0
+	}
+	return e, true
 }
 
 // Register records every Job deletion the informer of the manager's Job cache sees. The cache

@@ -255,6 +255,9 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 	// Step 3, after the write: p.prune holds only Jobs the status read at the start of the
 	// pass no longer needs.
 	for _, j := range p.prune {
+		// Its run is in the written status: jobs.Gone need not remember it (and must not fill
+		// with the manager's own prunes).
+		r.gone.Deleting(j.UID)
 		if err := r.deleteJob(ctx, j); err != nil {
 			p.events = append(p.events, event{corev1.EventTypeWarning, "FailedDelete", fmt.Sprintf("Deleting job %s: %v", j.Name, err)})
 			continue
