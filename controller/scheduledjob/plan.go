@@ -91,6 +91,11 @@ type plan struct {
 	// podsCheck is when an active Job with no pod yet would count as stuck (0: none): the
 	// reconciler looks again then if nothing sooner is due.
 	podsCheck time.Duration
+	// confirm are the Jobs of recent slots that the status does not record and the Job cache
+	// does not show, which would change this pass's creates if they exist (Forbid, Replace):
+	// the reconciler reads them from the API server before creating, and decides again with
+	// the ones it finds (unconfirmedSlots).
+	confirm []string
 }
 
 // decide is the whole ScheduledJob logic as a function of the object, its Jobs, now, which Jobs
@@ -134,7 +139,47 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 	}
 	requestRunNow(sj, children, now, sched, &p)
 	runDueSlot(sj, children, due, &p)
+	p.confirm = unconfirmedSlots(sj, children, due, &p)
 	return p
+}
+
+// confirmWindow and maxConfirm bound the slots whose Jobs a pass that creates under Forbid or
+// Replace reads from the API server: the Job cache lags the API server by the time a watch event
+// takes (milliseconds; seconds at a busy slot or on a new leader), so only the Jobs of the most
+// recent slots can exist without the cache showing them.
+const (
+	confirmWindow = 10 * time.Minute
+	maxConfirm    = 5
+)
+
+// unconfirmedSlots returns the Jobs whose existence would change the creates p plans, and that
+// neither the status (lastScheduleTime) nor the Job cache (children) account for: under Forbid a
+// slot Job the previous pass created, whose record it left to this pass, blocks a new Job even
+// while the cache does not show it (a run-now request right after the slot, or on a new leader);
+// under Replace it must be replaced. They are the Jobs of the slots after lastScheduleTime within
+// confirmWindow before now, at most maxConfirm, most recent first. None under Allow, or when
+// nothing is to be created.
+func unconfirmedSlots(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *plan) []string {
+	if len(p.creates) == 0 || sj.Spec.ConcurrencyPolicy == v1alpha1.AllowConcurrent || sj.Spec.ConcurrencyPolicy == "" {
+		return nil
+	}
+	from := d.slotNow.Add(-confirmWindow)
+	if d.earliestAll.After(from) {
+		from = d.earliestAll
+	}
+	var slots []time.Time
+	for t := d.sched.Next(from); !t.IsZero() && !t.After(d.slotNow); t = d.sched.Next(t) {
+		slots = append(slots, t)
+	}
+	var out []string
+	for i := len(slots) - 1; i >= 0 && len(out) < maxConfirm; i-- {
+		name := jobs.SlotName(sj, slots[i])
+		if hasJobNamed(children, name) || slices.ContainsFunc(p.creates, func(c creation) bool { return c.job.Name == name }) {
+			continue
+		}
+		out = append(out, name)
+	}
+	return out
 }
 
 // observeJobs is the history step: it rebuilds the active list from the Jobs that exist (never
@@ -303,8 +348,11 @@ type dueSlots struct {
 	last *time.Time
 	// lastSkipped is status.lastSkippedTime as read: the last slot reported skipped.
 	lastSkipped *time.Time
-	// earliestOK is the time after which slots count, startingDeadlineSeconds included.
-	earliestOK time.Time
+	// earliestOK is the time after which slots count, startingDeadlineSeconds included;
+	// earliestAll the same without it.
+	earliestOK, earliestAll time.Time
+	// slotNow is now as the slot math sees it (the jitter offset behind).
+	slotNow time.Time
 	// recent is the most recent slot since the last one (nil: none); recentOK the same within
 	// startingDeadlineSeconds, with how many slots were missed on the way to it.
 	recent, recentOK *time.Time
@@ -360,6 +408,7 @@ func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p
 	offset := JitterOffset(sj)
 	slotNow := now.Add(-offset)
 	earliestAll := schedule.Earliest(sj.CreationTimestamp.Time, d.last, seenAt, deadline, slotNow, false)
+	d.earliestAll, d.slotNow = earliestAll, slotNow
 	d.earliestOK = schedule.Earliest(sj.CreationTimestamp.Time, d.last, seenAt, deadline, slotNow, true)
 	d.recent, _ = sched.MostRecent(earliestAll, slotNow)
 	d.recentOK, d.missed = sched.MostRecent(d.earliestOK, slotNow)

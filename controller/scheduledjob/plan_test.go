@@ -611,3 +611,41 @@ func TestAJobWithAnEditedScheduledTimeRecordsNothing(t *testing.T) {
 		t.Errorf("lastScheduleTime = %v, want 09:00 kept", p.status.LastScheduleTime)
 	}
 }
+
+// Which Jobs a pass reads around the cache before it creates: only under Forbid or Replace, only
+// recent slots neither recorded nor cached, never the one it creates (its AlreadyExists is the
+// lock); the pass at a slot therefore reads nothing more.
+func TestUnconfirmedSlots(t *testing.T) {
+	forbid := policy(v1alpha1.ForbidConcurrent)
+	everyMin := spec("* * * * *")
+	cases := []struct {
+		name string
+		sj   *v1alpha1.ScheduledJob
+		jobs []*batchv1.Job
+		now  time.Time
+		want []string
+	}{
+		{name: "the pass at a slot under Forbid: none",
+			sj: newSJ(forbid, lastSchedule(thePriorHour)), now: justAfterTheHour},
+		{name: "a run-now request under Forbid with the slot unrecorded: the slot's Job",
+			sj: newSJ(forbid, lastSchedule(thePriorHour), runNow("t")), now: topOfTheHour.Add(5 * time.Second), want: []string{slotName(topOfTheHour)}},
+		{name: "the same, the slot's Job in the cache: none",
+			sj: newSJ(forbid, lastSchedule(thePriorHour), runNow("t")), jobs: []*batchv1.Job{childJob(topOfTheHour, running)}, now: topOfTheHour.Add(5 * time.Second)},
+		{name: "the same under Allow: none",
+			sj: newSJ(lastSchedule(thePriorHour), runNow("t")), now: topOfTheHour.Add(5 * time.Second)},
+		{name: "every minute, Forbid, the record three slots behind: the two slots before the one created, newest first",
+			sj: newSJ(forbid, everyMin, lastSchedule(topOfTheHour)), now: topOfTheHour.Add(3*time.Minute + time.Second),
+			want: []string{slotName(topOfTheHour.Add(2 * time.Minute)), slotName(topOfTheHour.Add(time.Minute))}},
+		{name: "every minute, Forbid, an hour behind: the most recent within the window, at most five",
+			sj: newSJ(forbid, everyMin, lastSchedule(thePriorHour)), now: topOfTheHour.Add(time.Second),
+			want: []string{slotName(topOfTheHour.Add(-time.Minute)), slotName(topOfTheHour.Add(-2 * time.Minute)), slotName(topOfTheHour.Add(-3 * time.Minute)),
+				slotName(topOfTheHour.Add(-4 * time.Minute)), slotName(topOfTheHour.Add(-5 * time.Minute))}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := decide(tc.sj, tc.jobs, tc.now, noneDeleted, 0).confirm; !slices.Equal(got, tc.want) {
+				t.Errorf("confirm = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

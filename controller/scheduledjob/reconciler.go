@@ -178,7 +178,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	p := decide(&sj, children, r.Clock.Now(), r.deleted.has, r.PodsStuckAfter)
+	now := r.Clock.Now()
+	p := decide(&sj, children, now, r.deleted.has, r.PodsStuckAfter)
+	if len(p.confirm) > 0 {
+		// Under Forbid or Replace, a recent slot's Job the cache does not show yet (created by
+		// the previous pass, which left its record to this one) must block or be replaced:
+		// read those few around the cache, and decide again with what exists.
+		found, err := r.unseenJobs(ctx, &sj, p.confirm)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if len(found) > 0 {
+			children = append(children, found...)
+			sortJobs(children)
+			p = decide(&sj, children, now, r.deleted.has, r.PodsStuckAfter)
+		}
+	}
 	// A Job already deleted (by its TTL, or being deleted) is history, never pruned again.
 	p.prune = slices.DeleteFunc(p.prune, func(j *batchv1.Job) bool { return j.DeletionTimestamp != nil })
 	if len(p.creates) > 0 {
@@ -237,6 +252,26 @@ func (r *Reconciler) children(ctx context.Context, sj *v1alpha1.ScheduledJob) ([
 	}
 	out = append(out, r.goneChildren(sj, seen)...)
 	sortJobs(out)
+	return out, nil
+}
+
+// unseenJobs reads the named Jobs from the API server and returns those sj controls.
+func (r *Reconciler) unseenJobs(ctx context.Context, sj *v1alpha1.ScheduledJob, names []string) ([]*batchv1.Job, error) {
+	var out []*batchv1.Job
+	for _, name := range names {
+		var j batchv1.Job
+		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: sj.Namespace, Name: name}, &j)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, err
+		case metav1.IsControlledBy(&j, sj):
+			// As children: a Job being deleted is not active, unless it finished (its run).
+			if finished, _, _ := jobs.Finished(&j); j.DeletionTimestamp == nil || finished {
+				out = append(out, &j)
+			}
+		}
+	}
 	return out, nil
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
 // errKilled is what every call of a "dead" process returns.
@@ -376,5 +377,55 @@ func TestANewLeaderWithAStaleScheduledJobDoesNotRunAPrunedSlotAgain(t *testing.T
 	}
 	if res.RequeueAfter <= 0 || res.RequeueAfter > time.Second {
 		t.Errorf("requeueAfter = %v, want a short wait for the cache", res.RequeueAfter)
+	}
+}
+
+// Under Forbid the Job the previous pass created is not in status.active yet (its record is the
+// next pass's): a pass whose Job cache does not show it yet (the informer lags, or a new leader)
+// used to trust the cache and start a run-now Job next to it.
+func TestForbidDoesNotTrustALaggingJobCacheForTheSlotJustCreated(t *testing.T) {
+	f := newFixture(t, false)
+	sj := everyMinute(f.env.Namespace(t, "sj-forbid-lag"), "lag")
+	sj.Spec.ConcurrencyPolicy = v1alpha1.ForbidConcurrent
+	f.create(t, sj)
+	f.reconcile(t, sj)
+	slot := f.nextMinute()
+	f.reconcile(t, sj) // creates the slot's Job, leaves the record to the next pass
+	if n := len(f.jobsOf(t, sj)); n != 1 {
+		t.Fatalf("setup: %d Jobs after the slot, want 1", n)
+	}
+	sj.Annotations = map[string]string{keys.AnnotationRunNow: "now-please"}
+	if err := f.env.Client.Update(f.env.Ctx, sj); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitCacheCurrent(t, f.env, sj)
+	// The next pass's Job cache does not show the slot's Job yet.
+	orig := f.rec.Client
+	f.rec.Client = testenv.Intercept(orig, interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if err := c.List(ctx, list, opts...); err != nil {
+				return err
+			}
+			if jl, ok := list.(*batchv1.JobList); ok {
+				jl.Items = nil
+			}
+			return nil
+		},
+	})
+	defer func() { f.rec.Client = orig }()
+	if _, err := f.rec.Reconcile(f.env.Ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(sj)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.env.Manager.GetAPIReader().Get(f.env.Ctx, client.ObjectKeyFromObject(sj), sj); err != nil {
+		t.Fatal(err)
+	}
+	if js := f.jobsOf(t, sj); len(js) != 1 {
+		t.Errorf("%d Jobs run together under Forbid, want the slot's alone", len(js))
+	}
+	if sj.Status.LastScheduleTime == nil || !sj.Status.LastScheduleTime.Time.Equal(slot) || sj.Status.LastRunNowToken != "now-please" {
+		t.Errorf("lastScheduleTime %v, lastRunNowToken %q; want the slot recorded and the token spent", sj.Status.LastScheduleTime, sj.Status.LastRunNowToken)
+	}
+	if evs := strings.Join(f.drainEvents(), "\n"); !strings.Contains(evs, ReasonRunNowSkipped) {
+		t.Errorf("events %s, want %s", evs, ReasonRunNowSkipped)
 	}
 }
