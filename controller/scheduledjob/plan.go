@@ -32,6 +32,45 @@ const ConditionStalled = "Stalled"
 // (reason PodsNotCreated: its pod creates are refused), and absent otherwise.
 const ConditionJobsStuck = "JobsStuck"
 
+// How a slot ends: the protocol's outcomes. Every slot due while the ScheduledJob exists ends
+// with exactly one of them, recorded once by the pass named (slots.go has the state machine):
+//
+//	outcome            run in status.runs              Event (type)                   metric (skipped_slots_total{reason})  recorded by
+//	SuccessfulCreate   Running → Succeeded | Failed    SuccessfulCreate (Normal)      — (job_creation_skew_seconds)         the pass after the create (record step), from the Job
+//	JobRejected        Failed, message: API server's   JobRejected (Warning, once     JobRejected, per slot                 the pass whose create was refused
+//	                                                   per distinct refusal)
+//	JobAlreadyActive   Skipped                         JobAlreadyActive (Warning)     JobAlreadyActive, per slot            the pass that found it due under Forbid
+//	MissedDeadline     Skipped                         MissedDeadline (Warning)       MissedDeadline, per slot              the first pass after its deadline
+//	MissedSlots        — (named in the Event)          MissedSlots (Warning)          MissedSlots, per Event                the pass that runs the most recent slot
+//	TooManyMissedTimes — (more than 100 slots)         TooManyMissedTimes (Warning)   TooManyMissedTimes, per Event         the pass that runs the most recent slot
+//	Suspended          — (named in the Event)          Suspended (Normal, on resume)  Suspended, per Event                  the pass that runs the most recent slot
+//
+// SlotOutcomes lists them; docs/scheduling.md and docs/troubleshooting.md list each (a test
+// checks), and the metric has a series for each reason from the start.
+
+// SlotOutcome is one way a slot can end.
+type SlotOutcome struct {
+	// Reason is the reason of the run record, of the Event and the metric label.
+	Reason string
+	// Result is the run's result in status.runs; "" when the slots are named in the Event only.
+	Result v1alpha1.RunResult
+	// EventType is the type of the Event.
+	EventType string
+	// Counted is whether platform_operators_scheduledjob_skipped_slots_total has a series for it.
+	Counted bool
+}
+
+// SlotOutcomes are the outcomes a slot can end with, in the table above.
+var SlotOutcomes = []SlotOutcome{
+	{ReasonSuccessfulCreate, v1alpha1.RunRunning, corev1.EventTypeNormal, false},
+	{ReasonJobRejected, v1alpha1.RunFailed, corev1.EventTypeWarning, true},
+	{ReasonJobAlreadyActive, v1alpha1.RunSkipped, corev1.EventTypeWarning, true},
+	{ReasonMissedDeadline, v1alpha1.RunSkipped, corev1.EventTypeWarning, true},
+	{ReasonMissedSlots, "", corev1.EventTypeWarning, true},
+	{ReasonTooManyMissedTimes, "", corev1.EventTypeWarning, true},
+	{ReasonSuspended, "", corev1.EventTypeNormal, true},
+}
+
 // Condition reasons, Event reasons and skipped-slot metric reasons.
 const (
 	ReasonScheduled          = "Scheduled"
@@ -46,11 +85,13 @@ const (
 	ReasonSawCompletedJob    = "SawCompletedJob"
 	ReasonMissingJob         = "MissingJob"
 	ReasonSuccessfulCreate   = "SuccessfulCreate"
-	// ReasonJobRejected: the API server refused the Job built from the template as invalid.
+	// ReasonJobRejected: the API server refused the Job (admission: a ResourceQuota, a
+	// ValidatingAdmissionPolicy, a webhook; or the template is invalid).
 	ReasonJobRejected = "JobRejected"
 	// ReasonPodsNotCreated: an active Job has had no pod for --job-pods-stuck-after.
 	ReasonPodsNotCreated = "PodsNotCreated"
-	// ReasonMissedSlots: slots before the one being handled passed without being looked at.
+	// ReasonMissedSlots: slots before the one being handled passed without being looked at
+	// while they were due (the manager was stopped, had no leader, or was behind).
 	ReasonMissedSlots = "MissedSlots"
 )
 
@@ -78,6 +119,9 @@ type plan struct {
 	finished []string
 	// skipped is the reason a slot was skipped ("" if none): counted in the metric.
 	skipped string
+	// passedOver are the reasons of the Events that name slots passed over (MissedSlots,
+	// TooManyMissedTimes, Suspended on resume): counted in the metric once per Event.
+	passedOver []string
 	// requeueAfter is when to look again; 0 means only on a change.
 	requeueAfter time.Duration
 	// due is when the next slot starts (its jitter included), the instant requeueAfter aims
@@ -540,6 +584,7 @@ func runDueSlot(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, 
 	slot := *d.recentOK
 	if d.missed == schedule.ManyMissed {
 		p.events = append(p.events, event{corev1.EventTypeWarning, ReasonTooManyMissedTimes, "too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew"})
+		p.passedOver = append(p.passedOver, ReasonTooManyMissedTimes)
 	} else if first := passedOver(d.sched, d.earliestOK, sj.Status.LastSkippedTime, slot); first != nil && !d.handled(&slot) {
 		// Only the most recent slot runs (as upstream); the ones before it, never looked at
 		// while they were due (suspended, or the manager was stopped, had no leader, or was
@@ -552,6 +597,7 @@ func runDueSlot(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, 
 		}
 		ev.note = fmt.Sprintf("Slots from %s up to %s were not run: only the most recent missed slot runs (%s)", formatSlot(*first, d.sched), formatSlot(slot, d.sched), ev.note)
 		p.events = append(p.events, ev)
+		p.passedOver = append(p.passedOver, ev.reason)
 	}
 	if blockers := admit(sj, children, p); len(blockers) > 0 {
 		if !d.handled(&slot) {

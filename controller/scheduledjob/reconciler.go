@@ -53,7 +53,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		SkippedSlots: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "platform_operators_scheduledjob_skipped_slots_total",
-			Help: "Scheduled slots that did not get a Job, by reason (Suspended, MissedDeadline, JobAlreadyActive, JobRejected; MissedSlots and TooManyMissedTimes count once per Event about slots passed over while the manager was stopped or behind).",
+			Help: "Scheduled slots that did not run, by reason (MissedDeadline, JobAlreadyActive, JobRejected: once per slot; MissedSlots, TooManyMissedTimes: once per Event about slots passed over while the manager was stopped or behind; Suspended: once per Event about slots passed over while suspended).",
 		}, []string{"reason"}),
 		CreationSkew: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "platform_operators_scheduledjob_job_creation_skew_seconds",
@@ -65,8 +65,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Runs (Jobs) of ScheduledJobs seen finishing, by result (succeeded, failed).",
 		}, []string{"result"}),
 	}
-	for _, reason := range []string{ReasonSuspended, ReasonMissedDeadline, ReasonJobAlreadyActive, ReasonJobRejected, ReasonMissedSlots, ReasonTooManyMissedTimes} {
-		m.SkippedSlots.WithLabelValues(reason)
+	for _, o := range SlotOutcomes {
+		if o.Counted {
+			m.SkippedSlots.WithLabelValues(o.Reason)
+		}
 	}
 	for _, result := range []string{"succeeded", "failed"} {
 		m.FinishedRuns.WithLabelValues(result) // both series exist from the start: rate() and alerts need no absent()
@@ -312,9 +314,12 @@ func (r *Reconciler) createJob(ctx context.Context, sj *v1alpha1.ScheduledJob, j
 		return job, event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + job.Name}, nil
 	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
 		return nil, event{}, err
-	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
-		// The template is wrong: retrying cannot help. Said once, in Ready and an Event.
-		return nil, event{corev1.EventTypeWarning, ReasonJobRejected, fmt.Sprintf("The API server rejected job %s: %v", job.Name, err)}, err
+	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err):
+		// An answer about this Job: the template is invalid, or admission refused it (a
+		// ResourceQuota, a ValidatingAdmissionPolicy, a webhook; or, 403 too, RBAC). A result
+		// for its run (recordCreates), not a transient error: retrying the slot in a loop would
+		// not help, and the next slot tries again.
+		return nil, event{corev1.EventTypeWarning, ReasonJobRejected, refusalMessage(job.Name, err)}, nil
 	case !apierrors.IsAlreadyExists(err):
 		return nil, event{corev1.EventTypeWarning, "FailedCreate", fmt.Sprintf("Error creating job: %v", err)}, err
 	}

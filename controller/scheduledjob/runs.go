@@ -20,8 +20,9 @@ func runHistory(prev []v1alpha1.ScheduledJobRun, children []*batchv1.Job, limit 
 		return nil
 	}
 	seen := map[string]bool{}
-	// slots that have a Job: a skip recorded for one of them (by a pass that did not see the
-	// Job yet) is superseded by its run, so the slot is listed once.
+	// slots that have a Job: a run without a Job recorded for one of them (skipped by a pass
+	// that did not see the Job yet, refused and then retried after an edit) is superseded by
+	// the Job's run, so the slot is listed once.
 	ran := map[int64]bool{}
 	var out []v1alpha1.ScheduledJobRun
 	for _, j := range children {
@@ -50,7 +51,7 @@ func runHistory(prev []v1alpha1.ScheduledJobRun, children []*batchv1.Job, limit 
 		out = append(out, rec)
 	}
 	for _, r := range prev {
-		if r.JobName != "" && seen[r.JobName] || r.Result == v1alpha1.RunSkipped && ran[r.ScheduledTime.Unix()] {
+		if r.JobName != "" && seen[r.JobName] || r.JobName == "" && ran[r.ScheduledTime.Unix()] {
 			continue
 		}
 		if r.Result == v1alpha1.RunRunning {
@@ -63,15 +64,20 @@ func runHistory(prev []v1alpha1.ScheduledJobRun, children []*batchv1.Job, limit 
 
 // addSkipped records a slot that got no Job.
 func addSkipped(runs []v1alpha1.ScheduledJobRun, slot time.Time, reason string, limit int) []v1alpha1.ScheduledJobRun {
+	return addRun(runs, v1alpha1.ScheduledJobRun{ScheduledTime: metav1.NewTime(slot), Result: v1alpha1.RunSkipped, Reason: reason}, limit)
+}
+
+// addRun records a run that has no Job (a slot skipped, a Job refused), once per time.
+func addRun(runs []v1alpha1.ScheduledJobRun, run v1alpha1.ScheduledJobRun, limit int) []v1alpha1.ScheduledJobRun {
 	if limit <= 0 {
 		return nil
 	}
 	for _, r := range runs {
-		if r.JobName == "" && r.ScheduledTime.Time.Equal(slot) {
+		if r.JobName == "" && r.ScheduledTime.Time.Equal(run.ScheduledTime.Time) {
 			return runs // already said
 		}
 	}
-	return capRuns(append(runs, v1alpha1.ScheduledJobRun{ScheduledTime: metav1.NewTime(slot), Result: v1alpha1.RunSkipped, Reason: reason}), limit)
+	return capRuns(append(runs, run), limit)
 }
 
 // capRuns sorts runs newest first and keeps limit of them.

@@ -10,12 +10,16 @@ package scheduledjob
 //     AlreadyExists, and the Job is adopted if this ScheduledJob controls it.
 //  2. Record. status.lastScheduleTime (lastRunNowToken) says the slot is taken. The pass that
 //     created the Job leaves the record to the next pass, which the Job's watch event starts
-//     within milliseconds and which finds the Job by its name (one write per ScheduledJob on
-//     the way to the last Job of a busy slot). Every status write has an optimistic lock, so a
-//     pass that read a stale ScheduledJob cannot record (or announce) a slot twice. A slot has
-//     one outcome, final once written: a Job (lastScheduleTime) or a skip (lastSkippedTime);
-//     decide's slot step (dueSlots.handled) never runs a skipped slot, except one whose Job the
-//     API server refused, after an edit of the template.
+//     within milliseconds and whose record step (recordClaims) finds the Job by its name, for
+//     any slot and whatever else that pass finds (past the deadline, the next slot due,
+//     suspended); one write per ScheduledJob on the way to the last Job of a busy slot. Every
+//     status write has an optimistic lock, so a pass that read a stale ScheduledJob cannot
+//     record (or announce) a slot twice. A slot has one outcome, final once written (the state
+//     machine below); decide's slot step (dueSlots.handled) never runs a slot decided otherwise,
+//     except one whose Job the API server refused, after an edit of the spec. Under Forbid and
+//     Replace, a pass that creates first reads around the cache the Jobs of recent slots that
+//     are not recorded (unconfirmedSlots): the Job the previous pass created must block (or be
+//     replaced) even while the Job cache does not show it.
 //  3. Prune. A finished Job beyond the history limits is deleted only when the status this
 //     pass read, i.e. one already written, records its claim and no longer lists it as active;
 //     and only after this pass's own status write succeeded. So whenever a slot's Job is gone,
@@ -31,15 +35,39 @@ package scheduledjob
 //  4. Observe. A Job that the last status lists as active and that is gone is reported
 //     (MissingJob) only if this process did not delete it itself (concurrencyPolicy Replace).
 //
-// A Job that finished and was deleted (a ttlSecondsAfterFinished of 0 on a Job that ends within
-// milliseconds) before its slot was recorded is still the slot's Job: the reconciler passes it to
-// decide as the informer last saw it (jobs.Gone, goneChildren). One deleted before it finished, or
+// The state machine of one slot. A slot is due (its time, plus the object's jitter, has come and
+// the status does not record it: after lastScheduleTime, not lastSkippedTime) until one pass
+// decides it; each outcome is written by the pass named, in that pass's one status write, or is
+// reconstructed exactly from the Job that exists (a Job's name is its slot):
+//
+//	due ──create succeeds──────────▶ created   recorded by the next pass from the Job (record
+//	 │                                          step), or by this pass if it writes status anyway
+//	 ├──create refused (403/422/400)▶ refused   Failed run, reason JobRejected, the API server's
+//	 │                                          message; Ready False; this pass (recordCreates)
+//	 ├──Forbid, a Job active────────▶ skipped   JobAlreadyActive; this pass (runDueSlot)
+//	 ├──seen past its deadline──────▶ skipped   MissedDeadline; this pass (runDueSlot)
+//	 ├──a later slot due too────────▶ passed    MissedSlots / TooManyMissedTimes, or Suspended if
+//	 │                                 over      suspended meanwhile: named in the Event of the pass
+//	 │                                           that runs the most recent slot (no run each)
+//	 └──create fails otherwise──────▶ due       (a timeout, a webhook unavailable: nothing is
+//	                                             decided, the pass backs off and tries again)
+//
+// SlotOutcomes (plan.go) lists the outcomes with their Events and metric labels. While suspended a
+// slot is not looked at (no pass, no write); on resume it is passed over like a missed one, and
+// the record step still records a slot whose Job was created just before the suspension.
+//
+// A Job that finished and was deleted by others (a ttlSecondsAfterFinished of 0 on a Job that
+// ends within milliseconds) before its slot was recorded is still the slot's Job: the reconciler
+// passes it to decide as the informer last saw it (jobs.Gone, goneChildren; the manager's own
+// prunes are not remembered, their runs are in the status). One deleted before it finished, or
 // while no replica watched, cannot be told from a slot never run; upstream's CronJob has the same
 // limit.
 
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,6 +75,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -171,55 +200,36 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 		removeActive(st, j)
 		p.events = append(p.events, event{corev1.EventTypeNormal, "SuccessfulDelete", "Deleted job " + j.Name})
 	}
+	// Step 1, the claims. What the API server answered is recorded after the loop, by the pure
+	// recordCreates: the loop itself changes no status.
+	var results []createResult
 	for _, c := range p.creates {
-		if actErr != nil {
-			break
-		}
 		job, ev, err := r.createJob(ctx, sj, c.job)
-		if ev.reason != "" {
-			p.events = append(p.events, ev)
-		}
-		if ev.reason == ReasonJobRejected {
-			rejected(sj, p, c, ev.note)
-			continue
-		}
 		if err != nil {
+			// Not an answer about the Job (a timeout, the API server or a webhook unavailable):
+			// the slot is not decided; the request backs off and a later pass tries again.
+			if ev.reason != "" {
+				p.events = append(p.events, ev)
+			}
 			actErr = err
 			break
 		}
-		if job == nil {
-			continue
-		}
-		if _, known := findRef(st.Active, job.UID); !known {
-			if finished, _, _ := jobs.Finished(job); !finished {
-				st.Active = append(st.Active, jobRef(job))
-			}
-		}
-		if ev.reason == ReasonSuccessfulCreate && jobRejected(sj) {
-			// The template works again (or what refused it changed).
-			setReady(sj, st, metav1.ConditionTrue, ReasonScheduled, p.scheduled)
-		}
-		if c.slot != nil {
-			st.LastScheduleTime = &metav1.Time{Time: *c.slot}
-			if ev.reason == ReasonSuccessfulCreate {
-				slotCreated = true
-				r.Metrics.CreationSkew.Observe(r.Clock.Since(*c.slot).Seconds())
-			}
-		} else {
-			st.LastRunNowToken = c.token
+		results = append(results, createResult{creation: c, got: job, ev: ev})
+		if c.slot != nil && ev.reason == ReasonSuccessfulCreate {
+			r.Metrics.CreationSkew.Observe(r.Clock.Since(*c.slot).Seconds())
 		}
 	}
-	if actErr == nil && slotCreated && len(p.replace) == 0 && st.LastRunNowToken == sj.Status.LastRunNowToken && !jobRejected(sj) {
+	slotCreated, refused := recordCreates(sj, p, results)
+	if actErr == nil && slotCreated && !refused && len(p.replace) == 0 && st.LastRunNowToken == sj.Status.LastRunNowToken && !jobRejected(sj) {
 		// Step 2: the slot's Job is the only thing this pass did; the next pass records it.
 		// The backstop requeue covers a lost watch event.
 		for _, e := range p.events {
-			switch e.reason {
-			case ReasonTooManyMissedTimes, ReasonMissedSlots:
-				r.Recorder.Eventf(sj, nil, e.kind, e.reason, "Schedule", "%s", e.note)
-				r.Metrics.SkippedSlots.WithLabelValues(e.reason).Inc()
-			case ReasonSuspended: // the slots passed over while suspended (runDueSlot)
+			if slices.Contains(p.passedOver, e.reason) { // the slots passed over (runDueSlot)
 				r.Recorder.Eventf(sj, nil, e.kind, e.reason, "Schedule", "%s", e.note)
 			}
+		}
+		for _, reason := range p.passedOver {
+			r.Metrics.SkippedSlots.WithLabelValues(reason).Inc()
 		}
 		r.Objects.observe(sj, st, p.interval) // the record is the next pass's; the run has started
 		// The slot's priority is spent: the backstop waits behind other ScheduledJobs' slots.
@@ -266,9 +276,9 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 	}
 	for _, e := range p.events {
 		r.Recorder.Eventf(sj, nil, e.kind, e.reason, "Schedule", "%s", e.note)
-		if e.reason == ReasonTooManyMissedTimes || e.reason == ReasonMissedSlots {
-			r.Metrics.SkippedSlots.WithLabelValues(e.reason).Inc() // one per Event: slots passed over
-		}
+	}
+	for _, reason := range p.passedOver {
+		r.Metrics.SkippedSlots.WithLabelValues(reason).Inc() // one per Event: slots passed over
 	}
 	for _, result := range p.finished {
 		r.Metrics.FinishedRuns.WithLabelValues(result).Inc()
@@ -297,18 +307,128 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 	return res, nil
 }
 
-// rejected records a Job the API server refused as invalid (the template is wrong): the slot
-// is skipped (it is not retried; the next slot tries again), a run-now token is spent, and
-// Ready says why until the spec changes or a later create succeeds.
-func rejected(sj *v1alpha1.ScheduledJob, p *plan, c creation, msg string) {
+// createResult is the API server's answer to one create of the plan: the Job created or adopted
+// (got), or none, with the Event that says so (SuccessfulCreate, JobRejected, JobNameTaken; none
+// for a Job adopted after AlreadyExists).
+type createResult struct {
+	creation
+	got *batchv1.Job
+	ev  event
+}
+
+// recordCreates is the record of a pass's creates, decided from the API server's answers (pure,
+// slots.go step 2), so that the loop that creates changes no status:
+//
+//   - created or adopted: the Job is active; a run-now token is recorded; a slot is recorded
+//     here too (lastScheduleTime), though carryOut leaves that write to the next pass when the
+//     slot's Job is all the pass did (the next pass's record step finds the Job by its name);
+//   - refused by the API server (admission: a webhook, a ValidatingAdmissionPolicy, a
+//     ResourceQuota; or an invalid template): refusedRun;
+//   - the name taken by a Job this ScheduledJob does not control: nothing recorded (the Event).
+//
+// It reports whether a slot's Job was created and whether a create was refused.
+func recordCreates(sj *v1alpha1.ScheduledJob, p *plan, results []createResult) (slotCreated, refused bool) {
 	st := &p.status
+	for _, res := range results {
+		switch {
+		case res.ev.reason == ReasonJobRejected:
+			refusedRun(sj, p, res.creation, res.ev.note)
+			refused = true
+			continue
+		case res.ev.reason != "":
+			p.events = append(p.events, res.ev)
+		}
+		if res.got == nil {
+			continue
+		}
+		if _, known := findRef(st.Active, res.got.UID); !known {
+			if finished, _, _ := jobs.Finished(res.got); !finished {
+				st.Active = append(st.Active, jobRef(res.got))
+			}
+		}
+		if res.ev.reason == ReasonSuccessfulCreate && readyReason(st) == ReasonJobRejected {
+			// The template works again (or what refused it changed).
+			setReady(sj, st, metav1.ConditionTrue, ReasonScheduled, p.scheduled)
+		}
+		if res.slot == nil {
+			st.LastRunNowToken = res.token
+			continue
+		}
+		if st.LastScheduleTime == nil || res.slot.After(st.LastScheduleTime.Time) {
+			st.LastScheduleTime = &metav1.Time{Time: *res.slot}
+		}
+		slotCreated = slotCreated || res.ev.reason == ReasonSuccessfulCreate
+	}
+	return slotCreated, refused
+}
+
+// refusedRun records a Job the API server refused: the run is Failed with reason JobRejected and
+// the API server's message in status.runs; a slot is decided (lastSkippedTime: it is not retried,
+// the next slot tries again, and an edit of the spec retries it), a run-now token spent; Ready is
+// False (JobRejected, naming the refusal) until a create succeeds or the spec changes. The
+// Warning is sent once per distinct refusal: the same quota refusing every slot of an
+// every-minute schedule is one Warning, not one a minute.
+func refusedRun(sj *v1alpha1.ScheduledJob, p *plan, c creation, msg string) {
+	st := &p.status
+	when := c.job.Annotations[jobs.ScheduledTimeAnnotation]
+	at, err := time.Parse(time.RFC3339, when)
 	if c.slot != nil {
+		at, err = *c.slot, nil
 		st.LastSkippedTime = &metav1.Time{Time: *c.slot}
 		p.skipped = ReasonJobRejected
 	} else {
 		st.LastRunNowToken = c.token
 	}
+	if err == nil {
+		st.Runs = addRun(st.Runs, v1alpha1.ScheduledJobRun{ScheduledTime: metav1.NewTime(at), Result: v1alpha1.RunFailed,
+			Reason: ReasonJobRejected, Message: runMessage(msg)}, runHistoryLimit(sj))
+	}
+	old := meta.FindStatusCondition(st.Conditions, ConditionReady)
+	if old == nil || old.Reason != ReasonJobRejected || refusalCause(old.Message) != refusalCause(msg) {
+		p.events = append(p.events, event{corev1.EventTypeWarning, ReasonJobRejected, msg})
+	}
 	setReady(sj, st, metav1.ConditionFalse, ReasonJobRejected, msg)
+}
+
+// refusalPrefix starts the message of a refused Job: refusalPrefix + <job name> + ": " + <the
+// API server's message>.
+const refusalPrefix = "The API server refused job "
+
+// refusalMessage is the Event, Ready and run message of a refused Job.
+func refusalMessage(jobName string, err error) string {
+	return refusalPrefix + jobName + ": " + err.Error()
+}
+
+// refusalCause is the API server's message in a refusal message, without the Job's name (each
+// slot's Job has its own): what makes two refusals the same.
+func refusalCause(msg string) string {
+	rest, ok := strings.CutPrefix(msg, refusalPrefix)
+	if !ok {
+		return msg
+	}
+	name, cause, ok := strings.Cut(rest, ": ")
+	if !ok {
+		return msg
+	}
+	return strings.ReplaceAll(cause, name, "")
+}
+
+// maxRunMessage is status.runs[].message's schema bound.
+const maxRunMessage = 1024
+
+func runMessage(msg string) string {
+	if len(msg) > maxRunMessage {
+		msg = strings.ToValidUTF8(msg[:maxRunMessage], "")
+	}
+	return msg
+}
+
+// readyReason is the reason of the Ready condition in st ("" if none).
+func readyReason(st *v1alpha1.ScheduledJobStatus) string {
+	if c := meta.FindStatusCondition(st.Conditions, ConditionReady); c != nil {
+		return c.Reason
+	}
+	return ""
 }
 
 // slotJobExists reports whether sj's Job for slot is among its children: named as SlotName

@@ -28,7 +28,8 @@ const (
 	RunRunning RunResult = "Running"
 	// RunSucceeded: the Job completed.
 	RunSucceeded RunResult = "Succeeded"
-	// RunFailed: the Job failed.
+	// RunFailed: the Job failed, or the API server refused to create it (reason JobRejected,
+	// message the API server's).
 	RunFailed RunResult = "Failed"
 	// RunSkipped: the slot got no Job (reason says why: MissedDeadline, JobAlreadyActive, Suspended).
 	RunSkipped RunResult = "Skipped"
@@ -53,10 +54,16 @@ type ScheduledJobRun struct {
 	// result is Running, Succeeded, Failed, Skipped or Deleted.
 	// +required
 	Result RunResult `json:"result"`
-	// reason says why a slot was skipped (MissedDeadline, JobAlreadyActive, Suspended,
-	// JobRejected).
+	// reason says why a slot was skipped (MissedDeadline, JobAlreadyActive, Suspended), or that
+	// its Job was refused by the API server (JobRejected, with result Failed).
 	// +optional
 	Reason string `json:"reason,omitempty"`
+	// message is the API server's refusal of the run's Job (an admission webhook, a
+	// ValidatingAdmissionPolicy, a ResourceQuota, an invalid template), cut to 1024 characters;
+	// empty otherwise.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
 }
 
 // ScheduledJobSpec has the fields of batch/v1 CronJob.
