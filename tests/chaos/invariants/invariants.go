@@ -43,7 +43,79 @@ const (
 	StatusUntruthful = "status-untruthful"
 	CrashLoop        = "crash-loop"
 	OldLeaderActed   = "old-leader-acted"
+	// SlotRecordedTwice: a slot has more than one record in status.runs.
+	SlotRecordedTwice = "slot-recorded-twice"
+	// SlotWrongReason: a slot's record does not say what happened to it (a slot with a Job
+	// recorded as skipped or refused, a slot without one recorded as a run).
+	SlotWrongReason = "slot-wrong-reason"
+	// SlotUnrecorded: a slot within the run history's window has no record and no Job.
+	SlotUnrecorded = "slot-unrecorded"
 )
+
+// Run is one entry of a ScheduledJob's status.runs as the harness read it at the end.
+type Run struct {
+	Slot                    time.Time
+	JobName, Result, Reason string
+}
+
+// SlotRecords checks that every slot is accounted for exactly once with its true reason, from
+// each ScheduledJob's status.runs (runs, by "namespace/name" key, newest first as the controller
+// writes them) against the Jobs the watch saw, over slots (the minutes the scenario covered):
+//
+//   - no slot has two records (a Job's run next to a skip of the same slot);
+//   - a slot that got a Job is recorded as that Job's run (Running, Succeeded, Failed or
+//     Deleted, with its name), never Skipped or refused;
+//   - a slot recorded Skipped, or Failed with reason JobRejected, got no Job;
+//   - a slot with neither a Job nor a record must be one passedOver explains (a MissedSlots,
+//     TooManyMissedTimes or Suspended Event names it: those slots have no run each).
+//
+// Only slots from the oldest record on are checked: the history keeps spec.runHistoryLimit runs.
+func SlotRecords(runs map[string][]Run, slots []time.Time, jobs []Job, passedOver Explained) []Violation {
+	got := SlotUIDs(jobs)
+	names := map[SlotKey]map[string]bool{}
+	for _, j := range jobs {
+		if j.OwnerKind != "ScheduledJob" || j.RunNow || j.Slot.IsZero() {
+			continue
+		}
+		k := SlotKey{j.Namespace, j.OwnerName, j.Slot.UTC()}
+		if names[k] == nil {
+			names[k] = map[string]bool{}
+		}
+		names[k][j.Name] = true
+	}
+	var out []Violation
+	for key, rs := range runs {
+		ns, name, _ := strings.Cut(key, "/")
+		if len(rs) == 0 {
+			continue
+		}
+		oldest := rs[len(rs)-1].Slot
+		bySlot := map[time.Time][]Run{}
+		for _, r := range rs {
+			bySlot[r.Slot.UTC()] = append(bySlot[r.Slot.UTC()], r)
+		}
+		for _, s := range slots {
+			if s.Before(oldest) {
+				continue
+			}
+			k := SlotKey{ns, name, s.UTC()}
+			recs, ran := bySlot[s.UTC()], len(got[k]) > 0
+			switch {
+			case len(recs) > 1:
+				out = append(out, Violation{SlotRecordedTwice, k.String(), fmt.Sprintf("%d records: %v", len(recs), recs)})
+			case len(recs) == 1 && ran && (recs[0].JobName == "" || !names[k][recs[0].JobName]):
+				out = append(out, Violation{SlotWrongReason, k.String(), fmt.Sprintf("a Job ran, the record says %s/%s", recs[0].Result, recs[0].Reason)})
+			case len(recs) == 1 && !ran && recs[0].JobName != "":
+				out = append(out, Violation{SlotWrongReason, k.String(), fmt.Sprintf("no Job was seen, the record names %s (%s)", recs[0].JobName, recs[0].Result)})
+			case len(recs) == 1 && !ran && recs[0].Result != "Skipped" && !(recs[0].Result == "Failed" && recs[0].Reason == "JobRejected"):
+				out = append(out, Violation{SlotWrongReason, k.String(), fmt.Sprintf("no Job, the record says %s/%s", recs[0].Result, recs[0].Reason)})
+			case len(recs) == 0 && !ran && (passedOver == nil || !passedOver(ns, name, s)):
+				out = append(out, Violation{SlotUnrecorded, k.String(), "no Job and no record, and no Event names it passed over"})
+			}
+		}
+	}
+	return sorted(out)
+}
 
 // SlotKey names one slot of one ScheduledJob.
 type SlotKey struct {

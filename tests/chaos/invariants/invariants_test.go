@@ -128,3 +128,46 @@ func TestMinutes(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+func TestSlotRecords(t *testing.T) {
+	m := func(i int) time.Time { return t0.Add(time.Duration(i) * time.Minute) }
+	slots := Minutes(m(0), m(3))
+	jobs := []Job{sjJob("sj-0", "u0", m(0)), sjJob("sj-2", "u2", m(2))}
+	ran := func(i int, name string) Run { return Run{Slot: m(i), JobName: name, Result: "Succeeded"} }
+	skipped := func(i int, reason string) Run { return Run{Slot: m(i), Result: "Skipped", Reason: reason} }
+	refused := func(i int) Run { return Run{Slot: m(i), Result: "Failed", Reason: "JobRejected"} }
+	cases := []struct {
+		name       string
+		runs       []Run // newest first
+		passedOver Explained
+		want       []string
+	}{
+		{name: "every slot once, with its reason: none",
+			runs: []Run{refused(3), ran(2, "sj-2"), skipped(1, "JobAlreadyActive"), ran(0, "sj-0")}},
+		{name: "a slot whose Job ran recorded as missed too (the record after the deadline)",
+			runs: []Run{refused(3), ran(2, "sj-2"), skipped(2, "MissedDeadline"), skipped(1, "JobAlreadyActive"), ran(0, "sj-0")},
+			want: []string{SlotRecordedTwice + " ns/sj@2026-11-23T22:02:00Z"}},
+		{name: "a slot whose Job ran recorded only as skipped",
+			runs: []Run{refused(3), skipped(2, "MissedDeadline"), skipped(1, "JobAlreadyActive"), ran(0, "sj-0")},
+			want: []string{SlotWrongReason + " ns/sj@2026-11-23T22:02:00Z"}},
+		{name: "a slot without a Job recorded as a run",
+			runs: []Run{refused(3), ran(2, "sj-2"), ran(1, "sj-1"), ran(0, "sj-0")},
+			want: []string{SlotWrongReason + " ns/sj@2026-11-23T22:01:00Z"}},
+		{name: "a slot with neither a Job nor a record (the Forbid record never written)",
+			runs: []Run{refused(3), ran(2, "sj-2"), ran(0, "sj-0")},
+			want: []string{SlotUnrecorded + " ns/sj@2026-11-23T22:01:00Z"}},
+		{name: "the same, named passed over by an Event: fine",
+			runs:       []Run{refused(3), ran(2, "sj-2"), ran(0, "sj-0")},
+			passedOver: func(_, _ string, s time.Time) bool { return s.Equal(m(1)) }},
+		{name: "slots older than the history are not checked",
+			runs: []Run{refused(3), ran(2, "sj-2")}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := objects(SlotRecords(map[string][]Run{"ns/sj": tc.runs}, slots, jobs, tc.passedOver))
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
