@@ -26,7 +26,10 @@ func TestEverySlotOutcomeIsDocumentedAndHasItsSeries(t *testing.T) {
 		}
 		docs[f] = string(b)
 	}
-	table := docs["../../docs/scheduling.md"][strings.Index(docs["../../docs/scheduling.md"], "## How a slot ends"):]
+	_, table, ok := strings.Cut(docs["../../docs/scheduling.md"], "## How a slot ends")
+	if !ok {
+		t.Fatal("docs/scheduling.md has no section How a slot ends")
+	}
 	for _, o := range SlotOutcomes {
 		if !strings.Contains(table, "| `"+o.Reason+"` |") {
 			t.Errorf("docs/scheduling.md#how-a-slot-ends has no row for %s", o.Reason)

@@ -107,7 +107,7 @@ func SlotRecords(runs map[string][]Run, slots []time.Time, jobs []Job, passedOve
 				out = append(out, Violation{SlotWrongReason, k.String(), fmt.Sprintf("a Job ran, the record says %s/%s", recs[0].Result, recs[0].Reason)})
 			case len(recs) == 1 && !ran && recs[0].JobName != "":
 				out = append(out, Violation{SlotWrongReason, k.String(), fmt.Sprintf("no Job was seen, the record names %s (%s)", recs[0].JobName, recs[0].Result)})
-			case len(recs) == 1 && !ran && recs[0].Result != "Skipped" && !(recs[0].Result == "Failed" && recs[0].Reason == "JobRejected"):
+			case len(recs) == 1 && !ran && recs[0].Result != "Skipped" && (recs[0].Result != "Failed" || recs[0].Reason != "JobRejected"):
 				out = append(out, Violation{SlotWrongReason, k.String(), fmt.Sprintf("no Job, the record says %s/%s", recs[0].Result, recs[0].Reason)})
 			case len(recs) == 0 && !ran && (passedOver == nil || !passedOver(ns, name, s)):
 				out = append(out, Violation{SlotUnrecorded, k.String(), "no Job and no record, and no Event names it passed over"})
