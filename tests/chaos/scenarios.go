@@ -70,6 +70,8 @@ const (
 var scenarios = []scenario{
 	{"leader-kill-fanout", "source update fanned out to 990 copies; " + loadFanout, "kill -9 the leader after the first copy write", checkAll, leaderKillFanout},
 	{"leader-kill-slot", loadSlot, "kill -9 the leader 0.5 s after the minute", checkAll, leaderKillSlot},
+	{"leader-kill-record", loadSlot + "; 30 every-minute Forbid SJs with startingDeadlineSeconds 10 (cheap, long, quota 0)",
+		"kill -9 the leader as soon as a slot's first Jobs exist, 3 slots in a row", checkAll + "; every slot one record with its true reason, each outcome seen", leaderKillRecord},
 	{"failover-graceful", "source update; " + loadFanout, "delete the leader pod (standby running)", checkAll + "; Lease handover, first write after it", failoverGraceful},
 	{"leader-frozen", loadSlot, "SIGSTOP the leader 0.5 s after the minute for 22 s (Lease 15 s), then SIGCONT", checkAll + "; the old process exits instead of acting", leaderFrozen},
 	{"apiserver-restart", loadSlot, "kill -9 kube-apiserver 0.5 s after the minute (kubelet restarts it)", checkAll, controlPlaneRestart("kube-apiserver")},
@@ -163,7 +165,7 @@ func (h *harness) finish(ctx context.Context, r *result, w watch, ats []string, 
 			window = append(window, j)
 		}
 	}
-	skipped, last, err := h.sjStatus(ctx)
+	skipped, last, runs, err := h.sjStatus(ctx, sjNamespace)
 	if err != nil {
 		return err
 	}
@@ -174,7 +176,7 @@ func (h *harness) finish(ctx context.Context, r *result, w watch, ats []string, 
 		}
 		r.figure("lastScheduleTime behind its Jobs for %d ScheduledJobs at the first look; checked again 20 s later",
 			len(invariants.UntruthfulStatus(last, jobs, until)))
-		if skipped, last, err = h.sjStatus(ctx); err != nil {
+		if skipped, last, runs, err = h.sjStatus(ctx, sjNamespace); err != nil {
 			return err
 		}
 		jobs = h.rec.jobList()
@@ -187,6 +189,8 @@ func (h *harness) finish(ctx context.Context, r *result, w watch, ats []string, 
 	if len(slots) > 0 {
 		r.Violations = append(r.Violations, limit(invariants.UntruthfulStatus(last, jobs, until), 20)...)
 	}
+	// Every slot accounted for once, with its true reason (issue 35): status.runs against the Jobs.
+	r.Violations = append(r.Violations, limit(invariants.SlotRecords(runs, slots, window, explained), 20)...)
 	r.Violations = append(r.Violations, invariants.AtRuns(ats, jobs)...)
 	h.rec.mu.Lock()
 	foreign := append([]invariants.ForeignChange(nil), h.rec.foreign[w.foreign:]...)
@@ -216,15 +220,19 @@ func (h *harness) finish(ctx context.Context, r *result, w watch, ats []string, 
 	return nil
 }
 
-// sjStatus lists the ScheduledJobs' lastSkippedTime and lastScheduleTime (zero when unset).
-func (h *harness) sjStatus(ctx context.Context) (skipped, last map[string]time.Time, err error) {
+// sjStatus lists the ScheduledJobs' lastSkippedTime and lastScheduleTime (zero when unset) and
+// their run history, in namespace.
+func (h *harness) sjStatus(ctx context.Context, namespace string) (skipped, last map[string]time.Time, runs map[string][]invariants.Run, err error) {
 	var list v1alpha1.ScheduledJobList
-	if err := h.cl.List(ctx, &list, client.InNamespace(sjNamespace)); err != nil {
-		return nil, nil, err
+	if err := h.cl.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+		return nil, nil, nil, err
 	}
-	skipped, last = map[string]time.Time{}, map[string]time.Time{}
+	skipped, last, runs = map[string]time.Time{}, map[string]time.Time{}, map[string][]invariants.Run{}
 	for _, sj := range list.Items {
 		key := sj.Namespace + "/" + sj.Name
+		for _, run := range sj.Status.Runs {
+			runs[key] = append(runs[key], invariants.Run{Slot: run.ScheduledTime.Time, JobName: run.JobName, Result: string(run.Result), Reason: run.Reason})
+		}
 		if t := sj.Status.LastSkippedTime; t != nil {
 			skipped[key] = t.Time
 		}
@@ -233,7 +241,7 @@ func (h *harness) sjStatus(ctx context.Context) (skipped, last map[string]time.T
 			last[key] = t.Time
 		}
 	}
-	return skipped, last, nil
+	return skipped, last, runs, nil
 }
 
 func limit(v []invariants.Violation, n int) []invariants.Violation {
