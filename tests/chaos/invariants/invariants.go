@@ -66,6 +66,7 @@ type Run struct {
 //   - a slot that got a Job is recorded as that Job's run (Running, Succeeded, Failed or
 //     Deleted, with its name), never Skipped or refused;
 //   - a slot recorded Skipped, or Failed with reason JobRejected, got no Job;
+//   - a slot whose Job ran has a record (a Job is pruned only once its run is recorded);
 //   - a slot with neither a Job nor a record must be one passedOver explains (a MissedSlots,
 //     TooManyMissedTimes or Suspended Event names it: those slots have no run each).
 //
@@ -109,6 +110,8 @@ func SlotRecords(runs map[string][]Run, slots []time.Time, jobs []Job, passedOve
 				out = append(out, Violation{SlotWrongReason, k.String(), fmt.Sprintf("no Job was seen, the record names %s (%s)", recs[0].JobName, recs[0].Result)})
 			case len(recs) == 1 && !ran && recs[0].Result != "Skipped" && (recs[0].Result != "Failed" || recs[0].Reason != "JobRejected"):
 				out = append(out, Violation{SlotWrongReason, k.String(), fmt.Sprintf("no Job, the record says %s/%s", recs[0].Result, recs[0].Reason)})
+			case len(recs) == 0 && ran:
+				out = append(out, Violation{SlotUnrecorded, k.String(), "a Job ran and status.runs does not list it"})
 			case len(recs) == 0 && !ran && (passedOver == nil || !passedOver(ns, name, s)):
 				out = append(out, Violation{SlotUnrecorded, k.String(), "no Job and no record, and no Event names it passed over"})
 			}

@@ -159,6 +159,9 @@ func TestSlotRecords(t *testing.T) {
 		{name: "the same, named passed over by an Event: fine",
 			runs:       []Run{refused(3), ran(2, "sj-2"), ran(0, "sj-0")},
 			passedOver: func(_, _ string, s time.Time) bool { return s.Equal(m(1)) }},
+		{name: "a slot whose Job ran missing from the history",
+			runs: []Run{refused(3), skipped(1, "JobAlreadyActive"), ran(0, "sj-0")},
+			want: []string{SlotUnrecorded + " ns/sj@2026-11-23T22:02:00Z"}},
 		{name: "slots older than the history are not checked",
 			runs: []Run{refused(3), ran(2, "sj-2")}},
 	}
