@@ -1,18 +1,23 @@
 package scheduledjob
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
+	"github.com/platform-operators/platform-operators/controller/jobs"
 )
 
 // A Job that admission refuses (here a ResourceQuota count/jobs.batch=0; a
@@ -84,4 +89,82 @@ func TestAJobRefusedByAdmissionIsAFailedRunAndSaysWhy(t *testing.T) {
 
 func clientKey(o metav1.Object) client.ObjectKey {
 	return client.ObjectKey{Namespace: o.GetNamespace(), Name: o.GetName()}
+}
+
+// recordCreates is the record of a pass's creates, from the API server's answers alone.
+func TestRecordCreates(t *testing.T) {
+	quota := func(name string) string {
+		return refusalMessage(name, fmt.Errorf(`jobs.batch %q is forbidden: exceeded quota: q, requested: count/jobs.batch=1, used: count/jobs.batch=0, limited: count/jobs.batch=0`, name))
+	}
+	slotCreation := func(slot time.Time) creation {
+		sj := newSJ()
+		return creation{job: newJob(sj, jobs.SlotName(sj, slot), slot, time.UTC, ""), slot: &slot}
+	}
+	refusedAt := func(slot time.Time) createResult {
+		c := slotCreation(slot)
+		return createResult{creation: c, ev: event{corev1.EventTypeWarning, ReasonJobRejected, quota(c.job.Name)}}
+	}
+	createdAt := func(slot time.Time) createResult {
+		c := slotCreation(slot)
+		j := c.job.DeepCopy()
+		j.UID = "new"
+		return createResult{creation: c, got: j, ev: event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + j.Name}}
+	}
+	ready := func(p plan) *metav1.Condition { return meta.FindStatusCondition(p.status.Conditions, ConditionReady) }
+
+	// A refusal: a Failed run with the message, the slot decided, Ready False, one Warning.
+	sj := newSJ(lastSchedule(thePriorHour))
+	p := decide(sj, nil, justAfterTheHour, noneDeleted, 0)
+	p.events = nil
+	created, wasRefused := recordCreates(sj, &p, []createResult{refusedAt(topOfTheHour)})
+	if created || !wasRefused || p.skipped != ReasonJobRejected || !p.status.LastSkippedTime.Time.Equal(topOfTheHour) {
+		t.Fatalf("created %v, refused %v, skipped %q, lastSkippedTime %v; want a refused, decided slot", created, wasRefused, p.skipped, p.status.LastSkippedTime)
+	}
+	if r := p.status.Runs[0]; r.Result != v1alpha1.RunFailed || r.Reason != ReasonJobRejected || !strings.Contains(r.Message, "exceeded quota") || r.JobName != "" {
+		t.Errorf("runs[0] = %+v, want Failed/JobRejected with the quota's message", r)
+	}
+	if c := ready(p); c.Status != metav1.ConditionFalse || c.Reason != ReasonJobRejected {
+		t.Errorf("Ready = %+v, want False/JobRejected", c)
+	}
+	if got := reasons(p); !slices.Equal(got, []string{ReasonJobRejected}) {
+		t.Errorf("events %v, want one JobRejected", got)
+	}
+	// The next slot refused the same way (its own Job name): recorded, no second Warning.
+	sj.Status = p.status
+	sj.Status.LastScheduleTime = ptr.To(metav1.NewTime(thePriorHour))
+	next := topOfTheHour.Add(time.Hour)
+	p = decide(sj, nil, next.Add(time.Second), noneDeleted, 0)
+	p.events = nil
+	recordCreates(sj, &p, []createResult{refusedAt(next)})
+	if got := reasons(p); len(got) != 0 || len(p.status.Runs) != 2 {
+		t.Errorf("events %v and %d runs after the same refusal, want none and 2", got, len(p.status.Runs))
+	}
+	// A different refusal is said again.
+	sj.Status = p.status
+	later := next.Add(time.Hour)
+	p = decide(sj, nil, later.Add(time.Second), noneDeleted, 0)
+	p.events = nil
+	other := refusedAt(later)
+	other.ev.note = refusalMessage(other.job.Name, fmt.Errorf(`admission webhook "deny.example.com" denied the request: no`))
+	recordCreates(sj, &p, []createResult{other})
+	if got := reasons(p); !slices.Equal(got, []string{ReasonJobRejected}) {
+		t.Errorf("events %v after a different refusal, want one JobRejected", got)
+	}
+	// A create that succeeds: Ready True again, the slot recorded, the Job active.
+	sj.Status = p.status
+	last := later.Add(time.Hour)
+	p = decide(sj, nil, last.Add(time.Second), noneDeleted, 0)
+	p.events = nil
+	created, wasRefused = recordCreates(sj, &p, []createResult{createdAt(last)})
+	if !created || wasRefused || !p.status.LastScheduleTime.Time.Equal(last) || len(p.status.Active) != 1 || ready(p).Status != metav1.ConditionTrue {
+		t.Errorf("created %v, refused %v, lastScheduleTime %v, active %d, Ready %+v; want the slot recorded and Ready True", created, wasRefused, p.status.LastScheduleTime, len(p.status.Active), ready(p))
+	}
+}
+
+func TestRefusalCauseLeavesOutTheJobName(t *testing.T) {
+	a := refusalMessage("sj-1-abcde", fmt.Errorf(`jobs.batch "sj-1-abcde" is forbidden: exceeded quota`))
+	b := refusalMessage("sj-2-abcde", fmt.Errorf(`jobs.batch "sj-2-abcde" is forbidden: exceeded quota`))
+	if refusalCause(a) != refusalCause(b) || refusalCause(a) == refusalCause(refusalMessage("sj-1-abcde", fmt.Errorf("other"))) {
+		t.Errorf("causes %q and %q", refusalCause(a), refusalCause(b))
+	}
 }
