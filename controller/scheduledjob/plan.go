@@ -666,9 +666,11 @@ func newJob(sj *v1alpha1.ScheduledJob, name string, scheduled time.Time, loc *ti
 }
 
 // setReady sets the Ready condition and reports whether it changed (reason or message), so a
-// Warning is emitted once per problem rather than per reconcile. Ready False is always a spec the
-// controller cannot run until it is edited (a bad schedule or time zone, a template the API server
-// refuses), so Stalled says the same, for kstatus (Flux, kpt, cli-utils: Failed, not Current).
+// Warning is emitted once per problem rather than per reconcile. Ready False is a spec the
+// controller cannot run until it is edited (a bad schedule or time zone), or one whose latest
+// slot's Job the API server refused (an invalid template, or admission: a quota, a policy, a
+// webhook; the next slot tries again), so Stalled says the same, for kstatus (Flux, kpt,
+// cli-utils: Failed, not Current): the latest run failed, as a failed Job reads.
 func setReady(sj *v1alpha1.ScheduledJob, st *v1alpha1.ScheduledJobStatus, status metav1.ConditionStatus, reason, msg string) bool {
 	old := meta.FindStatusCondition(st.Conditions, ConditionReady)
 	changed := old == nil || old.Status != status || old.Reason != reason || old.Message != msg

@@ -180,8 +180,9 @@ type ScheduledJobSpec struct {
 // ScheduledJobStatus is what the controller observed.
 type ScheduledJobStatus struct {
 	// conditions report the state: Ready is False with reason InvalidSchedule, UnknownTimeZone or
-	// ScheduleNeverFires when the spec cannot run; True otherwise. Stalled is True with the same
-	// reason while Ready is False (kstatus reads it), and absent otherwise.
+	// ScheduleNeverFires when the spec cannot run, or JobRejected while the API server refuses
+	// the latest slot's Job (admission or an invalid template); True otherwise. Stalled is True
+	// with the same reason while Ready is False (kstatus reads it), and absent otherwise.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
