@@ -1,6 +1,7 @@
 package scheduledjob
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
@@ -91,4 +93,66 @@ func TestAJobDeletedByItsTTLBeforeThePassKeepsItsResult(t *testing.T) {
 			t.Fatalf("status %+v; want the slot %v recorded, run %s Succeeded", st, slot, jobs.SlotName(sj, slot))
 		}
 	})
+}
+
+// Issue 35: a pass that saw suspend returned before recording the slot whose Job the pass before
+// it had created. With ttlSecondsAfterFinished 0 the Job was gone, jobs.Gone forgot it an hour
+// later, and on resume the daily slot ran a second time. The suspended pass records it now.
+func TestASlotCreatedRightBeforeASuspensionDoesNotRunAgainOnResume(t *testing.T) {
+	f := newFixture(t, false)
+	if err := f.rec.watchGone(f.env.Manager); err != nil {
+		t.Fatal(err)
+	}
+	c, ctx := f.env.Client, f.env.Ctx
+	sj := everyMinute(f.env.Namespace(t, "sj-suspend-record"), "daily")
+	f.create(t, sj)
+	slot := f.clock.Now().UTC().Truncate(time.Minute).Add(2 * time.Minute)
+	sj.Spec.Schedule = fmt.Sprintf("%d %d * * *", slot.Minute(), slot.Hour()) // once a day
+	if err := c.Update(ctx, sj); err != nil {
+		t.Fatal(err)
+	}
+	f.reconcile(t, sj)
+	f.clock.SetTime(slot.Add(2 * time.Second))
+	f.reconcile(t, sj) // creates the slot's Job; the record is the next pass's
+	js := f.jobsOf(t, sj)
+	if len(js) != 1 || sj.Status.LastScheduleTime != nil {
+		t.Fatalf("setup: %d Jobs, lastScheduleTime %v; want the Job and no record yet", len(js), sj.Status.LastScheduleTime)
+	}
+	f.waitJobsCached(t, sj)
+	sj.Spec.Suspend = ptr.To(true)
+	if err := c.Update(ctx, sj); err != nil {
+		t.Fatal(err)
+	}
+	f.reconcile(t, sj) // the next pass sees the suspension
+	if sj.Status.LastScheduleTime == nil || !sj.Status.LastScheduleTime.Time.Equal(slot) {
+		t.Errorf("lastScheduleTime %v after the suspended pass, want the slot %v recorded", sj.Status.LastScheduleTime, slot)
+	}
+	// The Job finishes and its TTL of 0 deletes it; jobs.Gone forgets it after an hour.
+	now := f.clock.Now()
+	if err := testenv.Finish(ctx, c, &js[0], true, now, now.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	f.waitJobsCached(t, sj)
+	if err := c.Delete(ctx, &js[0], client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, "the Job is gone from the cache", func() bool {
+		var list batchv1.JobList
+		_ = c.List(ctx, &list, client.InNamespace(sj.Namespace))
+		return len(list.Items) == 0
+	})
+	f.reconcile(t, sj)
+	f.clock.Step(jobs.GoneRetention + 5*time.Minute)
+	sj.Spec.Suspend = nil
+	if err := c.Update(ctx, sj); err != nil {
+		t.Fatal(err)
+	}
+	creates := 0
+	orig := f.rec.Client
+	f.rec.Client = testenv.CountJobCreates(orig, &creates)
+	defer func() { f.rec.Client = orig }()
+	f.reconcile(t, sj)
+	if creates != 0 || len(f.jobsOf(t, sj)) != 0 {
+		t.Errorf("on resume: %d creates, %d Jobs; the slot %v ran a second time", creates, len(f.jobsOf(t, sj)), slot)
+	}
 }
