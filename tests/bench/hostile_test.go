@@ -141,3 +141,21 @@ func TestKindCountsNamesTheKindsAskedFor(t *testing.T) {
 		t.Errorf("kindCounts = %q, want %q", got, want)
 	}
 }
+
+func TestHostileObjectsAreAsLargeAsAsked(t *testing.T) {
+	refs := hostilePullSecrets(6000)
+	seen := map[string]bool{}
+	for _, r := range refs {
+		if len(r.Name) != hostilePullSecretNameBytes || seen[r.Name] {
+			t.Fatalf("entry %q: want %d characters, each name once", r.Name, hostilePullSecretNameBytes)
+		}
+		seen[r.Name] = true
+	}
+	if len(refs) != 6000 {
+		t.Errorf("%d entries, want 6000", len(refs))
+	}
+	tmpl := hostileJobTemplate(850 << 10)
+	if got := len(tmpl.Spec.Template.Spec.Containers[0].Env[0].Value); got != 850<<10 {
+		t.Errorf("jobTemplate's variable is %d bytes, want %d", got, 850<<10)
+	}
+}
