@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestHostileReportSaysWhenTheLimitWasReached(t *testing.T) {
@@ -30,7 +31,7 @@ func TestHostileReportSaysWhenTheLimitWasReached(t *testing.T) {
 			name:    "objects refused at admission are said",
 			rows:    []hostileRow{{what: "before", rssMiB: 60, peakMiB: 62}},
 			refused: map[string]int{"Secrets": 200, "Jobs": 150},
-			want:    []string{"The API server refused 0 ConfigMaps, 200 Secrets and 150 Jobs of them at admission (the first: \"denied\")"},
+			want:    []string{"The API server refused 0 ConfigMaps, 200 Secrets and 150 Jobs of them at admission", "- Secrets: \"denied\"\n- Jobs: \"denied\""},
 		},
 		{
 			name: "RSS flat and far under the limit is met",
@@ -52,8 +53,9 @@ func TestHostileReportSaysWhenTheLimitWasReached(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "b.md")
 			r := &hostileResult{limit: 256 << 20, rows: tt.rows, refused: tt.refused}
-			if len(tt.refused) > 0 {
-				r.refusal = "denied"
+			r.refusals = map[string]string{}
+			for k := range tt.refused {
+				r.refusals[k] = "denied"
 			}
 			if err := writeHostileReport(path, r, hostileOptions{configMaps: 1, secrets: 1, jobs: 1, bytes: 800 << 10}, "make bench"); err != nil {
 				t.Fatal(err)
@@ -72,5 +74,88 @@ func TestHostileReportSaysWhenTheLimitWasReached(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestHostileReportSaysTheSmallTenantsCopyLatency(t *testing.T) {
+	lat := func(missed int, ds ...time.Duration) copyLatencies {
+		return copyLatencies{copies: ds, floors: ds, missed: missed}
+	}
+	tests := []struct {
+		name string
+		rows []hostileRow
+		want []string
+	}{
+		{
+			name: "copies as fast beside the flood are met, and each row says its probes",
+			rows: []hostileRow{
+				{what: "before", rssMiB: 40, peakMiB: 40, copy: lat(0, 100*time.Millisecond, 200*time.Millisecond, 300*time.Millisecond)},
+				{what: "during", rssMiB: 42, peakMiB: 44, copy: lat(0, 400*time.Millisecond, 900*time.Millisecond)},
+			},
+			want: []string{"| 0 / 0 |  | 400 ms / 900 ms (2; floor 400 ms) |", "The small tenant's copies: met"},
+		},
+		{
+			name: "a copy that never arrives is missed",
+			rows: []hostileRow{
+				{what: "before", rssMiB: 40, peakMiB: 40, copy: lat(0, 100*time.Millisecond)},
+				{what: "during", rssMiB: 42, peakMiB: 44, copy: lat(2, 100*time.Millisecond)},
+			},
+			want: []string{"**2 missed**", "The small tenant's copies: **missed**: 2 copies did not arrive"},
+		},
+		{
+			name: "a median more than a second and twice the first row's is missed",
+			rows: []hostileRow{
+				{what: "before", rssMiB: 40, peakMiB: 40, copy: lat(0, 100*time.Millisecond)},
+				{what: "with them in place", rssMiB: 42, peakMiB: 44, copy: lat(0, 3*time.Second)},
+			},
+			want: []string{"The small tenant's copies: **missed**: median 3000 ms in \"with them in place\", allowed 1100 ms"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "b.md")
+			r := &hostileResult{limit: 256 << 20, rows: tt.rows}
+			o := hostileOptions{configMaps: 1, secrets: 1, jobs: 1, bytes: 800 << 10, scheduledJobs: 1, ats: 1, jobTemplateBytes: 850 << 10,
+				copyRequests: 1, copyRequestBytes: 240 << 10, serviceAccounts: 1, pullSecretEntries: 6000, copySamples: 5}
+			if err := writeHostileReport(path, r, o, "make bench"); err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text, _ := section(string(b), "hostile")
+			for _, w := range append(tt.want, "1 suspended ScheduledJobs and 1 Ats", "1 ServiceAccounts with 6000 `imagePullSecrets` entries") {
+				if !strings.Contains(text, w) {
+					t.Errorf("report lacks %q:\n%s", w, text)
+				}
+			}
+		})
+	}
+}
+
+func TestKindCountsNamesTheKindsAskedFor(t *testing.T) {
+	o := hostileOptions{configMaps: 3, scheduledJobs: 2, serviceAccounts: 1}
+	got := kindCounts(map[string]int{"ConfigMaps": 3, "ScheduledJobs": 2}, o)
+	if want := "3 ConfigMaps, 0 Secrets, 0 Jobs, 2 ScheduledJobs and 0 ServiceAccounts"; got != want {
+		t.Errorf("kindCounts = %q, want %q", got, want)
+	}
+}
+
+func TestHostileObjectsAreAsLargeAsAsked(t *testing.T) {
+	refs := hostilePullSecrets(6000)
+	seen := map[string]bool{}
+	for _, r := range refs {
+		if len(r.Name) != hostilePullSecretNameBytes || seen[r.Name] {
+			t.Fatalf("entry %q: want %d characters, each name once", r.Name, hostilePullSecretNameBytes)
+		}
+		seen[r.Name] = true
+	}
+	if len(refs) != 6000 {
+		t.Errorf("%d entries, want 6000", len(refs))
+	}
+	tmpl := hostileJobTemplate(850 << 10)
+	if got := len(tmpl.Spec.Template.Spec.Containers[0].Env[0].Value); got != 850<<10 {
+		t.Errorf("jobTemplate's variable is %d bytes, want %d", got, 850<<10)
 	}
 }
