@@ -136,14 +136,21 @@ func (s *Sources) Reader(ctx context.Context, namespace string, kind *objectKind
 	return c, nil
 }
 
-// Prune stops the caches of the source namespaces no SecretSync names (inUse), and forgets what
-// Full read there.
-func (s *Sources) Prune(ctx context.Context, inUse map[string]bool) {
+// Prune stops the caches of the source namespaces no SecretSync names (inUse lists those that
+// one does), and forgets what Full read there. inUse is called with the lock that Reader creates
+// caches under: a SecretSync whose pass just started a cache was in the list already (its pass
+// came from the same cache the list is read from), so a stale list cannot stop its cache.
+func (s *Sources) Prune(ctx context.Context, inUse func() (map[string]bool, error)) error {
 	s.init()
 	s.mu.Lock()
+	used, err := inUse()
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
 	var stopped []string
 	for ns, c := range s.byNS {
-		if inUse[ns] {
+		if used[ns] {
 			continue
 		}
 		c.stop()
@@ -155,7 +162,7 @@ func (s *Sources) Prune(ctx context.Context, inUse map[string]bool) {
 	}
 	s.mu.Unlock()
 	if len(stopped) == 0 {
-		return
+		return nil
 	}
 	s.fullMu.Lock()
 	for k, v := range s.full {
@@ -168,6 +175,7 @@ func (s *Sources) Prune(ctx context.Context, inUse map[string]bool) {
 	}
 	s.fullMu.Unlock()
 	ctrl.LoggerFrom(ctx).V(1).Info("Stopped the caches of source namespaces no SecretSync names", "namespaces", stopped)
+	return nil
 }
 
 // Running lists the source namespaces whose cache runs (for tests).
@@ -294,14 +302,15 @@ func sourceLabelsUnknown(s *corev1.Secret) bool {
 // pruneSources stops the source caches of namespaces no SecretSync names any more (a SecretSync
 // deleted, or its source moved). A list of the cached SecretSyncs: cheap, once per whole pass.
 func (r *Reconciler) pruneSources(ctx context.Context) error {
-	list := &v1alpha1.SecretSyncList{}
-	if err := r.Client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
-		return err
-	}
-	inUse := make(map[string]bool, len(list.Items))
-	for i := range list.Items {
-		inUse[list.Items[i].Spec.Source.Namespace] = true
-	}
-	r.Sources.Prune(ctx, inUse)
-	return nil
+	return r.Sources.Prune(ctx, func() (map[string]bool, error) {
+		list := &v1alpha1.SecretSyncList{}
+		if err := r.Client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+			return nil, err
+		}
+		inUse := make(map[string]bool, len(list.Items))
+		for i := range list.Items {
+			inUse[list.Items[i].Spec.Source.Namespace] = true
+		}
+		return inUse, nil
+	})
 }
