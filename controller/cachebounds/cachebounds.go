@@ -19,6 +19,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/platform-operators/platform-operators/controller/keys"
 )
@@ -83,7 +84,13 @@ func Options(inv Inventory, base cache.Options) (cache.Options, error) {
 	}
 	base.NewInformer = func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, idx toolscache.Indexers) toolscache.SharedIndexInformer {
 		inf := next(lw, obj, resync, idx)
-		record(Informer{Cache: inv.Name, Type: typeName(obj), Declared: declared[typeName(obj)], Store: inf.GetStore()})
+		t := typeName(obj)
+		if !declared[t] {
+			// Fail closed, and loudly: the informer keeps identities only (Identity), and a
+			// controller reading the kind sees empty objects.
+			logf.Log.WithName("cachebounds").Error(nil, "An informer of a kind no inventory declares keeps only each object's identity; declare the kind with its bound", "cache", inv.Name, "type", t)
+		}
+		record(Informer{Cache: inv.Name, Type: t, Declared: declared[t], Store: inf.GetStore()})
 		return inf
 	}
 	return base, nil
