@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -97,5 +98,20 @@ func TestBoundedMetaKeepsOursBounded(t *testing.T) {
 	}
 	if v := out.Annotations[keys.AnnotationRunNow]; v != Digest([]byte(strings.Repeat("t", 2<<10))) {
 		t.Errorf("a long value of ours is %q, want its digest", v)
+	}
+}
+
+// Every informer a cache built from an inventory starts is recorded, declared or not.
+func TestEveryInformerBuiltIsRecorded(t *testing.T) {
+	opts, err := Options(Inventory{Name: "recorded", Kinds: []Kind{{Object: &corev1.Secret{}, Transform: keep}}}, cache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := len(Built())
+	opts.NewInformer(&toolscache.ListWatch{}, &corev1.Secret{}, 0, toolscache.Indexers{})
+	opts.NewInformer(&toolscache.ListWatch{}, &corev1.Pod{}, 0, toolscache.Indexers{})
+	got := Built()[before:]
+	if len(got) != 2 || got[0].Cache != "recorded" || got[0].Type != "*v1.Secret" || !got[0].Declared || got[1].Type != "*v1.Pod" || got[1].Declared {
+		t.Errorf("recorded %+v", got)
 	}
 }
