@@ -123,3 +123,35 @@ func TestASourceNamespacesCacheStopsWithItsLastSecretSync(t *testing.T) {
 		t.Fatalf("no cache runs for source namespace %s again: %v", src, sources.Running())
 	}
 }
+
+// A ServiceAccount with 6,000 imagePullSecrets entries is cached with a few of them
+// (trimServiceAccount), and what the manager adds and removes is computed against the whole list
+// read from the API: none of the others is lost, none is listed twice, and an entry a user had
+// listed under the copy's name (past what the cache keeps) is neither duplicated nor claimed.
+func TestAServiceAccountWithThousandsOfEntriesLosesNoneAndGetsNoDuplicate(t *testing.T) {
+	const c = "many-entries"
+	src := namespace(t, c+"-src", nil)
+	a, b := targetNamespace(t, c+"-a", c), targetNamespace(t, c+"-b", c)
+	source := createSecret(t, makeSecret(src, "regcred", withType(corev1.SecretTypeDockerConfigJson),
+		withData(map[string][]byte{corev1.DockerConfigJsonKey: []byte(dockerConfig)})))
+	theirs := make([]string, 6000)
+	for i := range theirs {
+		theirs[i] = fmt.Sprintf("theirs-%05d", i)
+	}
+	withCopy := append(slices.Clone(theirs), "regcred")
+	serviceAccount(t, a, "builder", theirs...)
+	serviceAccount(t, b, "builder", withCopy...)
+
+	ss := createSync(t, makeSync(c, src, c, sourceName("regcred"), pullSecretFor("builder")))
+	copyIn(t, a, source, c, v1alpha1.DeletionPolicyDelete)
+	copyIn(t, b, source, c, v1alpha1.DeletionPolicyDelete)
+	pullSecretsAre(t, a, "builder", withCopy, "regcred")
+	pullSecretsAre(t, b, "builder", withCopy, "")
+	waitReady(t, c, 2)
+
+	if err := k8s.Delete(ctx, ss); err != nil {
+		t.Fatal(err)
+	}
+	pullSecretsAre(t, a, "builder", theirs, "")
+	pullSecretsAre(t, b, "builder", withCopy, "")
+}
