@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/cachebounds"
 	"github.com/platform-operators/platform-operators/controller/fairqueue"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
@@ -143,8 +144,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// At most once: the status read from the cache may predate another process's write of
 		// the Job's name (and the Job may be gone since, by a TTL): check it against the API
 		// server before the create.
-		if current, err := r.current(ctx, &at); err != nil || !current {
-			return ctrl.Result{RequeueAfter: staleRequeue}, err
+		live, err := r.current(ctx, &at)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if live == nil {
+			return ctrl.Result{RequeueAfter: staleRequeue}, nil
+		}
+		if cachebounds.TemplateDropped(&at) {
+			// The cache keeps a large command or template as its digest (bounded.go); the
+			// object just read is the same version, whole.
+			at.Spec.Command, at.Spec.JobTemplate = live.Spec.Command, live.Spec.JobTemplate
+			delete(at.Annotations, cachebounds.TemplateDigest)
 		}
 		created, ev, mayPass, err := r.createJob(ctx, &at)
 		switch {
@@ -188,13 +199,16 @@ const CommandUser int64 = 65532
 // staleRequeue is the short wait for the cache after a read or a status write found it behind.
 const staleRequeue = 100 * time.Millisecond
 
-// current reports whether the cached at is the API server's current version.
-func (r *Reconciler) current(ctx context.Context, at *v1alpha1.At) (bool, error) {
+// current returns the API server's At when it is the cached at's version, else nil.
+func (r *Reconciler) current(ctx context.Context, at *v1alpha1.At) (*v1alpha1.At, error) {
 	var live v1alpha1.At
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(at), &live); err != nil {
-		return false, client.IgnoreNotFound(err)
+		return nil, client.IgnoreNotFound(err)
 	}
-	return live.ResourceVersion == at.ResourceVersion, nil
+	if live.ResourceVersion != at.ResourceVersion {
+		return nil, nil
+	}
+	return &live, nil
 }
 
 // findJob returns the At's Job: from the cache through the controller-UID index, or, when the

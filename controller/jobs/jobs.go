@@ -10,9 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/platform-operators/platform-operators/controller/cachebounds"
 	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
@@ -30,16 +30,19 @@ func IndexByControllerUID(ctx context.Context, indexer client.FieldIndexer) erro
 	})
 }
 
-// CacheByObject limits the manager's Job cache to the Jobs it created, so clusters with many
+// CacheKind limits the manager's Job cache to the Jobs it created, so clusters with many
 // other Jobs (built-in CronJobs, CI) cost no memory, and keeps each of them trimmed (Trim), so
 // that a Job carrying our label, which a tenant can create where the chart's admission policies
 // are off, costs a bounded few hundred bytes whatever its pod template and annotations hold.
-func CacheByObject() (client.Object, cache.ByObject) {
+func CacheKind() cachebounds.Kind {
 	req, err := labels.NewRequirement(keys.LabelCreatedBy, selection.Exists, nil)
 	if err != nil {
 		panic(err) // a constant, valid requirement
 	}
-	return &batchv1.Job{}, cache.ByObject{Label: labels.NewSelector().Add(*req), Transform: Trim}
+	return cachebounds.Kind{
+		Object: &batchv1.Job{}, Label: labels.NewSelector().Add(*req), Transform: Trim,
+		Bound: "Jobs labelled " + keys.LabelCreatedBy + " only; Trim: identity, controller reference, our label, two annotations cut to 1 KiB, spec.suspend, status",
+	}
 }
 
 // maxKeptValue bounds each label and annotation value Trim keeps: ours are short (a kind, an

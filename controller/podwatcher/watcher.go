@@ -12,6 +12,8 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/platform-operators/platform-operators/controller/cachebounds"
 )
 
 // Name is the controller's name in --controllers.
@@ -37,19 +39,19 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	return m, nil
 }
 
-// CacheByObject is the cache configuration for pods when the pod watcher runs: limited to the
-// given namespaces (all when empty), and trimmed to what the watcher reads (identity and phase),
-// so a cluster with many pods costs little memory. Only the pod watcher reads pods from the
-// cache; a controller that needs more of a pod must change this transform.
-func CacheByObject(namespaces []string) (client.Object, cache.ByObject) {
-	by := cache.ByObject{Transform: trimPod}
+// CacheKind is the cache's Pod kind when the pod watcher runs: limited to the given namespaces
+// (all when empty), and trimmed to what the watcher reads (identity and phase), so a cluster
+// with many pods costs little memory. Only the pod watcher reads pods from the cache; a
+// controller that needs more of a pod must change this transform.
+func CacheKind(namespaces []string) cachebounds.Kind {
+	k := cachebounds.Kind{Object: &corev1.Pod{}, Transform: trimPod, Bound: "trimPod: identity and phase"}
 	if len(namespaces) > 0 {
-		by.Namespaces = make(map[string]cache.Config, len(namespaces))
+		k.Namespaces = make(map[string]cache.Config, len(namespaces))
 		for _, ns := range namespaces {
-			by.Namespaces[ns] = cache.Config{}
+			k.Namespaces[ns] = cache.Config{}
 		}
 	}
-	return &corev1.Pod{}, by
+	return k
 }
 
 func trimPod(obj any) (any, error) {

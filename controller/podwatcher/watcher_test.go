@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/platform-operators/platform-operators/controller/cachebounds"
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 )
 
@@ -67,11 +68,14 @@ func TestWatcherAgainstAPIServer(t *testing.T) {
 	}
 
 	log := &lines{}
-	obj, by := CacheByObject([]string{"watched"})
+	cacheOpts, err := cachebounds.Options(cachebounds.Inventory{Name: "podwatcher-test", Kinds: []cachebounds.Kind{CacheKind([]string{"watched"})}}, cache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   cache.Options{ByObject: map[client.Object]cache.ByObject{obj: by}},
+		Cache:   cacheOpts,
 	})
 	if err != nil {
 		t.Fatal(err)

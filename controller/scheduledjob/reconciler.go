@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/cachebounds"
 	"github.com/platform-operators/platform-operators/controller/fairqueue"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
@@ -181,7 +182,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	now := r.Clock.Now()
-	p := decide(&sj, children, now, r.deleted.has, r.PodsStuckAfter)
+	p := r.decide(&sj, children, now)
 	if len(p.confirm) > 0 {
 		// Under Forbid or Replace, a recent slot's Job the cache does not show yet (created by
 		// the previous pass, which left its record to this one) must block or be replaced:
@@ -193,11 +194,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if len(found) > 0 {
 			children = append(children, found...)
 			sortJobs(children)
-			p = decide(&sj, children, now, r.deleted.has, r.PodsStuckAfter)
+			p = r.decide(&sj, children, now)
 		}
 	}
-	// A Job already deleted (by its TTL, or being deleted) is history, never pruned again.
-	p.prune = slices.DeleteFunc(p.prune, func(j *batchv1.Job) bool { return j.DeletionTimestamp != nil })
 	if len(p.creates) > 0 {
 		current, err := r.confirmed.current(ctx, r.APIReader, &sj)
 		if err != nil {
@@ -208,6 +207,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			// server has it, and the status it read may predate another process's record.
 			return ctrl.Result{RequeueAfter: conflictRequeue}, nil
 		}
+		if cachebounds.TemplateDropped(&sj) {
+			// The cache keeps a large template as its digest (bounded.go): read it for the
+			// Jobs, and decide again on the same inputs and time, which gives the same plan
+			// with whole Jobs.
+			ok, err := withTemplate(ctx, r.APIReader, &sj)
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			if !ok {
+				return ctrl.Result{RequeueAfter: conflictRequeue}, nil
+			}
+			p = r.decide(&sj, children, now)
+		}
 	} else if !p.due.IsZero() {
 		// Confirm ahead of the slot, once per object and process: left to the pass at the slot,
 		// the read adds one GET per ScheduledJob to the first busy slot after a start (or after
@@ -217,6 +229,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	return r.carryOut(ctrl.LoggerInto(ctx, log.WithValues("scheduledJob", klog.KObj(&sj))), &sj, &p)
+}
+
+// decide is the pure decide, with the Jobs already deleted (by their TTL, or being deleted) left
+// out of the prunes: they are history, never pruned again.
+func (r *Reconciler) decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time) plan {
+	p := decide(sj, children, now, r.deleted.has, r.PodsStuckAfter)
+	p.prune = slices.DeleteFunc(p.prune, func(j *batchv1.Job) bool { return j.DeletionTimestamp != nil })
+	return p
 }
 
 // children returns the ScheduledJob's Jobs from the cache (controller-UID index), plus active

@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/cachebounds"
 	"github.com/platform-operators/platform-operators/controller/fairqueue"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/propagation"
@@ -76,30 +77,28 @@ type RequestReconciler struct {
 // (boundOffer); the copies are bounded as the SecretSync's are (boundCopy). The source of a copy
 // is read from the API when a copy is written.
 func NewRequestCaches(mgr ctrl.Manager) (offered, copies cache.Cache, err error) {
-	build := func(label string, objs map[client.Object]cache.ByObject) (cache.Cache, error) {
+	build := func(name, label string, kinds []cachebounds.Kind) (cache.Cache, error) {
 		req, err := labels.NewRequirement(label, selection.Exists, nil)
 		if err != nil {
 			return nil, err
 		}
-		for o, by := range objs {
-			by.Label = labels.NewSelector().Add(*req)
-			objs[o] = by
+		for i := range kinds {
+			kinds[i].Label = labels.NewSelector().Add(*req)
 		}
-		return cache.New(mgr.GetConfig(), cache.Options{
-			Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
-			DefaultTransform: cache.TransformStripManagedFields(),
-			ByObject:         objs,
-		})
+		return cachebounds.New(mgr.GetConfig(), cachebounds.Inventory{Name: name, Kinds: kinds},
+			cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
 	}
-	offers := map[client.Object]cache.ByObject{}
+	var offers []cachebounds.Kind
 	for _, kind := range kinds {
-		offers[offerMetadata(kind)] = cache.ByObject{Transform: boundOffer}
+		offers = append(offers, cachebounds.Kind{Object: offerMetadata(kind), Transform: boundOffer,
+			Bound: "offers only (label " + keys.LabelOffer + "), metadata only; boundOffer: identity, our keys bounded"})
 	}
-	if offered, err = build(keys.LabelOffer, offers); err != nil {
+	if offered, err = build("copyrequest-offers", keys.LabelOffer, offers); err != nil {
 		return nil, nil, err
 	}
-	if copies, err = build(keys.LabelCopyRequest, map[client.Object]cache.ByObject{
-		&corev1.Secret{}: {Transform: boundCopy}, &corev1.ConfigMap{}: {Transform: boundCopy},
+	if copies, err = build("copyrequest-copies", keys.LabelCopyRequest, []cachebounds.Kind{
+		{Object: &corev1.Secret{}, Transform: boundCopy, Bound: "copies only (label " + keys.LabelCopyRequest + "); boundCopy"},
+		{Object: &corev1.ConfigMap{}, Transform: boundCopy, Bound: "copies only (label " + keys.LabelCopyRequest + "); boundCopy"},
 	}); err != nil {
 		return nil, nil, err
 	}

@@ -7,6 +7,9 @@
 // once (only when it changed). A reconcile with nothing to do makes no API call that writes.
 //
 // Memory: the manager's cache holds only Secrets carrying keys.LabelSecretSync (our
-// copies). Source Secrets are read through one small cache per source namespace, started when a
-// SecretSync first names that namespace (Sources). Unrelated Secrets are never cached.
+// copies), in a bounded form. Source Secrets are listed through one cache per source namespace,
+// started when a SecretSync first names that namespace and stopped when none does (Sources),
+// which keeps no data: a pass reads the sources it copies from the API. Unrelated Secrets are
+// never cached. Every kind's bound is declared in CacheKinds and SourceCacheKinds
+// (controller/cachebounds).
 package secretsync

@@ -96,7 +96,8 @@ func cachedBytesPerObject(tb testing.TB, n int, build func(int) decodable, fresh
 
 // hostileCaches are the caches a tenant's object enters by carrying one of our keys, with their
 // transforms: the SecretSync's copies (Secrets, ConfigMaps), the CopyRequest's copies (the same
-// transform), and the offers (metadata only).
+// transform), and the offers (metadata only); and those it enters whatever it carries: a source
+// namespace's (boundSource) and the ServiceAccounts.
 var hostileCaches = []struct {
 	name      string
 	build     func(i int) decodable
@@ -106,6 +107,19 @@ var hostileCaches = []struct {
 	{"copy-secret", func(i int) decodable { return hostileSecret(i) }, func() decodable { return &corev1.Secret{} }, boundCopy},
 	{"copy-configmap", func(i int) decodable { return hostileConfigMap(i) }, func() decodable { return &corev1.ConfigMap{} }, boundCopy},
 	{"offer", func(i int) decodable { return hostileOffer(i) }, func() decodable { return &metav1.PartialObjectMetadata{} }, boundOffer},
+	{"source-secret", func(i int) decodable { return hostileSecret(i) }, func() decodable { return &corev1.Secret{} }, boundSource},
+	{"source-configmap", func(i int) decodable { return hostileConfigMap(i) }, func() decodable { return &corev1.ConfigMap{} }, boundSource},
+	{"serviceaccount", func(i int) decodable { return hostileServiceAccount(i) }, func() decodable { return &corev1.ServiceAccount{} }, trimServiceAccount},
+}
+
+// hostileServiceAccount is a tenant's ServiceAccount: hostileMeta and 6,000 imagePullSecrets
+// entries (what edit may create).
+func hostileServiceAccount(i int) *corev1.ServiceAccount {
+	sa := &corev1.ServiceAccount{ObjectMeta: hostileMeta("tenant", i), ImagePullSecrets: make([]corev1.LocalObjectReference, 6000)}
+	for j := range sa.ImagePullSecrets {
+		sa.ImagePullSecrets[j].Name = fmt.Sprintf("tenant-pull-secret-%05d", j)
+	}
+	return sa
 }
 
 // A tenant's object carrying our keys, 1 MiB of data and 200 KiB of annotations costs each

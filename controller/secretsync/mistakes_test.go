@@ -225,7 +225,7 @@ func TestANewNamespacesOwnPassListsTheCopyItCreates(t *testing.T) {
 	const c = "pullfirst"
 	src := namespace(t, c+"-src", nil)
 	pullSource(t, src, "regcred")
-	sources := &Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme()}
+	sources := &Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme(), APIReader: mgr.GetAPIReader()}
 	sources.SetController(noWatches{})
 	srcCtx, stop := context.WithCancel(ctx)
 	t.Cleanup(stop)

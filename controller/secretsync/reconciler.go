@@ -215,6 +215,11 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 		obs.blocked = sourceNamespaceGone(src.Namespace, srcNS)
 		return obs, nil
 	}
+	if only == "" {
+		if err := r.pruneSources(ctx); err != nil {
+			return obs, err
+		}
+	}
 	reader, err := r.Sources.Reader(ctx, src.Namespace, kind)
 	if err != nil {
 		return obs, err
@@ -224,8 +229,23 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 		return obs, err
 	}
 	for _, s := range kind.items(sources) {
+		// The source cache keeps no data, and no labels past a bound (sources.go): a source
+		// that matches, or whose labels the cache dropped, is read whole.
+		if sourceLabelsUnknown(s) && srcSel != nil {
+			if s, err = r.Sources.Full(ctx, kind, s); err != nil {
+				return obs, err
+			} else if s == nil {
+				continue
+			}
+		}
 		if propagation.SourceMatches(s, src.Name, srcSel, src.Type) {
-			obs.sources = append(obs.sources, s)
+			full, err := r.Sources.Full(ctx, kind, s)
+			if err != nil {
+				return obs, err
+			}
+			if full != nil {
+				obs.sources = append(obs.sources, full)
+			}
 			continue
 		}
 		// The named source exists with another type than spec.source.type asks for: most
@@ -763,11 +783,24 @@ func (r *Reconciler) syncPullSecrets(ctx context.Context, ss *v1alpha1.SecretSyn
 		if !forSA[sa.Name] {
 			w = nil
 		}
-		updated, changed := propagation.PullSecrets(sa, w, known[sa.Namespace])
+		if _, changed := propagation.PullSecrets(sa, w, known[sa.Namespace]); !changed {
+			continue
+		}
+		// The cache keeps a bounded form (trimServiceAccount: not every entry a tenant listed),
+		// and a merge patch replaces the whole list: decide and patch against the API's object.
+		live := &corev1.ServiceAccount{}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(sa), live); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			res.writeErr = errors.Join(res.writeErr, fmt.Errorf("reading ServiceAccount %s: %w", klog.KObj(sa), err))
+			continue
+		}
+		updated, changed := propagation.PullSecrets(live, w, known[sa.Namespace])
 		if !changed {
 			continue
 		}
-		if err := r.Client.Patch(ctx, updated, client.MergeFromWithOptions(sa, client.MergeFromWithOptimisticLock{})); err != nil {
+		if err := r.Client.Patch(ctx, updated, client.MergeFromWithOptions(live, client.MergeFromWithOptimisticLock{})); err != nil {
 			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 				res.requeue = true
 				continue
@@ -786,6 +819,9 @@ func (r *Reconciler) syncPullSecrets(ctx context.Context, ss *v1alpha1.SecretSyn
 // deleting a SecretSync never hangs, even when the manager is not running, and the cleanup runs
 // when the manager next sees the copies.
 func (r *Reconciler) cleanup(ctx context.Context, name string) (ctrl.Result, error) {
+	if err := r.pruneSources(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
 	// The SecretSync is gone, and with it its source.kind: look at the copies of every kind.
 	again := false
 	for _, kind := range kinds {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,7 +16,6 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/cachebounds"
 	"github.com/platform-operators/platform-operators/controller/fairqueue"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/propagation"
@@ -32,18 +33,34 @@ import (
 // sourceNamespaceIndex indexes SecretSyncs by spec.source.namespace.
 const sourceNamespaceIndex = "spec.source.namespace"
 
-// CacheByObject is the manager cache configuration the controller needs: Secrets and ConfigMaps
-// only when they carry our label (copies; never every Secret or ConfigMap of the cluster), each
-// in its bounded form (boundCopy), and Namespaces and ServiceAccounts trimmed to the fields the
-// controller reads.
-func CacheByObject() map[client.Object]cache.ByObject {
+// CacheKinds are the kinds the controller reads through the manager's cache, each with its bound:
+// Secrets and ConfigMaps only when they carry our label (copies; never every Secret or ConfigMap
+// of the cluster), each in its bounded form (boundCopy); Namespaces and ServiceAccounts trimmed to
+// the fields the controller reads; SecretSyncs and CopyRequests without others' metadata.
+func CacheKinds() []cachebounds.Kind {
 	managed, _ := labels.NewRequirement(keys.LabelSecretSync, selection.Exists, nil)
-	return map[client.Object]cache.ByObject{
-		&corev1.Secret{}:         {Label: labels.NewSelector().Add(*managed), Transform: boundCopy},
-		&corev1.ConfigMap{}:      {Label: labels.NewSelector().Add(*managed), Transform: boundCopy},
-		&corev1.Namespace{}:      {Transform: trimNamespace},
-		&corev1.ServiceAccount{}: {Transform: trimServiceAccount},
+	return []cachebounds.Kind{
+		{Object: &corev1.Secret{}, Label: labels.NewSelector().Add(*managed), Transform: boundCopy, Bound: "copies only (label " + keys.LabelSecretSync + "); boundCopy: no data (its digest), our keys bounded"},
+		{Object: &corev1.ConfigMap{}, Label: labels.NewSelector().Add(*managed), Transform: boundCopy, Bound: "copies only (label " + keys.LabelSecretSync + "); boundCopy: no data (its digest), our keys bounded"},
+		{Object: &corev1.Namespace{}, Transform: trimNamespace, Bound: "trimNamespace: identity, labels (set by cluster admins only), phase"},
+		{Object: &corev1.ServiceAccount{}, Transform: trimServiceAccount, Bound: "trimServiceAccount: identity, our annotation bounded, the imagePullSecrets entries it names and others up to 2 KiB of names"},
+		{Object: &v1alpha1.SecretSync{}, Transform: boundSpecAndStatus, Bound: "boundSpecAndStatus: metadata bounded (cachebounds.BoundedMeta), spec, status"},
+		{Object: &v1alpha1.CopyRequest{}, Transform: boundSpecAndStatus, Bound: "boundSpecAndStatus: metadata bounded (cachebounds.BoundedMeta), spec, status (both bounded by the schema)"},
 	}
+}
+
+// boundSpecAndStatus is the SecretSync and CopyRequest caches' transform: the object without the
+// labels and annotations others put on it (a tenant's CopyRequest can carry 256 KiB of them; the
+// last-applied-configuration annotation repeats the object), which the controllers never read.
+// Their status is written by a status update or merge patch, which leaves metadata alone.
+func boundSpecAndStatus(obj any) (any, error) {
+	switch o := obj.(type) {
+	case *v1alpha1.SecretSync:
+		return &v1alpha1.SecretSync{TypeMeta: o.TypeMeta, ObjectMeta: cachebounds.BoundedMeta(&o.ObjectMeta), Spec: o.Spec, Status: o.Status}, nil
+	case *v1alpha1.CopyRequest:
+		return &v1alpha1.CopyRequest{TypeMeta: o.TypeMeta, ObjectMeta: cachebounds.BoundedMeta(&o.ObjectMeta), Spec: o.Spec, Status: o.Status}, nil
+	}
+	return obj, nil
 }
 
 // boundCopy keeps a copy in the cache in its bounded form (propagation.Bounded): no data (its
@@ -89,9 +106,15 @@ func trimNamespace(obj any) (any, error) {
 	}, nil
 }
 
-// trimServiceAccount keeps identity, imagePullSecrets and only our annotation: the controller
-// patches ServiceAccounts with a merge patch computed from this trimmed object, which touches
-// exactly the fields that differ.
+// maxOtherPullSecretBytes bounds the names of the imagePullSecrets entries a cached
+// ServiceAccount keeps besides those our annotation names: a tenant may list 6,000 entries.
+const maxOtherPullSecretBytes = 2 << 10
+
+// trimServiceAccount keeps identity, our annotation (bounded) and of imagePullSecrets the entries
+// our annotation names (the ones the manager added and may remove) and, in their order, others
+// while their names fit in maxOtherPullSecretBytes. A pass decides on this form and, when it
+// would change the list, reads the ServiceAccount from the API and computes the patch against
+// that (syncPullSecrets): an entry the cache did not keep is neither duplicated nor removed.
 func trimServiceAccount(obj any) (any, error) {
 	sa, ok := obj.(*corev1.ServiceAccount)
 	if !ok {
@@ -99,17 +122,32 @@ func trimServiceAccount(obj any) (any, error) {
 	}
 	out := &corev1.ServiceAccount{
 		// Most ServiceAccounts the controller patches are named default, in every namespace.
-		ObjectMeta:       metav1.ObjectMeta{Name: intern(sa.Name), Namespace: sa.Namespace, UID: sa.UID, ResourceVersion: sa.ResourceVersion},
-		ImagePullSecrets: sa.ImagePullSecrets,
+		ObjectMeta: metav1.ObjectMeta{Name: intern(sa.Name), Namespace: sa.Namespace, UID: sa.UID, ResourceVersion: sa.ResourceVersion},
 	}
-	for i := range out.ImagePullSecrets {
-		out.ImagePullSecrets[i].Name = intern(out.ImagePullSecrets[i].Name)
-	}
+	added := map[string]bool{}
 	if v, ok := sa.Annotations[keys.AnnotationPullSecrets]; ok {
-		out.Annotations = map[string]string{keys.AnnotationPullSecrets: intern(v)}
+		for _, n := range strings.Split(v, ",") {
+			added[n] = true
+		}
+		out.Annotations = map[string]string{keys.AnnotationPullSecrets: intern(cachebounds.BoundedValue(v))}
+	}
+	otherBytes, oursKept := 0, 0
+	for _, e := range sa.ImagePullSecrets {
+		if !added[e.Name] {
+			if otherBytes += len(e.Name); otherBytes > maxOtherPullSecretBytes {
+				continue
+			}
+		} else if oursKept++; oursKept > maxPullSecretsOfOurs {
+			continue
+		}
+		out.ImagePullSecrets = append(out.ImagePullSecrets, corev1.LocalObjectReference{Name: intern(e.Name)})
 	}
 	return out, nil
 }
+
+// maxPullSecretsOfOurs bounds the entries kept because our annotation names them (where the
+// chart's admission policies are off, a tenant can write that annotation too).
+const maxPullSecretsOfOurs = 64
 
 // WatchedObjects lists the kinds SetupWithManager watches through the manager's cache, so the
 // manager can start and sync their informers before it campaigns for the lease. The source

@@ -34,6 +34,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/cachebounds"
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/propagation"
@@ -56,6 +57,8 @@ var (
 	testMetrics *Metrics
 	// metricsRegistry holds testMetrics.
 	metricsRegistry *prometheus.Registry
+	// sources are the SecretSync controller's source caches.
+	sources *Sources
 	// requests is the CopyRequest controller, set up as main.go sets it up.
 	requests *RequestReconciler
 	// proofs are the manager's ownership proofs, with the key it keeps in ownershipNS.
@@ -153,12 +156,13 @@ func setUp(cfg *rest.Config) error {
 	if proofs, err = LoadOwnershipKey(context.Background(), k8s, ownershipNS, DefaultOwnershipKeySecret); err != nil {
 		return err
 	}
+	cacheOpts, err := cachebounds.Options(cachebounds.Inventory{Name: "manager", Kinds: CacheKinds()}, cache.Options{})
+	if err != nil {
+		return err
+	}
 	mgr, err = ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: scheme,
-		Cache: cache.Options{
-			DefaultTransform: cache.TransformStripManagedFields(),
-			ByObject:         CacheByObject(),
-		},
+		Scheme:                 scheme,
+		Cache:                  cacheOpts,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		LeaderElection:         false,
@@ -171,10 +175,11 @@ func setUp(cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
+	sources = &Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme(), APIReader: mgr.GetAPIReader()}
 	r := &Reconciler{
 		Client: withWriteFaults(mgr.GetClient()), APIReader: mgr.GetAPIReader(), Metrics: testMetrics, Workers: 8,
 		Recorder: InNamespace(mgr.GetEventRecorder(Name), scheme, ownershipNS),
-		Sources:  &Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme()},
+		Sources:  sources,
 		Proofs:   proofs,
 		// The one field main.go leaves at its default (a minute): too long to wait for here.
 		ConflictRecheck: conflictRecheck,

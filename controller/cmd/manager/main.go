@@ -31,6 +31,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/at"
+	"github.com/platform-operators/platform-operators/controller/cachebounds"
 	"github.com/platform-operators/platform-operators/controller/enablement"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/leaderfence"
@@ -367,26 +368,9 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 		return nil, err
 	}
 
-	cacheOpts := cache.Options{
-		DefaultTransform: cache.TransformStripManagedFields(),
-		ByObject:         map[client.Object]cache.ByObject{},
-	}
-	if len(watchNamespaces) > 0 {
-		cacheOpts.DefaultNamespaces = make(map[string]cache.Config, len(watchNamespaces))
-		for _, ns := range watchNamespaces {
-			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
-		}
-	}
-	if isOn(podwatcher.Name) {
-		obj, by := podwatcher.CacheByObject(splitList(o.podWatcherNamespaces))
-		cacheOpts.ByObject[obj] = by
-	}
-	if isOn(secretsync.Name) {
-		maps.Copy(cacheOpts.ByObject, secretsync.CacheByObject())
-	}
-	if isOn(at.Name) || isOn(scheduledjob.Name) {
-		obj, by := jobs.CacheByObject()
-		cacheOpts.ByObject[obj] = by
+	cacheOpts, err := cacheOptions(o, isOn)
+	if err != nil {
+		return nil, err
 	}
 
 	shutdown := o.gracefulShutdown
@@ -471,7 +455,7 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 		r := &secretsync.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Metrics: m, Workers: o.secretSyncWorkers,
 			Recorder: secretsync.InNamespace(mgr.GetEventRecorder(secretsync.Name), scheme, ns), Writes: writes,
-			Sources: &secretsync.Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme()},
+			Sources: &secretsync.Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme(), APIReader: mgr.GetAPIReader()},
 			Proofs:  proofs,
 		}
 		if err := r.SetupWithManager(ctx, mgr, 4); err != nil {
@@ -526,6 +510,43 @@ func metricsOptions(o options) metricsserver.Options {
 		}
 	}
 	return m
+}
+
+// cacheInventory is every kind the manager's cache holds for the enabled controllers, each with
+// its bound (controller/cachebounds). The other caches the manager starts declare theirs where
+// they are built: secretsync.SourceCacheKinds (one cache per source namespace) and
+// secretsync.NewRequestCaches (the CopyRequest offers and copies).
+func cacheInventory(o options, isOn func(string) bool) cachebounds.Inventory {
+	inv := cachebounds.Inventory{Name: "manager"}
+	if isOn(podwatcher.Name) {
+		inv.Kinds = append(inv.Kinds, podwatcher.CacheKind(splitList(o.podWatcherNamespaces)))
+	}
+	if isOn(secretsync.Name) {
+		inv.Kinds = append(inv.Kinds, secretsync.CacheKinds()...)
+	}
+	if isOn(at.Name) || isOn(scheduledjob.Name) {
+		inv.Kinds = append(inv.Kinds, jobs.CacheKind())
+	}
+	if isOn(at.Name) {
+		inv.Kinds = append(inv.Kinds, at.CacheKind())
+	}
+	if isOn(scheduledjob.Name) {
+		inv.Kinds = append(inv.Kinds, scheduledjob.CacheKind())
+	}
+	return inv
+}
+
+// cacheOptions builds the manager cache's options from cacheInventory: a kind not declared there
+// is cached as its identity only (cachebounds.Identity), and recorded as undeclared.
+func cacheOptions(o options, isOn func(string) bool) (cache.Options, error) {
+	base := cache.Options{}
+	if watchNamespaces := splitList(o.watchNamespaces); len(watchNamespaces) > 0 {
+		base.DefaultNamespaces = make(map[string]cache.Config, len(watchNamespaces))
+		for _, ns := range watchNamespaces {
+			base.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return cachebounds.Options(cacheInventory(o, isOn), base)
 }
 
 // watchedObjects lists the kinds the enabled controllers watch through the manager's cache.

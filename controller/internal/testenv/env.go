@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/cachebounds"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 )
 
@@ -159,14 +160,22 @@ func Start(t *testing.T, setup func(mgr ctrl.Manager) error) *Env {
 	return e
 }
 
+// CacheKinds are the cache kinds of the package under test besides Jobs (which testenv cannot
+// import: that package's tests import testenv), each with its bound as the manager declares it:
+// a test package sets them in an init function.
+var CacheKinds []cachebounds.Kind
+
 // start builds and starts a manager on cfg, its cache configured as the manager's.
 func start(t *testing.T, cfg *rest.Config, scheme *k8sruntime.Scheme, setup func(mgr ctrl.Manager) error) *Env {
 	t.Helper()
-	obj, by := jobs.CacheByObject()
+	cacheOpts, err := cachebounds.Options(cachebounds.Inventory{Name: "testenv", Kinds: append([]cachebounds.Kind{jobs.CacheKind()}, CacheKinds...)}, cache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Cache:      cache.Options{ByObject: map[client.Object]cache.ByObject{obj: by}},
+		Cache:      cacheOpts,
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)}, // several tests of a package register the same controller name
 	})
 	if err != nil {

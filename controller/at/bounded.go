@@ -1,0 +1,49 @@
+package at
+
+import (
+	"encoding/json"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/cachebounds"
+)
+
+// CacheKind is the manager cache's At kind: every At (a tenant creates them), each in its
+// bounded form (bounded).
+func CacheKind() cachebounds.Kind {
+	return cachebounds.Kind{
+		Object: &v1alpha1.At{}, Transform: bounded,
+		Bound: "bounded: metadata bounded (cachebounds.BoundedMeta), spec and status, a command and jobTemplate over 4 KiB as their digest (read from the API when the Job is created)",
+	}
+}
+
+// runSpec is what of an At's spec only the Job is built from.
+type runSpec struct {
+	Command     string `json:"command,omitempty"`
+	JobTemplate any    `json:"jobTemplate,omitempty"`
+}
+
+// bounded is the At cache's transform: what decide reads (the time, the deadline, the status,
+// our annotations), and the command and jobTemplate (a tenant may write nearly the API server's
+// 1.5 MiB) only when together they serialize to at most cachebounds.MaxCachedTemplate, else as
+// their digest; Reconcile takes them from the object it reads from the API before the create.
+// It is idempotent.
+func bounded(obj any) (any, error) {
+	at, ok := obj.(*v1alpha1.At)
+	if !ok || cachebounds.TemplateDropped(at) {
+		return obj, nil
+	}
+	out := &v1alpha1.At{TypeMeta: at.TypeMeta, ObjectMeta: cachebounds.BoundedMeta(&at.ObjectMeta), Spec: at.Spec, Status: at.Status}
+	run := runSpec{Command: at.Spec.Command}
+	if at.Spec.JobTemplate != nil {
+		run.JobTemplate = at.Spec.JobTemplate
+	}
+	b, err := json.Marshal(run)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > cachebounds.MaxCachedTemplate {
+		out.Spec.Command, out.Spec.JobTemplate = "", nil
+		cachebounds.MarkTemplateDropped(&out.ObjectMeta, b)
+	}
+	return out, nil
+}

@@ -1,0 +1,270 @@
+package cachebounds
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/platform-operators/platform-operators/controller/keys"
+)
+
+// MaxObjectBytes is what one cached object may cost at most, serialized, whatever a tenant
+// wrote: the bound the enumerating test asserts for every informer.
+const MaxObjectBytes = 8 << 10
+
+// Kind is one kind a cache holds and its bound.
+type Kind struct {
+	// Object is the kind (a typed object, or a metav1.PartialObjectMetadata for metadata only).
+	Object client.Object
+	// Label, when set, limits the cache to the objects carrying a key (how many are cached).
+	Label labels.Selector
+	// Namespaces, when set, limits the cache to these namespaces (cache.ByObject.Namespaces).
+	Namespaces map[string]cache.Config
+	// Transform reduces each object to the bounded form the cache keeps (what one costs).
+	// Required: it must be idempotent and leave the objects it does not know unchanged.
+	Transform toolscache.TransformFunc
+	// Bound says in words what the cache keeps of an object, for error messages and docs.
+	Bound string
+}
+
+// Inventory is every kind one cache holds.
+type Inventory struct {
+	// Name names the cache ("manager", "source/<namespace>", "copyrequest-offers").
+	Name  string
+	Kinds []Kind
+}
+
+// Options returns base with the inventory's kinds as its ByObject, the fail-closed default
+// transform (Identity) for any other kind, and a NewInformer that records each informer built
+// (Built). base must set neither ByObject nor DefaultTransform: everything a cache holds goes
+// through the inventory.
+func Options(inv Inventory, base cache.Options) (cache.Options, error) {
+	if len(base.ByObject) > 0 || base.DefaultTransform != nil {
+		return base, fmt.Errorf("cache %s: ByObject and DefaultTransform come from its inventory (cachebounds.Kind), not the options", inv.Name)
+	}
+	declared := map[string]bool{}
+	base.ByObject = make(map[client.Object]cache.ByObject, len(inv.Kinds))
+	var errs []error
+	for _, k := range inv.Kinds {
+		t := typeName(k.Object)
+		switch {
+		case k.Transform == nil:
+			errs = append(errs, fmt.Errorf("cache %s: %s has no bound (a Transform to a bounded form)", inv.Name, t))
+			continue
+		case declared[t] && !isMetadata(k.Object):
+			errs = append(errs, fmt.Errorf("cache %s: %s is declared twice", inv.Name, t))
+			continue
+		}
+		declared[t] = true
+		base.ByObject[k.Object] = cache.ByObject{Label: k.Label, Namespaces: k.Namespaces, Transform: k.Transform}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return base, err
+	}
+	base.DefaultTransform = Identity
+	next := base.NewInformer
+	if next == nil {
+		next = toolscache.NewSharedIndexInformer
+	}
+	base.NewInformer = func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, idx toolscache.Indexers) toolscache.SharedIndexInformer {
+		inf := next(lw, obj, resync, idx)
+		t := typeName(obj)
+		if !declared[t] {
+			// Fail closed, and loudly: the informer keeps identities only (Identity), and a
+			// controller reading the kind sees empty objects.
+			logf.Log.WithName("cachebounds").Error(nil, "An informer of a kind no inventory declares keeps only each object's identity; declare the kind with its bound", "cache", inv.Name, "type", t)
+		}
+		record(Informer{Cache: inv.Name, Type: t, Declared: declared[t], Store: inf.GetStore()})
+		return inf
+	}
+	return base, nil
+}
+
+// New builds a cache from the inventory (Options, then cache.New).
+func New(cfg *rest.Config, inv Inventory, base cache.Options) (cache.Cache, error) {
+	opts, err := Options(inv, base)
+	if err != nil {
+		return nil, err
+	}
+	return cache.New(cfg, opts)
+}
+
+// Identity is the default transform of every cache built here: it keeps of an object only its
+// identity (kind, name, namespace, UID, resourceVersion, generation, deletion), in an object of
+// the same type. A kind reaches it only when no inventory declared it; a controller reading such
+// a kind sees an empty spec, which is meant to be noticed, never a tenant's megabytes.
+func Identity(in any) (any, error) {
+	m, ok := in.(metav1.Object)
+	if !ok {
+		return in, nil // a tombstone or another wrapper: the informer unwraps it later
+	}
+	var out metav1.Object
+	if u, ok := in.(*unstructured.Unstructured); ok {
+		o := &unstructured.Unstructured{}
+		o.SetGroupVersionKind(u.GroupVersionKind())
+		out = o
+	} else {
+		o, ok := reflect.New(reflect.TypeOf(in).Elem()).Interface().(metav1.Object)
+		if !ok {
+			return in, nil
+		}
+		if r, ok := in.(runtime.Object); ok {
+			if ro, ok := o.(runtime.Object); ok {
+				ro.GetObjectKind().SetGroupVersionKind(r.GetObjectKind().GroupVersionKind())
+			}
+		}
+		out = o
+	}
+	out.SetName(m.GetName())
+	out.SetNamespace(m.GetNamespace())
+	out.SetUID(m.GetUID())
+	out.SetResourceVersion(m.GetResourceVersion())
+	out.SetGeneration(m.GetGeneration())
+	out.SetDeletionTimestamp(m.GetDeletionTimestamp())
+	return out, nil
+}
+
+// Informer is an informer a cache built here started, as Built reports it.
+type Informer struct {
+	// Cache is the name of its inventory; Type the Go type (and, for metadata, nothing more) of
+	// what it holds.
+	Cache, Type string
+	// Declared is false for a kind no inventory declared (kept as Identity).
+	Declared bool
+	// Store is what the informer holds, for tests that weigh it.
+	Store toolscache.Store
+}
+
+var built struct {
+	sync.Mutex
+	all []Informer
+}
+
+func record(i Informer) {
+	built.Lock()
+	defer built.Unlock()
+	built.all = append(built.all, i)
+}
+
+// Built returns every informer built by a cache of this package in this process, oldest first.
+// Informers of stopped caches stay listed: a test compares the list before and after.
+func Built() []Informer {
+	built.Lock()
+	defer built.Unlock()
+	return append([]Informer(nil), built.all...)
+}
+
+func typeName(o runtime.Object) string {
+	if u, ok := o.(*unstructured.Unstructured); ok {
+		return "unstructured:" + u.GroupVersionKind().String()
+	}
+	return fmt.Sprintf("%T", o)
+}
+
+func isMetadata(o runtime.Object) bool {
+	_, ok := o.(*metav1.PartialObjectMetadata)
+	return ok
+}
+
+// maxKeptValue bounds a label or annotation value BoundedMeta keeps: a longer one is kept as its
+// digest (Digest), which still tells two values apart.
+const maxKeptValue = 1024
+
+// maxKeptKeys bounds how many keys of ours BoundedMeta keeps (labels and annotations each).
+const maxKeptKeys = 16
+
+// BoundedMeta is what a cache keeps of an object's metadata: identity, resourceVersion,
+// generation, creation and deletion, the controller owner reference, and the labels and
+// annotations of ours (keys.Prefix, the managed-by label): those the controller reads (read)
+// first, then others by name, at most maxKeptKeys of each, each value over maxKeptValue as its
+// digest. Nothing a tenant added under its own keys (the last-applied-configuration annotation of
+// kubectl, which repeats the whole object, included), and no key of ours crowds out one read.
+func BoundedMeta(m *metav1.ObjectMeta, read ...string) metav1.ObjectMeta {
+	out := metav1.ObjectMeta{
+		Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion,
+		Generation: m.Generation, CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp,
+		Labels: ours(m.Labels, read), Annotations: ours(m.Annotations, read),
+	}
+	if ref := metav1.GetControllerOfNoCopy(m); ref != nil {
+		out.OwnerReferences = []metav1.OwnerReference{*ref}
+	}
+	return out
+}
+
+// ours returns the entries of m under our keys, bounded (BoundedMeta); nil when there are none.
+func ours(m map[string]string, read []string) map[string]string {
+	var names, others []string
+	for k := range m {
+		switch {
+		case slices.Contains(read, k):
+			names = append(names, k)
+		case strings.HasPrefix(k, keys.Prefix) || k == keys.LabelManagedBy:
+			others = append(others, k)
+		}
+	}
+	if len(names)+len(others) == 0 {
+		return nil
+	}
+	slices.Sort(others)
+	names = append(names, others...)
+	names = names[:min(len(names), maxKeptKeys)]
+	out := make(map[string]string, len(names))
+	for _, k := range names {
+		out[k] = BoundedValue(m[k])
+	}
+	return out
+}
+
+// BoundedValue is v, or its Digest when v is longer than maxKeptValue bytes.
+func BoundedValue(v string) string {
+	if len(v) <= maxKeptValue {
+		return v
+	}
+	return Digest([]byte(v))
+}
+
+// Digest is the digest a cache keeps in place of what it drops: "sha256:" and the hex SHA-256.
+func Digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// TemplateDigest is the annotation a cache puts, in place of a job template it dropped, on an At
+// or a ScheduledJob: the Digest of what it dropped. The ':' makes it a key the API server
+// refuses, so no object from the API carries it: a tenant cannot forge the mark.
+const TemplateDigest = keys.Prefix + "cached:template-digest"
+
+// MaxCachedTemplate is the size (serialized) above which a cache keeps a job template as its
+// digest; the controller reads the whole object from the API only when it creates a Job.
+const MaxCachedTemplate = 4 << 10
+
+// TemplateDropped reports whether the cache dropped the job template of an object it holds.
+func TemplateDropped(m metav1.Object) bool {
+	_, ok := m.GetAnnotations()[TemplateDigest]
+	return ok
+}
+
+// MarkTemplateDropped records on the bounded metadata m that the template whose serialized form
+// is b was dropped.
+func MarkTemplateDropped(m *metav1.ObjectMeta, b []byte) {
+	if m.Annotations == nil {
+		m.Annotations = map[string]string{}
+	}
+	m.Annotations[TemplateDigest] = Digest(b)
+}

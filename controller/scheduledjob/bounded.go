@@ -1,0 +1,61 @@
+package scheduledjob
+
+import (
+	"context"
+	"encoding/json"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/cachebounds"
+	"github.com/platform-operators/platform-operators/controller/keys"
+)
+
+// CacheKind is the manager cache's ScheduledJob kind: every ScheduledJob (a tenant creates
+// them), each in its bounded form (bounded).
+func CacheKind() cachebounds.Kind {
+	return cachebounds.Kind{
+		Object: &v1alpha1.ScheduledJob{}, Transform: bounded,
+		Bound: "bounded: metadata bounded (cachebounds.BoundedMeta), spec and status, a jobTemplate over 4 KiB as its digest (read from the API when a Job is created)",
+	}
+}
+
+// bounded is the ScheduledJob cache's transform. A tenant may write a jobTemplate of nearly the
+// API server's 1.5 MiB limit, and 100 of them took the manager to its memory limit: the cache
+// keeps what decide reads (the schedule fields, the limits, the status, our annotations) and a
+// template over cachebounds.MaxCachedTemplate only as its digest; withTemplate reads the whole
+// object from the API for the pass that creates a Job. It is idempotent.
+func bounded(obj any) (any, error) {
+	sj, ok := obj.(*v1alpha1.ScheduledJob)
+	if !ok || cachebounds.TemplateDropped(sj) {
+		return obj, nil
+	}
+	out := &v1alpha1.ScheduledJob{TypeMeta: sj.TypeMeta, ObjectMeta: cachebounds.BoundedMeta(&sj.ObjectMeta, keys.AnnotationRunNow, keys.AnnotationAlertNoSuccessAfter), Spec: sj.Spec, Status: sj.Status}
+	b, err := json.Marshal(sj.Spec.JobTemplate)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > cachebounds.MaxCachedTemplate {
+		out.Spec.JobTemplate = batchv1.JobTemplateSpec{}
+		cachebounds.MarkTemplateDropped(&out.ObjectMeta, b)
+	}
+	return out, nil
+}
+
+// withTemplate puts into sj, read from the cache with its template dropped, the template of the
+// API server's object: the one extra GET of a pass that creates a Job. It reports false when the
+// API server's object is not the cached one's generation (or not there): the spec changed since,
+// and the watch event of the newer version starts a pass that decides on it.
+func withTemplate(ctx context.Context, api client.Reader, sj *v1alpha1.ScheduledJob) (bool, error) {
+	var live v1alpha1.ScheduledJob
+	if err := api.Get(ctx, client.ObjectKeyFromObject(sj), &live); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	if live.UID != sj.UID || live.Generation != sj.Generation {
+		return false, nil
+	}
+	sj.Spec.JobTemplate = live.Spec.JobTemplate
+	delete(sj.Annotations, cachebounds.TemplateDigest)
+	return true, nil
+}
