@@ -70,6 +70,9 @@ type Reconciler struct {
 	// Proofs signs the copies and tells the manager's own from objects that only carry its label
 	// (LoadOwnershipKey). Required.
 	Proofs *propagation.Prover
+	// Protected names the manager's own secrets (its namespace, its ownership key), which are
+	// never copied whatever the SecretSync says (propagation.Withheld).
+	Protected propagation.Protected
 
 	// unmanaged remembers targets found held by a Secret we do not manage, so later reconciles
 	// look (a read) instead of trying to create (a failed write) each time.
@@ -174,6 +177,9 @@ type observation struct {
 	sourceMissing bool
 	// missingKeys lists, per source ("ns/name"), the spec.keys the source lacks (the rest is copied).
 	missingKeys map[string][]string
+	// withheld lists, per source ("ns/name") the spec picks, why it is never copied
+	// (propagation.Withheld): its copies are unwanted, and the status says so.
+	withheld map[string]string
 }
 
 type blocker struct{ reason, message string }
@@ -225,6 +231,15 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 	}
 	for _, s := range kind.items(sources) {
 		if propagation.SourceMatches(s, src.Name, srcSel, src.Type) {
+			// The manager's own secrets (and credentials of the cluster) are left out here,
+			// where sources are chosen, whatever the spec says; the status names them.
+			if why := propagation.Withheld(s, r.Protected); why != "" {
+				if obs.withheld == nil {
+					obs.withheld = map[string]string{}
+				}
+				obs.withheld[s.Namespace+"/"+s.Name] = why
+				continue
+			}
 			obs.sources = append(obs.sources, s)
 			continue
 		}

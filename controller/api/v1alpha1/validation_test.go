@@ -508,6 +508,32 @@ func TestAdmission(t *testing.T) {
 			})
 		}
 	})
+	t.Run("SecretSync source namespaces", func(t *testing.T) {
+		for _, tc := range []struct {
+			namespace string
+			want      string // "" accepted, else a part of the refusal
+		}{
+			{namespace: "platform"},
+			{namespace: "kubeflow"}, // not kube-*: an ordinary namespace
+			{namespace: "kube-system", want: "source.namespace may not be a kube-* namespace"},
+			{namespace: "kube-public", want: "source.namespace may not be a kube-* namespace"},
+			{namespace: "kube-node-lease", want: "source.namespace may not be a kube-* namespace"},
+		} {
+			t.Run(tc.namespace, func(t *testing.T) {
+				e.n++
+				ss := &v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("ss-%d", e.n)}, Spec: v1alpha1.SecretSyncSpec{
+					Source: v1alpha1.SecretSyncSource{Namespace: tc.namespace, Selector: &metav1.LabelSelector{}}}}
+				err := e.c.Create(e.ctx, ss, client.DryRunAll)
+				if tc.want == "" {
+					if err != nil {
+						t.Fatalf("refused: %v", err)
+					}
+					return
+				}
+				checkRefusal(t, err, "spec.source.namespace", tc.want)
+			})
+		}
+	})
 	t.Run("SecretSync namespace patterns", func(t *testing.T) {
 		for _, tc := range []struct {
 			include, exclude []string
