@@ -28,7 +28,7 @@ func everyKeyOfOurs(t *testing.T) map[string]string {
 	out := map[string]string{}
 	for ident, obj := range info.Defs {
 		c, ok := obj.(*types.Const)
-		if !ok || !(strings.HasPrefix(ident.Name, "Label") || strings.HasPrefix(ident.Name, "Annotation")) {
+		if !ok || (!strings.HasPrefix(ident.Name, "Label") && !strings.HasPrefix(ident.Name, "Annotation")) {
 			continue
 		}
 		out[ident.Name] = constant.StringVal(c.Val())

@@ -250,7 +250,7 @@ func TestTooManyRequestsSaysWhenToComeBack(t *testing.T) {
 	h := g.Wrap(logr.Discard(), http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
 	var rec *httptest.ResponseRecorder
 	for i := 0; i <= ReviewBurst; i++ {
-		req := httptest.NewRequest("GET", "/metrics", nil)
+		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 		req.Header.Set("Authorization", fmt.Sprintf("Bearer r-%d", i))
 		rec = httptest.NewRecorder()
 		h.ServeHTTP(rec, req)

@@ -56,8 +56,8 @@ func Withheld(s *corev1.Secret, p Protected) string {
 }
 
 // WithheldMessage is the one-line account of the sources Withheld left out ("ns/name: reason"),
-// at most max of them named, for a condition message.
-func WithheldMessage(withheld map[string]string, max int) string {
+// at most limit of them named, for a condition message.
+func WithheldMessage(withheld map[string]string, limit int) string {
 	names := make([]string, 0, len(withheld))
 	for n := range withheld {
 		names = append(names, n)
@@ -65,8 +65,8 @@ func WithheldMessage(withheld map[string]string, max int) string {
 	sort.Strings(names)
 	var parts []string
 	for i, n := range names {
-		if i == max {
-			parts = append(parts, fmt.Sprintf("and %d more", len(names)-max))
+		if i == limit {
+			parts = append(parts, fmt.Sprintf("and %d more", len(names)-limit))
 			break
 		}
 		parts = append(parts, n+" ("+withheld[n]+")")
