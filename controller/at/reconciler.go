@@ -296,12 +296,8 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 	annotations := map[string]string{}
 	var spec batchv1.JobSpec
 	if at.Spec.JobTemplate != nil {
-		for k, v := range at.Spec.JobTemplate.Labels {
-			labels[k] = v
-		}
-		for k, v := range at.Spec.JobTemplate.Annotations {
-			annotations[k] = v
-		}
+		// Never a key of ours from the tenant's template (the manager's writes pass admission).
+		labels, annotations = jobs.TemplateMetadata(at.Spec.JobTemplate.Labels, at.Spec.JobTemplate.Annotations)
 		at.Spec.JobTemplate.Spec.DeepCopyInto(&spec)
 	} else {
 		image := at.Spec.Image

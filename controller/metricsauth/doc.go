@@ -6,7 +6,10 @@
 // alone. That filter builds on k8s.io/apiserver, which brought cel-go, gRPC and OpenTelemetry
 // into the binary: 40 MB of binary and about 17 MB of resident memory before the first request
 // (docs/benchmarks.md). Decisions are cached per token, path and verb for a short time, so a
-// scraper every few seconds costs two reviews a minute, not two per scrape.
+// scraper every few seconds costs two reviews a minute, not two per scrape. Whatever
+// unauthenticated clients send, reviews are bounded: a token the API server did not accept is
+// remembered by its digest, and reviews for requests without a decision are rate-limited (a
+// token bucket; 429 over it), except re-reviews of decisions once allowed.
 //
 // It owns no Kubernetes object and writes nothing but the two reviews, which the API server
 // does not store.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"golang.org/x/time/rate"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,10 +28,26 @@ import (
 const (
 	allowTTL = time.Minute
 	denyTTL  = 30 * time.Second
+	// failedTokenTTL is how long a token the API server did not accept is answered 401 without
+	// asking again, whatever the path: a token does not become valid later (a new one is made).
+	failedTokenTTL = 5 * time.Minute
+	// knownTTL is how long a decision once allowed is re-reviewed outside the rate limit when its
+	// allowTTL ends: a scraper's token (rotated hourly) keeps its scrapes through a flood.
+	knownTTL = time.Hour
 	// reviewTimeout bounds one review; a scrape waiting longer is better answered 500.
 	reviewTimeout = 10 * time.Second
-	// maxDecisions bounds the cache: a flood of made-up tokens evicts the oldest, never grows it.
+	// maxDecisions bounds each cache: a flood of made-up tokens evicts the oldest, never grows it.
+	// Allowed and refused decisions are kept apart, so a flood cannot evict a scraper's.
 	maxDecisions = 1024
+)
+
+// The rate of reviews (TokenReviews and SubjectAccessReviews) the guard makes for requests it has
+// no decision for, whatever unauthenticated clients send: ReviewBurst at once, then ReviewsPerSecond.
+// A request over it is answered 429 without a review. Scrapers need a few reviews a minute (two
+// per token and minute); re-reviews of decisions once allowed are not counted (knownTTL).
+const (
+	ReviewsPerSecond = 1
+	ReviewBurst      = 10
 )
 
 // Reviews asks the API server who a token belongs to and whether that user may do verb on path.
@@ -43,15 +60,26 @@ type Reviews interface {
 }
 
 // Guard answers a request with 401 (no token, or one the API server does not accept), 403 (a user
-// not allowed the path and verb), 500 (a review failed; not cached) or hands it on.
+// not allowed the path and verb), 429 (no decision, and the review rate is spent), 500 (a review
+// failed; not cached) or hands it on.
 type Guard struct {
-	reviews   Reviews
-	decisions *cache.LRUExpireCache
+	reviews Reviews
+	clock   cache.Clock
+	// allowed and denied hold decisions by token digest, verb and path; failed holds the
+	// digests of tokens the API server did not accept; known the keys once allowed.
+	allowed, denied, failed, known *cache.LRUExpireCache
+	limiter                        *rate.Limiter
 }
 
-// NewGuard returns a Guard that asks reviews and remembers decisions by the clock.
+// NewGuard returns a Guard that asks reviews, at most ReviewBurst at once and ReviewsPerSecond
+// after, and remembers decisions by the clock.
 func NewGuard(reviews Reviews, clock cache.Clock) *Guard {
-	return &Guard{reviews: reviews, decisions: cache.NewLRUExpireCacheWithClock(maxDecisions, clock)}
+	lru := func() *cache.LRUExpireCache { return cache.NewLRUExpireCacheWithClock(maxDecisions, clock) }
+	return &Guard{
+		reviews: reviews, clock: clock,
+		allowed: lru(), denied: lru(), failed: lru(), known: lru(),
+		limiter: rate.NewLimiter(ReviewsPerSecond, ReviewBurst),
+	}
 }
 
 // Filter is a controller-runtime metrics server filter (metricsserver.Options.FilterProvider)
@@ -79,8 +107,12 @@ func (g *Guard) Wrap(log logr.Logger, next http.Handler) http.Handler {
 			next.ServeHTTP(w, req)
 			return
 		}
-		if code == http.StatusInternalServerError {
+		switch code {
+		case http.StatusInternalServerError:
 			log.V(1).Info("metrics request could not be reviewed", "path", req.URL.Path)
+		case http.StatusTooManyRequests:
+			// A well-behaved client (Prometheus scrapes on its interval anyway) comes back later.
+			w.Header().Set("Retry-After", "1")
 		}
 		http.Error(w, http.StatusText(code), code)
 	})
@@ -95,9 +127,22 @@ func (g *Guard) decide(req *http.Request) int {
 	verb, path := strings.ToLower(req.Method), req.URL.Path
 	// The token is a secret: only its digest is kept.
 	sum := sha256.Sum256([]byte(token))
-	key := hex.EncodeToString(sum[:]) + "\x00" + verb + "\x00" + path
-	if code, ok := g.decisions.Get(key); ok {
+	digest := hex.EncodeToString(sum[:])
+	key := digest + "\x00" + verb + "\x00" + path
+	if _, ok := g.failed.Get(digest); ok {
+		return http.StatusUnauthorized
+	}
+	if code, ok := g.allowed.Get(key); ok {
 		return code.(int)
+	}
+	if code, ok := g.denied.Get(key); ok {
+		return code.(int)
+	}
+	// Every review of a request without a decision is counted, so that made-up tokens (or one
+	// token on made-up paths) cost the API server a bounded rate; a decision once allowed is
+	// asked again outside the count, so a flood does not lock the scraper out.
+	if _, known := g.known.Get(key); !known && !g.limiter.AllowN(g.clock.Now(), 1) {
+		return http.StatusTooManyRequests
 	}
 	ctx, cancel := context.WithTimeout(req.Context(), reviewTimeout)
 	defer cancel()
@@ -105,11 +150,15 @@ func (g *Guard) decide(req *http.Request) int {
 	if err != nil {
 		return http.StatusInternalServerError
 	}
-	ttl := denyTTL
-	if code == http.StatusOK {
-		ttl = allowTTL
+	switch code {
+	case http.StatusOK:
+		g.allowed.Add(key, code, allowTTL)
+		g.known.Add(key, true, knownTTL)
+	case http.StatusUnauthorized:
+		g.failed.Add(digest, true, failedTokenTTL)
+	default:
+		g.denied.Add(key, code, denyTTL)
 	}
-	g.decisions.Add(key, code, ttl)
 	return code
 }
 

@@ -3,6 +3,7 @@ package metricsauth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/go-logr/logr"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	"k8s.io/apimachinery/pkg/util/cache"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -136,14 +138,124 @@ func TestGuardDoesNotRememberFailedReviews(t *testing.T) {
 	}
 }
 
-// A flood of made-up tokens does not grow the cache past its bound.
+// A flood of made-up tokens does not grow any cache past its bound.
 func TestGuardCacheIsBounded(t *testing.T) {
 	f := newFake()
-	g := NewGuard(f, clocktesting.NewFakeClock(time.Unix(0, 0)))
+	clock := clocktesting.NewFakeClock(time.Unix(0, 0))
+	g := NewGuard(f, clock)
 	for i := 0; i < 3*maxDecisions; i++ {
-		serve(t, g, "GET", "/metrics", "Bearer made-up-"+string(rune('a'+i%26))+time.Duration(i).String())
+		clock.Step(time.Second) // within the review rate
+		serve(t, g, "GET", "/metrics", fmt.Sprintf("Bearer made-up-%d", i))
+		serve(t, g, "GET", fmt.Sprintf("/metrics-%d", i), "Bearer nobody-token")
 	}
-	if n := len(g.decisions.Keys()); n > maxDecisions {
-		t.Errorf("cache holds %d decisions, want at most %d", n, maxDecisions)
+	for name, c := range map[string]*cache.LRUExpireCache{"allowed": g.allowed, "denied": g.denied, "failed": g.failed, "known": g.known} {
+		if n := len(c.Keys()); n > maxDecisions {
+			t.Errorf("%s holds %d entries, want at most %d", name, n, maxDecisions)
+		}
+	}
+}
+
+// Issue 34: 100 requests with random tokens cost 100 TokenReviews. Whatever unauthenticated
+// clients send, the guard makes at most ReviewBurst reviews at once and ReviewsPerSecond after;
+// the rest are answered 429 without a review.
+func TestRandomTokensCostABoundedRateOfReviews(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		requests int
+		every    time.Duration // between two requests
+		// at most this many reviews
+		want int
+	}{
+		{"100 random tokens at once", 100, 0, ReviewBurst},
+		{"10,000 random tokens at once", 10000, 0, ReviewBurst},
+		{"100 random tokens over 10 s", 100, 100 * time.Millisecond, ReviewBurst + 10*ReviewsPerSecond},
+		{"1,000 random tokens over 100 s", 1000, 100 * time.Millisecond, ReviewBurst + 100*ReviewsPerSecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake()
+			clock := clocktesting.NewFakeClock(time.Unix(0, 0))
+			g := NewGuard(f, clock)
+			codes := map[int]int{}
+			for i := 0; i < tc.requests; i++ {
+				codes[serve(t, g, "GET", "/metrics", fmt.Sprintf("Bearer random-%d", i))]++
+				clock.Step(tc.every)
+			}
+			if f.authn+f.authz > tc.want {
+				t.Errorf("%d requests cost %d TokenReviews and %d SubjectAccessReviews, want at most %d in all", tc.requests, f.authn, f.authz, tc.want)
+			}
+			if codes[http.StatusUnauthorized]+codes[http.StatusTooManyRequests] != tc.requests {
+				t.Errorf("answers = %v, want only 401 and 429", codes)
+			}
+			t.Logf("%d requests: %d TokenReviews; answers %v", tc.requests, f.authn, codes)
+		})
+	}
+}
+
+// A token the API server did not accept is remembered by its digest, whatever the path: asking
+// again, on any path, costs no review until failedTokenTTL.
+func TestAFailedTokenIsRemembered(t *testing.T) {
+	f := newFake()
+	clock := clocktesting.NewFakeClock(time.Unix(0, 0))
+	g := NewGuard(f, clock)
+	for i := 0; i < 50; i++ {
+		if got := serve(t, g, "GET", fmt.Sprintf("/metrics/%d", i), "Bearer made-up"); got != 401 {
+			t.Fatalf("request %d: %d, want 401", i, got)
+		}
+	}
+	if f.authn != 1 {
+		t.Errorf("50 requests with one bad token on 50 paths cost %d TokenReviews, want 1", f.authn)
+	}
+	clock.Step(failedTokenTTL + time.Second)
+	serve(t, g, "GET", "/metrics", "Bearer made-up")
+	if f.authn != 2 {
+		t.Errorf("after %v the token is asked about again: %d TokenReviews, want 2", failedTokenTTL, f.authn)
+	}
+}
+
+// A flood of random tokens spends the review rate, but the scraper, allowed before, keeps
+// scraping when its decision expires: its re-review is outside the rate.
+func TestAFloodDoesNotLockTheScraperOut(t *testing.T) {
+	f := newFake()
+	clock := clocktesting.NewFakeClock(time.Unix(0, 0))
+	g := NewGuard(f, clock)
+	if got := serve(t, g, "GET", "/metrics", "Bearer scraper-token"); got != 200 {
+		t.Fatalf("first scrape: %d", got)
+	}
+	for minute := 1; minute <= 5; minute++ {
+		for i := 0; i < 1000; i++ {
+			serve(t, g, "GET", "/metrics", fmt.Sprintf("Bearer flood-%d-%d", minute, i))
+		}
+		clock.Step(allowTTL + time.Millisecond) // the scraper's decision expires; the bucket refills a little
+		for i := 0; i < 1000; i++ {
+			serve(t, g, "GET", "/metrics", fmt.Sprintf("Bearer flood2-%d-%d", minute, i))
+		}
+		if got := serve(t, g, "GET", "/metrics", "Bearer scraper-token"); got != 200 {
+			t.Fatalf("minute %d, during the flood: scrape answered %d, want 200", minute, got)
+		}
+	}
+	// A scraper's new token (rotation) is asked about once the rate allows it: 429 meanwhile.
+	if got := serve(t, g, "GET", "/metrics", "Bearer new-scraper-token"); got != http.StatusTooManyRequests {
+		t.Errorf("a new token while the rate is spent: %d, want 429", got)
+	}
+	clock.Step(time.Second)
+	f.users["new-scraper-token"] = "scraper"
+	if got := serve(t, g, "GET", "/metrics", "Bearer new-scraper-token"); got != 200 {
+		t.Errorf("a new token a second later: %d, want 200", got)
+	}
+}
+
+// A 429 tells the client when to come back.
+func TestTooManyRequestsSaysWhenToComeBack(t *testing.T) {
+	g := NewGuard(newFake(), clocktesting.NewFakeClock(time.Unix(0, 0)))
+	h := g.Wrap(logr.Discard(), http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	var rec *httptest.ResponseRecorder
+	for i := 0; i <= ReviewBurst; i++ {
+		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+		req.Header.Set("Authorization", fmt.Sprintf("Bearer r-%d", i))
+		rec = httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+	}
+	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "1" {
+		t.Errorf("request %d: %d Retry-After %q, want 429 with Retry-After 1", ReviewBurst+1, rec.Code, rec.Header().Get("Retry-After"))
 	}
 }

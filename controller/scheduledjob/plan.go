@@ -639,14 +639,8 @@ func jobRejected(sj *v1alpha1.ScheduledJob) bool {
 // newJob builds a Job from the template, owned by the ScheduledJob, with the scheduled-timestamp
 // annotation (in the schedule's time zone) that upstream sets.
 func newJob(sj *v1alpha1.ScheduledJob, name string, scheduled time.Time, loc *time.Location, token string) *batchv1.Job {
-	labels := map[string]string{}
-	annotations := map[string]string{}
-	for k, v := range sj.Spec.JobTemplate.Labels {
-		labels[k] = v
-	}
-	for k, v := range sj.Spec.JobTemplate.Annotations {
-		annotations[k] = v
-	}
+	// Never a key of ours from the tenant's template (the manager's writes pass admission).
+	labels, annotations := jobs.TemplateMetadata(sj.Spec.JobTemplate.Labels, sj.Spec.JobTemplate.Annotations)
 	labels[keys.LabelCreatedBy] = Name
 	if token != "" {
 		annotations[keys.AnnotationRunNowToken] = token

@@ -67,6 +67,9 @@ type RequestReconciler struct {
 	// ConflictRecheck is how soon a request whose target is held by someone else looks again
 	// (zero: DefaultConflictRecheck); RejectedRecheck the same for a copy the API refused.
 	ConflictRecheck, RejectedRecheck time.Duration
+	// Protected names the manager's own secrets, never copied whoever offers them
+	// (propagation.Withheld).
+	Protected propagation.Protected
 
 	unmanaged sync.Map
 }
@@ -258,10 +261,17 @@ func (r *RequestReconciler) offeredSource(ctx context.Context, kind *objectKind,
 	if err := r.APIReader.Get(ctx, key, obj); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
-	if src := kind.wrap(obj); propagation.Offered(src, namespace) {
-		return src, nil
+	src := kind.wrap(obj)
+	if !propagation.Offered(src, namespace) {
+		return nil, nil
 	}
-	return nil, nil
+	// An offer of the manager's own secrets (or of a cluster credential) is refused like no
+	// offer at all: the tenant learns nothing it could not before; the log tells the admin.
+	if why := propagation.Withheld(src, r.Protected); why != "" {
+		ctrl.LoggerFrom(ctx).Info("An offered source is never copied", "source", key, "why", why)
+		return nil, nil
+	}
+	return src, nil
 }
 
 // requestOwner is the Owner of the named CopyRequest's copies, without its proof check.

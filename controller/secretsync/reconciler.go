@@ -70,6 +70,9 @@ type Reconciler struct {
 	// Proofs signs the copies and tells the manager's own from objects that only carry its label
 	// (LoadOwnershipKey). Required.
 	Proofs *propagation.Prover
+	// Protected names the manager's own secrets (its namespace, its ownership key), which are
+	// never copied whatever the SecretSync says (propagation.Withheld).
+	Protected propagation.Protected
 
 	// unmanaged remembers targets found held by a Secret we do not manage, so later reconciles
 	// look (a read) instead of trying to create (a failed write) each time.
@@ -174,6 +177,17 @@ type observation struct {
 	sourceMissing bool
 	// missingKeys lists, per source ("ns/name"), the spec.keys the source lacks (the rest is copied).
 	missingKeys map[string][]string
+	// withheld lists, per source ("ns/name") the spec picks, why it is never copied
+	// (propagation.Withheld): its copies are unwanted, and the status says so.
+	withheld map[string]string
+}
+
+// withhold records that a source the spec picks is never copied, and why.
+func (o *observation) withhold(s *corev1.Secret, why string) {
+	if o.withheld == nil {
+		o.withheld = map[string]string{}
+	}
+	o.withheld[s.Namespace+"/"+s.Name] = why
 }
 
 type blocker struct{ reason, message string }
@@ -239,13 +253,26 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 			}
 		}
 		if propagation.SourceMatches(s, src.Name, srcSel, src.Type) {
+			// The manager's own secrets (and credentials of the cluster) are left out here,
+			// where sources are chosen, whatever the spec says; the status names them. Asked of
+			// the cached form first (no read of a withheld Secret's data), then of the whole one
+			// (the cache may have dropped the labels a rule reads).
+			if why := propagation.Withheld(s, r.Protected); why != "" {
+				obs.withhold(s, why)
+				continue
+			}
 			full, err := r.Sources.Full(ctx, kind, s)
 			if err != nil {
 				return obs, err
 			}
-			if full != nil {
-				obs.sources = append(obs.sources, full)
+			if full == nil {
+				continue
 			}
+			if why := propagation.Withheld(full, r.Protected); why != "" {
+				obs.withhold(full, why)
+				continue
+			}
+			obs.sources = append(obs.sources, full)
 			continue
 		}
 		// The named source exists with another type than spec.source.type asks for: most

@@ -49,6 +49,10 @@ const (
 	// ReasonSourceNamespaceTerminating: the source namespace is being deleted; nothing is
 	// copied or removed.
 	ReasonSourceNamespaceTerminating = "SourceNamespaceTerminating"
+	// ReasonSourceWithheld: the spec picks a source that is never copied (the manager's
+	// ownership key, a Helm release, a ServiceAccount or bootstrap token: propagation.Withheld).
+	// The other sources are copied; copies of a withheld one are removed per deletionPolicy.
+	ReasonSourceWithheld = "SourceWithheld"
 	// ReasonReadFailed: the pass could not read what it needs (a list failed, a source cache
 	// did not sync); nothing was written, and it is retried with backoff.
 	ReasonReadFailed = "ReadFailed"
@@ -62,12 +66,16 @@ func readyCondition(obs observation, res result, generation int64) metav1.Condit
 	switch {
 	case obs.blocked != nil:
 		c.Reason, c.Message = obs.blocked.reason, obs.blocked.message
+	case obs.sourceMissing && len(obs.withheld) > 0:
+		c.Reason, c.Message = ReasonSourceWithheld, withheldMessage(obs.withheld)
 	case obs.sourceMissing:
 		c.Reason, c.Message = ReasonSourceNotFound, "the source Secret does not exist; copies are removed per deletionPolicy and return when it does"
 	case len(res.failures) > 0:
 		c.Reason, c.Message = ReasonWriteFailed, fmt.Sprintf("%d copies could not be written; see status.failures", len(res.failures))
 	case len(res.conflicts) > 0:
 		c.Reason, c.Message = ReasonConflict, fmt.Sprintf("%d targets are held by Secrets this SecretSync may not manage; see status.failures", len(res.conflicts))
+	case len(obs.withheld) > 0:
+		c.Reason, c.Message = ReasonSourceWithheld, withheldMessage(obs.withheld)
 	case len(obs.missingKeys) > 0:
 		var parts []string
 		for src, keys := range obs.missingKeys {
@@ -83,6 +91,15 @@ func readyCondition(obs observation, res result, generation int64) metav1.Condit
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ReasonSynced, fmt.Sprintf("synced %d/%d copies", synced, res.desired)
 	}
 	return c
+}
+
+// maxWithheldNamed bounds the sources a SourceWithheld message names.
+const maxWithheldNamed = 5
+
+// withheldMessage tells the admin which sources the spec picks are never copied, and why.
+func withheldMessage(withheld map[string]string) string {
+	return fmt.Sprintf("%d sources the spec picks are never copied, whatever the SecretSync says: %s; the other sources are copied, and copies of these are removed per deletionPolicy. Narrow spec.source (a name, a selector or spec.source.type) to leave them out",
+		len(withheld), propagation.WithheldMessage(withheld, maxWithheldNamed))
 }
 
 // secretSyncStatus decides the status a pass gives, from what it saw and did; now is the time a

@@ -180,7 +180,7 @@ func setUp(cfg *rest.Config) error {
 		Client: withWriteFaults(mgr.GetClient()), APIReader: mgr.GetAPIReader(), Metrics: testMetrics, Workers: 8,
 		Recorder: InNamespace(mgr.GetEventRecorder(Name), scheme, ownershipNS),
 		Sources:  sources,
-		Proofs:   proofs,
+		Proofs:   proofs, Protected: propagation.Protected{Namespace: ownershipNS, OwnershipKey: DefaultOwnershipKeySecret},
 		// The one field main.go leaves at its default (a minute): too long to wait for here.
 		ConflictRecheck: conflictRecheck,
 		RejectedRecheck: rejectedRecheck,
@@ -193,6 +193,7 @@ func setUp(cfg *rest.Config) error {
 		return err
 	}
 	requests.ConflictRecheck = conflictRecheck
+	requests.Protected = r.Protected
 	return nil
 }
 

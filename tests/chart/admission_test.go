@@ -15,6 +15,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -175,6 +176,10 @@ func (s *apiServer) waitForPolicies(t *testing.T, r rendered) {
 		releaseName + "-manager-jobs": func() error {
 			return s.manager.Create(s.ctx, job(apiOtherNS, "probe", nil), client.DryRunAll)
 		},
+		// Also waits for the CRDs: until SecretSync is served the create is NotFound.
+		releaseName + "-sources": func() error {
+			return s.admin.Create(s.ctx, copyRequest(apiTenantNS, "probe", "kube-system"), client.DryRunAll)
+		},
 	}
 	for _, p := range objectsOf[*admissionregistrationv1.ValidatingAdmissionPolicy](r) {
 		probe, ok := probes[p.Name]
@@ -217,6 +222,26 @@ func job(ns, name string, labels map[string]string) *batchv1.Job {
 			Containers:    []corev1.Container{{Name: "c", Image: "busybox"}},
 		}}},
 	}
+}
+
+// secretSync is a SecretSync (unstructured: the test's scheme has no types of ours) copying
+// every Secret of sourceNS.
+func secretSync(name, sourceNS string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "ops.platform-operators.io/v1alpha1", "kind": "SecretSync",
+		"metadata": map[string]any{"name": name},
+		"spec":     map[string]any{"source": map[string]any{"namespace": sourceNS, "selector": map[string]any{}}},
+	}}
+	return u
+}
+
+// copyRequest is a CopyRequest in ns of the Secret "pull" of sourceNS.
+func copyRequest(ns, name, sourceNS string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "ops.platform-operators.io/v1alpha1", "kind": "CopyRequest",
+		"metadata": map[string]any{"name": name, "namespace": ns},
+		"spec":     map[string]any{"source": map[string]any{"namespace": sourceNS, "name": "pull"}},
+	}}
 }
 
 // refusedBy asserts that err is the API server refusing the request through policy with a
@@ -367,6 +392,20 @@ func testAdmissionPolicies(t *testing.T, s *apiServer) {
 		allowed(t, "deleting a copy", s.manager.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ca", Namespace: apiTenantNS}}))
 		allowed(t, "a Secret of its own in its namespace", s.manager.Create(ctx, secret(namespace, "manager-key", nil, nil)))
 	})
+	t.Run("an admin's SecretSync or CopyRequest never has the manager's namespace as its source", func(t *testing.T) {
+		refusedBy(t, s.admin.Create(ctx, secretSync("everything", namespace), client.DryRunAll), "sources",
+			"secretsyncs everything: spec.source.namespace "+namespace+" is the namespace of the platform-operators manager", "admissionPolicies.allowedSourceNamespaces")
+		refusedBy(t, s.manager.Create(ctx, secretSync("everything", namespace), client.DryRunAll), "sources", "is the namespace of the platform-operators manager")
+		refusedBy(t, s.admin.Create(ctx, copyRequest(apiTenantNS, "key", namespace), client.DryRunAll), "sources", "is the namespace of the platform-operators manager")
+		refusedBy(t, s.admin.Create(ctx, copyRequest(apiTenantNS, "tokens", "kube-system"), client.DryRunAll), "sources",
+			"copyrequests "+apiTenantNS+"/tokens: spec.source.namespace kube-system is a kube-* namespace")
+		allowed(t, "a SecretSync of another namespace", s.admin.Create(ctx, secretSync("other", apiOtherNS), client.DryRunAll))
+		allowed(t, "a CopyRequest of another namespace", s.admin.Create(ctx, copyRequest(apiTenantNS, "other", apiOtherNS), client.DryRunAll))
+		// The CRD's own rule, whatever the chart's values.
+		if err := s.admin.Create(ctx, secretSync("system", "kube-system"), client.DryRunAll); err == nil || !strings.Contains(err.Error(), "source.namespace may not be a kube-* namespace") {
+			t.Errorf("a SecretSync of kube-system: %v, want the CRD's refusal", err)
+		}
+	})
 	t.Run("the manager creates and deletes only its own Jobs, and never in the system namespaces", func(t *testing.T) {
 		refusedBy(t, s.manager.Create(ctx, job(apiTenantNS, "unlabelled", nil)), "manager-jobs",
 			"may create only Jobs that carry the "+keys.LabelCreatedBy+" label; "+apiTenantNS+"/unlabelled does not")
@@ -384,6 +423,26 @@ func TestAdmissionPoliciesInNamespacedScope(t *testing.T) {
 	allowed(t, "a Job in a listed namespace", s.manager.Create(s.ctx, job(apiTenantNS, "run", map[string]string{keys.LabelCreatedBy: "at"})))
 	refusedBy(t, s.manager.Create(s.ctx, job(apiOtherNS, "run", map[string]string{keys.LabelCreatedBy: "at"})), "manager-jobs",
 		"may not create Jobs in namespace "+apiOtherNS+" (rbac.scope=namespaced: only in "+apiTenantNS+")")
+}
+
+// admissionPolicies.allowedSourceNamespaces, the documented switch, lets a named namespace be a
+// source; the others stay refused.
+// The chart's own pull-secret SecretSync (pullSecret.sync) of a Secret in the release namespace is
+// the one exception, for that one Secret by name.
+func TestAllowedSourceNamespaces(t *testing.T) {
+	s := startWithChart(t, apiTenantValues+"admissionPolicies:\n  allowedSourceNamespaces: ["+apiOtherNS+"]\n"+
+		"pullSecret:\n  name: registry-pull\n  namespace: "+namespace+"\n  sync:\n    enabled: true\n", false)
+	allowed(t, "a SecretSync of an allowed namespace", s.admin.Create(s.ctx, secretSync("allowed", apiOtherNS), client.DryRunAll))
+	allowed(t, "a CopyRequest of an allowed namespace", s.admin.Create(s.ctx, copyRequest(apiTenantNS, "allowed", apiOtherNS), client.DryRunAll))
+	refusedBy(t, s.admin.Create(s.ctx, copyRequest(apiTenantNS, "tokens", "kube-system"), client.DryRunAll), "sources", "is a kube-* namespace")
+
+	pullSync := secretSync(releaseName+"-pull-secret", namespace)
+	_ = unstructured.SetNestedMap(pullSync.Object, map[string]any{"namespace": namespace, "name": "registry-pull"}, "spec", "source")
+	allowed(t, "the chart's pull-secret SecretSync, applied by the manager", s.manager.Create(s.ctx, pullSync, client.DryRunAll))
+	refusedBy(t, s.manager.Create(s.ctx, secretSync(releaseName+"-pull-secret", namespace), client.DryRunAll), "sources", "is the namespace of the platform-operators manager")
+	other := secretSync("copy-the-key", namespace)
+	_ = unstructured.SetNestedMap(other.Object, map[string]any{"namespace": namespace, "name": "platform-operators-ownership-key"}, "spec", "source")
+	refusedBy(t, s.admin.Create(s.ctx, other, client.DryRunAll), "sources", "is the namespace of the platform-operators manager")
 }
 
 // testPodSecurity asks the API server's Pod Security admission about pods in the chart's tenant

@@ -1,7 +1,9 @@
 package chart
 
 import (
+	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -256,5 +258,33 @@ func TestShutdownTimeoutEndsBeforeTheGracePeriod(t *testing.T) {
 		if margin := time.Duration(*grace)*time.Second - timeout; margin < time.Duration(*grace)*time.Second/3 && margin < 15*time.Second {
 			t.Errorf("values %q: only %v between the end of the drain and the kill", tc.values, margin)
 		}
+	}
+}
+
+// TestNetworkPolicyExamplesInTheDocs renders every `# networkPolicy example:` block of
+// docs/chart.md, so the documented layouts are values the chart takes and turn into the peers
+// they say.
+func TestNetworkPolicyExamplesInTheDocs(t *testing.T) {
+	doc := mustReadFile(t, filepath.Join("..", "..", "docs", "chart.md"))
+	blocks := regexp.MustCompile("(?s)```yaml\n(# networkPolicy example: [^\n]*)\n(.*?)```").FindAllStringSubmatch(doc, -1)
+	if len(blocks) < 2 {
+		t.Fatalf("docs/chart.md has %d networkPolicy examples, want the kube-prometheus-stack and same-namespace ones", len(blocks))
+	}
+	for _, b := range blocks {
+		t.Run(strings.TrimPrefix(b[1], "# networkPolicy example: "), func(t *testing.T) {
+			np := only[*networkingv1.NetworkPolicy](t, renderValues(t, b[2]))
+			if len(np.Spec.Ingress) != 1 || len(np.Spec.Ingress[0].From) == 0 {
+				t.Fatalf("ingress = %+v, want the example's peers", np.Spec.Ingress)
+			}
+			sameNamespace := false
+			for _, p := range np.Spec.Ingress[0].From {
+				if p.NamespaceSelector == nil && p.PodSelector != nil && len(p.PodSelector.MatchLabels) == 0 {
+					sameNamespace = true
+				}
+			}
+			if !sameNamespace {
+				t.Errorf("no peer lets the helm test pod of the release namespace in: %+v", np.Spec.Ingress[0].From)
+			}
+		})
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -255,7 +257,12 @@ func TestStorageClassRefusesSharedData(t *testing.T) {
 	const base = "storageClass:\n  enabled: true\n  parameters:\n    fileSystemId: fs-0123456789abcdef0\n"
 	refused := []struct{ name, values, want string }{
 		{"reuseAccessPoint", base + "    reuseAccessPoint: true\n", `reuseAccessPoint="true"`},
-		{"a subPathPattern without the namespace", base + "    subPathPattern: ${.PVC.name}\n", `subPathPattern="${.PVC.name}" has no ${.PVC.namespace}`},
+		{"a subPathPattern without the namespace", base + "    subPathPattern: ${.PVC.name}\n", `subPathPattern="${.PVC.name}" does not have the claim's namespace (${.PVC.namespace}) as a path element of its own`},
+		// Substring matches passed these: namespace a-b claim c and namespace a claim b-c share a-b-c.
+		{"the namespace joined to the name by a dash", base + "    subPathPattern: ${.PVC.namespace}-${.PVC.name}\n", "as a path element of its own"},
+		{"the namespace joined to the name", base + "    subPathPattern: ${.PVC.namespace}${.PVC.name}\n", "as a path element of its own"},
+		{"the namespace inside an element", base + "    subPathPattern: data/ns-${.PVC.namespace}-x/${.PVC.name}\n", "as a path element of its own"},
+		{"the namespace in another case (the driver substitutes only the exact spelling)", base + "    subPathPattern: ${.PVC.Namespace}/${.PVC.name}\n", "as a path element of its own"},
 		{"a subPathPattern from annotations", base + "    subPathPattern: ${.PVC.namespace}/${.PVC.annotations.dir}\n", "uses claim annotations"},
 		{"reuseAccessPoint through extraParameters", base + "  extraParameters:\n    reuseAccessPoint: \"true\"\n", `reuseAccessPoint="true"`},
 		{"a local-path pathPattern without the namespace", "storageClass:\n  enabled: true\n  provisioner: rancher.io/local-path\n  extraParameters:\n    pathPattern: \"{{ .PVC.Name }}\"\n", "pathPattern="},
@@ -269,6 +276,15 @@ func TestStorageClassRefusesSharedData(t *testing.T) {
 		})
 	}
 	t.Run("per-namespace patterns pass", func(t *testing.T) {
+		for _, pattern := range []string{"${.PVC.namespace}", "${.PVC.namespace}/${.PVC.name}", "tenants/${.PVC.namespace}/${.PVC.name}-data", "${.PVC.name}/${.PVC.namespace}"} {
+			sc := only[*storagev1.StorageClass](t, mustRenderAll(t, base+"    subPathPattern: "+pattern+"\n"))
+			if sc.Parameters["subPathPattern"] != pattern {
+				t.Errorf("subPathPattern = %q, want %q", sc.Parameters["subPathPattern"], pattern)
+			}
+		}
+		lp := "storageClass:\n  enabled: true\n  provisioner: rancher.io/local-path\n  extraParameters:\n    pathPattern: \"{{ .PVC.Namespace }}/{{ .PVC.Name }}\"\n"
+		only[*storagev1.StorageClass](t, mustRenderAll(t, lp))
+		wantRenderError(t, strings.Replace(lp, "{{ .PVC.Namespace }}/", "{{ .PVC.Namespace }}-", 1), "pathPattern=", "as a path element of its own")
 		sc := only[*storagev1.StorageClass](t, mustRenderAll(t, base+"    subPathPattern: ${.PVC.namespace}/${.PVC.name}\n    reuseAccessPoint: false\n"))
 		if sc.Parameters["subPathPattern"] != "${.PVC.namespace}/${.PVC.name}" || sc.Parameters["reuseAccessPoint"] != "false" {
 			t.Errorf("parameters = %v", sc.Parameters)
@@ -337,5 +353,65 @@ func TestEveryImageByDigest(t *testing.T) {
 		if p, ok := h.(*corev1.Pod); ok && p.Spec.Containers[0].Image != "mirror/manager@"+d3 {
 			t.Errorf("helm test image = %s, want the mirror by digest", p.Spec.Containers[0].Image)
 		}
+	}
+}
+
+// parseBoolSpellings lists every spelling strconv.ParseBool (how the EFS driver reads
+// reuseAccessPoint) takes, found by asking ParseBool about every upper/lower-case form of its
+// words, and the case forms it refuses.
+func parseBoolSpellings() (trueOnes, falseOnes, refused []string) {
+	for _, word := range []string{"1", "0", "t", "f", "true", "false"} {
+		for mask := 0; mask < 1<<len(word); mask++ {
+			b := []byte(word)
+			for i := range b {
+				if mask&(1<<i) != 0 {
+					b[i] = byte(unicode.ToUpper(rune(b[i])))
+				}
+			}
+			if mask != 0 && string(b) == word {
+				continue // a digit has no upper case
+			}
+			v, err := strconv.ParseBool(string(b))
+			switch {
+			case err != nil:
+				refused = append(refused, string(b))
+			case v:
+				trueOnes = append(trueOnes, string(b))
+			default:
+				falseOnes = append(falseOnes, string(b))
+			}
+		}
+	}
+	return trueOnes, falseOnes, refused
+}
+
+// The EFS driver reads reuseAccessPoint with strconv.ParseBool: every spelling it takes for true
+// shares an access point across namespaces and is refused; every one it takes for false passes;
+// one it refuses fails the render (the driver would fail every claim).
+func TestStorageClassReadsReuseAccessPointAsTheDriverDoes(t *testing.T) {
+	const base = "storageClass:\n  enabled: true\n  parameters:\n    fileSystemId: fs-0123456789abcdef0\n  extraParameters:\n    reuseAccessPoint: "
+	trueOnes, falseOnes, refused := parseBoolSpellings()
+	if len(trueOnes) != 6 || len(falseOnes) != 6 {
+		t.Fatalf("ParseBool takes %q for true and %q for false: the chart's lists are 1 t T TRUE true True / 0 f F FALSE false False", trueOnes, falseOnes)
+	}
+	for _, v := range trueOnes {
+		t.Run("true: "+v, func(t *testing.T) {
+			wantRenderError(t, base+strconv.Quote(v)+"\n", "reuseAccessPoint="+strconv.Quote(v), "storageClass.allowSharedData=true")
+		})
+	}
+	for _, v := range falseOnes {
+		t.Run("false: "+v, func(t *testing.T) {
+			if got := only[*storagev1.StorageClass](t, mustRenderAll(t, base+strconv.Quote(v)+"\n")).Parameters["reuseAccessPoint"]; got != v {
+				t.Errorf("reuseAccessPoint = %q, want %q", got, v)
+			}
+		})
+	}
+	for _, v := range append(refused, "yes", "", " true") {
+		if v == "" {
+			continue // an empty value is left out (with)
+		}
+		t.Run("not a boolean: "+v, func(t *testing.T) {
+			wantRenderError(t, base+strconv.Quote(v)+"\n", "is not a boolean the EFS driver reads")
+		})
 	}
 }

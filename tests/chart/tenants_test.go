@@ -403,3 +403,26 @@ func TestAggregatedRoles(t *testing.T) {
 		}
 	}
 }
+
+// A tenant's Role may create pods with any ServiceAccount of its namespace: in the release
+// namespace that is the manager's (every Secret of the cluster), in kube-* the cluster's own.
+func TestATenantIsNeverTheReleaseOrASystemNamespace(t *testing.T) {
+	for _, tc := range []struct{ name, values, want string }{
+		{"the release namespace", "tenants:\n  - namespace: " + namespace + "\n    createNamespace: false\n", "is the release namespace"},
+		{"the release namespace, created by the chart", "tenants:\n  - namespace: " + namespace + "\n", "is the release namespace"},
+		{"kube-system", "tenants:\n  - namespace: kube-system\n    createNamespace: false\n", "is a kube-* namespace"},
+		{"kube-public, second in the list", "tenants:\n  - namespace: ok\n  - namespace: kube-public\n", "tenants[1].namespace \"kube-public\" is a kube-* namespace"},
+	} {
+		t.Run("refused: "+tc.name, func(t *testing.T) { wantRenderError(t, tc.values, tc.want, "Give the tenant a namespace of its own") })
+	}
+	t.Run("a namespace that only starts like one is a tenant's", func(t *testing.T) {
+		mustRenderAll(t, "tenants:\n  - namespace: kubeflow\n  - namespace: "+namespace+"-team\n")
+	})
+}
+
+// The default SecretSync's source namespace is refused by the sources policy when it is the
+// release namespace: the render says so, and the values switch allows it.
+func TestTheDefaultSecretSyncIsNotSourcedInTheReleaseNamespace(t *testing.T) {
+	wantRenderError(t, "secretSync:\n  default:\n    sourceNamespace: "+namespace+"\n", "secretSync.default.sourceNamespace", "admissionPolicies.allowedSourceNamespaces")
+	mustRenderAll(t, "secretSync:\n  default:\n    sourceNamespace: "+namespace+"\nadmissionPolicies:\n  allowedSourceNamespaces: ["+namespace+"]\n")
+}

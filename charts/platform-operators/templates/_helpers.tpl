@@ -48,6 +48,8 @@ admissionPolicies:
   enabled: true
   validationActions: [Deny]
   otherManagers: []
+  allowedSourceNamespaces: []
+admissionPolicies.allowedSourceNamespaces: []
 flowControl:
   enabled: true
   nominalConcurrencyShares: 20

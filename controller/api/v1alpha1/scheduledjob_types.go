@@ -151,8 +151,10 @@ type ScheduledJobSpec struct {
 	// +kubebuilder:default=false
 	Suspend *bool `json:"suspend,omitempty"`
 
-	// jobTemplate is the Job each run creates.
+	// jobTemplate is the Job each run creates. Its metadata may not carry keys of the add-on
+	// (ops.platform-operators.io/*): the add-on's own keys on the Job are its alone.
 	// +required
+	// +kubebuilder:validation:XValidation:rule="!has(self.metadata) || ((!has(self.metadata.labels) || self.metadata.labels.all(k, !k.startsWith('ops.platform-operators.io/'))) && (!has(self.metadata.annotations) || self.metadata.annotations.all(k, !k.startsWith('ops.platform-operators.io/'))))",message="jobTemplate.metadata may not set ops.platform-operators.io/* labels or annotations: the add-on sets its own keys on the Jobs it creates"
 	JobTemplate batchv1.JobTemplateSpec `json:"jobTemplate"`
 
 	// successfulJobsHistoryLimit is how many succeeded Jobs to keep. Default 3.

@@ -39,11 +39,14 @@ type SecretSyncSource struct {
 	// +kubebuilder:default=Secret
 	Kind CopyKind `json:"kind,omitempty"`
 
-	// namespace holds the source Secrets. It is never a target.
+	// namespace holds the source Secrets. It is never a target. A kube-* namespace is refused
+	// (its Secrets are the cluster's own credentials), and so, by the chart's admission policy,
+	// is the manager's own namespace unless the chart's values allow it.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('kube-')",message="source.namespace may not be a kube-* namespace: its Secrets are the cluster's own credentials (ServiceAccount and bootstrap tokens, control-plane keys) and are never copied to tenants"
 	Namespace string `json:"namespace"`
 
 	// name of the one Secret to copy. Exactly one of name and selector is set.

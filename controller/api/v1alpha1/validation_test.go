@@ -341,6 +341,45 @@ func TestAdmission(t *testing.T) {
 			})
 		}
 	})
+	t.Run("jobTemplate metadata never carries keys of ours", func(t *testing.T) {
+		for _, tc := range []struct {
+			name        string
+			labels, ann map[string]string
+			want        string
+		}{
+			{"the tenant's own keys", map[string]string{"team": "a", "app.kubernetes.io/name": "x"}, map[string]string{"note": "x"}, ""},
+			{"our created-by label", map[string]string{"ops.platform-operators.io/created-by": "at"}, nil, "jobTemplate.metadata may not set ops.platform-operators.io/*"},
+			{"a run-now token", nil, map[string]string{"ops.platform-operators.io/run-now-token": "t1"}, "jobTemplate.metadata may not set ops.platform-operators.io/*"},
+			{"a key of ours not named yet", nil, map[string]string{"ops.platform-operators.io/anything": "x"}, "jobTemplate.metadata may not set ops.platform-operators.io/*"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				tmpl := batchv1.JobTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: tc.labels, Annotations: tc.ann},
+					Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
+				sj := newScheduledJob("", "", "0 * * * *", nil)
+				sj.Spec.JobTemplate = tmpl
+				raw, err := json.Marshal(tmpl)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var tmplMap map[string]any
+				if err := json.Unmarshal(raw, &tmplMap); err != nil {
+					t.Fatal(err)
+				}
+				at := &unstructured.Unstructured{Object: map[string]any{
+					"apiVersion": v1alpha1.GroupVersion.String(), "kind": "At",
+					"spec": map[string]any{"schedule": "2026-03-29T02:30:00Z", "jobTemplate": tmplMap}}}
+				for kind, err := range map[string]error{"ScheduledJob": e.create(sj), "At": e.create(at)} {
+					if tc.want == "" {
+						if err != nil {
+							t.Fatalf("%s refused: %v", kind, err)
+						}
+						continue
+					}
+					checkRefusal(t, err, "spec.jobTemplate", tc.want)
+				}
+			})
+		}
+	})
 	t.Run("At localTime and timeZone", func(t *testing.T) {
 		for _, tc := range []struct {
 			name string
@@ -505,6 +544,32 @@ func TestAdmission(t *testing.T) {
 					return
 				}
 				checkRefusal(t, err, tc.want)
+			})
+		}
+	})
+	t.Run("SecretSync source namespaces", func(t *testing.T) {
+		for _, tc := range []struct {
+			namespace string
+			want      string // "" accepted, else a part of the refusal
+		}{
+			{namespace: "platform"},
+			{namespace: "kubeflow"}, // not kube-*: an ordinary namespace
+			{namespace: "kube-system", want: "source.namespace may not be a kube-* namespace"},
+			{namespace: "kube-public", want: "source.namespace may not be a kube-* namespace"},
+			{namespace: "kube-node-lease", want: "source.namespace may not be a kube-* namespace"},
+		} {
+			t.Run(tc.namespace, func(t *testing.T) {
+				e.n++
+				ss := &v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("ss-%d", e.n)}, Spec: v1alpha1.SecretSyncSpec{
+					Source: v1alpha1.SecretSyncSource{Namespace: tc.namespace, Selector: &metav1.LabelSelector{}}}}
+				err := e.c.Create(e.ctx, ss, client.DryRunAll)
+				if tc.want == "" {
+					if err != nil {
+						t.Fatalf("refused: %v", err)
+					}
+					return
+				}
+				checkRefusal(t, err, "spec.source.namespace", tc.want)
 			})
 		}
 	})

@@ -39,6 +39,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/metricsauth"
 	"github.com/platform-operators/platform-operators/controller/objectmetrics"
 	"github.com/platform-operators/platform-operators/controller/podwatcher"
+	"github.com/platform-operators/platform-operators/controller/propagation"
 	"github.com/platform-operators/platform-operators/controller/scheduledjob"
 	"github.com/platform-operators/platform-operators/controller/secretsync"
 	"github.com/platform-operators/platform-operators/controller/startup"
@@ -456,15 +457,17 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Metrics: m, Workers: o.secretSyncWorkers,
 			Recorder: secretsync.InNamespace(mgr.GetEventRecorder(secretsync.Name), scheme, ns), Writes: writes,
 			Sources: &secretsync.Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme(), APIReader: mgr.GetAPIReader()},
-			Proofs:  proofs,
+			Proofs:  proofs, Protected: propagation.Protected{Namespace: ns, OwnershipKey: o.ownershipKeySecret},
 		}
 		if err := r.SetupWithManager(ctx, mgr, 4); err != nil {
 			return nil, fmt.Errorf("setting up %s: %w", secretsync.Name, err)
 		}
 		// Pull mode (CopyRequests) is part of the secretsync controller.
-		if _, err := secretsync.SetupRequestController(ctx, mgr, 2, proofs); err != nil {
+		requests, err := secretsync.SetupRequestController(ctx, mgr, 2, proofs)
+		if err != nil {
 			return nil, err
 		}
+		requests.Protected = r.Protected
 		for _, d := range []secretsync.Default{o.defaultSync, o.pullSecretSync} {
 			if d.Name == "" {
 				continue

@@ -1,0 +1,42 @@
+package jobs
+
+import (
+	"strings"
+
+	"github.com/platform-operators/platform-operators/controller/keys"
+)
+
+// ourDomain is the DNS domain of our keys' prefix: a key under it, or under a subdomain of it
+// (x.ops.platform-operators.io/...), is ours whether or not package keys names it yet.
+var ourDomain = strings.TrimSuffix(keys.Prefix, "/")
+
+// IsOurKey reports whether a label or annotation key (with its value) is one only the manager
+// may put on an object: any key under our domain, and the managed-by label claiming us. A
+// template a tenant writes must never carry one onto an object the manager creates, since the
+// admission policies let the manager write our keys.
+func IsOurKey(key, value string) bool {
+	if key == keys.LabelManagedBy {
+		return value == keys.ManagedByValue
+	}
+	prefix, _, ok := strings.Cut(key, "/")
+	return ok && (prefix == ourDomain || strings.HasSuffix(prefix, "."+ourDomain))
+}
+
+// TemplateMetadata returns copies of a jobTemplate's labels and annotations without any key of
+// ours (IsOurKey), for the Job the manager creates from it; the manager then adds its own keys.
+// Both maps are new and never nil. Without it, a tenant's jobTemplate could put our created-by
+// label or a run-now-token on a Job through the manager's hands, which the admission policy
+// lets through because the manager writes them.
+func TemplateMetadata(labels, annotations map[string]string) (outLabels, outAnnotations map[string]string) {
+	return withoutOurKeys(labels), withoutOurKeys(annotations)
+}
+
+func withoutOurKeys(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if !IsOurKey(k, v) {
+			out[k] = v
+		}
+	}
+	return out
+}

@@ -1,0 +1,62 @@
+package secretsync
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/propagation"
+)
+
+// The manager's own secrets never leave its namespace (issue 34): an admin's SecretSync over the
+// manager's namespace with an empty selector copies its ordinary Secrets, never the ownership
+// key, a Helm release or a ServiceAccount token, and says so in its status.
+func TestTheManagersOwnSecretsAreNeverCopied(t *testing.T) {
+	const c = "withheld"
+	target := targetNamespace(t, c+"-team-a", c)
+	ca := createSecret(t, makeSecret(ownershipNS, c+"-ca"))
+	release := createSecret(t, makeSecret(ownershipNS, "sh.helm.release.v1."+c+".v1", withType(propagation.TypeHelmRelease),
+		withLabels(map[string]string{"owner": "helm", "name": c}), withData(map[string][]byte{"release": []byte("H4sI...pull password...")})))
+	token := makeSecret(ownershipNS, c+"-manager-token", withType(corev1.SecretTypeServiceAccountToken))
+	token.Annotations = map[string]string{corev1.ServiceAccountNameKey: "manager"}
+	createSecret(t, token)
+
+	createSync(t, makeSync(c, ownershipNS, c, func(ss *v1alpha1.SecretSync) { ss.Spec.Source.Selector = &metav1.LabelSelector{} }))
+	copyIn(t, target, ca, c, v1alpha1.DeletionPolicyDelete)
+	ss := waitReason(t, c, ReasonSourceWithheld)
+	msg := meta.FindStatusCondition(ss.Status.Conditions, ConditionReady).Message
+	for _, name := range []string{DefaultOwnershipKeySecret, release.Name, token.Name} {
+		noSecret(t, target, name)
+		if !strings.Contains(msg, ownershipNS+"/"+name) {
+			t.Errorf("the status does not name %s: %s", name, msg)
+		}
+	}
+	if len(warningEvents(t, c, ReasonSourceWithheld)) == 0 {
+		t.Errorf("no Warning Event %s", ReasonSourceWithheld)
+	}
+
+	t.Log("named directly, the key is withheld too, and not reported as missing")
+	const named = c + "-named"
+	createSync(t, makeSync(named, ownershipNS, c, sourceName(DefaultOwnershipKeySecret)))
+	ss = waitReason(t, named, ReasonSourceWithheld)
+	if !strings.Contains(meta.FindStatusCondition(ss.Status.Conditions, ConditionReady).Message, "ownership key") {
+		t.Errorf("message = %q", meta.FindStatusCondition(ss.Status.Conditions, ConditionReady).Message)
+	}
+	noSecret(t, target, DefaultOwnershipKeySecret)
+}
+
+// A source owner's offer of a Helm release (or of the ownership key) is refused like no offer.
+func TestAnOfferOfAWithheldSecretIsRefusedLikeNoOffer(t *testing.T) {
+	const c = "withheld-offer"
+	platform := namespace(t, c+"-platform", nil)
+	tenant := namespace(t, c+"-team-a", nil)
+	release := createSecret(t, makeSecret(platform, "sh.helm.release.v1.app.v1", withType(propagation.TypeHelmRelease)))
+	offer(t, release, tenant)
+	createRequest(t, k8s, makeRequest(tenant, "release", v1alpha1.CopyRequestSource{Namespace: platform, Name: release.Name}, ""))
+	waitRequest(t, tenant, "release", metav1.ConditionFalse, ReasonNotOffered)
+	noSecret(t, tenant, release.Name)
+}
