@@ -2,6 +2,7 @@ package propagation
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -30,6 +31,9 @@ type Protected struct {
 	// key of the ownership proofs: a copy of it would let its readers forge a proof for any
 	// object. Empty: none.
 	Namespace, OwnershipKey string
+	// Own names more Secrets of the manager's namespace that are its alone, e.g. the pull
+	// credentials its pods pull with.
+	Own []string
 }
 
 // Withheld reports why the source s (a Secret, or a ConfigMap's envelope) is never copied, or ""
@@ -41,6 +45,8 @@ func Withheld(s *corev1.Secret, p Protected) string {
 	switch {
 	case p.OwnershipKey != "" && s.Namespace == p.Namespace && s.Name == p.OwnershipKey:
 		return "the manager's ownership key"
+	case s.Namespace == p.Namespace && s.Type != TypeConfigMap && slices.Contains(p.Own, s.Name):
+		return "a Secret of the manager's own (--withheld-secrets)"
 	case s.Type == TypeHelmRelease:
 		return "a Helm release (type " + string(TypeHelmRelease) + ")"
 	case s.Type == corev1.SecretTypeServiceAccountToken:

@@ -7,7 +7,7 @@ import (
 )
 
 func TestWithheld(t *testing.T) {
-	p := Protected{Namespace: "platform-operators-system", OwnershipKey: "platform-operators-ownership-key"}
+	p := Protected{Namespace: "platform-operators-system", OwnershipKey: "platform-operators-ownership-key", Own: []string{"platform-operators-pull"}}
 	cases := []struct {
 		name     string
 		src      *corev1.Secret
@@ -22,6 +22,8 @@ func TestWithheld(t *testing.T) {
 		{"a Helm release kept in a ConfigMap (configmap storage driver) is never copied", secret("platform-operators-system", "sh.helm.release.v1.platform-operators.v1", withType(TypeConfigMap), withLabel("owner", "helm")), true},
 		{"a ConfigMap named like a release but not Helm's is copied", secret("team-a", "sh.helm.release.v1.notes", withType(TypeConfigMap)), false},
 		{"an Opaque Secret of the manager's namespace may be copied (the admin chose it)", secret("platform-operators-system", "ca", withType(corev1.SecretTypeOpaque)), false},
+		{"the manager's own pull credential is never copied", secret("platform-operators-system", "platform-operators-pull", withType(corev1.SecretTypeDockerConfigJson)), true},
+		{"a tenant's Secret of that name elsewhere is copied", secret("team-a", "platform-operators-pull", withType(corev1.SecretTypeDockerConfigJson)), false},
 		{"a pull secret is copied", secret("platform-operators-system", "registry-pull", withType(corev1.SecretTypeDockerConfigJson)), false},
 		{"a TLS Secret is copied", secret("team-a", "wildcard", withType(corev1.SecretTypeTLS)), false},
 	}

@@ -69,6 +69,9 @@ var (
 // Events are there.
 const ownershipNS = "platform-operators-system"
 
+// managerPullSecret is, in ownershipNS, a Secret the manager pulls with (--withheld-secrets).
+const managerPullSecret = "platform-operators-pull"
+
 // caseLabel marks a test's namespaces; each test's SecretSyncs select its own value.
 const caseLabel = "test.platform-operators.io/case"
 
@@ -180,7 +183,7 @@ func setUp(cfg *rest.Config) error {
 		Client: withWriteFaults(mgr.GetClient()), APIReader: mgr.GetAPIReader(), Metrics: testMetrics, Workers: 8,
 		Recorder: InNamespace(mgr.GetEventRecorder(Name), scheme, ownershipNS),
 		Sources:  sources,
-		Proofs:   proofs, Protected: propagation.Protected{Namespace: ownershipNS, OwnershipKey: DefaultOwnershipKeySecret},
+		Proofs:   proofs, Protected: propagation.Protected{Namespace: ownershipNS, OwnershipKey: DefaultOwnershipKeySecret, Own: []string{managerPullSecret}},
 		// The one field main.go leaves at its default (a minute): too long to wait for here.
 		ConflictRecheck: conflictRecheck,
 		RejectedRecheck: rejectedRecheck,

@@ -14,7 +14,8 @@ import (
 
 // The manager's own secrets never leave its namespace (issue 34): an admin's SecretSync over the
 // manager's namespace with an empty selector copies its ordinary Secrets, never the ownership
-// key, a Helm release or a ServiceAccount token, and says so in its status.
+// key, a Helm release, a ServiceAccount token or the manager's pull credential, and says so in its
+// status.
 func TestTheManagersOwnSecretsAreNeverCopied(t *testing.T) {
 	const c = "withheld"
 	target := targetNamespace(t, c+"-team-a", c)
@@ -24,12 +25,14 @@ func TestTheManagersOwnSecretsAreNeverCopied(t *testing.T) {
 	token := makeSecret(ownershipNS, c+"-manager-token", withType(corev1.SecretTypeServiceAccountToken))
 	token.Annotations = map[string]string{corev1.ServiceAccountNameKey: "manager"}
 	createSecret(t, token)
+	createSecret(t, makeSecret(ownershipNS, managerPullSecret, withType(corev1.SecretTypeDockerConfigJson),
+		withData(map[string][]byte{corev1.DockerConfigJsonKey: []byte(dockerConfig)})))
 
 	createSync(t, makeSync(c, ownershipNS, c, func(ss *v1alpha1.SecretSync) { ss.Spec.Source.Selector = &metav1.LabelSelector{} }))
 	copyIn(t, target, ca, c, v1alpha1.DeletionPolicyDelete)
 	ss := waitReason(t, c, ReasonSourceWithheld)
 	msg := meta.FindStatusCondition(ss.Status.Conditions, ConditionReady).Message
-	for _, name := range []string{DefaultOwnershipKeySecret, release.Name, token.Name} {
+	for _, name := range []string{DefaultOwnershipKeySecret, release.Name, token.Name, managerPullSecret} {
 		noSecret(t, target, name)
 		if !strings.Contains(msg, ownershipNS+"/"+name) {
 			t.Errorf("the status does not name %s: %s", name, msg)

@@ -311,11 +311,22 @@ func TestPullCredentialsAreSeparate(t *testing.T) {
 		if !hasArg(manager(t, r).Args, "--pull-secret-sync-secret=registry-pull") {
 			t.Errorf("the tenants' secret is not the one spread: %q", manager(t, r).Args)
 		}
+		// Whatever an admin's SecretSync says, the manager never copies the Secrets it pulls with.
+		if !hasArg(manager(t, r).Args, "--withheld-secrets=platform-operators-pull") {
+			t.Errorf("the manager's pull secret is not withheld: %q", manager(t, r).Args)
+		}
 	})
 	t.Run("the tenants' pull secret never pulls the manager's image, even in the release namespace", func(t *testing.T) {
 		r := mustRenderAll(t, harborValues+"  namespace: "+namespace+"\n")
 		if ps := podOf(t, r).ImagePullSecrets; len(ps) != 0 {
 			t.Errorf("manager imagePullSecrets = %v, want none", ps)
+		}
+		if a := argWithPrefix(manager(t, r).Args, "--withheld-secrets="); a != "" {
+			t.Errorf("%s without a pull secret of the manager's", a)
+		}
+		r = mustRenderAll(t, "imagePullSecrets: [{name: a}, {name: b}]\nglobal:\n  imagePullSecrets: [c]\n")
+		if !hasArg(manager(t, r).Args, "--withheld-secrets=c,a,b") {
+			t.Errorf("every Secret the manager pulls with is withheld: %q", manager(t, r).Args)
 		}
 	})
 	refused := []struct{ name, values string }{

@@ -86,6 +86,7 @@ type options struct {
 	kubeconfig, kubeContext    string
 	managerNamespace           string
 	ownershipKeySecret         string
+	withheldSecrets            string
 }
 
 // restConfig finds the API server: with neither flag as controller-runtime does (KUBECONFIG,
@@ -223,6 +224,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.Float64Var(&o.memoryLimitRatio, "memory-limit-ratio", 0.9, "Share of the container's memory limit (its cgroup's) the Go runtime's soft memory limit (GOMEMLIMIT) is set to, so the garbage collector collects harder before the kubelet would kill the manager; 0 turns it off. A GOMEMLIMIT environment variable wins; without a cgroup limit nothing is set.")
 	fs.StringVar(&o.managerNamespace, "manager-namespace", "", "The manager's own namespace: where the ownership key Secret lives and where the Events of cluster-scoped objects (SecretSyncs) are recorded. Empty: the POD_NAMESPACE environment variable, else the pod's namespace (in a cluster), else --leader-election-namespace.")
 	fs.StringVar(&o.ownershipKeySecret, "ownership-key-secret", secretsync.DefaultOwnershipKeySecret, "Name of the Secret, in the manager's namespace, holding the key of the ownership proofs on copies; created when absent.")
+	fs.StringVar(&o.withheldSecrets, "withheld-secrets", "", "Secrets of the manager's namespace that no SecretSync or CopyRequest ever copies besides the ownership key, comma-separated: the manager's own pull credentials (the chart passes its imagePullSecrets). Helm releases and ServiceAccount tokens are never copied from any namespace.")
 	fs.BoolVar(&o.showVersion, "version", false, "Print the version and exit.")
 	return fs
 }
@@ -457,7 +459,7 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Metrics: m, Workers: o.secretSyncWorkers,
 			Recorder: secretsync.InNamespace(mgr.GetEventRecorder(secretsync.Name), scheme, ns), Writes: writes,
 			Sources: &secretsync.Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme(), APIReader: mgr.GetAPIReader()},
-			Proofs:  proofs, Protected: propagation.Protected{Namespace: ns, OwnershipKey: o.ownershipKeySecret},
+			Proofs:  proofs, Protected: propagation.Protected{Namespace: ns, OwnershipKey: o.ownershipKeySecret, Own: splitList(o.withheldSecrets)},
 		}
 		if err := r.SetupWithManager(ctx, mgr, 4); err != nil {
 			return nil, fmt.Errorf("setting up %s: %w", secretsync.Name, err)
