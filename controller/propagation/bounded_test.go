@@ -224,6 +224,9 @@ func TestComputeWithOwnershipProofs(t *testing.T) {
 		{"a tenant's labelled Secret where no copy is wanted is a conflict, never deleted", inStepBase(withData("mine", "x")), false, OpConflict},
 		{"an older version's copy (no proof) with the source's data is adopted", inStepBase(), true, OpUpdate},
 		{"an older version's copy no longer wanted, with the source's data, is removed", inStepBase(), false, OpDelete},
+		{"an unproven immutable Secret with the source's data, which only a replace could adopt, is a conflict, never replaced", inStepBase(withImmutable(true)), true, OpConflict},
+		{"a proven immutable copy of a mutable source is replaced", func() *corev1.Secret { s := inStepBase(withImmutable(true)); p.Prove(s, owner); return s }(), true, OpReplace},
+		{"an unproven Secret being deleted with the source's data is held, not written", inStepBase(beingDeleted()), true, OpHeld},
 		{"a proven copy with stale data is updated", func() *corev1.Secret { s := inStepBase(withData("old", "x")); p.Prove(s, owner); return s }(), true, OpUpdate},
 		{"a proven copy no longer wanted is removed", func() *corev1.Secret { s := inStepBase(withData("old", "x")); p.Prove(s, owner); return s }(), false, OpDelete},
 	} {

@@ -119,6 +119,45 @@ func TestCompute(t *testing.T) {
 			},
 		},
 		{
+			name: "a wanted copy being deleted and held by a finalizer is held: neither deleted again nor written",
+			want: []*corev1.Secret{wantIn("team-a", credsName, withData("user", "root"))},
+			live: []*corev1.Secret{liveIn("team-a", credsName, withImmutable(true), beingDeleted())},
+			plan: Plan{
+				Desired: 1,
+				Actions: []Action{{
+					Op: OpHeld, Key: key("team-a", credsName),
+					Current: liveIn("team-a", credsName, withImmutable(true), beingDeleted()),
+					Message: "Secret team-a/registry-creds, this SecretSync's copy, is being deleted and held there (a finalizer keeps it); nothing is written to it, and the copy is created again once it is gone: remove the finalizer to end this",
+				}},
+			},
+		},
+		{
+			name: "a wanted copy in step but being deleted is held, not counted in step",
+			want: []*corev1.Secret{wantIn("team-a", credsName)},
+			live: []*corev1.Secret{liveIn("team-a", credsName, beingDeleted())},
+			plan: Plan{
+				Desired: 1,
+				Actions: []Action{{
+					Op: OpHeld, Key: key("team-a", credsName),
+					Current: liveIn("team-a", credsName, beingDeleted()),
+					Message: "Secret team-a/registry-creds, this SecretSync's copy, is being deleted and held there (a finalizer keeps it); nothing is written to it, and the copy is created again once it is gone: remove the finalizer to end this",
+				}},
+			},
+		},
+		{
+			name: "another SecretSync's copy being deleted is still a conflict, not held",
+			want: []*corev1.Secret{wantIn("team-a", credsName)},
+			live: []*corev1.Secret{liveIn("team-a", credsName, withLabel(keys.LabelSecretSync, "other"), beingDeleted())},
+			plan: Plan{
+				Desired: 1,
+				Actions: []Action{{
+					Op: OpConflict, Key: key("team-a", credsName),
+					Current: liveIn("team-a", credsName, withLabel(keys.LabelSecretSync, "other"), beingDeleted()),
+					Message: `Secret team-a/registry-creds is managed by SecretSync "other"`,
+				}},
+			},
+		},
+		{
 			name: "a mutable copy of a source made immutable is updated, not replaced",
 			want: []*corev1.Secret{wantIn("team-a", credsName, withImmutable(true))},
 			live: []*corev1.Secret{liveIn("team-a", credsName)},
