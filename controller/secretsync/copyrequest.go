@@ -66,8 +66,12 @@ type RequestReconciler struct {
 	// ConflictRecheck is how soon a request whose target is held by someone else looks again
 	// (zero: DefaultConflictRecheck); RejectedRecheck the same for a copy the API refused.
 	ConflictRecheck, RejectedRecheck time.Duration
+	// RetryBase and RetryCap bound the other retries, as the Reconciler's (see backoff.go).
+	RetryBase, RetryCap time.Duration
 
 	unmanaged sync.Map
+	// stale counts, per CopyRequest, its retries in a row (see backoff.go).
+	stale backoff
 }
 
 // NewRequestCaches builds the two label-selected caches of the CopyRequest controller. Any tenant
@@ -205,7 +209,10 @@ func (r *RequestReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		if out.reason == ReasonConflict {
 			out.requeueAfter = 0
 		}
-		return ctrl.Result{RequeueAfter: out.requeueAfter}, out.err
+		if out.requeueAfter == 0 {
+			r.stale.forget(req.NamespacedName)
+		}
+		return requeue(out.requeueAfter), out.err
 	}
 	if !cr.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil // the garbage collector takes the copies with it
@@ -302,12 +309,19 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 			out.copy = want.Name
 		}
 		for _, a := range plan.Actions {
-			if a.Op == propagation.OpConflict {
+			switch a.Op {
+			case propagation.OpConflict:
 				out.reason, out.message, out.requeueAfter = ReasonConflict, a.Message, r.conflictRecheck()
+				continue
+			case propagation.OpHeld:
+				// Reported once (the same status each pass) and looked at with backoff; the
+				// copy's deletion brings the create sooner.
+				out.reason, out.message, out.requeueAfter = ReasonHeld, a.Message, r.stale.next(key, r.RetryBase, r.RetryCap)
 				continue
 			}
 			op, err := w.write(ctx, kind, a)
 			var unmanaged *unmanagedError
+			var incomplete *incompleteReplaceError
 			switch {
 			case err == nil:
 				out.wrote = out.wrote || op != ""
@@ -316,8 +330,12 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 				}
 			case errors.As(err, &unmanaged):
 				out.reason, out.message, out.requeueAfter = ReasonConflict, unmanaged.Error(), r.conflictRecheck()
+			case errors.As(err, &incomplete):
+				// The old copy is gone: try again soon, not after RejectedRecheck.
+				out.reason, out.message, out.requeueAfter = ReasonWriteFailed, err.Error(), r.stale.next(key, r.RetryBase, r.RetryCap)
 			case apierrors.IsConflict(err) || apierrors.IsNotFound(err) || apierrors.IsAlreadyExists(err):
-				out.requeueAfter = time.Second // a stale cache: the event that follows brings us back
+				// A stale cache: the event that follows brings us back, or this retry.
+				out.requeueAfter = r.stale.next(key, r.RetryBase, r.RetryCap)
 			case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
 				// The namespace, and the request with it, is going away.
 			default:
@@ -364,7 +382,10 @@ func (r *RequestReconciler) writeRequestStatus(ctx context.Context, cr *v1alpha1
 	if out.err != nil {
 		return ctrl.Result{}, out.err
 	}
-	return ctrl.Result{RequeueAfter: requeueAfter}, nil
+	if out.requeueAfter == 0 {
+		r.stale.forget(client.ObjectKeyFromObject(cr))
+	}
+	return requeue(requeueAfter), nil
 }
 
 // requestStatus decides, from what a reconcile found and did, a CopyRequest's new status, the
