@@ -63,6 +63,8 @@ type RequestReconciler struct {
 	// Proofs signs the copies and tells the manager's own from objects that only carry its label
 	// (LoadOwnershipKey). Required.
 	Proofs *propagation.Prover
+	// LabelProof: as the Reconciler's.
+	LabelProof *PolicyProof
 	// ConflictRecheck is how soon a request whose target is held by someone else looks again
 	// (zero: DefaultConflictRecheck); RejectedRecheck the same for a copy the API refused.
 	ConflictRecheck, RejectedRecheck time.Duration
@@ -285,7 +287,7 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 	// (adopted); one not wanted is left alone (the garbage collector removes the proven ones with
 	// their CopyRequest, through their owner reference).
 	owner := requestOwner(key.Name)
-	owner.Proven = func(s *corev1.Secret) bool { return r.Proofs.Proven(s, keys.LabelCopyRequest) }
+	owner.Proven = provenBy(r.Proofs, keys.LabelCopyRequest, r.LabelProof.InForce(ctx))
 	w := writer{client: r.Client, reader: r.APIReader, label: keys.LabelCopyRequest, unmanaged: &r.unmanaged}
 	for _, kind := range kinds {
 		list := kind.list()

@@ -75,6 +75,10 @@ type Reconciler struct {
 	// Proofs signs the copies and tells the manager's own from objects that only carry its label
 	// (LoadOwnershipKey). Required.
 	Proofs *propagation.Prover
+	// LabelProof, when set and the chart's ownership-keys admission policy is in force, makes a
+	// copy carrying our label and a proof annotation proven even when the proof does not verify
+	// (a lost or retired key): it is re-signed, not stranded. Nil: the proof alone decides.
+	LabelProof *PolicyProof
 
 	// unmanaged remembers targets found held by a Secret we do not manage, so later reconciles
 	// look (a read) instead of trying to create (a failed write) each time.
@@ -121,7 +125,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var res result
 	var plan propagation.Plan
 	if obs.blocked == nil {
-		plan = propagation.ComputeFor(r.owner(ss.Name, obs.templates), obs.want, obs.lookup, obs.owned, propagation.DeletionPolicy(string(ss.Spec.DeletionPolicy)))
+		plan = propagation.ComputeFor(r.owner(ctx, ss.Name, obs.templates), obs.want, obs.lookup, obs.owned, propagation.DeletionPolicy(string(ss.Spec.DeletionPolicy)))
 		if removes(plan) {
 			if obs.blocked, err = r.confirmSourceNamespace(ctx, ss.Spec.Source.Namespace); err != nil {
 				return ctrl.Result{}, err
@@ -989,7 +993,7 @@ func (r *Reconciler) cleanupKind(ctx context.Context, name string, kind *objectK
 	}
 	// The spec is gone: each copy goes as its own annotation says. Its source is unknown, so a
 	// copy without a valid proof is left as it is (see owner).
-	plan := propagation.ComputeFor(r.owner(name, nil), nil, obs.lookup, obs.owned, propagation.PolicyAsRecorded)
+	plan := propagation.ComputeFor(r.owner(ctx, name, nil), nil, obs.lookup, obs.owned, propagation.PolicyAsRecorded)
 	// ServiceAccounts before copies (see Reconcile): once the copies are gone, a retry could no
 	// longer tell which imagePullSecrets entries were this SecretSync's.
 	var sas result
@@ -1009,16 +1013,29 @@ func (r *Reconciler) cleanupKind(ctx context.Context, name string, kind *objectK
 }
 
 // owner is the Owner of the named SecretSync's copies: a copy is its own when it carries a valid
-// proof, and an unproven one that is not wanted is expendable when it holds what the template of
-// its name (its data and type) holds.
-func (r *Reconciler) owner(name string, templates map[string]*corev1.Secret) propagation.Owner {
+// proof (or, under the admission policy, our label and a proof annotation: see provenBy), and an
+// unproven one that is not wanted is expendable when it holds what the template of its name (its
+// data and type) holds.
+func (r *Reconciler) owner(ctx context.Context, name string, templates map[string]*corev1.Secret) propagation.Owner {
 	o := propagation.SecretSyncOwner(name)
-	o.Proven = func(s *corev1.Secret) bool { return r.Proofs.Proven(s, keys.LabelSecretSync) }
+	o.Proven = provenBy(r.Proofs, keys.LabelSecretSync, r.LabelProof.InForce(ctx))
 	o.Expendable = func(s *corev1.Secret) bool {
 		t := templates[s.Name]
 		return t != nil && propagation.SameContent(s, t)
 	}
 	return o
+}
+
+// provenBy is the proof check of the copies labelled label: a valid proof under proofs' key ring;
+// or, when the ownership-keys admission policy is in force (byLabel), our label (the plan checks
+// its value) and a proof annotation of any value, which only the manager can have set.
+func provenBy(proofs *propagation.Prover, label string, byLabel bool) func(*corev1.Secret) bool {
+	return func(s *corev1.Secret) bool {
+		if proofs.Proven(s, label) {
+			return true
+		}
+		return byLabel && s.Labels[label] != "" && s.Annotations[keys.AnnotationOwnership] != ""
+	}
 }
 
 // wholePass is the request of a SecretSync's whole pass.

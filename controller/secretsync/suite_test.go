@@ -66,6 +66,10 @@ var (
 // Events are there.
 const ownershipNS = "platform-operators-system"
 
+// testOwnershipPolicy names the ownership-keys policy and binding the suite's reconciler
+// checks (the chart's <fullname>-ownership-keys).
+const testOwnershipPolicy = "test-ownership-keys"
+
 // caseLabel marks a test's namespaces; each test's SecretSyncs select its own value.
 const caseLabel = "test.platform-operators.io/case"
 
@@ -176,6 +180,8 @@ func setUp(cfg *rest.Config) error {
 		Recorder: InNamespace(mgr.GetEventRecorder(Name), scheme, ownershipNS),
 		Sources:  &Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme()},
 		Proofs:   proofs,
+		// As main.go with --ownership-policy; the policy exists only while a test creates it.
+		LabelProof: &PolicyProof{Reader: mgr.GetAPIReader(), Policy: testOwnershipPolicy, Recheck: 500 * time.Millisecond},
 		// The one field main.go leaves at its default (a minute): too long to wait for here.
 		ConflictRecheck: conflictRecheck,
 		RejectedRecheck: rejectedRecheck,
@@ -188,6 +194,7 @@ func setUp(cfg *rest.Config) error {
 		return err
 	}
 	requests.ConflictRecheck = conflictRecheck
+	requests.LabelProof = r.LabelProof
 	return nil
 }
 

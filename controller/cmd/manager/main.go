@@ -84,6 +84,7 @@ type options struct {
 	kubeconfig, kubeContext    string
 	managerNamespace           string
 	ownershipKeySecret         string
+	ownershipPolicy            string
 }
 
 // restConfig finds the API server: with neither flag as controller-runtime does (KUBECONFIG,
@@ -221,6 +222,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.Float64Var(&o.memoryLimitRatio, "memory-limit-ratio", 0.9, "Share of the container's memory limit (its cgroup's) the Go runtime's soft memory limit (GOMEMLIMIT) is set to, so the garbage collector collects harder before the kubelet would kill the manager; 0 turns it off. A GOMEMLIMIT environment variable wins; without a cgroup limit nothing is set.")
 	fs.StringVar(&o.managerNamespace, "manager-namespace", "", "The manager's own namespace: where the ownership key Secret lives and where the Events of cluster-scoped objects (SecretSyncs) are recorded. Empty: the POD_NAMESPACE environment variable, else the pod's namespace (in a cluster), else --leader-election-namespace.")
 	fs.StringVar(&o.ownershipKeySecret, "ownership-key-secret", secretsync.DefaultOwnershipKeySecret, "Name of the Secret, in the manager's namespace, holding the key of the ownership proofs on copies; created when absent.")
+	fs.StringVar(&o.ownershipPolicy, "ownership-policy", "", "Name of the chart's ownership-keys ValidatingAdmissionPolicy and of its binding: while both are in force (Deny, failurePolicy Fail, unscoped), a copy carrying our label and a proof annotation is the manager's even when the proof does not verify (a lost or retired key), and is re-signed. Empty: the proof alone decides.")
 	fs.BoolVar(&o.showVersion, "version", false, "Print the version and exit.")
 	return fs
 }
@@ -474,13 +476,18 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 			Sources: &secretsync.Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme()},
 			Proofs:  proofs,
 		}
+		if o.ownershipPolicy != "" {
+			r.LabelProof = &secretsync.PolicyProof{Reader: mgr.GetAPIReader(), Policy: o.ownershipPolicy}
+		}
 		if err := r.SetupWithManager(ctx, mgr, 4); err != nil {
 			return nil, fmt.Errorf("setting up %s: %w", secretsync.Name, err)
 		}
 		// Pull mode (CopyRequests) is part of the secretsync controller.
-		if _, err := secretsync.SetupRequestController(ctx, mgr, 2, proofs); err != nil {
+		req, err := secretsync.SetupRequestController(ctx, mgr, 2, proofs)
+		if err != nil {
 			return nil, err
 		}
+		req.LabelProof = r.LabelProof
 		for _, d := range []secretsync.Default{o.defaultSync, o.pullSecretSync} {
 			if d.Name == "" {
 				continue
