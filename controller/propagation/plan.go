@@ -24,6 +24,9 @@ const (
 	OpRelease  Op = "release"
 	OpConflict Op = "conflict"
 	OpHeld     Op = "held"
+	// OpOrphan marks a copy kept for a returning source (keys.AnnotationOrphaned); Want is the
+	// copy with the mark, a metadata change only.
+	OpOrphan Op = "orphan"
 )
 
 // Action is one step of a plan.
@@ -60,6 +63,11 @@ type Owner struct {
 	// Expendable reports whether an unproven copy that is not wanted holds nothing anyone could
 	// lose: its data and type are what the owner would write under its name. Nil: none is.
 	Expendable func(*corev1.Secret) bool
+	// SourceGone reports whether a copy that is not wanted is so only because its source is gone
+	// (the source the spec names is missing; the copy's namespace still a target). Under
+	// PolicyOrphan such a copy is kept, ours, and marked (OpOrphan), to follow the source when it
+	// returns. Nil: none is.
+	SourceGone func(*corev1.Secret) bool
 }
 
 func (o Owner) proven(s *corev1.Secret) bool { return o.Proven == nil || o.Proven(s) }
@@ -145,6 +153,9 @@ func ComputeFor(owner Owner, want []*corev1.Secret, live Lookup, owned []*corev1
 		case !owner.proven(cur) && NeedsReplace(cur, w):
 			// Adoption leaves the rest of the object as it was; a replace would not.
 			p.Actions = append(p.Actions, Action{Op: OpConflict, Key: key, Current: cur, Message: unprovenReplaceMessage(cur, key, owner)})
+		case cur.Annotations[keys.AnnotationOrphaned] != "" && cur.Annotations[keys.AnnotationOrphaned] != ContentDigest(cur):
+			// Kept while its source was gone, and changed since: someone's now.
+			p.Actions = append(p.Actions, Action{Op: OpConflict, Key: key, Current: cur, Message: orphanChangedMessage(cur, key, owner)})
 		case InStep(cur, w):
 			p.InStep++
 		case NeedsReplace(cur, w):
@@ -160,6 +171,17 @@ func ComputeFor(owner Owner, want []*corev1.Secret, live Lookup, owned []*corev1
 		}
 		if !owner.proven(o) && !owner.expendable(o) {
 			p.Actions = append(p.Actions, Action{Op: OpConflict, Key: key, Current: o, Message: unprovenMessage(o, key, owner)})
+			continue
+		}
+		if policy == PolicyOrphan && owner.proven(o) && owner.SourceGone != nil && owner.SourceGone(o) {
+			if o.Annotations[keys.AnnotationOrphaned] == "" {
+				marked := o.DeepCopy()
+				if marked.Annotations == nil {
+					marked.Annotations = map[string]string{}
+				}
+				marked.Annotations[keys.AnnotationOrphaned] = ContentDigest(o)
+				p.Actions = append(p.Actions, Action{Op: OpOrphan, Key: key, Want: marked, Current: o})
+			}
 			continue
 		}
 		p.Actions = append(p.Actions, Action{Op: removal(o, policy), Key: key, Current: o})
@@ -202,4 +224,10 @@ func unprovenReplaceMessage(cur *corev1.Secret, key types.NamespacedName, owner 
 func heldMessage(cur *corev1.Secret, key types.NamespacedName, owner Owner) string {
 	return fmt.Sprintf("%s %s, this %s's copy, is being deleted and held there (a finalizer keeps it); nothing is written to it, and the copy is created again once it is gone: remove the finalizer to end this",
 		KindName(cur), key, owner.Kind)
+}
+
+// orphanChangedMessage says why the copy cur, kept while its source was gone, does not follow it.
+func orphanChangedMessage(cur *corev1.Secret, key types.NamespacedName, owner Owner) string {
+	return fmt.Sprintf("%s %s was kept when its source went away (deletionPolicy Orphan) and its data has changed since: it is left as it is; delete it to have the copy made again",
+		KindName(cur), key)
 }

@@ -125,7 +125,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var res result
 	var plan propagation.Plan
 	if obs.blocked == nil {
-		plan = propagation.ComputeFor(r.owner(ctx, ss.Name, obs.templates), obs.want, obs.lookup, obs.owned, propagation.DeletionPolicy(string(ss.Spec.DeletionPolicy)))
+		owner := r.owner(ctx, ss.Name, obs.templates)
+		owner.SourceGone = obs.sourceGone(ss)
+		plan = propagation.ComputeFor(owner, obs.want, obs.lookup, obs.owned, propagation.DeletionPolicy(string(ss.Spec.DeletionPolicy)))
 		if removes(plan) {
 			if obs.blocked, err = r.confirmSourceNamespace(ctx, ss.Spec.Source.Namespace); err != nil {
 				return ctrl.Result{}, err
@@ -303,6 +305,23 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 	}
 	obs.lookup = func(k types.NamespacedName) *corev1.Secret { return live[k] }
 	return obs, nil
+}
+
+// sourceGone tells the copies that are unwanted only because the source spec.source.name names
+// is missing: those of that source in namespaces that still are targets (nil when the source is
+// there, or the spec selects sources). Under deletionPolicy Orphan they are kept for its return.
+func (obs observation) sourceGone(ss *v1alpha1.SecretSync) func(*corev1.Secret) bool {
+	if !obs.sourceMissing || ss.Spec.Source.Name == "" {
+		return nil
+	}
+	targets := make(map[string]bool, len(obs.targets))
+	for _, ns := range obs.targets {
+		targets[ns] = true
+	}
+	src := ss.Spec.Source.Namespace + "/" + ss.Spec.Source.Name
+	return func(s *corev1.Secret) bool {
+		return targets[s.Namespace] && s.Annotations[keys.AnnotationSource] == src
+	}
 }
 
 // sourceNamespaceGone is the blocker of a source namespace that does not exist (ns nil) or is
@@ -851,6 +870,10 @@ func (w writer) write(ctx context.Context, kind *objectKind, a propagation.Actio
 			return "", nil
 		}
 		return propagation.OpDelete, err
+	case propagation.OpOrphan:
+		// A patch of the one annotation the mark adds, on the version compared.
+		cur := kind.unwrap(a.Current)
+		return propagation.OpOrphan, w.client.Patch(ctx, kind.unwrap(a.Want), client.MergeFromWithOptions(cur, client.MergeFromWithOptimisticLock{}))
 	case propagation.OpRelease:
 		// A patch of the metadata Released changes, on the version compared: a cached copy
 		// holds no data (boundCopy), so an update from it would empty the Secret we leave behind.

@@ -216,7 +216,7 @@ func (r *Reconciler) writeReadFailure(ctx context.Context, ss *v1alpha1.SecretSy
 func (r *Reconciler) emitEvents(ss *v1alpha1.SecretSync, prev, cur *v1alpha1.SecretSyncStatus, res result) {
 	if n := len(res.written); n > 0 {
 		var parts []string
-		for _, op := range []propagation.Op{propagation.OpCreate, propagation.OpUpdate, propagation.OpReplace, propagation.OpDelete, propagation.OpRelease} {
+		for _, op := range []propagation.Op{propagation.OpCreate, propagation.OpUpdate, propagation.OpReplace, propagation.OpDelete, propagation.OpRelease, propagation.OpOrphan} {
 			if c := res.written[op]; c > 0 {
 				parts = append(parts, fmt.Sprintf("%s %d", op, c))
 			}
