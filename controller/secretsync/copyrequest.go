@@ -239,6 +239,11 @@ func (r *RequestReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		r.Proofs.Prove(want, requestOwner(cr.Name))
 	}
 	out := r.sync(ctx, req.NamespacedName, want, kind)
+	if want != nil && out.copy == "" && out.reason == "" && out.requeueAfter == 0 && out.err == nil {
+		// Not in step and nothing to wait for (a namespace that started terminating, which a
+		// tenant can hold open): look again with backoff, never in a fixed short loop.
+		out.requeueAfter = r.stale.next(req.NamespacedName, r.RetryBase, r.RetryCap)
+	}
 	if want == nil && out.err == nil {
 		// The same answer for a source that does not exist and one not offered here: a
 		// request must not tell a tenant which names exist in a namespace it cannot read.
@@ -416,11 +421,9 @@ func requestStatus(cr *v1alpha1.CopyRequest, out requestOutcome, now time.Time) 
 	if cond.Status == metav1.ConditionFalse && cond.Reason != ReasonProgressing && (before == nil || before.Reason != cond.Reason) {
 		warning = &cond
 	}
-	requeueAfter := out.requeueAfter
-	if out.copy == "" && out.reason == "" && requeueAfter == 0 {
-		requeueAfter = time.Second // the copy was written but is not seen in step yet
-	}
-	return st, warning, requeueAfter
+	// A copy written but not seen in step yet (or not written: its namespace is terminating) is
+	// looked at again after the request's backoff, which the caller sets in out.requeueAfter.
+	return st, warning, out.requeueAfter
 }
 
 func (r *RequestReconciler) now() time.Time {
