@@ -2,12 +2,14 @@ package secretsync
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -15,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 )
@@ -303,4 +306,49 @@ func TestACopyRequestsCopyATenantHoldsIsNotWrittenInALoop(t *testing.T) {
 	}
 	releaseFinalizer(t, ns, "creds")
 	waitRequest(t, ns, "creds", metav1.ConditionTrue, ReasonCopied)
+}
+
+// TestAReplaceARealAdmissionPolicyRefusesLeavesTheOldCopy is the case above against the API
+// server's own admission: a ValidatingAdmissionPolicy in the tenant's namespace refuses every new
+// Secret. The replace's dry run meets the policy (admission runs before the storage finds the name
+// taken), so nothing is deleted.
+func TestAReplaceARealAdmissionPolicyRefusesLeavesTheOldCopy(t *testing.T) {
+	const c = "replvap"
+	src := namespace(t, c+"-src", nil)
+	ns := targetNamespace(t, c+"-a", c)
+	source := createSecret(t, makeSecret(src, "creds"))
+	createSync(t, makeSync(c, src, c, sourceName("creds")))
+	copyIn(t, ns, source, c, v1alpha1.DeletionPolicyDelete)
+	waitReady(t, c, 1)
+
+	vap, b := chartPolicy(c+"-no-new-secrets", func(v *admissionregistrationv1.ValidatingAdmissionPolicy, _ *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
+		v.Spec.MatchConstraints.ResourceRules[0].Operations = []admissionregistrationv1.OperationType{admissionregistrationv1.Create}
+		v.Spec.Validations = []admissionregistrationv1.Validation{{Expression: fmt.Sprintf("request.namespace != %q", ns), Message: "no new Secrets in this namespace"}}
+	})
+	for _, o := range []client.Object{vap, b} {
+		if err := k8s.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = k8s.Delete(ctx, o) })
+	}
+	eventually(t, "the policy refuses a new Secret in "+ns, func() error {
+		err := k8s.Create(ctx, makeSecret(ns, "probe"), client.DryRunAll)
+		if err == nil {
+			return errors.New("not yet")
+		}
+		if !strings.Contains(err.Error(), "no new Secrets") {
+			return err
+		}
+		return nil
+	})
+
+	old := updateSecret(t, ns, "creds", func(s *corev1.Secret) { s.Immutable = ptr.To(true) })
+	ss := waitReason(t, c, ReasonWriteFailed)
+	if st := ss.Status; len(st.Failures) != 1 || !strings.Contains(st.Failures[0].Message, "no new Secrets") {
+		t.Errorf("status.failures = %+v, want the policy's refusal", st.Failures)
+	}
+	quiet(t)
+	if got := getSecret(t, ns, "creds"); got == nil || got.UID != old.UID {
+		t.Fatalf("the copy was deleted although the policy refuses its replacement: now %v", got)
+	}
 }
