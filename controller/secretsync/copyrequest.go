@@ -350,8 +350,10 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 					out.reason, out.message, out.requeueAfter = reason, fmt.Sprintf("the API server rejected the %s of the copy: %v", a.Op, err), r.rejectedRecheck()
 					continue
 				}
+				// Refused otherwise (a webhook, a quota, a server error): reported, and tried again
+				// after the request's backoff rather than controller-runtime's, which starts at 5 ms.
 				out.reason, out.message = ReasonWriteFailed, fmt.Sprintf("%s: %v", a.Op, err)
-				out.err = err
+				out.requeueAfter = r.stale.next(key, r.RetryBase, r.RetryCap)
 			}
 		}
 	}

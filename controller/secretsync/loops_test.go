@@ -352,3 +352,38 @@ func TestAReplaceARealAdmissionPolicyRefusesLeavesTheOldCopy(t *testing.T) {
 		t.Fatalf("the copy was deleted although the policy refuses its replacement: now %v", got)
 	}
 }
+
+// A CopyRequest's copy refused by a quota is retried with backoff too.
+func TestACopyRequestsCopyRefusedByAQuotaIsRetriedWithBackoff(t *testing.T) {
+	const c = "reqquota"
+	src := namespace(t, c+"-src", nil)
+	ns := namespace(t, c+"-a", nil)
+	exhaustQuota(t, ns)
+	writes := countWrites(t, ns)
+	source := createSecret(t, makeSecret(src, "creds"))
+	offer(t, source, ns)
+	createRequest(t, k8s, makeRequest(ns, "creds", v1alpha1.CopyRequestSource{Namespace: src, Name: "creds"}, ""))
+	cr := waitRequest(t, ns, "creds", metav1.ConditionFalse, ReasonWriteFailed)
+	if msg := readyOfRequest(cr).Message; !strings.Contains(msg, "exceeded quota") {
+		t.Errorf("Ready message %q, want the quota's refusal", msg)
+	}
+	const window = 7 * time.Second
+	if got, allowed := writesWithin(writes, window), backoffAllows(window); got > allowed {
+		t.Errorf("%d create attempts within %v after the first, want at most %d", got, window, allowed)
+	} else {
+		t.Logf("%d create attempts within %v after the first (backoff allows %d)", got, window, allowed)
+	}
+	if got := len(requestEvents(t, ns, "creds", ReasonWriteFailed)); got != 1 {
+		t.Errorf("%d Warning Events %s, want 1", got, ReasonWriteFailed)
+	}
+}
+
+// readyOfRequest is the CopyRequest's Ready condition.
+func readyOfRequest(cr *v1alpha1.CopyRequest) metav1.Condition {
+	for _, c := range cr.Status.Conditions {
+		if c.Type == ConditionReady {
+			return c
+		}
+	}
+	return metav1.Condition{}
+}

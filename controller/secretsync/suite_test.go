@@ -195,6 +195,8 @@ func setUp(cfg *rest.Config) error {
 	}
 	requests.ConflictRecheck = conflictRecheck
 	requests.LabelProof = r.LabelProof
+	// The CopyRequest controller's writes are counted and faulted as the SecretSync's.
+	requests.Client = withWriteFaults(requests.Client)
 	return nil
 }
 
