@@ -37,6 +37,11 @@ const (
 	// names (propagation.Prover). A labelled object without a valid proof is never updated,
 	// deleted or released, unless its data already is the source's (docs/secretsync.md).
 	AnnotationOwnership = Prefix + "ownership"
+	// AnnotationOrphaned is set by the manager on a copy of a SecretSync with deletionPolicy
+	// Orphan whose named source is gone (the copy is kept, still ours): the digest of the copy's
+	// data then. When the source returns, a copy whose data still has that digest follows it (the
+	// annotation goes with that update); one a tenant changed meanwhile is a Conflict.
+	AnnotationOrphaned = Prefix + "orphaned"
 	// LabelManagedBy is the standard managed-by label, for people and tools.
 	LabelManagedBy = "app.kubernetes.io/managed-by"
 	// ManagedByValue is our value of LabelManagedBy.

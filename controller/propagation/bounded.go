@@ -36,7 +36,7 @@ const (
 // knownAnnotations are the annotations of ours a cached copy or offer keeps with their values.
 var knownAnnotations = []string{
 	keys.AnnotationSource, keys.AnnotationDeletionPolicy, keys.AnnotationMetadataKeys, keys.AnnotationOwnership,
-	keys.AnnotationOfferNamespaces,
+	keys.AnnotationOfferNamespaces, keys.AnnotationOrphaned,
 }
 
 // cacheOnly are the annotations only a cache writes: coming from the API they are a tenant's.
@@ -188,6 +188,15 @@ func foreignOwnKeys(cur, want *corev1.Secret) (labels, annotations []string) {
 		}
 	}
 	return labels, annotations
+}
+
+// ContentDigest is the digest of cur's content (its data, and for a ConfigMap's envelope which
+// keys are binary), live or a cache's bounded form, as keys.AnnotationOrphaned records it.
+func ContentDigest(cur *corev1.Secret) string {
+	if bounded(cur) {
+		return cur.Annotations[keys.AnnotationDataDigest]
+	}
+	return contentDigest(cur)
 }
 
 // SameContent reports whether cur (live or a cache's bounded form) holds want's data and type:

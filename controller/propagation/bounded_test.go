@@ -206,6 +206,43 @@ func TestOwnershipProofs(t *testing.T) {
 
 // The plan never writes an object labelled for the owner whose ownership it cannot prove,
 // unless nothing in it could be lost.
+func TestAKeyRingSignsWithTheNewestAndAcceptsEvery(t *testing.T) {
+	oldKey, newKey := []byte("0123456789abcdef0123456789abcdef"), []byte("fedcba9876543210fedcba9876543210")
+	before, ring, after := NewProver(oldKey), NewProverRing(oldKey, newKey), NewProver(newKey)
+	owner := SecretSyncOwner(syncName)
+	owner.Proven = func(s *corev1.Secret) bool { return ring.Proven(s, keys.LabelSecretSync) }
+	signedBy := func(p *Prover) *corev1.Secret { s := inStepBase(); p.Prove(s, owner); return s }
+	for _, tc := range []struct {
+		name   string
+		s      *corev1.Secret
+		proven bool
+	}{
+		{"a copy signed before the rotation is proven", signedBy(before), true},
+		{"a copy signed after it is proven", signedBy(after), true},
+		{"a copy signed under a key not in the ring is not", signedBy(NewProver([]byte("another-installation-key-32bytes!"))), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ring.Proven(tc.s, keys.LabelSecretSync); got != tc.proven {
+				t.Errorf("Proven = %v, want %v", got, tc.proven)
+			}
+		})
+	}
+	t.Run("the ring signs with the newest key", func(t *testing.T) {
+		if a, b := signedBy(ring).Annotations[keys.AnnotationOwnership], signedBy(after).Annotations[keys.AnnotationOwnership]; a != b {
+			t.Errorf("ring signs %q, the newest key alone %q", a, b)
+		}
+	})
+	t.Run("a copy under the older key is re-signed by one update, not left or replaced", func(t *testing.T) {
+		want := inStepWant()
+		ring.Prove(want, owner)
+		cur := Bounded(signedBy(before))
+		plan := ComputeFor(owner, []*corev1.Secret{want}, func(types.NamespacedName) *corev1.Secret { return cur }, []*corev1.Secret{cur}, PolicyDelete)
+		if len(plan.Actions) != 1 || plan.Actions[0].Op != OpUpdate || plan.Actions[0].Want.Annotations[keys.AnnotationOwnership] != want.Annotations[keys.AnnotationOwnership] {
+			t.Fatalf("actions %+v, want one update writing the newest key's proof", plan.Actions)
+		}
+	})
+}
+
 func TestComputeWithOwnershipProofs(t *testing.T) {
 	p := NewProver([]byte("0123456789abcdef0123456789abcdef"))
 	owner := SecretSyncOwner(syncName)
@@ -224,6 +261,9 @@ func TestComputeWithOwnershipProofs(t *testing.T) {
 		{"a tenant's labelled Secret where no copy is wanted is a conflict, never deleted", inStepBase(withData("mine", "x")), false, OpConflict},
 		{"an older version's copy (no proof) with the source's data is adopted", inStepBase(), true, OpUpdate},
 		{"an older version's copy no longer wanted, with the source's data, is removed", inStepBase(), false, OpDelete},
+		{"an unproven immutable Secret with the source's data, which only a replace could adopt, is a conflict, never replaced", inStepBase(withImmutable(true)), true, OpConflict},
+		{"a proven immutable copy of a mutable source is replaced", func() *corev1.Secret { s := inStepBase(withImmutable(true)); p.Prove(s, owner); return s }(), true, OpReplace},
+		{"an unproven Secret being deleted with the source's data is held, not written", inStepBase(beingDeleted()), true, OpHeld},
 		{"a proven copy with stale data is updated", func() *corev1.Secret { s := inStepBase(withData("old", "x")); p.Prove(s, owner); return s }(), true, OpUpdate},
 		{"a proven copy no longer wanted is removed", func() *corev1.Secret { s := inStepBase(withData("old", "x")); p.Prove(s, owner); return s }(), false, OpDelete},
 	} {

@@ -136,6 +136,7 @@ func Released(cur *corev1.Secret) *corev1.Secret {
 	delete(out.Annotations, keys.AnnotationDeletionPolicy)
 	delete(out.Annotations, keys.AnnotationMetadataKeys) // the labels and annotations it lists stay, as the Secret does
 	delete(out.Annotations, keys.AnnotationOwnership)
+	delete(out.Annotations, keys.AnnotationOrphaned)
 	return out
 }
 

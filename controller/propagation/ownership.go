@@ -20,16 +20,37 @@ import (
 // proofVersion starts every proof, so that another scheme could be told apart.
 const proofVersion = "v1:"
 
-// Prover makes and checks ownership proofs under one key.
-type Prover struct{ key []byte }
+// Prover makes and checks ownership proofs under a ring of keys: it signs with the newest and
+// accepts a proof under any of them, so a new key can be added (and the old one retired once
+// every copy carries a proof of the new one) without stranding a copy. A copy whose proof is
+// under an older key is proven, and out of step (its proof annotation is not the one the newest
+// key gives): the next pass re-signs it with one update.
+type Prover struct{ keys [][]byte }
 
 // NewProver returns a Prover for key (at least 32 bytes of randomness).
-func NewProver(key []byte) *Prover { return &Prover{key: append([]byte(nil), key...)} }
+func NewProver(key []byte) *Prover { return NewProverRing(key) }
+
+// NewProverRing returns a Prover for keys, oldest first: it signs with the last. There must be
+// at least one.
+func NewProverRing(keys ...[]byte) *Prover {
+	p := &Prover{}
+	for _, k := range keys {
+		p.keys = append(p.keys, append([]byte(nil), k...))
+	}
+	return p
+}
+
+// Keys is the number of keys in the ring.
+func (p *Prover) Keys() int { return len(p.keys) }
 
 // Sign returns the proof of a copy of kind ("Secret" or "ConfigMap") at namespace/name, owned by
-// the owner named name under label.
+// the owner named name under label, under the newest key.
 func (p *Prover) Sign(kind, namespace, name, label, owner string) string {
-	mac := hmac.New(sha256.New, p.key)
+	return sign(p.keys[len(p.keys)-1], kind, namespace, name, label, owner)
+}
+
+func sign(key []byte, kind, namespace, name, label, owner string) string {
+	mac := hmac.New(sha256.New, key)
 	for _, f := range []string{kind, namespace, name, label, owner} {
 		// NUL separates fields: no Kubernetes name or label value contains it.
 		mac.Write([]byte(f))
@@ -39,14 +60,19 @@ func (p *Prover) Sign(kind, namespace, name, label, owner string) string {
 }
 
 // Proven reports whether s (a Secret or an envelope, live or a cache's bounded form) carries a
-// valid proof for the owner its label names.
+// valid proof, under any key of the ring, for the owner its label names.
 func (p *Prover) Proven(s *corev1.Secret, label string) bool {
 	owner, ok := s.Labels[label]
 	if !ok {
 		return false
 	}
-	want := p.Sign(KindName(s), s.Namespace, s.Name, label, owner)
-	return hmac.Equal([]byte(s.Annotations[keys.AnnotationOwnership]), []byte(want))
+	got := []byte(s.Annotations[keys.AnnotationOwnership])
+	for _, k := range p.keys {
+		if hmac.Equal(got, []byte(sign(k, KindName(s), s.Namespace, s.Name, label, owner))) {
+			return true
+		}
+	}
+	return false
 }
 
 // Prove sets on want, a desired copy, its proof for owner.

@@ -13,7 +13,9 @@ import (
 // Op is one kind of write.
 type Op string
 
-// The writes a plan can hold. Conflict is not a write: it reports a target we may not touch.
+// The writes a plan can hold. Conflict and Held are not writes: Conflict reports a target we may
+// not touch, Held one whose copy is being deleted and held there (a finalizer), which nothing but
+// its going away can change.
 const (
 	OpCreate   Op = "create"
 	OpUpdate   Op = "update"
@@ -21,6 +23,10 @@ const (
 	OpDelete   Op = "delete"
 	OpRelease  Op = "release"
 	OpConflict Op = "conflict"
+	OpHeld     Op = "held"
+	// OpOrphan marks a copy kept for a returning source (keys.AnnotationOrphaned); Want is the
+	// copy with the mark, a metadata change only.
+	OpOrphan Op = "orphan"
 )
 
 // Action is one step of a plan.
@@ -32,7 +38,7 @@ type Action struct {
 	Want *corev1.Secret
 	// Current is the live Secret (update, replace, delete, release, conflict).
 	Current *corev1.Secret
-	// Message explains a conflict.
+	// Message explains a conflict or a held copy.
 	Message string
 }
 
@@ -57,6 +63,11 @@ type Owner struct {
 	// Expendable reports whether an unproven copy that is not wanted holds nothing anyone could
 	// lose: its data and type are what the owner would write under its name. Nil: none is.
 	Expendable func(*corev1.Secret) bool
+	// SourceGone reports whether a copy that is not wanted is so only because its source is gone
+	// (the source the spec names is missing; the copy's namespace still a target). Under
+	// PolicyOrphan such a copy is kept, ours, and marked (OpOrphan), to follow the source when it
+	// returns. Nil: none is.
+	SourceGone func(*corev1.Secret) bool
 }
 
 func (o Owner) proven(s *corev1.Secret) bool { return o.Proven == nil || o.Proven(s) }
@@ -107,9 +118,17 @@ func removal(o *corev1.Secret, policy string) Op {
 //
 // A labelled copy without a valid ownership proof (owner.Proven) is never updated, replaced,
 // deleted or released: it is a conflict, reported, unless nothing in it could be lost. A wanted
-// one whose data and type already are the wanted ones is adopted (the update writes the proof);
-// an unwanted one that owner.Expendable says holds the owner's data is removed. Copies made by
-// versions before the proof are adopted or removed so; anything else a tenant labelled stays.
+// one whose data and type already are the wanted ones, and that an update can bring in step, is
+// adopted (the update writes the proof and leaves the rest as it was); one that only a replace
+// could bring in step (immutable, another type) is a conflict, as a replace would lose its
+// labels, annotations, owner references and uid. An unwanted one that owner.Expendable says holds
+// the owner's data is removed. Copies made by versions before the proof are adopted or removed
+// so; anything else a tenant labelled stays.
+//
+// A wanted copy that is being deleted (a deletion timestamp: a finalizer holds it) is Held: no
+// write can help (an update would be lost with it, a delete is already under way, a create meets
+// the name taken), so none is planned until it is gone; its deletion is the event that brings the
+// create.
 func Compute(secretSync string, want []*corev1.Secret, live Lookup, owned []*corev1.Secret, policy string) Plan {
 	return ComputeFor(SecretSyncOwner(secretSync), want, live, owned, policy)
 }
@@ -129,6 +148,14 @@ func ComputeFor(owner Owner, want []*corev1.Secret, live Lookup, owned []*corev1
 			p.Actions = append(p.Actions, Action{Op: OpConflict, Key: key, Current: cur, Message: conflictMessage(cur, key, owner)})
 		case !owner.proven(cur) && (!typeMatches(cur, w) || !dataMatches(cur, w)):
 			p.Actions = append(p.Actions, Action{Op: OpConflict, Key: key, Current: cur, Message: unprovenMessage(cur, key, owner)})
+		case cur.DeletionTimestamp != nil:
+			p.Actions = append(p.Actions, Action{Op: OpHeld, Key: key, Current: cur, Message: heldMessage(cur, key, owner)})
+		case !owner.proven(cur) && NeedsReplace(cur, w):
+			// Adoption leaves the rest of the object as it was; a replace would not.
+			p.Actions = append(p.Actions, Action{Op: OpConflict, Key: key, Current: cur, Message: unprovenReplaceMessage(cur, key, owner)})
+		case cur.Annotations[keys.AnnotationOrphaned] != "" && cur.Annotations[keys.AnnotationOrphaned] != ContentDigest(cur):
+			// Kept while its source was gone, and changed since: someone's now.
+			p.Actions = append(p.Actions, Action{Op: OpConflict, Key: key, Current: cur, Message: orphanChangedMessage(cur, key, owner)})
 		case InStep(cur, w):
 			p.InStep++
 		case NeedsReplace(cur, w):
@@ -144,6 +171,17 @@ func ComputeFor(owner Owner, want []*corev1.Secret, live Lookup, owned []*corev1
 		}
 		if !owner.proven(o) && !owner.expendable(o) {
 			p.Actions = append(p.Actions, Action{Op: OpConflict, Key: key, Current: o, Message: unprovenMessage(o, key, owner)})
+			continue
+		}
+		if policy == PolicyOrphan && owner.proven(o) && owner.SourceGone != nil && owner.SourceGone(o) {
+			if o.Annotations[keys.AnnotationOrphaned] == "" {
+				marked := o.DeepCopy()
+				if marked.Annotations == nil {
+					marked.Annotations = map[string]string{}
+				}
+				marked.Annotations[keys.AnnotationOrphaned] = ContentDigest(o)
+				p.Actions = append(p.Actions, Action{Op: OpOrphan, Key: key, Want: marked, Current: o})
+			}
 			continue
 		}
 		p.Actions = append(p.Actions, Action{Op: removal(o, policy), Key: key, Current: o})
@@ -173,4 +211,23 @@ func conflictMessage(cur *corev1.Secret, key types.NamespacedName, owner Owner) 
 func unprovenMessage(cur *corev1.Secret, key types.NamespacedName, owner Owner) string {
 	return fmt.Sprintf("%s %s carries the label of %s %q but no valid ownership proof (%s), and its data is not the source's: it is left untouched; remove the label %s from it, or delete it, to let the copy in",
 		KindName(cur), key, owner.Kind, owner.Name, keys.AnnotationOwnership, owner.Label)
+}
+
+// unprovenReplaceMessage says why the unproven object cur, which holds the wanted data, is not
+// adopted: only a delete and create could bring it in step.
+func unprovenReplaceMessage(cur *corev1.Secret, key types.NamespacedName, owner Owner) string {
+	return fmt.Sprintf("%s %s carries the label of %s %q but no valid ownership proof (%s), and only deleting and re-creating it could bring it in step (it is immutable, or of another type): it is left untouched; remove the label %s from it, or delete it, to let the copy in",
+		KindName(cur), key, owner.Kind, owner.Name, keys.AnnotationOwnership, owner.Label)
+}
+
+// heldMessage says that the copy cur is being deleted and held (a finalizer keeps it).
+func heldMessage(cur *corev1.Secret, key types.NamespacedName, owner Owner) string {
+	return fmt.Sprintf("%s %s, this %s's copy, is being deleted and held there (a finalizer keeps it); nothing is written to it, and the copy is created again once it is gone: remove the finalizer to end this",
+		KindName(cur), key, owner.Kind)
+}
+
+// orphanChangedMessage says why the copy cur, kept while its source was gone, does not follow it.
+func orphanChangedMessage(cur *corev1.Secret, key types.NamespacedName, owner Owner) string {
+	return fmt.Sprintf("%s %s was kept when its source went away (deletionPolicy Orphan) and its data has changed since: it is left as it is; delete it to have the copy made again",
+		KindName(cur), key)
 }

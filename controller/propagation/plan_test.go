@@ -119,6 +119,45 @@ func TestCompute(t *testing.T) {
 			},
 		},
 		{
+			name: "a wanted copy being deleted and held by a finalizer is held: neither deleted again nor written",
+			want: []*corev1.Secret{wantIn("team-a", credsName, withData("user", "root"))},
+			live: []*corev1.Secret{liveIn("team-a", credsName, withImmutable(true), beingDeleted())},
+			plan: Plan{
+				Desired: 1,
+				Actions: []Action{{
+					Op: OpHeld, Key: key("team-a", credsName),
+					Current: liveIn("team-a", credsName, withImmutable(true), beingDeleted()),
+					Message: "Secret team-a/registry-creds, this SecretSync's copy, is being deleted and held there (a finalizer keeps it); nothing is written to it, and the copy is created again once it is gone: remove the finalizer to end this",
+				}},
+			},
+		},
+		{
+			name: "a wanted copy in step but being deleted is held, not counted in step",
+			want: []*corev1.Secret{wantIn("team-a", credsName)},
+			live: []*corev1.Secret{liveIn("team-a", credsName, beingDeleted())},
+			plan: Plan{
+				Desired: 1,
+				Actions: []Action{{
+					Op: OpHeld, Key: key("team-a", credsName),
+					Current: liveIn("team-a", credsName, beingDeleted()),
+					Message: "Secret team-a/registry-creds, this SecretSync's copy, is being deleted and held there (a finalizer keeps it); nothing is written to it, and the copy is created again once it is gone: remove the finalizer to end this",
+				}},
+			},
+		},
+		{
+			name: "another SecretSync's copy being deleted is still a conflict, not held",
+			want: []*corev1.Secret{wantIn("team-a", credsName)},
+			live: []*corev1.Secret{liveIn("team-a", credsName, withLabel(keys.LabelSecretSync, "other"), beingDeleted())},
+			plan: Plan{
+				Desired: 1,
+				Actions: []Action{{
+					Op: OpConflict, Key: key("team-a", credsName),
+					Current: liveIn("team-a", credsName, withLabel(keys.LabelSecretSync, "other"), beingDeleted()),
+					Message: `Secret team-a/registry-creds is managed by SecretSync "other"`,
+				}},
+			},
+		},
+		{
 			name: "a mutable copy of a source made immutable is updated, not replaced",
 			want: []*corev1.Secret{wantIn("team-a", credsName, withImmutable(true))},
 			live: []*corev1.Secret{liveIn("team-a", credsName)},
@@ -461,4 +500,50 @@ func summary(actions []Action) []string {
 		out[i] = string(a.Op) + " " + a.Key.String()
 	}
 	return out
+}
+
+func TestComputeKeepsOrphanedCopiesForAReturningSource(t *testing.T) {
+	owner := SecretSyncOwner(syncName)
+	owner.SourceGone = func(s *corev1.Secret) bool { return s.Namespace == "team-a" }
+	kept := liveIn("team-a", credsName)
+	marked := liveIn("team-a", credsName, withAnnotation(keys.AnnotationOrphaned, ContentDigest(kept)))
+	changed := liveIn("team-a", credsName, withData("user", "tenant"), withAnnotation(keys.AnnotationOrphaned, ContentDigest(kept)))
+	for _, tc := range []struct {
+		name   string
+		want   []*corev1.Secret
+		live   *corev1.Secret
+		policy string
+		op     Op
+	}{
+		{"under Orphan, a copy whose source is gone is kept, ours, and marked with its data's digest", nil, kept, PolicyOrphan, OpOrphan},
+		{"a copy already marked is left as it is while the source is gone", nil, marked, PolicyOrphan, ""},
+		{"under Delete, it is deleted", nil, kept, PolicyDelete, OpDelete},
+		{"a copy whose namespace is no longer a target is released", nil, liveIn("team-b", credsName), PolicyOrphan, OpRelease},
+		{"when the source returns, a marked copy nobody changed follows it (the update drops the mark)", []*corev1.Secret{wantIn("team-a", credsName, withData("user", "new"))}, marked, PolicyOrphan, OpUpdate},
+		{"when the source returns, a marked copy someone changed is a conflict", []*corev1.Secret{wantIn("team-a", credsName, withData("user", "new"))}, changed, PolicyOrphan, OpConflict},
+		{"the same, as the cache holds it", []*corev1.Secret{wantIn("team-a", credsName, withData("user", "new"))}, Bounded(changed), PolicyOrphan, OpConflict},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := ComputeFor(owner, tc.want, liveLookup(t, []*corev1.Secret{tc.live}), []*corev1.Secret{tc.live}, tc.policy)
+			switch {
+			case tc.op == "" && len(p.Actions) != 0:
+				t.Fatalf("actions %v, want none", summary(p.Actions))
+			case tc.op == "":
+				return
+			case len(p.Actions) != 1 || p.Actions[0].Op != tc.op:
+				t.Fatalf("actions %v, want one %s", summary(p.Actions), tc.op)
+			}
+			a := p.Actions[0]
+			switch tc.op {
+			case OpOrphan:
+				if got := a.Want.Annotations[keys.AnnotationOrphaned]; got != ContentDigest(tc.live) || got == "" {
+					t.Errorf("mark %q, want the data's digest %q", got, ContentDigest(tc.live))
+				}
+			case OpUpdate:
+				if _, ok := a.Want.Annotations[keys.AnnotationOrphaned]; ok {
+					t.Errorf("the update keeps the mark: %v", a.Want.Annotations)
+				}
+			}
+		})
+	}
 }

@@ -16,6 +16,9 @@ import (
 const (
 	TypeHelmRelease    corev1.SecretType = "helm.sh/release.v1"
 	TypeBootstrapToken corev1.SecretType = "bootstrap.kubernetes.io/token"
+	// TypeOwnershipKey is the type of the manager's ownership key Secrets (secretsync.OwnershipKeyType),
+	// withheld wherever one is found.
+	TypeOwnershipKey corev1.SecretType = "ops.platform-operators.io/ownership-key"
 )
 
 // helmReleasePrefix starts the name of every Helm release record (Secret or ConfigMap storage
@@ -43,7 +46,9 @@ type Protected struct {
 // status (an admin must see why a source was left out).
 func Withheld(s *corev1.Secret, p Protected) string {
 	switch {
-	case p.OwnershipKey != "" && s.Namespace == p.Namespace && s.Name == p.OwnershipKey:
+	// The key ring is the key Secret and the Secrets named <it>-* beside it (older keys).
+	case p.OwnershipKey != "" && s.Namespace == p.Namespace && (s.Name == p.OwnershipKey || strings.HasPrefix(s.Name, p.OwnershipKey+"-")),
+		s.Type == TypeOwnershipKey:
 		return "the manager's ownership key"
 	case s.Namespace == p.Namespace && s.Type != TypeConfigMap && slices.Contains(p.Own, s.Name):
 		return "a Secret of the manager's own (--withheld-secrets)"

@@ -14,6 +14,9 @@ func TestWithheld(t *testing.T) {
 		withheld bool
 	}{
 		{"the manager's ownership key is never copied", secret("platform-operators-system", "platform-operators-ownership-key", withType(corev1.SecretTypeOpaque)), true},
+		{"an older key of the ring beside it is never copied", secret("platform-operators-system", "platform-operators-ownership-key-20261127", withType(TypeOwnershipKey)), true},
+		{"an older key of the ring is never copied, whatever its type", secret("platform-operators-system", "platform-operators-ownership-key-1", withType(corev1.SecretTypeOpaque)), true},
+		{"a Secret of the ownership-key type is never copied from any namespace", secret("team-a", "key", withType(TypeOwnershipKey)), true},
 		{"a Secret of the same name in another namespace is a tenant's and may be copied", secret("team-a", "platform-operators-ownership-key", withType(corev1.SecretTypeOpaque)), false},
 		{"a Helm release record (the release's values, passwords included) is never copied", secret("platform-operators-system", "sh.helm.release.v1.platform-operators.v1", withType(TypeHelmRelease), withLabel("owner", "helm")), true},
 		{"a Helm release record is never copied from any namespace", secret("team-a", "sh.helm.release.v1.app.v3", withType(TypeHelmRelease)), true},

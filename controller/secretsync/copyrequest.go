@@ -64,14 +64,20 @@ type RequestReconciler struct {
 	// Proofs signs the copies and tells the manager's own from objects that only carry its label
 	// (LoadOwnershipKey). Required.
 	Proofs *propagation.Prover
+	// LabelProof: as the Reconciler's.
+	LabelProof *PolicyProof
 	// ConflictRecheck is how soon a request whose target is held by someone else looks again
 	// (zero: DefaultConflictRecheck); RejectedRecheck the same for a copy the API refused.
 	ConflictRecheck, RejectedRecheck time.Duration
 	// Protected names the manager's own secrets, never copied whoever offers them
 	// (propagation.Withheld).
 	Protected propagation.Protected
+	// RetryBase and RetryCap bound the other retries, as the Reconciler's (see backoff.go).
+	RetryBase, RetryCap time.Duration
 
 	unmanaged sync.Map
+	// stale counts, per CopyRequest, its retries in a row (see backoff.go).
+	stale backoff
 }
 
 // NewRequestCaches builds the two label-selected caches of the CopyRequest controller. Any tenant
@@ -207,7 +213,10 @@ func (r *RequestReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		if out.reason == ReasonConflict {
 			out.requeueAfter = 0
 		}
-		return ctrl.Result{RequeueAfter: out.requeueAfter}, out.err
+		if out.requeueAfter == 0 {
+			r.stale.forget(req.NamespacedName)
+		}
+		return requeue(out.requeueAfter), out.err
 	}
 	if !cr.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil // the garbage collector takes the copies with it
@@ -232,6 +241,11 @@ func (r *RequestReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		r.Proofs.Prove(want, requestOwner(cr.Name))
 	}
 	out := r.sync(ctx, req.NamespacedName, want, kind)
+	if want != nil && out.copy == "" && out.reason == "" && out.requeueAfter == 0 && out.err == nil {
+		// Not in step and nothing to wait for (a namespace that started terminating, which a
+		// tenant can hold open): look again with backoff, never in a fixed short loop.
+		out.requeueAfter = r.stale.next(req.NamespacedName, r.RetryBase, r.RetryCap)
+	}
 	if want == nil && out.err == nil {
 		// The same answer for a source that does not exist and one not offered here: a
 		// request must not tell a tenant which names exist in a namespace it cannot read.
@@ -287,7 +301,7 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 	// (adopted); one not wanted is left alone (the garbage collector removes the proven ones with
 	// their CopyRequest, through their owner reference).
 	owner := requestOwner(key.Name)
-	owner.Proven = func(s *corev1.Secret) bool { return r.Proofs.Proven(s, keys.LabelCopyRequest) }
+	owner.Proven = provenBy(r.Proofs, keys.LabelCopyRequest, r.LabelProof.InForce(ctx))
 	w := writer{client: r.Client, reader: r.APIReader, label: keys.LabelCopyRequest, unmanaged: &r.unmanaged}
 	for _, kind := range kinds {
 		list := kind.list()
@@ -311,12 +325,19 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 			out.copy = want.Name
 		}
 		for _, a := range plan.Actions {
-			if a.Op == propagation.OpConflict {
+			switch a.Op {
+			case propagation.OpConflict:
 				out.reason, out.message, out.requeueAfter = ReasonConflict, a.Message, r.conflictRecheck()
+				continue
+			case propagation.OpHeld:
+				// Reported once (the same status each pass) and looked at with backoff; the
+				// copy's deletion brings the create sooner.
+				out.reason, out.message, out.requeueAfter = ReasonHeld, a.Message, r.stale.next(key, r.RetryBase, r.RetryCap)
 				continue
 			}
 			op, err := w.write(ctx, kind, a)
 			var unmanaged *unmanagedError
+			var incomplete *incompleteReplaceError
 			switch {
 			case err == nil:
 				out.wrote = out.wrote || op != ""
@@ -325,8 +346,12 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 				}
 			case errors.As(err, &unmanaged):
 				out.reason, out.message, out.requeueAfter = ReasonConflict, unmanaged.Error(), r.conflictRecheck()
+			case errors.As(err, &incomplete):
+				// The old copy is gone: try again soon, not after RejectedRecheck.
+				out.reason, out.message, out.requeueAfter = ReasonWriteFailed, err.Error(), r.stale.next(key, r.RetryBase, r.RetryCap)
 			case apierrors.IsConflict(err) || apierrors.IsNotFound(err) || apierrors.IsAlreadyExists(err):
-				out.requeueAfter = time.Second // a stale cache: the event that follows brings us back
+				// A stale cache: the event that follows brings us back, or this retry.
+				out.requeueAfter = r.stale.next(key, r.RetryBase, r.RetryCap)
 			case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
 				// The namespace, and the request with it, is going away.
 			default:
@@ -334,8 +359,10 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 					out.reason, out.message, out.requeueAfter = reason, fmt.Sprintf("the API server rejected the %s of the copy: %v", a.Op, err), r.rejectedRecheck()
 					continue
 				}
+				// Refused otherwise (a webhook, a quota, a server error): reported, and tried again
+				// after the request's backoff rather than controller-runtime's, which starts at 5 ms.
 				out.reason, out.message = ReasonWriteFailed, fmt.Sprintf("%s: %v", a.Op, err)
-				out.err = err
+				out.requeueAfter = r.stale.next(key, r.RetryBase, r.RetryCap)
 			}
 		}
 	}
@@ -373,7 +400,10 @@ func (r *RequestReconciler) writeRequestStatus(ctx context.Context, cr *v1alpha1
 	if out.err != nil {
 		return ctrl.Result{}, out.err
 	}
-	return ctrl.Result{RequeueAfter: requeueAfter}, nil
+	if out.requeueAfter == 0 {
+		r.stale.forget(client.ObjectKeyFromObject(cr))
+	}
+	return requeue(requeueAfter), nil
 }
 
 // requestStatus decides, from what a reconcile found and did, a CopyRequest's new status, the
@@ -402,11 +432,9 @@ func requestStatus(cr *v1alpha1.CopyRequest, out requestOutcome, now time.Time) 
 	if cond.Status == metav1.ConditionFalse && cond.Reason != ReasonProgressing && (before == nil || before.Reason != cond.Reason) {
 		warning = &cond
 	}
-	requeueAfter := out.requeueAfter
-	if out.copy == "" && out.reason == "" && requeueAfter == 0 {
-		requeueAfter = time.Second // the copy was written but is not seen in step yet
-	}
-	return st, warning, requeueAfter
+	// A copy written but not seen in step yet (or not written: its namespace is terminating) is
+	// looked at again after the request's backoff, which the caller sets in out.requeueAfter.
+	return st, warning, out.requeueAfter
 }
 
 func (r *RequestReconciler) now() time.Time {

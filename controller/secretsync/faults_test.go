@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,6 +23,9 @@ import (
 type fault struct {
 	err  error
 	hits atomic.Int64
+	// committedOnly spares dry-run requests: the fault stands for an answer that changed between
+	// a dry run and the write (a policy installed in between).
+	committedOnly bool
 }
 
 // faults maps a namespace to its *fault.
@@ -37,8 +41,17 @@ func injectFault(t *testing.T, namespace string, err error) *fault {
 	return f
 }
 
+// injectCommittedFault is injectFault for writes that are not dry runs only.
+func injectCommittedFault(t *testing.T, namespace string, err error) *fault {
+	t.Helper()
+	f := &fault{err: err, committedOnly: true}
+	faults.Store(namespace, f)
+	t.Cleanup(func() { faults.Delete(namespace) })
+	return f
+}
+
 // faultFor returns the error injected for a Secret write, or nil.
-func faultFor(obj client.Object) error {
+func faultFor(obj client.Object, dryRun bool) error {
 	if _, ok := obj.(*corev1.Secret); !ok {
 		return nil
 	}
@@ -47,8 +60,44 @@ func faultFor(obj client.Object) error {
 		return nil
 	}
 	f := v.(*fault)
+	if dryRun && f.committedOnly {
+		return nil
+	}
 	f.hits.Add(1)
 	return f.err
+}
+
+// writeCounts maps a namespace, or "SecretSync/<name>" for a SecretSync's status, to the
+// *atomic.Int64 of write requests the reconciler sent for it (dry runs included: a request is
+// a request), once a test asked for it with countWrites.
+var writeCounts sync.Map
+
+// countWrites starts counting the reconciler's write requests to objects in namespace (or to
+// the status of SecretSync "SecretSync/<name>"); the count is read with Load.
+func countWrites(t *testing.T, key string) *atomic.Int64 {
+	t.Helper()
+	n := &atomic.Int64{}
+	writeCounts.Store(key, n)
+	t.Cleanup(func() { writeCounts.Delete(key) })
+	return n
+}
+
+// counted counts a write request for obj.
+func counted(obj client.Object) {
+	key := obj.GetNamespace()
+	if _, ok := obj.(*v1alpha1.SecretSync); ok {
+		key = "SecretSync/" + obj.GetName()
+	}
+	if v, ok := writeCounts.Load(key); ok {
+		v.(*atomic.Int64).Add(1)
+	}
+}
+
+// isDryRun reports whether create options ask for a dry run.
+func isDryRun(opts []client.CreateOption) bool {
+	o := &client.CreateOptions{}
+	o.ApplyOptions(opts)
+	return len(o.DryRun) > 0
 }
 
 // readFaults maps a namespace name to the error a Get of that Namespace returns (a read that
@@ -93,16 +142,30 @@ func withWriteFaults(c client.Client) client.Client {
 			return nil
 		},
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-			if err := faultFor(obj); err != nil {
+			counted(obj)
+			if err := faultFor(obj, isDryRun(opts)); err != nil {
 				return err
 			}
 			return c.Create(ctx, obj, opts...)
 		},
 		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
-			if err := faultFor(obj); err != nil {
+			counted(obj)
+			if err := faultFor(obj, false); err != nil {
 				return err
 			}
 			return c.Update(ctx, obj, opts...)
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			counted(obj)
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			counted(obj)
+			return c.Delete(ctx, obj, opts...)
+		},
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			counted(obj)
+			return c.SubResource(sub).Update(ctx, obj, opts...)
 		},
 	})
 }

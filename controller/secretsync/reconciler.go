@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -64,6 +65,10 @@ type Reconciler struct {
 	// RejectedRecheck is how long a copy the API server rejected (too large, invalid) is not
 	// written again unless its source or the SecretSync changes (zero: DefaultRejectedRecheck).
 	RejectedRecheck time.Duration
+	// RetryBase and RetryCap bound every other retry of the copy path (see backoff.go): the
+	// first waits RetryBase, each one after it twice as long, at most RetryCap (zero:
+	// DefaultRetryBase, DefaultRetryCap).
+	RetryBase, RetryCap time.Duration
 	// Writes, when set, counts a pass's copy writes as in flight while they run, so that the
 	// other controllers' writes that can wait (a ScheduledJob's status) hold back for them.
 	Writes *writegate.Gate
@@ -73,12 +78,19 @@ type Reconciler struct {
 	// Protected names the manager's own secrets (its namespace, its ownership key), which are
 	// never copied whatever the SecretSync says (propagation.Withheld).
 	Protected propagation.Protected
+	// LabelProof, when set and the chart's ownership-keys admission policy is in force, makes a
+	// copy carrying our label and a proof annotation proven even when the proof does not verify
+	// (a lost or retired key): it is re-signed, not stranded. Nil: the proof alone decides.
+	LabelProof *PolicyProof
 
 	// unmanaged remembers targets found held by a Secret we do not manage, so later reconciles
 	// look (a read) instead of trying to create (a failed write) each time.
 	unmanaged sync.Map
-	// rejected remembers, per target, the copy the API server last rejected (see writeOnce).
+	// rejected remembers, per target, the write that last failed and when it may be tried
+	// again (see writeOnce).
 	rejected sync.Map
+	// stale counts, per request, the retries in a row after a stale cache (see backoff.go).
+	stale backoff
 	// lastStatus is the status last written per SecretSync name (see writeStatus).
 	lastStatus sync.Map
 	// waiting holds, per SecretSync name, the targets its last whole pass found held by a copy
@@ -116,7 +128,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var res result
 	var plan propagation.Plan
 	if obs.blocked == nil {
-		plan = propagation.ComputeFor(r.owner(ss.Name, obs.templates), obs.want, obs.lookup, obs.owned, propagation.DeletionPolicy(string(ss.Spec.DeletionPolicy)))
+		owner := r.owner(ctx, ss.Name, obs.templates)
+		owner.SourceGone = obs.sourceGone(ss)
+		plan = propagation.ComputeFor(owner, obs.want, obs.lookup, obs.owned, propagation.DeletionPolicy(string(ss.Spec.DeletionPolicy)))
 		if removes(plan) {
 			if obs.blocked, err = r.confirmSourceNamespace(ctx, ss.Spec.Source.Namespace); err != nil {
 				return ctrl.Result{}, err
@@ -152,8 +166,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// One namespace's pass sees one namespace: the status, which counts them all, is the
 		// whole pass's to write (queued with this one, see namespaceEvents).
 		if res.requeue {
-			return ctrl.Result{RequeueAfter: time.Second}, nil
+			return requeue(r.stale.next(req, r.RetryBase, r.RetryCap)), nil
 		}
+		r.stale.forget(req)
 		return ctrl.Result{}, res.writeErr
 	}
 	return r.writeStatus(ctx, ss, obs, res)
@@ -339,6 +354,23 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 	return obs, nil
 }
 
+// sourceGone tells the copies that are unwanted only because the source spec.source.name names
+// is missing: those of that source in namespaces that still are targets (nil when the source is
+// there, or the spec selects sources). Under deletionPolicy Orphan they are kept for its return.
+func (obs observation) sourceGone(ss *v1alpha1.SecretSync) func(*corev1.Secret) bool {
+	if !obs.sourceMissing || ss.Spec.Source.Name == "" {
+		return nil
+	}
+	targets := make(map[string]bool, len(obs.targets))
+	for _, ns := range obs.targets {
+		targets[ns] = true
+	}
+	src := ss.Spec.Source.Namespace + "/" + ss.Spec.Source.Name
+	return func(s *corev1.Secret) bool {
+		return targets[s.Namespace] && s.Annotations[keys.AnnotationSource] == src
+	}
+}
+
 // sourceNamespaceGone is the blocker of a source namespace that does not exist (ns nil) or is
 // being deleted.
 func sourceNamespaceGone(name string, ns *corev1.Namespace) *blocker {
@@ -429,9 +461,9 @@ type result struct {
 	written   map[propagation.Op]int
 	conflicts []v1alpha1.TargetFailure
 	failures  []v1alpha1.TargetFailure
-	// rejected is set when the API server refused a copy as such (see rejectedError): it is
-	// looked at again after RejectedRecheck, not retried with backoff.
-	rejected bool
+	// retryAfter, when set, is how soon the first target whose write failed (or whose copy is
+	// held Terminating) may be tried again (see writeOnce).
+	retryAfter time.Duration
 	// skipped counts copies not created because their namespace is being deleted.
 	skipped int
 	// requeue is set when a write met a conflict (stale cache): retry shortly, not an error.
@@ -453,7 +485,9 @@ func (res *result) add(o result) {
 	}
 	res.conflicts = append(res.conflicts, o.conflicts...)
 	res.failures = append(res.failures, o.failures...)
-	res.rejected = res.rejected || o.rejected
+	if o.retryAfter > 0 && (res.retryAfter == 0 || o.retryAfter < res.retryAfter) {
+		res.retryAfter = o.retryAfter
+	}
 	res.skipped += o.skipped
 	res.requeue = res.requeue || o.requeue
 	res.writeErr = errors.Join(res.writeErr, o.writeErr)
@@ -480,7 +514,7 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(concurrentWrites(r.Workers, plan))
 	for i, a := range plan.Actions {
-		if a.Op == propagation.OpConflict {
+		if a.Op == propagation.OpConflict || a.Op == propagation.OpHeld {
 			continue
 		}
 		g.Go(func() error {
@@ -492,14 +526,27 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 	_ = g.Wait()
 
 	res := result{written: map[propagation.Op]int{}}
+	retryAfter := func(d time.Duration) {
+		if d > 0 && (res.retryAfter == 0 || d < res.retryAfter) {
+			res.retryAfter = d
+		}
+	}
 	for i, a := range plan.Actions {
-		if a.Op == propagation.OpConflict {
+		switch a.Op {
+		case propagation.OpConflict:
 			res.conflicts = append(res.conflicts, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: ReasonConflict, Message: a.Message})
+			continue
+		case propagation.OpHeld:
+			// Reported (the same message each pass, so one status write and one Event) and
+			// looked at again with backoff; its deletion brings the create sooner.
+			res.failures = append(res.failures, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: ReasonHeld, Message: a.Message})
+			retryAfter(r.noteHeld(targetKey{kind.name, a.Key}, a))
 			continue
 		}
 		op, err := outcomes[i].op, outcomes[i].err
 		var conflict *unmanagedError
 		var rejected *rejectedError
+		var failed *failedError
 		switch {
 		case err == nil:
 			if a.Op == propagation.OpCreate || a.Op == propagation.OpReplace {
@@ -520,8 +567,14 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 			if !rejected.remembered {
 				r.Metrics.Failures.WithLabelValues(name).Inc()
 			}
-			res.rejected = true
+			retryAfter(rejected.wait)
 			res.failures = append(res.failures, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: rejected.reason, Message: rejected.Error()})
+		case errors.As(err, &failed):
+			if !failed.remembered {
+				r.Metrics.Failures.WithLabelValues(name).Inc()
+			}
+			retryAfter(failed.wait)
+			res.failures = append(res.failures, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: ReasonWriteFailed, Message: failed.Error()})
 		case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
 			// The namespace began terminating after the cache showed it: not a failure, and not
 			// retried (its deletion, when the cache sees it, takes it off the targets).
@@ -562,24 +615,53 @@ type rejectedError struct {
 	err    error
 	// remembered is set when no write was tried (the same copy was rejected before).
 	remembered bool
+	// wait is how long until it may be tried again.
+	wait time.Duration
 }
 
 func (e *rejectedError) Error() string {
-	msg := e.err.Error()
+	return fmt.Sprintf("the API server rejected the %s of the copy: %s; it is tried again when the source or the SecretSync changes", e.op, boundedMessage(e.err))
+}
+
+// failedError is a write that failed otherwise (Forbidden by a webhook or a quota, a server
+// error, a timeout): the same write is tried again with backoff, per target (see backoff.go).
+// The message stays the same from one retry to the next, so the status is not rewritten.
+type failedError struct {
+	op  propagation.Op
+	err error
+	// remembered is set when no write was tried (its backoff has not passed).
+	remembered bool
+	// wait is how long until it may be tried again.
+	wait time.Duration
+}
+
+func (e *failedError) Error() string {
+	return fmt.Sprintf("the %s of the copy failed: %s; it is tried again with backoff, or when the source or the SecretSync changes", e.op, boundedMessage(e.err))
+}
+
+func (e *failedError) Unwrap() error { return e.err }
+
+// boundedMessage is err's message, at most maxRejectionMessage bytes of it.
+func boundedMessage(err error) string {
+	msg := err.Error()
 	if len(msg) > maxRejectionMessage {
 		msg = msg[:maxRejectionMessage] + "..."
 	}
-	return fmt.Sprintf("the API server rejected the %s of the copy: %s; it is tried again when the source or the SecretSync changes", e.op, msg)
+	return msg
 }
 
 // maxRejectionMessage bounds the API server's message quoted in status and Events.
 const maxRejectionMessage = 512
 
-// rejection is a rejected copy remembered per target.
+// rejection is a target's last failed write (or its copy found held Terminating), remembered
+// per target: the same write is not tried again before until.
 type rejection struct {
 	fingerprint [sha256.Size]byte
-	at          time.Time
-	err         *rejectedError
+	until       time.Time
+	// failures counts the failures in a row, for the backoff.
+	failures int
+	// err is what the last attempt returned (nil for a held copy).
+	err error
 }
 
 // rejectionReason says whether err refuses the object itself, and how.
@@ -621,6 +703,19 @@ func fingerprint(s *corev1.Secret) [sha256.Size]byte {
 	return out
 }
 
+// actionFingerprint tells one write from another: the copy it writes, or, for a delete or a
+// release, the operation and the exact object it removes.
+func actionFingerprint(a propagation.Action) [sha256.Size]byte {
+	if a.Want != nil {
+		return fingerprint(a.Want)
+	}
+	var uid, rv string
+	if a.Current != nil {
+		uid, rv = string(a.Current.UID), a.Current.ResourceVersion
+	}
+	return sha256.Sum256([]byte(string(a.Op) + "\x00" + uid + "\x00" + rv))
+}
+
 func (r *Reconciler) rejectedRecheck() time.Duration {
 	if r.RejectedRecheck > 0 {
 		return r.RejectedRecheck
@@ -628,30 +723,112 @@ func (r *Reconciler) rejectedRecheck() time.Duration {
 	return DefaultRejectedRecheck
 }
 
-// writeOnce is write, except that a copy the API server rejected is not sent again while it
-// is the same copy and RejectedRecheck has not passed.
+// stale reports whether err says only that the cache was behind the API (retried per request,
+// see backoff.go), or that the namespace is going away (not retried).
+func staleOrGone(err error) bool {
+	return apierrors.IsConflict(err) || apierrors.IsNotFound(err) || apierrors.IsAlreadyExists(err) ||
+		apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)
+}
+
+// writeOnce is write, except that a write that failed is not sent again, the same, before its
+// time: a copy the API server rejected as such (rejectedError) after RejectedRecheck, any other
+// failure (failedError) after its backoff. A changed copy (its source or the SecretSync changed)
+// is written at once. A replace whose create failed after its delete (incompleteReplaceError)
+// backs off from RetryBase, never RejectedRecheck: the target has no copy meanwhile.
 func (r *Reconciler) writeOnce(ctx context.Context, kind *objectKind, a propagation.Action) (propagation.Op, error) {
-	if a.Want == nil {
-		return r.writer().write(ctx, kind, a)
-	}
 	tk := targetKey{kind.name, a.Key}
+	fp := actionFingerprint(a)
+	now := r.now()
+	failures := 0
+	var incomplete *incompleteReplaceError
+	// A create after a replace that deleted the old copy: the target has none, so it backs
+	// off from RetryBase whatever the API server answers.
+	afterReplace := false
 	if v, ok := r.rejected.Load(tk); ok {
 		rej := v.(rejection)
-		if time.Since(rej.at) < r.rejectedRecheck() && rej.fingerprint == fingerprint(a.Want) {
-			again := *rej.err
-			again.remembered = true
-			return "", &again
+		if rej.fingerprint == fp {
+			if now.Before(rej.until) && rej.err != nil {
+				return "", remembered(rej.err, rej.until.Sub(now))
+			}
+			failures = rej.failures
+			afterReplace = rej.err != nil && errors.As(rej.err, &incomplete)
 		}
 		r.rejected.Delete(tk)
 	}
 	op, err := r.writer().write(ctx, kind, a)
-	if reason, ok := rejectionReason(err); ok {
-		rerr := &rejectedError{reason: reason, op: a.Op, err: err}
-		r.rejected.Store(tk, rejection{fingerprint: fingerprint(a.Want), at: time.Now(), err: rerr})
-		return "", rerr
+	if err == nil {
+		return op, nil
 	}
-	return op, err
+	var unmanaged *unmanagedError
+	if errors.As(err, &unmanaged) || (staleOrGone(err) && !errors.As(err, &incomplete)) {
+		return op, err
+	}
+	failures++
+	if afterReplace && !errors.As(err, &incomplete) {
+		err = &incompleteReplaceError{err}
+	}
+	var out error
+	var wait time.Duration
+	if reason, ok := rejectionReason(err); ok && !errors.As(err, &incomplete) {
+		wait = r.rejectedRecheck()
+		out = &rejectedError{reason: reason, op: a.Op, err: err, wait: wait}
+	} else {
+		wait = backoffDelay(failures, r.RetryBase, r.RetryCap)
+		out = &failedError{op: a.Op, err: err, wait: wait}
+	}
+	r.rejected.Store(tk, rejection{fingerprint: fp, until: now.Add(wait), failures: failures, err: out})
+	return "", out
 }
+
+// remembered is err, a remembered failure, as the answer of a write not tried: wait is how long
+// until it may be.
+func remembered(err error, wait time.Duration) error {
+	var rejected *rejectedError
+	var failed *failedError
+	switch {
+	case errors.As(err, &rejected):
+		again := *rejected
+		again.remembered, again.wait = true, wait
+		return &again
+	case errors.As(err, &failed):
+		again := *failed
+		again.remembered, again.wait = true, wait
+		return &again
+	}
+	return err
+}
+
+// noteHeld records that the target tk's copy is held Terminating and returns how soon to look
+// again: the backoff of the target grows once per look that is due, not once per pass.
+func (r *Reconciler) noteHeld(tk targetKey, a propagation.Action) time.Duration {
+	fp := actionFingerprint(propagation.Action{Op: a.Op, Current: a.Current})
+	now := r.now()
+	if v, ok := r.rejected.Load(tk); ok {
+		rej := v.(rejection)
+		if rej.fingerprint == fp && now.Before(rej.until) {
+			return rej.until.Sub(now)
+		}
+		if rej.fingerprint == fp {
+			n := rej.failures + 1
+			wait := backoffDelay(n, r.RetryBase, r.RetryCap)
+			r.rejected.Store(tk, rejection{fingerprint: fp, until: now.Add(wait), failures: n})
+			return wait
+		}
+	}
+	wait := backoffDelay(1, r.RetryBase, r.RetryCap)
+	r.rejected.Store(tk, rejection{fingerprint: fp, until: now.Add(wait), failures: 1})
+	return wait
+}
+
+// incompleteReplaceError is a replace whose delete went through and whose create did not: the
+// target has no copy until a create passes, so it is retried with backoff from RetryBase.
+type incompleteReplaceError struct{ err error }
+
+func (e *incompleteReplaceError) Error() string {
+	return fmt.Sprintf("the old copy was deleted but the new one could not be created: %v", e.err)
+}
+
+func (e *incompleteReplaceError) Unwrap() error { return e.err }
 
 func (e *unmanagedError) Error() string {
 	return fmt.Sprintf("%s %s exists and is not managed by platform-operators; it is left untouched (delete or rename it to let the copy in)", e.kind, e.key)
@@ -715,11 +892,24 @@ func (w writer) write(ctx context.Context, kind *objectKind, a propagation.Actio
 		return propagation.OpUpdate, err
 	case propagation.OpReplace:
 		// Type changes and immutable Secrets cannot be updated: delete exactly the object we
-		// compared (uid and resourceVersion preconditions), then create.
+		// compared (uid and resourceVersion preconditions), then create. Admission is asked
+		// first, by a dry-run create: the API server runs admission before its storage finds the
+		// name taken, so AlreadyExists says the copy would pass, and a refusal (a webhook, a
+		// policy, a copy too large) leaves the old copy in place rather than none.
+		if err := w.client.Create(ctx, kind.unwrap(a.Want.DeepCopy()), client.DryRunAll); err != nil && !apierrors.IsAlreadyExists(err) && !exceededQuota(err) {
+			return "", err
+		}
 		if err := w.deleteExact(ctx, kind, a.Current); err != nil && !apierrors.IsNotFound(err) {
 			return "", err
 		}
-		return propagation.OpReplace, w.client.Create(ctx, kind.unwrap(a.Want.DeepCopy()))
+		if err := w.client.Create(ctx, kind.unwrap(a.Want.DeepCopy())); err != nil {
+			if apierrors.IsAlreadyExists(err) {
+				// Deleted but still there: a finalizer holds it (the next pass sees it held).
+				return "", err
+			}
+			return "", &incompleteReplaceError{err}
+		}
+		return propagation.OpReplace, nil
 	case propagation.OpDelete:
 		err := w.deleteExact(ctx, kind, a.Current)
 		if apierrors.IsNotFound(err) {
@@ -727,6 +917,10 @@ func (w writer) write(ctx context.Context, kind *objectKind, a propagation.Actio
 			return "", nil
 		}
 		return propagation.OpDelete, err
+	case propagation.OpOrphan:
+		// A patch of the one annotation the mark adds, on the version compared.
+		cur := kind.unwrap(a.Current)
+		return propagation.OpOrphan, w.client.Patch(ctx, kind.unwrap(a.Want), client.MergeFromWithOptions(cur, client.MergeFromWithOptimisticLock{}))
 	case propagation.OpRelease:
 		// A patch of the metadata Released changes, on the version compared: a cached copy
 		// holds no data (boundCopy), so an update from it would empty the Secret we leave behind.
@@ -778,6 +972,13 @@ func replacing[V any](m map[string]V) map[string]any {
 func (w writer) liveInStep(ctx context.Context, kind *objectKind, key types.NamespacedName, want *corev1.Secret) bool {
 	cur := kind.object()
 	return w.reader.Get(ctx, key, cur) == nil && propagation.InStep(kind.wrap(cur), want)
+}
+
+// exceededQuota reports whether err is a quota's refusal. A dry-run create of a replace is
+// counted beside the copy it replaces, so a namespace at its quota refuses it although the
+// replace itself (delete, then create) fits: that refusal does not stop the replace.
+func exceededQuota(err error) bool {
+	return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "exceeded quota")
 }
 
 func (w writer) deleteExact(ctx context.Context, kind *objectKind, s *corev1.Secret) error {
@@ -859,8 +1060,9 @@ func (r *Reconciler) cleanup(ctx context.Context, name string) (ctrl.Result, err
 		again = again || retry
 	}
 	if again {
-		return ctrl.Result{RequeueAfter: time.Second}, nil
+		return requeue(r.stale.next(wholePass(name), r.RetryBase, r.RetryCap)), nil
 	}
+	r.stale.forget(wholePass(name))
 	r.Metrics.forget(name)
 	return ctrl.Result{}, nil
 }
@@ -877,7 +1079,7 @@ func (r *Reconciler) cleanupKind(ctx context.Context, name string, kind *objectK
 	}
 	// The spec is gone: each copy goes as its own annotation says. Its source is unknown, so a
 	// copy without a valid proof is left as it is (see owner).
-	plan := propagation.ComputeFor(r.owner(name, nil), nil, obs.lookup, obs.owned, propagation.PolicyAsRecorded)
+	plan := propagation.ComputeFor(r.owner(ctx, name, nil), nil, obs.lookup, obs.owned, propagation.PolicyAsRecorded)
 	// ServiceAccounts before copies (see Reconcile): once the copies are gone, a retry could no
 	// longer tell which imagePullSecrets entries were this SecretSync's.
 	var sas result
@@ -897,16 +1099,34 @@ func (r *Reconciler) cleanupKind(ctx context.Context, name string, kind *objectK
 }
 
 // owner is the Owner of the named SecretSync's copies: a copy is its own when it carries a valid
-// proof, and an unproven one that is not wanted is expendable when it holds what the template of
-// its name (its data and type) holds.
-func (r *Reconciler) owner(name string, templates map[string]*corev1.Secret) propagation.Owner {
+// proof (or, under the admission policy, our label and a proof annotation: see provenBy), and an
+// unproven one that is not wanted is expendable when it holds what the template of its name (its
+// data and type) holds.
+func (r *Reconciler) owner(ctx context.Context, name string, templates map[string]*corev1.Secret) propagation.Owner {
 	o := propagation.SecretSyncOwner(name)
-	o.Proven = func(s *corev1.Secret) bool { return r.Proofs.Proven(s, keys.LabelSecretSync) }
+	o.Proven = provenBy(r.Proofs, keys.LabelSecretSync, r.LabelProof.InForce(ctx))
 	o.Expendable = func(s *corev1.Secret) bool {
 		t := templates[s.Name]
 		return t != nil && propagation.SameContent(s, t)
 	}
 	return o
+}
+
+// provenBy is the proof check of the copies labelled label: a valid proof under proofs' key ring;
+// or, when the ownership-keys admission policy is in force (byLabel), our label (the plan checks
+// its value) and a proof annotation of any value, which only the manager can have set.
+func provenBy(proofs *propagation.Prover, label string, byLabel bool) func(*corev1.Secret) bool {
+	return func(s *corev1.Secret) bool {
+		if proofs.Proven(s, label) {
+			return true
+		}
+		return byLabel && s.Labels[label] != "" && s.Annotations[keys.AnnotationOwnership] != ""
+	}
+}
+
+// wholePass is the request of a SecretSync's whole pass.
+func wholePass(name string) ctrl.Request {
+	return ctrl.Request{NamespacedName: types.NamespacedName{Name: name}}
 }
 
 // synced is the number of copies in step after the reconcile: already in step, found in step

@@ -269,6 +269,24 @@ func releasedIn(t *testing.T, ns string, src *corev1.Secret) *corev1.Secret {
 	return s
 }
 
+// orphanedIn waits until namespace ns holds src's copy made by ss, kept after its source went
+// away: still ours, marked keys.AnnotationOrphaned.
+func orphanedIn(t *testing.T, ns string, src *corev1.Secret, ss string) *corev1.Secret {
+	t.Helper()
+	var s *corev1.Secret
+	eventually(t, fmt.Sprintf("the copy in %s is kept and marked orphaned", ns), func() error {
+		s = getSecret(t, ns, src.Name)
+		if err := isCopy(s, src, ss, v1alpha1.DeletionPolicyOrphan); err != nil {
+			return err
+		}
+		if s.Annotations[keys.AnnotationOrphaned] == "" {
+			return errors.New("not marked orphaned")
+		}
+		return nil
+	})
+	return s
+}
+
 func TestASourceUpdateReachesEveryCopy(t *testing.T) {
 	const c = "update"
 	src := namespace(t, c+"-src", nil)
@@ -296,7 +314,7 @@ func TestADeletedSourceTakesItsCopiesAlongPerPolicy(t *testing.T) {
 		policy v1alpha1.DeletionPolicy
 	}{
 		{"with Delete the copies are deleted", "srcdel", v1alpha1.DeletionPolicyDelete},
-		{"with Orphan the copies are released", "srcorph", v1alpha1.DeletionPolicyOrphan},
+		{"with Orphan the copies are kept (still ours, marked orphaned) for the source's return", "srcorph", v1alpha1.DeletionPolicyOrphan},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.c
@@ -315,7 +333,7 @@ func TestADeletedSourceTakesItsCopiesAlongPerPolicy(t *testing.T) {
 				if tc.policy == v1alpha1.DeletionPolicyDelete {
 					noSecret(t, ns, "creds")
 				} else {
-					releasedIn(t, ns, source)
+					orphanedIn(t, ns, source, c)
 				}
 			}
 			ss := waitReason(t, c, "SourceNotFound")

@@ -56,6 +56,9 @@ const (
 	// ReasonReadFailed: the pass could not read what it needs (a list failed, a source cache
 	// did not sync); nothing was written, and it is retried with backoff.
 	ReasonReadFailed = "ReadFailed"
+	// ReasonHeld: a copy (SecretSync or CopyRequest) is being deleted and held there by a
+	// finalizer; nothing is written to it until it is gone, and it is looked at with backoff.
+	ReasonHeld = "Held"
 )
 
 // readyCondition decides the Ready condition from what the reconcile saw and did. Reasons are
@@ -71,7 +74,7 @@ func readyCondition(obs observation, res result, generation int64) metav1.Condit
 	case obs.sourceMissing:
 		c.Reason, c.Message = ReasonSourceNotFound, "the source Secret does not exist; copies are removed per deletionPolicy and return when it does"
 	case len(res.failures) > 0:
-		c.Reason, c.Message = ReasonWriteFailed, fmt.Sprintf("%d copies could not be written; see status.failures", len(res.failures))
+		c.Reason, c.Message = failedCondition(res.failures)
 	case len(res.conflicts) > 0:
 		c.Reason, c.Message = ReasonConflict, fmt.Sprintf("%d targets are held by Secrets this SecretSync may not manage; see status.failures", len(res.conflicts))
 	case len(obs.withheld) > 0:
@@ -100,6 +103,26 @@ const maxWithheldNamed = 5
 func withheldMessage(withheld map[string]string) string {
 	return fmt.Sprintf("%d sources the spec picks are never copied, whatever the SecretSync says: %s; the other sources are copied, and copies of these are removed per deletionPolicy. Narrow spec.source (a name, a selector or spec.source.type) to leave them out",
 		len(withheld), propagation.WithheldMessage(withheld, maxWithheldNamed))
+}
+
+// failedCondition is the reason and message of a Ready condition with failures: Held when every
+// failure is a copy held Terminating, WriteFailed otherwise; the message names the first copy
+// (in status.failures' order), so a user sees which one without reading the list.
+func failedCondition(failures []v1alpha1.TargetFailure) (reason, message string) {
+	fs := boundedFailures(failures, nil)
+	reason = ReasonHeld
+	for _, f := range fs {
+		if f.Reason != ReasonHeld {
+			reason = ReasonWriteFailed
+			break
+		}
+	}
+	first := fs[0]
+	what := "could not be written"
+	if reason == ReasonHeld {
+		what = "are being deleted and held by a finalizer"
+	}
+	return reason, fmt.Sprintf("%d copies %s (%s/%s: %s); see status.failures", len(failures), what, first.Namespace, first.Name, first.Reason)
 }
 
 // secretSyncStatus decides the status a pass gives, from what it saw and did; now is the time a
@@ -145,7 +168,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, ss *v1alpha1.SecretSync, o
 		ss.Status = *st
 		if err := r.Client.Status().Update(ctx, ss); err != nil {
 			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-				return ctrl.Result{RequeueAfter: time.Second}, nil
+				return requeue(r.stale.next(wholePass(ss.Name), r.RetryBase, r.RetryCap)), nil
 			}
 			return ctrl.Result{}, err
 		}
@@ -158,8 +181,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, ss *v1alpha1.SecretSync, o
 		return ctrl.Result{}, res.writeErr
 	}
 	if res.requeue {
-		return ctrl.Result{RequeueAfter: time.Second}, nil
+		return requeue(r.stale.next(wholePass(ss.Name), r.RetryBase, r.RetryCap)), nil
 	}
+	r.stale.forget(wholePass(ss.Name))
 	// A target held by a Secret we do not manage frees up without an event to us: that Secret
 	// is not cached (the cache holds only our copies), and another SecretSync's copy going away
 	// wakes only that SecretSync. Look again now and then, so the copy moves in once the way
@@ -171,15 +195,12 @@ func (r *Reconciler) writeStatus(ctx context.Context, ss *v1alpha1.SecretSync, o
 			recheck = DefaultConflictRecheck
 		}
 	}
-	// A rejected copy is looked at again after RejectedRecheck (or sooner, when its source or
-	// the SecretSync changes): not in a loop, as the same write gets the same answer.
-	if res.rejected && (recheck == 0 || r.rejectedRecheck() < recheck) {
-		recheck = r.rejectedRecheck()
+	// A target whose write failed (or whose copy is held) is looked at again when its backoff
+	// has passed (or sooner, when its source or the SecretSync changes): see writeOnce.
+	if res.retryAfter > 0 && (recheck == 0 || res.retryAfter < recheck) {
+		recheck = res.retryAfter
 	}
-	if recheck > 0 {
-		return ctrl.Result{RequeueAfter: recheck}, nil
-	}
-	return ctrl.Result{}, nil
+	return requeue(recheck), nil
 }
 
 // writeReadFailure records that a pass could not read the world: Ready turns False with reason
@@ -188,10 +209,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, ss *v1alpha1.SecretSync, o
 func (r *Reconciler) writeReadFailure(ctx context.Context, ss *v1alpha1.SecretSync, readErr error) (ctrl.Result, error) {
 	prev := ss.Status.DeepCopy()
 	st := ss.Status.DeepCopy()
-	msg := readErr.Error()
-	if len(msg) > maxRejectionMessage {
-		msg = msg[:maxRejectionMessage] + "..."
-	}
+	msg := boundedMessage(readErr)
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
 		Type: ConditionReady, Status: metav1.ConditionFalse, ObservedGeneration: ss.Generation,
 		Reason: ReasonReadFailed, Message: fmt.Sprintf("the pass could not read what it needs, so nothing was written; retried with backoff: %s", msg),
@@ -215,7 +233,7 @@ func (r *Reconciler) writeReadFailure(ctx context.Context, ss *v1alpha1.SecretSy
 func (r *Reconciler) emitEvents(ss *v1alpha1.SecretSync, prev, cur *v1alpha1.SecretSyncStatus, res result) {
 	if n := len(res.written); n > 0 {
 		var parts []string
-		for _, op := range []propagation.Op{propagation.OpCreate, propagation.OpUpdate, propagation.OpReplace, propagation.OpDelete, propagation.OpRelease} {
+		for _, op := range []propagation.Op{propagation.OpCreate, propagation.OpUpdate, propagation.OpReplace, propagation.OpDelete, propagation.OpRelease, propagation.OpOrphan} {
 			if c := res.written[op]; c > 0 {
 				parts = append(parts, fmt.Sprintf("%s %d", op, c))
 			}
@@ -233,7 +251,7 @@ func (r *Reconciler) emitEvents(ss *v1alpha1.SecretSync, prev, cur *v1alpha1.Sec
 	}
 	before := meta.FindStatusCondition(prev.Conditions, ConditionReady)
 	after := meta.FindStatusCondition(cur.Conditions, ConditionReady)
-	if after != nil && after.Status == metav1.ConditionFalse && after.Reason != ReasonConflict && after.Reason != ReasonWriteFailed && after.Reason != ReasonProgressing &&
+	if after != nil && after.Status == metav1.ConditionFalse && after.Reason != ReasonConflict && after.Reason != ReasonWriteFailed && after.Reason != ReasonHeld && after.Reason != ReasonProgressing &&
 		(before == nil || before.Reason != after.Reason) {
 		r.Recorder.Eventf(ss, nil, corev1.EventTypeWarning, after.Reason, "Sync", "%s", after.Message)
 	}

@@ -72,6 +72,10 @@ const ownershipNS = "platform-operators-system"
 // managerPullSecret is, in ownershipNS, a Secret the manager pulls with (--withheld-secrets).
 const managerPullSecret = "platform-operators-pull"
 
+// testOwnershipPolicy names the ownership-keys policy and binding the suite's reconciler
+// checks (the chart's <fullname>-ownership-keys).
+const testOwnershipPolicy = "test-ownership-keys"
+
 // caseLabel marks a test's namespaces; each test's SecretSyncs select its own value.
 const caseLabel = "test.platform-operators.io/case"
 
@@ -184,6 +188,8 @@ func setUp(cfg *rest.Config) error {
 		Recorder: InNamespace(mgr.GetEventRecorder(Name), scheme, ownershipNS),
 		Sources:  sources,
 		Proofs:   proofs, Protected: propagation.Protected{Namespace: ownershipNS, OwnershipKey: DefaultOwnershipKeySecret, Own: []string{managerPullSecret}},
+		// As main.go with --ownership-policy; the policy exists only while a test creates it.
+		LabelProof: &PolicyProof{Reader: mgr.GetAPIReader(), Policy: testOwnershipPolicy, Recheck: 500 * time.Millisecond},
 		// The one field main.go leaves at its default (a minute): too long to wait for here.
 		ConflictRecheck: conflictRecheck,
 		RejectedRecheck: rejectedRecheck,
@@ -197,6 +203,9 @@ func setUp(cfg *rest.Config) error {
 	}
 	requests.ConflictRecheck = conflictRecheck
 	requests.Protected = r.Protected
+	requests.LabelProof = r.LabelProof
+	// The CopyRequest controller's writes are counted and faulted as the SecretSync's.
+	requests.Client = withWriteFaults(requests.Client)
 	return nil
 }
 

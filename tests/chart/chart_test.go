@@ -351,6 +351,7 @@ func TestRender(t *testing.T) {
 					"--graceful-shutdown-timeout=30s",
 					"--controllers=" + strings.Join(controllersArg(c.Args), ","),
 					"--secretsync-workers=32",
+					"--ownership-policy=platform-operators-ownership-keys",
 					"--default-secretsync-name=secretsync-default",
 					"--default-secretsync-source-namespace=secretsync",
 					"--default-secretsync-type=platform-operators.io/secretsync",

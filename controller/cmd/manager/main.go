@@ -87,6 +87,7 @@ type options struct {
 	managerNamespace           string
 	ownershipKeySecret         string
 	withheldSecrets            string
+	ownershipPolicy            string
 }
 
 // restConfig finds the API server: with neither flag as controller-runtime does (KUBECONFIG,
@@ -225,6 +226,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.managerNamespace, "manager-namespace", "", "The manager's own namespace: where the ownership key Secret lives and where the Events of cluster-scoped objects (SecretSyncs) are recorded. Empty: the POD_NAMESPACE environment variable, else the pod's namespace (in a cluster), else --leader-election-namespace.")
 	fs.StringVar(&o.ownershipKeySecret, "ownership-key-secret", secretsync.DefaultOwnershipKeySecret, "Name of the Secret, in the manager's namespace, holding the key of the ownership proofs on copies; created when absent.")
 	fs.StringVar(&o.withheldSecrets, "withheld-secrets", "", "Secrets of the manager's namespace that no SecretSync or CopyRequest ever copies besides the ownership key, comma-separated: the manager's own pull credentials (the chart passes its imagePullSecrets). Helm releases and ServiceAccount tokens are never copied from any namespace.")
+	fs.StringVar(&o.ownershipPolicy, "ownership-policy", "", "Name of the chart's ownership-keys ValidatingAdmissionPolicy and of its binding: while both are in force (Deny, failurePolicy Fail, unscoped), a copy carrying our label and a proof annotation is the manager's even when the proof does not verify (a lost or retired key), and is re-signed. Empty: the proof alone decides.")
 	fs.BoolVar(&o.showVersion, "version", false, "Print the version and exit.")
 	return fs
 }
@@ -461,6 +463,9 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 			Sources: &secretsync.Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme(), APIReader: mgr.GetAPIReader()},
 			Proofs:  proofs, Protected: propagation.Protected{Namespace: ns, OwnershipKey: o.ownershipKeySecret, Own: splitList(o.withheldSecrets)},
 		}
+		if o.ownershipPolicy != "" {
+			r.LabelProof = &secretsync.PolicyProof{Reader: mgr.GetAPIReader(), Policy: o.ownershipPolicy}
+		}
 		if err := r.SetupWithManager(ctx, mgr, 4); err != nil {
 			return nil, fmt.Errorf("setting up %s: %w", secretsync.Name, err)
 		}
@@ -470,6 +475,7 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 			return nil, err
 		}
 		requests.Protected = r.Protected
+		requests.LabelProof = r.LabelProof
 		for _, d := range []secretsync.Default{o.defaultSync, o.pullSecretSync} {
 			if d.Name == "" {
 				continue
