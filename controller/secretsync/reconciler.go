@@ -110,11 +110,22 @@ type Reconciler struct {
 // cluster-scoped); a request that also carries a namespace asks for the pass of that one target
 // namespace (see targetRequest).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	// Taken when the pass starts, so that a copy's event during this pass marks the next one;
+	// put back when this pass is retried before it could settle.
+	fromCopy, settled := false, false
+	if req.Namespace != "" {
+		_, fromCopy = r.copyPasses.LoadAndDelete(req)
+		defer func() {
+			if fromCopy && !settled {
+				r.copyPasses.Store(req, true)
+			}
+		}()
+	}
 	ss := &v1alpha1.SecretSync{}
 	if err := r.Client.Get(ctx, types.NamespacedName{Name: req.Name}, ss); err != nil {
 		if apierrors.IsNotFound(err) {
 			if req.Namespace != "" {
-				r.copyPasses.Delete(req)
+				settled = true
 				return ctrl.Result{}, nil // the whole pass cleans up
 			}
 			r.lastStatus.Delete(req.Name)
@@ -183,9 +194,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return requeue(r.stale.next(req, r.RetryBase, r.RetryCap)), nil
 		}
 		r.stale.forget(req)
-		if _, fromCopy := r.copyPasses.LoadAndDelete(req); fromCopy {
+		if fromCopy {
 			r.settleCopyPass(ctx, ss, obs, res)
 		}
+		settled = true
 		return ctrl.Result{}, res.writeErr
 	}
 	return r.writeStatus(ctx, ss, obs, res)
