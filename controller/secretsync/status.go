@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
@@ -225,15 +226,16 @@ func namespaceKeepsStatus(last *v1alpha1.SecretSyncStatus, generation int64, obs
 // settleCopyPass keeps the status true after a pass of one namespace that a copy's event
 // queued (an edited or deleted copy put back). When the namespace leaves the last status true
 // (namespaceKeepsStatus), the whole pass is not needed: a pass that wrote records lastSyncTime
-// and its CopiesWritten Event, one status write, as the whole pass would have. Otherwise (a
-// Conflict, a failure or a held copy appeared or went, the counts may have moved, the cached
-// status is older than ours) it wakes the whole pass, which counts every namespace and writes
-// the status and the memory of the targets the SecretSync waits for.
+// (a merge patch of that field alone) and its CopiesWritten Event, one status write, as the
+// whole pass would have. Otherwise (a Conflict, a failure or a held copy appeared or went, the
+// counts may have moved) it wakes the whole pass, which counts every namespace and writes the
+// status and the memory of the targets the SecretSync waits for.
 func (r *Reconciler) settleCopyPass(ctx context.Context, ss *v1alpha1.SecretSync, obs observation, res result) {
+	// The status this controller last wrote is newer than a cache that has not caught up with
+	// it (the event of a copy this pass's predecessor wrote comes right after its status write).
 	prev := ss.Status.DeepCopy()
-	if last, ok := r.lastStatus.Load(ss.Name); ok && !equality.Semantic.DeepEqual(last.(*v1alpha1.SecretSyncStatus), prev) {
-		r.wakeWholePass(ctx, ss.Name)
-		return
+	if last, ok := r.lastStatus.Load(ss.Name); ok {
+		prev = last.(*v1alpha1.SecretSyncStatus).DeepCopy()
 	}
 	if !namespaceKeepsStatus(prev, ss.Generation, obs, res) {
 		r.wakeWholePass(ctx, ss.Name)
@@ -242,17 +244,16 @@ func (r *Reconciler) settleCopyPass(ctx context.Context, ss *v1alpha1.SecretSync
 	if res.writes() == 0 {
 		return
 	}
-	st := prev.DeepCopy()
+	patch := client.MergeFrom(ss.DeepCopy())
 	t := metav1.NewTime(r.now())
-	st.LastSyncTime = &t
-	ss.Status = *st
-	if err := r.Client.Status().Update(ctx, ss); err != nil {
-		// A conflict (or anything else): the whole pass writes the status instead.
+	ss.Status.LastSyncTime = &t
+	if err := r.Client.Status().Patch(ctx, ss, patch); err != nil {
+		// The whole pass writes the status instead.
 		r.wakeWholePass(ctx, ss.Name)
 		return
 	}
 	r.lastStatus.Store(ss.Name, ss.Status.DeepCopy())
-	r.emitEvents(ss, prev, st, res)
+	r.emitEvents(ss, prev, &ss.Status, res)
 }
 
 // wakeWholePass queues the SecretSync's whole pass (see wholePassEvents).
