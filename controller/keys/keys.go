@@ -69,7 +69,10 @@ const (
 	LabelCreatedBy = Prefix + "created-by"
 	// AnnotationRunNow on a ScheduledJob asks for one run now, outside the schedule. Its value is
 	// a token of the user's choice (a timestamp, a UUID): each new token creates one Job (subject
-	// to concurrencyPolicy); setting the same token again does nothing.
+	// to concurrencyPolicy); setting the same token again does nothing. At most one run-now Job a
+	// minute per ScheduledJob: a token within a minute of the last run-now Job waits until the
+	// minute has passed (status.runNowWaiting, one RunNowDelayed Event), never dropped; a newer
+	// token replaces the waiting one.
 	AnnotationRunNow = Prefix + "run-now"
 	// AnnotationRunNowToken on a Job created by a run-now request holds the request's token.
 	AnnotationRunNowToken = Prefix + "run-now-token"

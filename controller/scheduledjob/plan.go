@@ -82,9 +82,12 @@ const (
 	ReasonJobAlreadyActive   = "JobAlreadyActive"
 	ReasonTooManyMissedTimes = "TooManyMissedTimes"
 	ReasonRunNowSkipped      = "RunNowSkipped"
-	ReasonSawCompletedJob    = "SawCompletedJob"
-	ReasonMissingJob         = "MissingJob"
-	ReasonSuccessfulCreate   = "SuccessfulCreate"
+	// ReasonRunNowDelayed: a run-now token came within RunNowInterval of the last run-now Job;
+	// it starts when the interval has passed.
+	ReasonRunNowDelayed    = "RunNowDelayed"
+	ReasonSawCompletedJob  = "SawCompletedJob"
+	ReasonMissingJob       = "MissingJob"
+	ReasonSuccessfulCreate = "SuccessfulCreate"
 	// ReasonJobRejected: the API server refused the Job (admission: a ResourceQuota, a
 	// ValidatingAdmissionPolicy, a webhook; or the template is invalid).
 	ReasonJobRejected = "JobRejected"
@@ -490,6 +493,7 @@ func suspend(sj *v1alpha1.ScheduledJob, p *plan) {
 	}
 	st.NextScheduleTime = nil
 	p.requeueAfter, p.due, p.interval = 0, time.Time{}, 0
+	st.RunNowWaiting = ""
 	if token, ok := newRunNowToken(sj); ok {
 		st.LastRunNowToken = token
 		p.events = append(p.events, event{corev1.EventTypeWarning, ReasonRunNowSkipped, fmt.Sprintf("Run-now %q not started: suspended", token)})
@@ -502,6 +506,11 @@ func wasSuspended(sj *v1alpha1.ScheduledJob) bool {
 	return c != nil && c.Reason == ReasonSuspended
 }
 
+// RunNowInterval is the least time between two run-now Jobs of one ScheduledJob: each new token
+// of the run-now annotation creates a Job, and whoever may annotate the ScheduledJob decides how
+// often tokens come. A token within the interval waits for it to pass (RunNowDelayed, once).
+const RunNowInterval = time.Minute
+
 // newRunNowToken returns the run-now token asked for, if it is one not handled yet.
 func newRunNowToken(sj *v1alpha1.ScheduledJob) (string, bool) {
 	token := sj.Annotations[keys.AnnotationRunNow]
@@ -509,12 +518,27 @@ func newRunNowToken(sj *v1alpha1.ScheduledJob) (string, bool) {
 }
 
 // requestRunNow is the run-now step: a new token becomes a Job named after it, unless the
-// concurrency step refuses, which spends the token with a Warning.
+// concurrency step refuses, which spends the token with a Warning. Within RunNowInterval of the
+// last run-now Job the token waits (runNowWait).
 func requestRunNow(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, sched schedule.Union, p *plan) {
 	token, ok := newRunNowToken(sj)
 	if !ok {
+		p.status.RunNowWaiting = ""
 		return
 	}
+	if wait := runNowWait(sj.Status.LastRunNowTime, now); wait > 0 {
+		if p.status.RunNowWaiting != token {
+			p.status.RunNowWaiting = token
+			p.events = append(p.events, event{corev1.EventTypeNormal, ReasonRunNowDelayed,
+				fmt.Sprintf("Run-now %q starts in %v: at most one run-now Job a minute", token, wait.Round(time.Second))})
+		}
+		// One wake-up at the end of the interval, not a poll.
+		if p.requeueAfter == 0 || wait < p.requeueAfter {
+			p.requeueAfter = wait
+		}
+		return
+	}
+	p.status.RunNowWaiting = ""
 	if blockers := admit(sj, children, p); len(blockers) > 0 {
 		p.status.LastRunNowToken = token
 		p.events = append(p.events, event{corev1.EventTypeWarning, ReasonRunNowSkipped,
@@ -522,6 +546,17 @@ func requestRunNow(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.
 		return
 	}
 	p.creates = append(p.creates, creation{job: newJob(sj, jobs.RunNowName(sj, token), now, sched.Location(), token), token: token})
+}
+
+// runNowWait is how long a new run-now token waits at now when the last run-now Job was created
+// at last (nil: none): until RunNowInterval after it, 0 once that has passed. A last time in the
+// future (the clock went back) waits at most one interval, never longer.
+func runNowWait(last *metav1.Time, now time.Time) time.Duration {
+	if last == nil {
+		return 0
+	}
+	wait := last.Add(RunNowInterval).Sub(now)
+	return min(max(wait, 0), RunNowInterval)
 }
 
 // admit is the concurrency step, asked before each new Job: under Forbid it returns the Jobs in

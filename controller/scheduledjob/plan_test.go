@@ -78,6 +78,12 @@ func runNow(token string) sjOpt {
 func lastRunNow(token string) sjOpt {
 	return func(sj *v1alpha1.ScheduledJob) { sj.Status.LastRunNowToken = token }
 }
+func lastRunNowAt(at time.Time) sjOpt {
+	return func(sj *v1alpha1.ScheduledJob) { sj.Status.LastRunNowTime = ptr.To(metav1.NewTime(at)) }
+}
+func runNowWaiting(token string) sjOpt {
+	return func(sj *v1alpha1.ScheduledJob) { sj.Status.RunNowWaiting = token }
+}
 func created(t time.Time) sjOpt {
 	return func(sj *v1alpha1.ScheduledJob) { sj.CreationTimestamp = metav1.NewTime(t) }
 }
@@ -443,6 +449,39 @@ func TestDecide(t *testing.T) {
 			}},
 		{name: "run-now while suspended is skipped",
 			sj: newSJ(suspended, lastSchedule(topOfTheHour), runNow("t4")), now: justAfterTheHour, wantEvents: []string{ReasonSuspended, ReasonRunNowSkipped}},
+		{name: "a new run-now token within a minute of the last run-now Job waits: said once, one wake-up at the minute's end",
+			sj: newSJ(lastSchedule(topOfTheHour), runNow("t8"), lastRunNow("t7"), lastRunNowAt(justAfterTheHour.Add(-20*time.Second))), now: justAfterTheHour,
+			wantEvents: []string{ReasonRunNowDelayed}, wantRequeue: 40 * time.Second,
+			check: func(t *testing.T, p plan) {
+				if p.status.RunNowWaiting != "t8" || p.status.LastRunNowToken != "t7" {
+					t.Errorf("runNowWaiting %q lastRunNowToken %q, want t8 waiting and t7 the last handled", p.status.RunNowWaiting, p.status.LastRunNowToken)
+				}
+			}},
+		{name: "a waiting run-now token already announced: no second Event, the same wake-up",
+			sj: newSJ(lastSchedule(topOfTheHour), runNow("t8"), lastRunNow("t7"), lastRunNowAt(justAfterTheHour.Add(-20*time.Second)), runNowWaiting("t8")), now: justAfterTheHour,
+			wantRequeue: 40 * time.Second},
+		{name: "a newer token replaces the waiting one: announced, the same wake-up",
+			sj: newSJ(lastSchedule(topOfTheHour), runNow("t9"), lastRunNow("t7"), lastRunNowAt(justAfterTheHour.Add(-50*time.Second)), runNowWaiting("t8")), now: justAfterTheHour,
+			wantEvents: []string{ReasonRunNowDelayed}, wantRequeue: 10 * time.Second},
+		{name: "the minute has passed: the waiting token's Job is created and nothing waits",
+			sj: newSJ(lastSchedule(topOfTheHour), runNow("t8"), lastRunNow("t7"), lastRunNowAt(justAfterTheHour.Add(-time.Minute)), runNowWaiting("t8")), now: justAfterTheHour,
+			wantCreate: []string{jobs.RunNowName(newSJ(), "t8")}, wantRequeue: 59*time.Minute + schedule.Padding,
+			check: func(t *testing.T, p plan) {
+				if p.status.RunNowWaiting != "" {
+					t.Errorf("runNowWaiting %q, want none", p.status.RunNowWaiting)
+				}
+			}},
+		{name: "the clock went back past the last run-now Job: a token waits a minute at most",
+			sj: newSJ(lastSchedule(topOfTheHour), runNow("t8"), lastRunNow("t7"), lastRunNowAt(justAfterTheHour.Add(time.Hour))), now: justAfterTheHour,
+			wantEvents: []string{ReasonRunNowDelayed}, wantRequeue: time.Minute},
+		{name: "a waiting token while suspended is skipped, and nothing waits",
+			sj: newSJ(suspended, lastSchedule(topOfTheHour), runNow("t8"), lastRunNowAt(justAfterTheHour.Add(-20*time.Second)), runNowWaiting("t8")), now: justAfterTheHour,
+			wantEvents: []string{ReasonSuspended, ReasonRunNowSkipped},
+			check: func(t *testing.T, p plan) {
+				if p.status.RunNowWaiting != "" || p.status.LastRunNowToken != "t8" {
+					t.Errorf("runNowWaiting %q lastRunNowToken %q, want none waiting and t8 spent", p.status.RunNowWaiting, p.status.LastRunNowToken)
+				}
+			}},
 		{name: "run-now and a due slot under Forbid: the run-now Job holds the slot back",
 			sj: newSJ(policy(v1alpha1.ForbidConcurrent), lastSchedule(thePriorHour), runNow("t5")), now: justAfterTheHour,
 			wantCreate: []string{jobs.RunNowName(newSJ(), "t5")}, wantEvents: []string{ReasonJobAlreadyActive}, wantSkipped: ReasonJobAlreadyActive, wantRequeue: 59*time.Minute + schedule.Padding},
@@ -647,5 +686,28 @@ func TestUnconfirmedSlots(t *testing.T) {
 				t.Errorf("confirm = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// The record of a run-now Job (created, or refused by the API server) starts the minute before
+// the next one (RunNowInterval), from the time the pass created it at.
+func TestARunNowJobRecordsItsTime(t *testing.T) {
+	sj := newSJ(lastSchedule(topOfTheHour), runNow("t1"))
+	p := decide(sj, nil, justAfterTheHour, noneDeleted, 0)
+	if len(p.creates) != 1 {
+		t.Fatalf("creates %v, want the run-now Job", createdNames(p))
+	}
+	got := p.creates[0].job.DeepCopy()
+	got.UID = "new"
+	recordCreates(sj, &p, []createResult{{creation: p.creates[0], got: got, ev: event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + got.Name}}})
+	if p.status.LastRunNowToken != "t1" || p.status.LastRunNowTime == nil || !p.status.LastRunNowTime.Time.Equal(justAfterTheHour) {
+		t.Errorf("lastRunNowToken %q lastRunNowTime %v, want t1 at %v", p.status.LastRunNowToken, p.status.LastRunNowTime, justAfterTheHour)
+	}
+
+	sj = newSJ(lastSchedule(topOfTheHour), runNow("t2"))
+	p = decide(sj, nil, justAfterTheHour, noneDeleted, 0)
+	recordCreates(sj, &p, []createResult{{creation: p.creates[0], ev: event{corev1.EventTypeWarning, ReasonJobRejected, "refused"}}})
+	if p.status.LastRunNowToken != "t2" || p.status.LastRunNowTime == nil || !p.status.LastRunNowTime.Time.Equal(justAfterTheHour) {
+		t.Errorf("refused: lastRunNowToken %q lastRunNowTime %v, want t2 at %v", p.status.LastRunNowToken, p.status.LastRunNowTime, justAfterTheHour)
 	}
 }

@@ -352,6 +352,7 @@ func recordCreates(sj *v1alpha1.ScheduledJob, p *plan, results []createResult) (
 		}
 		if res.slot == nil {
 			st.LastRunNowToken = res.token
+			st.LastRunNowTime = runNowTime(res.creation)
 			continue
 		}
 		if st.LastScheduleTime == nil || res.slot.After(st.LastScheduleTime.Time) {
@@ -378,6 +379,7 @@ func refusedRun(sj *v1alpha1.ScheduledJob, p *plan, c creation, msg string) {
 		p.skipped = ReasonJobRejected
 	} else {
 		st.LastRunNowToken = c.token
+		st.LastRunNowTime = runNowTime(c)
 	}
 	if err == nil {
 		st.Runs = addRun(st.Runs, v1alpha1.ScheduledJobRun{ScheduledTime: metav1.NewTime(at), Result: v1alpha1.RunFailed,
@@ -436,4 +438,14 @@ func readyReason(st *v1alpha1.ScheduledJobStatus) string {
 // after it must not run again under its new name).
 func slotJobExists(children []*batchv1.Job, sj *v1alpha1.ScheduledJob, slot time.Time) bool {
 	return hasJobNamed(children, jobs.SlotName(sj, slot)) || hasJobNamed(children, jobs.LegacySlotName(sj.Name, slot))
+}
+
+// runNowTime is when the run-now Job of c was created, as its scheduled-time annotation says
+// (newJob: the pass's now); nil when the annotation cannot be read.
+func runNowTime(c creation) *metav1.Time {
+	at, err := time.Parse(time.RFC3339, c.job.Annotations[jobs.ScheduledTimeAnnotation])
+	if err != nil {
+		return nil
+	}
+	return &metav1.Time{Time: at}
 }

@@ -74,7 +74,12 @@ type RequestReconciler struct {
 	Protected propagation.Protected
 	// RetryBase and RetryCap bound the other retries, as the Reconciler's (see backoff.go).
 	RetryBase, RetryCap time.Duration
+	// Reads remembers the whole reads of sources by resourceVersion, shared with the SecretSync
+	// controller's Sources: the requests that one event on a source wakes read it once. nil: one
+	// of its own, reading with APIReader, within MaxSourceReadBytes.
+	Reads *SourceReads
 
+	readsOnce sync.Once
 	unmanaged sync.Map
 	// stale counts, per CopyRequest, its retries in a row (see backoff.go).
 	stale backoff
@@ -256,10 +261,10 @@ func (r *RequestReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	return r.writeRequestStatus(ctx, cr, out)
 }
 
-// offeredSource returns the source of kind at key, read from the API, when it is offered to
-// namespace; nil when it does not exist or is not offered. The offers cache holds metadata only,
-// so it says whether to look; the live object, read once per reconcile of the one request,
-// decides and gives the data.
+// offeredSource returns the source of kind at key, read whole, when it is offered to namespace;
+// nil when it does not exist or is not offered. The offers cache holds metadata only, so it says
+// whether to look; the whole object, read once per resourceVersion for every request naming it
+// (Reads), decides and gives the data.
 func (r *RequestReconciler) offeredSource(ctx context.Context, kind *objectKind, key types.NamespacedName, namespace string) (*corev1.Secret, error) {
 	meta := offerMetadata(kind)
 	switch err := r.Offered.Get(ctx, key, meta); {
@@ -271,11 +276,15 @@ func (r *RequestReconciler) offeredSource(ctx context.Context, kind *objectKind,
 	if !propagation.MayBeOffered(&corev1.Secret{ObjectMeta: meta.ObjectMeta}, namespace) {
 		return nil, nil
 	}
-	obj := kind.object()
-	if err := r.APIReader.Get(ctx, key, obj); err != nil {
-		return nil, client.IgnoreNotFound(err)
+	r.readsOnce.Do(func() {
+		if r.Reads == nil {
+			r.Reads = NewSourceReads(r.APIReader, MaxSourceReadBytes)
+		}
+	})
+	src, err := r.Reads.Read(ctx, kind, key, meta.ResourceVersion)
+	if err != nil || src == nil {
+		return nil, err
 	}
-	src := kind.wrap(obj)
 	if !propagation.Offered(src, namespace) {
 		return nil, nil
 	}
@@ -446,14 +455,15 @@ func (r *RequestReconciler) now() time.Time {
 
 // SetupRequestController builds the CopyRequest controller as the manager runs it: its two
 // caches, the manager's client and event recorder, and the installation's proofs.
-func SetupRequestController(ctx context.Context, mgr ctrl.Manager, workers int, proofs *propagation.Prover) (*RequestReconciler, error) {
+// reads are the source reads it shares with the SecretSync controller (nil: its own).
+func SetupRequestController(ctx context.Context, mgr ctrl.Manager, workers int, proofs *propagation.Prover, reads *SourceReads) (*RequestReconciler, error) {
 	offered, copies, err := NewRequestCaches(mgr)
 	if err != nil {
 		return nil, fmt.Errorf("building the %s caches: %w", RequestControllerName, err)
 	}
 	r := &RequestReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(RequestControllerName),
-		Offered: offered, Copies: copies, Proofs: proofs,
+		Offered: offered, Copies: copies, Proofs: proofs, Reads: reads,
 	}
 	if err := r.SetupWithManager(ctx, mgr, workers); err != nil {
 		return nil, fmt.Errorf("setting up %s: %w", RequestControllerName, err)

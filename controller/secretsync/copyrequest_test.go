@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/keys"
@@ -302,4 +303,81 @@ func TestACopyRequestForAConfigMap(t *testing.T) {
 		t.Fatal(err)
 	}
 	noConfigMap(t, tenant, "trust-bundle")
+}
+
+// requestReconciles is controller-runtime's count of finished reconciles of the CopyRequest
+// controller.
+func requestReconciles(t *testing.T) float64 {
+	t.Helper()
+	return sumMetric(t, crmetrics.Registry, "controller_runtime_reconcile_total", map[string]string{"controller": RequestControllerName})
+}
+
+// requestsSettle waits until at least n more CopyRequest reconciles than before have finished,
+// and then until the CopyRequest controller has had no queued or running work for a few polls.
+func requestsSettle(t *testing.T, before, n float64) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%v more CopyRequest reconciles", n), func() error {
+		if got := requestReconciles(t) - before; got < n {
+			return fmt.Errorf("%v so far", got)
+		}
+		return nil
+	})
+	still := 0
+	eventually(t, "the CopyRequest controller is idle", func() error {
+		busy := sumMetric(t, crmetrics.Registry, "workqueue_depth", map[string]string{"name": RequestControllerName}) +
+			sumMetric(t, crmetrics.Registry, "controller_runtime_active_workers", map[string]string{"controller": RequestControllerName})
+		if busy > 0 {
+			still = 0
+			return errors.New("work queued or running")
+		}
+		if still++; still < 5 {
+			return errors.New("idle, checking again")
+		}
+		return nil
+	})
+}
+
+// Work amplification (docs/security.md): every event on an offered source wakes every
+// CopyRequest naming it, and each used to read the whole source from the API (30 requests of a
+// 200 KiB ConfigMap, 3 annotation touches: 93 GETs). The reads are shared: one per
+// resourceVersion of the source, however many requests name it.
+func TestOneReadOfAnOfferedSourcePerResourceVersionServesEveryCopyRequest(t *testing.T) {
+	const c = "sharedread"
+	const requests = 30
+	platform := namespace(t, c+"-platform", nil)
+	tenant := namespace(t, c+"-team", nil)
+	src := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: platform, Name: "bundle",
+			Labels:      map[string]string{keys.LabelOffer: "true"},
+			Annotations: map[string]string{keys.AnnotationOfferNamespaces: tenant}},
+		Data: map[string]string{"ca.crt": strings.Repeat("x", 200<<10)},
+	}
+	if err := k8s.Create(ctx, src); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(src)
+	before := apiGets.count(&corev1.ConfigMap{}, key)
+	reconciled := requestReconciles(t)
+	for i := range requests {
+		createRequest(t, k8s, makeRequest(tenant, fmt.Sprintf("r%02d", i),
+			v1alpha1.CopyRequestSource{Kind: v1alpha1.CopyKindConfigMap, Namespace: platform, Name: src.Name}, fmt.Sprintf("bundle-%02d", i)))
+	}
+	for i := range requests {
+		waitRequest(t, tenant, fmt.Sprintf("r%02d", i), metav1.ConditionTrue, ReasonCopied)
+	}
+	requestsSettle(t, reconciled, requests)
+	t.Logf("30 CopyRequests created: %d GETs of the source", apiGets.count(&corev1.ConfigMap{}, key)-before)
+
+	for i := range 3 {
+		reconciled = requestReconciles(t)
+		updateConfigMap(t, platform, src.Name, func(cm *corev1.ConfigMap) {
+			cm.Annotations["example.com/touched"] = fmt.Sprint(i)
+		})
+		requestsSettle(t, reconciled, requests)
+	}
+	got := apiGets.count(&corev1.ConfigMap{}, key) - before
+	t.Logf("30 CopyRequests created, the source touched 3 times: %d GETs of the source", got)
+	if got > 4 {
+		t.Errorf("%d GETs of the source for 4 resourceVersions, want at most 4 (one per resourceVersion)", got)
+	}
 }

@@ -17,6 +17,10 @@ type Metrics struct {
 	Conflicts *prometheus.GaugeVec
 	// Desired and Synced are the current numbers of wanted and in-step copies.
 	Desired, Synced *prometheus.GaugeVec
+	// Planned counts the copies passes planned (one ownership proof and one comparison each),
+	// by SecretSync and pass: "whole" (every target namespace) or "namespace" (one, after a
+	// namespace, ServiceAccount or copy event). The work the controller does, as events cost it.
+	Planned *prometheus.CounterVec
 }
 
 // NewMetrics creates the series and registers them with reg.
@@ -42,8 +46,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "platform_operators_secretsync_copies_synced",
 			Help: "Copies in step with their source.",
 		}, []string{"secretsync"}),
+		Planned: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "platform_operators_secretsync_copies_planned_total",
+			Help: "Copies planned by SecretSync passes (one ownership proof and comparison each), by SecretSync and pass (whole or namespace).",
+		}, []string{"secretsync", "pass"}),
 	}
-	for _, c := range []prometheus.Collector{m.Writes, m.Failures, m.Conflicts, m.Desired, m.Synced} {
+	for _, c := range []prometheus.Collector{m.Writes, m.Failures, m.Conflicts, m.Desired, m.Synced, m.Planned} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering SecretSync metrics: %w", err)
 		}

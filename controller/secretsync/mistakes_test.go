@@ -166,7 +166,8 @@ func TestTwoSecretSyncsListingOneCopyNameDoNotFightOverTheServiceAccount(t *test
 
 // A copy deleted or handed over wakes the SecretSyncs whose last whole pass found its target
 // held (a renamed SecretSync takes over as soon as the old one's copies go, not at its next
-// conflict recheck, a minute later by default).
+// conflict recheck, a minute later by default). The copy's own SecretSync gets the pass of the
+// copy's namespace only (the initial list, at a start, its whole pass).
 func TestACopyThatGoesWakesTheSecretSyncsWaitingForItsTarget(t *testing.T) {
 	r := &Reconciler{}
 	r.recordWaiting("new", secretKind, []v1alpha1.TargetFailure{{Namespace: "team-a", Name: "regcred", Reason: ReasonConflict}})
@@ -183,19 +184,31 @@ func TestACopyThatGoesWakesTheSecretSyncsWaitingForItsTarget(t *testing.T) {
 		}
 		return out
 	}
+	// The copy's own SecretSync: the pass of the copy's namespace (see
+	// TestACopysEventRepairsItsNamespaceOnly).
+	own := func(names ...string) []reconcile.Request {
+		var out []reconcile.Request
+		for _, n := range names {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: n}})
+		}
+		return out
+	}
 	for _, tc := range []struct {
 		name string
 		send func(*recordingQueue)
 		want []reconcile.Request
 	}{
-		{"deleted", func(q *recordingQueue) { h.Delete(ctx, event.DeleteEvent{Object: held("old")}, q) }, whole("new", "old")},
+		{"deleted", func(q *recordingQueue) { h.Delete(ctx, event.DeleteEvent{Object: held("old")}, q) }, append(whole("new"), own("old")...)},
 		{"handed over", func(q *recordingQueue) {
 			h.Update(ctx, event.UpdateEvent{ObjectOld: held("old"), ObjectNew: held("")}, q)
-		}, whole("new", "old")},
+		}, append(whole("new"), own("old")...)},
 		{"updated in place", func(q *recordingQueue) {
 			h.Update(ctx, event.UpdateEvent{ObjectOld: held("old"), ObjectNew: held("old")}, q)
-		}, whole("old", "old")},
-		{"created", func(q *recordingQueue) { h.Create(ctx, event.CreateEvent{Object: held("old")}, q) }, whole("old")},
+		}, own("old", "old")},
+		{"created", func(q *recordingQueue) { h.Create(ctx, event.CreateEvent{Object: held("old")}, q) }, own("old")},
+		{"listed at start", func(q *recordingQueue) {
+			h.Create(ctx, event.CreateEvent{Object: held("old"), IsInInitialList: true}, q)
+		}, whole("old")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q := &recordingQueue{}
@@ -209,7 +222,7 @@ func TestACopyThatGoesWakesTheSecretSyncsWaitingForItsTarget(t *testing.T) {
 	r.recordWaiting("new", secretKind, nil)
 	q := &recordingQueue{}
 	h.Delete(ctx, event.DeleteEvent{Object: held("old")}, q)
-	if want := whole("old"); !slices.Equal(q.now, want) {
+	if want := own("old"); !slices.Equal(q.now, want) {
 		t.Errorf("after new's conflict is gone: queued %v, want %v", q.now, want)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/keys"
@@ -97,16 +98,34 @@ type Reconciler struct {
 	// of another owner (map[targetKey]bool, replaced whole): when that copy goes away or changes
 	// hands, its event wakes the SecretSyncs waiting for the target (see copyEvents).
 	waiting sync.Map
+	// copyPasses marks the passes of one namespace that a copy's event queued (a
+	// reconcile.Request with a namespace): they keep the status true (settleCopyPass).
+	copyPasses sync.Map
+	// wholePasses takes the whole passes a pass of one namespace asks for to the queue
+	// (wakeWholePass); nil until SetupWithManager.
+	wholePasses chan event.GenericEvent
 }
 
 // Reconcile implements reconcile.Reconciler. A request names a SecretSync (it is
 // cluster-scoped); a request that also carries a namespace asks for the pass of that one target
 // namespace (see targetRequest).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	// Taken when the pass starts, so that a copy's event during this pass marks the next one;
+	// put back when this pass is retried before it could settle.
+	fromCopy, settled := false, false
+	if req.Namespace != "" {
+		_, fromCopy = r.copyPasses.LoadAndDelete(req)
+		defer func() {
+			if fromCopy && !settled {
+				r.copyPasses.Store(req, true)
+			}
+		}()
+	}
 	ss := &v1alpha1.SecretSync{}
 	if err := r.Client.Get(ctx, types.NamespacedName{Name: req.Name}, ss); err != nil {
 		if apierrors.IsNotFound(err) {
 			if req.Namespace != "" {
+				settled = true
 				return ctrl.Result{}, nil // the whole pass cleans up
 			}
 			r.lastStatus.Delete(req.Name)
@@ -128,6 +147,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var res result
 	var plan propagation.Plan
 	if obs.blocked == nil {
+		pass := "whole"
+		if req.Namespace != "" {
+			pass = "namespace"
+		}
+		r.Metrics.Planned.WithLabelValues(ss.Name, pass).Add(float64(len(obs.want)))
 		owner := r.owner(ctx, ss.Name, obs.templates)
 		owner.SourceGone = obs.sourceGone(ss)
 		plan = propagation.ComputeFor(owner, obs.want, obs.lookup, obs.owned, propagation.DeletionPolicy(string(ss.Spec.DeletionPolicy)))
@@ -164,11 +188,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if req.Namespace != "" {
 		// One namespace's pass sees one namespace: the status, which counts them all, is the
-		// whole pass's to write (queued with this one, see namespaceEvents).
+		// whole pass's to write (queued with this one, see namespaceEvents), or, for a pass a
+		// copy's event queued, settleCopyPass's to keep true.
 		if res.requeue {
 			return requeue(r.stale.next(req, r.RetryBase, r.RetryCap)), nil
 		}
 		r.stale.forget(req)
+		if fromCopy {
+			r.settleCopyPass(ctx, ss, obs, res)
+		}
+		settled = true
 		return ctrl.Result{}, res.writeErr
 	}
 	return r.writeStatus(ctx, ss, obs, res)

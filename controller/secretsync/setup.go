@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/cachebounds"
@@ -165,6 +166,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 		return err
 	}
 	r.Sources.Handler = handler.EnqueueRequestsFromMapFunc(r.forSourceSecret)
+	r.wholePasses = make(chan event.GenericEvent, 64)
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named(Name).
 		For(&v1alpha1.SecretSync{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
@@ -172,6 +174,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 		Watches(&corev1.Secret{}, r.copyEvents(secretKind)).
 		Watches(&corev1.ConfigMap{}, r.copyEvents(configMapKind)).
 		Watches(&corev1.ServiceAccount{}, r.serviceAccountEvents(), builder.WithPredicates(serviceAccountPredicate())).
+		WatchesRawSource(source.Channel(r.wholePasses, wholePassEvents())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers, NewQueue: fairqueue.NewQueue}).
 		Build(r)
 	if err != nil {
@@ -256,27 +259,39 @@ func (r *Reconciler) all(ctx context.Context, o client.Object) []reconcile.Reque
 	return out
 }
 
-// forCopy maps a copy to the SecretSync named by its label (old and new label both arrive on
-// an update, so a relabelled copy wakes both).
+// forCopy maps a copy to the pass of its namespace of the SecretSync named by its label (old
+// and new label both arrive on an update, so a relabelled copy wakes both).
 func forCopy(_ context.Context, o client.Object) []reconcile.Request {
 	if n := o.GetLabels()[keys.LabelSecretSync]; n != "" {
-		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: n}}}
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: n}}}
 	}
 	return nil
 }
 
-// copyEvents maps a copy's events to the SecretSync named by its label (forCopy) and, when the
-// copy is deleted or its label changes, to the SecretSyncs waiting for its target (a rename:
-// the old SecretSync's copies go, and the new one takes the targets at once rather than at
-// its next conflict recheck).
+// copyEvents maps a copy's events to the pass of its namespace of the SecretSync named by its
+// label (forCopy): an edited or deleted copy is put back by a pass that reads and plans that one
+// namespace, not every target (settleCopyPass then keeps the status true). When the copy is
+// deleted or its label changes, the event also wakes the whole passes of the SecretSyncs waiting
+// for its target (a rename: the old SecretSync's copies go, and the new one takes the targets at
+// once rather than at its next conflict recheck). The informer's initial list queues whole
+// passes (one per SecretSync serves every copy), as namespaceEvents does.
 func (r *Reconciler) copyEvents(kind *objectKind) handler.EventHandler {
 	add := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], reqs []reconcile.Request) {
 		for _, req := range reqs {
+			if req.Namespace != "" {
+				r.copyPasses.Store(req, true)
+			}
 			q.Add(req)
 		}
 	}
 	return handler.Funcs{
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if e.IsInInitialList {
+				for _, req := range forCopy(ctx, e.Object) {
+					q.Add(wholePass(req.Name))
+				}
+				return
+			}
 			add(q, forCopy(ctx, e.Object))
 		},
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
@@ -289,6 +304,16 @@ func (r *Reconciler) copyEvents(kind *objectKind) handler.EventHandler {
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			add(q, forCopy(ctx, e.Object))
 			add(q, r.waitingFor(kind, e.Object))
+		},
+	}
+}
+
+// wholePassEvents queues the whole passes a pass of one namespace asks for (wakeWholePass),
+// after wholePassDelay: the copies of a burst share one.
+func wholePassEvents() handler.EventHandler {
+	return handler.Funcs{
+		GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			q.AddAfter(wholePass(e.Object.GetName()), wholePassDelay)
 		},
 	}
 }

@@ -31,15 +31,19 @@ import (
 //
 // Whoever may write in a source namespace decides how large its objects are, so the caches keep
 // a bounded form (boundSource: no data, labels only up to a bound) and a pass reads the sources
-// it copies from the API (Full), remembering the last read of each by resourceVersion, within
-// maxFullBytes.
+// it copies from the API (Full), remembering the last read of each by resourceVersion (Reads,
+// shared with the CopyRequest controller and bounded in bytes).
 type Sources struct {
 	Config *rest.Config
 	Scheme *runtime.Scheme
 	// Handler maps a source Secret's events to SecretSync requests.
 	Handler handler.EventHandler
-	// APIReader reads a source whole (Full).
+	// APIReader reads a source whole (Full) when Reads is nil.
 	APIReader client.Reader
+	// Reads remembers the whole reads of sources by resourceVersion, shared with the
+	// CopyRequest controller (main.go builds one for both). nil: one of its own, reading with
+	// APIReader, within MaxSourceReadBytes.
+	Reads *SourceReads
 
 	mu       sync.Mutex
 	ctx      context.Context
@@ -48,10 +52,6 @@ type Sources struct {
 	byNS     map[string]sourceCache
 	watched  map[string]bool // namespace + "/" + kind
 	initOnce sync.Once
-
-	fullMu    sync.Mutex
-	full      map[types.NamespacedName]*corev1.Secret // by kind name in Namespace's place: see fullKey
-	fullBytes int
 }
 
 type sourceCache struct {
@@ -64,7 +64,9 @@ func (s *Sources) init() {
 		s.started = make(chan struct{})
 		s.byNS = map[string]sourceCache{}
 		s.watched = map[string]bool{}
-		s.full = map[types.NamespacedName]*corev1.Secret{}
+		if s.Reads == nil && s.APIReader != nil {
+			s.Reads = NewSourceReads(s.APIReader, MaxSourceReadBytes)
+		}
 	})
 }
 
@@ -164,16 +166,11 @@ func (s *Sources) Prune(ctx context.Context, inUse func() (map[string]bool, erro
 	if len(stopped) == 0 {
 		return nil
 	}
-	s.fullMu.Lock()
-	for k, v := range s.full {
+	if s.Reads != nil {
 		for _, ns := range stopped {
-			if k.Namespace == string(secretKind.name)+"/"+ns || k.Namespace == string(configMapKind.name)+"/"+ns {
-				s.fullBytes -= size(v)
-				delete(s.full, k)
-			}
+			s.Reads.Forget(ns)
 		}
 	}
-	s.fullMu.Unlock()
 	ctrl.LoggerFrom(ctx).V(1).Info("Stopped the caches of source namespaces no SecretSync names", "namespaces", stopped)
 	return nil
 }
@@ -190,54 +187,18 @@ func (s *Sources) Running() []string {
 	return out
 }
 
-// maxFullBytes bounds the data of the sources Full remembers: past it, a source is read from
-// the API on each pass that copies it rather than remembered.
-const maxFullBytes = 32 << 20
-
 // Full returns the source b (bounded, from Reader) whole: remembered from an earlier read at
-// b's resourceVersion or newer, else read from the API. nil when it is gone.
+// b's resourceVersion (by this controller or the CopyRequest controller), else read from the
+// API. nil when it is gone. What it returns is shared: not to be changed.
 func (s *Sources) Full(ctx context.Context, kind *objectKind, b *corev1.Secret) (*corev1.Secret, error) {
 	if !sourceBounded(b) {
 		return b, nil
 	}
-	if s.APIReader == nil {
+	s.init()
+	if s.Reads == nil {
 		return nil, fmt.Errorf("reading source %s/%s: Sources has no APIReader", b.Namespace, b.Name)
 	}
-	key := fullKey(kind, b)
-	s.fullMu.Lock()
-	f := s.full[key]
-	s.fullMu.Unlock()
-	if f != nil && f.ResourceVersion == b.ResourceVersion {
-		return f, nil
-	}
-	obj := kind.object()
-	if err := s.APIReader.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: b.Name}, obj); err != nil {
-		return nil, client.IgnoreNotFound(err)
-	}
-	f = kind.wrap(obj)
-	s.fullMu.Lock()
-	defer s.fullMu.Unlock()
-	if old := s.full[key]; old != nil {
-		s.fullBytes -= size(old)
-		delete(s.full, key)
-	}
-	if n := size(f); s.fullBytes+n <= maxFullBytes {
-		s.full[key] = f
-		s.fullBytes += n
-	}
-	return f, nil
-}
-
-func fullKey(kind *objectKind, b *corev1.Secret) types.NamespacedName {
-	return types.NamespacedName{Namespace: string(kind.name) + "/" + b.Namespace, Name: b.Name}
-}
-
-func size(s *corev1.Secret) int {
-	n := 0
-	for k, v := range s.Data {
-		n += len(k) + len(v)
-	}
-	return n
+	return s.Reads.Read(ctx, kind, types.NamespacedName{Namespace: b.Namespace, Name: b.Name}, b.ResourceVersion)
 }
 
 // sourceMark marks the bounded form of a source; sourceLabelsDropped one whose labels were over

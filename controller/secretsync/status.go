@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/propagation"
@@ -201,6 +203,68 @@ func (r *Reconciler) writeStatus(ctx context.Context, ss *v1alpha1.SecretSync, o
 		recheck = res.retryAfter
 	}
 	return requeue(recheck), nil
+}
+
+// namespaceKeepsStatus reports whether the status last written (last) is still true after a
+// pass of one namespace whose outcome is res: it counted every copy in step with nothing
+// failed or held, and this namespace's copies are all in step now with nothing failed, held or
+// waiting, and the sources say what they said. Then a whole pass would change nothing but
+// lastSyncTime. It is pure.
+func namespaceKeepsStatus(last *v1alpha1.SecretSyncStatus, generation int64, obs observation, res result) bool {
+	if last.ObservedGeneration != generation || last.Failed != 0 || last.Conflicts != 0 || last.Synced != last.Desired || int(last.Sources) != len(obs.sources) {
+		return false
+	}
+	if len(res.conflicts) > 0 || len(res.failures) > 0 || res.requeue || res.writeErr != nil || res.retryAfter > 0 || res.skipped > 0 || res.synced() != res.desired {
+		return false
+	}
+	// The Ready condition the whole pass would give: the same sources, the counts it wrote.
+	want := readyCondition(obs, result{desired: int(last.Desired), inStep: int(last.Synced), notDockerConfig: res.notDockerConfig}, generation)
+	got := meta.FindStatusCondition(last.Conditions, ConditionReady)
+	return got != nil && got.ObservedGeneration == generation && got.Status == want.Status && got.Reason == want.Reason && got.Message == want.Message
+}
+
+// settleCopyPass keeps the status true after a pass of one namespace that a copy's event
+// queued (an edited or deleted copy put back). When the namespace leaves the last status true
+// (namespaceKeepsStatus), the whole pass is not needed: a pass that wrote records lastSyncTime
+// (a merge patch of that field alone) and its CopiesWritten Event, one status write, as the
+// whole pass would have. Otherwise (a Conflict, a failure or a held copy appeared or went, the
+// counts may have moved) it wakes the whole pass, which counts every namespace and writes the
+// status and the memory of the targets the SecretSync waits for.
+func (r *Reconciler) settleCopyPass(ctx context.Context, ss *v1alpha1.SecretSync, obs observation, res result) {
+	// The status this controller last wrote is newer than a cache that has not caught up with
+	// it (the event of a copy this pass's predecessor wrote comes right after its status write).
+	prev := ss.Status.DeepCopy()
+	if last, ok := r.lastStatus.Load(ss.Name); ok {
+		prev = last.(*v1alpha1.SecretSyncStatus).DeepCopy()
+	}
+	if !namespaceKeepsStatus(prev, ss.Generation, obs, res) {
+		r.wakeWholePass(ctx, ss.Name)
+		return
+	}
+	if res.writes() == 0 {
+		return
+	}
+	patch := client.MergeFrom(ss.DeepCopy())
+	t := metav1.NewTime(r.now())
+	ss.Status.LastSyncTime = &t
+	if err := r.Client.Status().Patch(ctx, ss, patch); err != nil {
+		// The whole pass writes the status instead.
+		r.wakeWholePass(ctx, ss.Name)
+		return
+	}
+	r.lastStatus.Store(ss.Name, ss.Status.DeepCopy())
+	r.emitEvents(ss, prev, &ss.Status, res)
+}
+
+// wakeWholePass queues the SecretSync's whole pass (see wholePassEvents).
+func (r *Reconciler) wakeWholePass(ctx context.Context, name string) {
+	if r.wholePasses == nil {
+		return // not set up with a manager (a test's bare Reconciler)
+	}
+	select {
+	case r.wholePasses <- event.GenericEvent{Object: &v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: name}}}:
+	case <-ctx.Done():
+	}
 }
 
 // writeReadFailure records that a pass could not read the world: Ready turns False with reason

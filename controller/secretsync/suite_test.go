@@ -10,6 +10,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,7 +64,34 @@ var (
 	requests *RequestReconciler
 	// proofs are the manager's ownership proofs, with the key it keeps in ownershipNS.
 	proofs *propagation.Prover
+	// apiGets counts the GETs past the caches of both controllers (their APIReader and the
+	// source reads they share), by "Kind namespace/name".
+	apiGets = &countingReader{}
 )
+
+// countingReader is a client.Reader that counts its GETs by object.
+type countingReader struct {
+	client.Reader
+	mu   sync.Mutex
+	gets map[string]int
+}
+
+func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	c.mu.Lock()
+	if c.gets == nil {
+		c.gets = map[string]int{}
+	}
+	c.gets[fmt.Sprintf("%T %s", obj, key)]++
+	c.mu.Unlock()
+	return c.Reader.Get(ctx, key, obj, opts...)
+}
+
+// count is the number of GETs of obj's kind at key so far.
+func (c *countingReader) count(obj client.Object, key client.ObjectKey) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gets[fmt.Sprintf("%T %s", obj, key)]
+}
 
 // ownershipNS stands for the manager's own namespace: the ownership key and the SecretSyncs'
 // Events are there.
@@ -182,9 +210,12 @@ func setUp(cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
-	sources = &Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme(), APIReader: mgr.GetAPIReader()}
+	// As main.go: one SourceReads for both controllers.
+	apiGets.Reader = mgr.GetAPIReader()
+	reads := NewSourceReads(apiGets, MaxSourceReadBytes)
+	sources = &Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme(), APIReader: apiGets, Reads: reads}
 	r := &Reconciler{
-		Client: withWriteFaults(mgr.GetClient()), APIReader: mgr.GetAPIReader(), Metrics: testMetrics, Workers: 8,
+		Client: withWriteFaults(mgr.GetClient()), APIReader: apiGets, Metrics: testMetrics, Workers: 8,
 		Recorder: InNamespace(mgr.GetEventRecorder(Name), scheme, ownershipNS),
 		Sources:  sources,
 		Proofs:   proofs, Protected: propagation.Protected{Namespace: ownershipNS, OwnershipKey: DefaultOwnershipKeySecret, Own: []string{managerPullSecret}},
@@ -197,7 +228,8 @@ func setUp(cfg *rest.Config) error {
 	if err := r.SetupWithManager(context.Background(), mgr, 4); err != nil {
 		return err
 	}
-	requests, err = SetupRequestController(context.Background(), mgr, 2, proofs)
+	requests, err = SetupRequestController(context.Background(), mgr, 2, proofs, reads)
+	requests.APIReader = apiGets
 	if err != nil {
 		return err
 	}

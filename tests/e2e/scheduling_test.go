@@ -249,12 +249,14 @@ func TestScheduling(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A second request with a new token runs once more; the first token is not run again.
+		// Within a minute of the first run-now Job it waits for the minute to pass
+		// (scheduledjob.RunNowInterval), said by status.runNowWaiting, then runs.
 		patch := client.MergeFrom(sj.DeepCopy())
 		sj.Annotations[keys.AnnotationRunNow] = "second"
 		if err := c.Patch(ctx, sj, patch); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(ctx, t, waitTimeout, "the second token never ran", func(ctx context.Context) (bool, error) {
+		waitFor(ctx, t, waitTimeout+scheduledjob.RunNowInterval, "the second token never ran", func(ctx context.Context) (bool, error) {
 			got := &v1alpha1.ScheduledJob{}
 			if err := c.Get(ctx, client.ObjectKeyFromObject(manual), got); err != nil {
 				return false, nil

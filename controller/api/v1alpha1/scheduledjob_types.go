@@ -238,6 +238,16 @@ type ScheduledJobStatus struct {
 	// +optional
 	LastRunNowToken string `json:"lastRunNowToken,omitempty"`
 
+	// lastRunNowTime is when the last run-now Job was created (or refused by the API server): a
+	// newer run-now token waits until a minute after it (at most one run-now Job a minute).
+	// +optional
+	LastRunNowTime *metav1.Time `json:"lastRunNowTime,omitempty"`
+
+	// runNowWaiting is the run-now token waiting for the minute after lastRunNowTime to pass,
+	// announced once with a RunNowDelayed Event; empty when none waits.
+	// +optional
+	RunNowWaiting string `json:"runNowWaiting,omitempty"`
+
 	// scheduleSummary is what kubectl get shows as SCHEDULE: spec.schedule, or spec.schedules
 	// joined with " | " (beyond 128 characters, the first of them and "(+N more)"), so the
 	// column is filled whichever of the two is set (a printer column cannot fall back from one

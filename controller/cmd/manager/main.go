@@ -457,10 +457,12 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 		if err != nil {
 			return nil, err
 		}
+		// One read of a source per resourceVersion, whichever SecretSyncs and CopyRequests name it.
+		reads := secretsync.NewSourceReads(mgr.GetAPIReader(), secretsync.MaxSourceReadBytes)
 		r := &secretsync.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Metrics: m, Workers: o.secretSyncWorkers,
 			Recorder: secretsync.InNamespace(mgr.GetEventRecorder(secretsync.Name), scheme, ns), Writes: writes,
-			Sources: &secretsync.Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme(), APIReader: mgr.GetAPIReader()},
+			Sources: &secretsync.Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme(), APIReader: mgr.GetAPIReader(), Reads: reads},
 			Proofs:  proofs, Protected: propagation.Protected{Namespace: ns, OwnershipKey: o.ownershipKeySecret, Own: splitList(o.withheldSecrets)},
 		}
 		if o.ownershipPolicy != "" {
@@ -470,7 +472,7 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 			return nil, fmt.Errorf("setting up %s: %w", secretsync.Name, err)
 		}
 		// Pull mode (CopyRequests) is part of the secretsync controller.
-		requests, err := secretsync.SetupRequestController(ctx, mgr, 2, proofs)
+		requests, err := secretsync.SetupRequestController(ctx, mgr, 2, proofs, reads)
 		if err != nil {
 			return nil, err
 		}
