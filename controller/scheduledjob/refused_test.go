@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -29,16 +28,7 @@ import (
 func TestAJobRefusedByAdmissionIsAFailedRunAndSaysWhy(t *testing.T) {
 	f := newFixture(t, false)
 	ns := f.env.Namespace(t, "sj-quota")
-	quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-jobs"},
-		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/jobs.batch": resource.MustParse("0")}}}
-	if err := f.env.Client.Create(f.env.Ctx, quota); err != nil {
-		t.Fatal(err)
-	}
-	// No quota controller runs in envtest: its status is what that controller would write.
-	quota.Status = corev1.ResourceQuotaStatus{Hard: quota.Spec.Hard, Used: corev1.ResourceList{"count/jobs.batch": resource.MustParse("0")}}
-	if err := f.env.Client.Status().Update(f.env.Ctx, quota); err != nil {
-		t.Fatal(err)
-	}
+	quota := f.env.NoJobsQuota(t, ns)
 	sj := everyMinute(ns, "quota")
 	f.create(t, sj)
 	f.reconcile(t, sj)

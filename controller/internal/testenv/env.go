@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -205,6 +206,24 @@ func (e *Env) Namespace(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return name
+}
+
+// NoJobsQuota creates, in ns, a ResourceQuota that allows no Job (count/jobs.batch=0), with the
+// status the quota controller (which envtest does not run) would write, so admission refuses
+// every Job create. Deleting it (then waiting until the API server no longer has it) lifts it.
+func (e *Env) NoJobsQuota(t *testing.T, ns string) *corev1.ResourceQuota {
+	t.Helper()
+	zero := corev1.ResourceList{"count/jobs.batch": resource.MustParse("0")}
+	quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-jobs"},
+		Spec: corev1.ResourceQuotaSpec{Hard: zero}}
+	if err := e.Client.Create(e.Ctx, quota); err != nil {
+		t.Fatal(err)
+	}
+	quota.Status = corev1.ResourceQuotaStatus{Hard: zero, Used: zero}
+	if err := e.Client.Status().Update(e.Ctx, quota); err != nil {
+		t.Fatal(err)
+	}
+	return quota
 }
 
 // Eventually polls cond every 50ms for up to 10s and fails the test with msg if it never holds.
