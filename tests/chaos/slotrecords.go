@@ -89,21 +89,23 @@ func leaderKillRecord(ctx context.Context, h *harness, r *result) error {
 		return err
 	}
 	var first, last time.Time
-	// recordRounds slots with a kill, then one without: the refused and the Forbid-skipped
+	// recordRounds slots with a kill, then two without: the refused and the Forbid-skipped
 	// outcomes are decided at the slot, so a kill right after it may leave them to the next
-	// leader, past the deadline (MissedDeadline, which is then the truth of the record).
-	for round := range recordRounds + 1 {
+	// leader, past the deadline (MissedDeadline, which is then the truth of the record). The
+	// first slot without a fault creates the long Jobs (the killed rounds' long slots may all
+	// have missed their deadline), and they are still active at the second: JobAlreadyActive.
+	for round := range recordRounds + 2 {
 		slot := nextMinute(20 * time.Second)
 		if round == 0 {
 			first = slot
 		}
 		last = slot
-		if round == recordRounds {
+		if round >= recordRounds {
 			if err := sleepUntil(ctx, slot.Add(time.Second)); err != nil {
 				return err
 			}
 			r.figure("round %d: slot %s without a fault", round+1, slot.Format("15:04"))
-			break
+			continue
 		}
 		lp, err := findLeaderBefore(ctx, h, slot)
 		if err != nil {
