@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -50,11 +49,12 @@ type Inventory struct {
 	Kinds []Kind
 }
 
-// Options returns base with the inventory's kinds as its ByObject, the fail-closed default
-// transform (Identity) for any other kind, and a NewInformer that records each informer built
-// (Built). base must set neither ByObject nor DefaultTransform: everything a cache holds goes
-// through the inventory.
-func Options(inv Inventory, base cache.Options) (cache.Options, error) {
+// options returns base with the inventory's kinds as its ByObject, Identity as the default
+// transform (a second line behind the refusal of undeclared kinds: New, ManagerOptions), and a
+// NewInformer that records each informer built (Built). base must set neither ByObject nor
+// DefaultTransform: everything a cache holds goes through the inventory. Unexported: options
+// alone would build a cache that starts undeclared informers; New and ManagerOptions refuse them.
+func options(inv Inventory, base cache.Options) (cache.Options, error) {
 	if len(base.ByObject) > 0 || base.DefaultTransform != nil {
 		return base, fmt.Errorf("cache %s: ByObject and DefaultTransform come from its inventory (cachebounds.Kind), not the options", inv.Name)
 	}
@@ -86,8 +86,8 @@ func Options(inv Inventory, base cache.Options) (cache.Options, error) {
 		inf := next(lw, obj, resync, idx)
 		t := typeName(obj)
 		if !declared[t] {
-			// Fail closed, and loudly: the informer keeps identities only (Identity), and a
-			// controller reading the kind sees empty objects.
+			// Not reached through New or ManagerOptions, which refuse an undeclared kind before
+			// any informer starts; should one start another way, it keeps identities only.
 			logf.Log.WithName("cachebounds").Error(nil, "An informer of a kind no inventory declares keeps only each object's identity; declare the kind with its bound", "cache", inv.Name, "type", t)
 		}
 		record(Informer{Cache: inv.Name, Type: t, Declared: declared[t], Store: inf.GetStore()})
@@ -96,19 +96,11 @@ func Options(inv Inventory, base cache.Options) (cache.Options, error) {
 	return base, nil
 }
 
-// New builds a cache from the inventory (Options, then cache.New).
-func New(cfg *rest.Config, inv Inventory, base cache.Options) (cache.Cache, error) {
-	opts, err := Options(inv, base)
-	if err != nil {
-		return nil, err
-	}
-	return cache.New(cfg, opts)
-}
-
 // Identity is the default transform of every cache built here: it keeps of an object only its
 // identity (kind, name, namespace, UID, resourceVersion, generation, deletion), in an object of
-// the same type. A kind reaches it only when no inventory declared it; a controller reading such
-// a kind sees an empty spec, which is meant to be noticed, never a tenant's megabytes.
+// the same type. The caches New and ManagerOptions build refuse an undeclared kind before an
+// informer starts (UndeclaredError); Identity is the second line, should an informer of one start
+// another way: never a tenant's megabytes.
 func Identity(in any) (any, error) {
 	m, ok := in.(metav1.Object)
 	if !ok {
@@ -140,15 +132,18 @@ func Identity(in any) (any, error) {
 	return out, nil
 }
 
-// Informer is an informer a cache built here started, as Built reports it.
+// Informer is an informer a cache built here started, or a kind it refused, as Built reports it.
 type Informer struct {
 	// Cache is the name of its inventory; Type the Go type (and, for metadata, nothing more) of
 	// what it holds.
 	Cache, Type string
 	// Declared is false for a kind no inventory declared (kept as Identity).
 	Declared bool
-	// Store is what the informer holds, for tests that weigh it.
+	// Store is what the informer holds, for tests that weigh it; nil for a refusal.
 	Store toolscache.Store
+	// Refused, when set, says this is no informer but a request for a kind the cache refused
+	// (UndeclaredError): the form and GroupVersionKind asked for.
+	Refused string
 }
 
 var built struct {
@@ -162,7 +157,8 @@ func record(i Informer) {
 	built.all = append(built.all, i)
 }
 
-// Built returns every informer built by a cache of this package in this process, oldest first.
+// Built returns every informer built by a cache of this package in this process, and every kind
+// such a cache refused (Refused), oldest first.
 // Informers of stopped caches stay listed: a test compares the list before and after.
 func Built() []Informer {
 	built.Lock()

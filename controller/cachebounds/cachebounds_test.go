@@ -32,7 +32,7 @@ func TestOptions(t *testing.T) {
 		{name: "options that bring their own default transform are refused", inv: Inventory{Name: "c"}, base: cache.Options{DefaultTransform: keep}, wantErr: "come from its inventory"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			opts, err := Options(c.inv, c.base)
+			opts, err := options(c.inv, c.base)
 			switch {
 			case c.wantErr == "" && err != nil:
 				t.Fatalf("unexpected error: %v", err)
@@ -103,7 +103,7 @@ func TestBoundedMetaKeepsOursBounded(t *testing.T) {
 
 // Every informer a cache built from an inventory starts is recorded, declared or not.
 func TestEveryInformerBuiltIsRecorded(t *testing.T) {
-	opts, err := Options(Inventory{Name: "recorded", Kinds: []Kind{{Object: &corev1.Secret{}, Transform: keep}}}, cache.Options{})
+	opts, err := options(Inventory{Name: "recorded", Kinds: []Kind{{Object: &corev1.Secret{}, Transform: keep}}}, cache.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

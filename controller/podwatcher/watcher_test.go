@@ -68,15 +68,11 @@ func TestWatcherAgainstAPIServer(t *testing.T) {
 	}
 
 	log := &lines{}
-	cacheOpts, err := cachebounds.Options(cachebounds.Inventory{Name: "podwatcher-test", Kinds: []cachebounds.Kind{CacheKind([]string{"watched"})}}, cache.Options{})
-	if err != nil {
+	opts := ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}}
+	if err := cachebounds.ManagerOptions(cachebounds.Inventory{Name: "podwatcher-test", Kinds: []cachebounds.Kind{CacheKind([]string{"watched"})}}, cache.Options{}, &opts); err != nil {
 		t.Fatal(err)
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:  scheme,
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   cacheOpts,
-	})
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -191,17 +191,16 @@ func setUp(cfg *rest.Config) error {
 	if proofs, err = LoadOwnershipKey(context.Background(), k8s, ownershipNS, DefaultOwnershipKeySecret); err != nil {
 		return err
 	}
-	cacheOpts, err := cachebounds.Options(cachebounds.Inventory{Name: "manager", Kinds: CacheKinds()}, cache.Options{})
-	if err != nil {
-		return err
-	}
-	mgr, err = ctrl.NewManager(cfg, ctrl.Options{
+	opts := ctrl.Options{
 		Scheme:                 scheme,
-		Cache:                  cacheOpts,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		LeaderElection:         false,
-	})
+	}
+	if err := cachebounds.ManagerOptions(cachebounds.Inventory{Name: "manager", Kinds: CacheKinds()}, cache.Options{}, &opts); err != nil {
+		return err
+	}
+	mgr, err = ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return err
 	}

@@ -68,7 +68,8 @@ func hostileTemplate() batchv1.JobTemplateSpec {
 // every controller on), a tenant's largest objects are created for every kind any of its caches
 // holds, and every informer that any cache built through controller/cachebounds started is
 // weighed: each must be declared in an inventory, and each object it holds must serialize to at
-// most cachebounds.MaxObjectBytes. A new informer without a bound fails here, whoever starts it.
+// most cachebounds.MaxObjectBytes. A new informer without a bound fails here, whoever starts it;
+// a controller asking the cache for a kind no inventory declares is refused (and fails here too).
 func TestEveryInformerTheManagerStartsIsBounded(t *testing.T) {
 	ctrl.SetLogger(logr.Discard())
 	cfg := testenv.StartAPIServer(t)
@@ -140,6 +141,9 @@ func TestEveryInformerTheManagerStartsIsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !cachebounds.Bounded(mgr.GetCache()) {
+		t.Fatalf("the manager's cache is a %T, not one built by controller/cachebounds (which refuses undeclared kinds)", mgr.GetCache())
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -188,6 +192,9 @@ func TestEveryInformerTheManagerStartsIsBounded(t *testing.T) {
 	eventually(t, func() string { return fmt.Sprintf("informers still missing: %v", missing()) }, func() bool { return len(missing()) == 0 })
 	for _, inf := range informers() {
 		t.Run(inf.Cache+"/"+inf.Type, func(t *testing.T) {
+			if inf.Refused != "" {
+				t.Fatalf("cache %s was asked for %s, which no inventory declares (controller/cachebounds): a controller reads or watches it and gets an error; declare the kind with its bound", inf.Cache, inf.Refused)
+			}
 			if !inf.Declared {
 				t.Errorf("cache %s started an informer of %s, which no inventory declares (controller/cachebounds): declare the kind with its bound", inf.Cache, inf.Type)
 			}

@@ -373,16 +373,10 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 		return nil, err
 	}
 
-	cacheOpts, err := cacheOptions(o, isOn)
-	if err != nil {
-		return nil, err
-	}
-
 	shutdown := o.gracefulShutdown
 	lease, renew, retry := o.leaseDuration, o.renewDeadline, o.retryPeriod
 	opts := ctrl.Options{
 		Scheme:                  scheme,
-		Cache:                   cacheOpts,
 		Metrics:                 metricsOptions(o),
 		HealthProbeBindAddress:  o.probeAddr,
 		PprofBindAddress:        o.pprofAddr,
@@ -396,6 +390,9 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 		RenewDeadline:                 &renew,
 		RetryPeriod:                   &retry,
 		GracefulShutdownTimeout:       &shutdown,
+	}
+	if err := cacheOptions(o, isOn, &opts); err != nil {
+		return nil, err
 	}
 	if tweak != nil {
 		tweak(&opts)
@@ -549,9 +546,10 @@ func cacheInventory(o options, isOn func(string) bool) cachebounds.Inventory {
 	return inv
 }
 
-// cacheOptions builds the manager cache's options from cacheInventory: a kind not declared there
-// is cached as its identity only (cachebounds.Identity), and recorded as undeclared.
-func cacheOptions(o options, isOn func(string) bool) (cache.Options, error) {
+// cacheOptions sets the manager's cache from cacheInventory (cachebounds.ManagerOptions): a kind
+// not declared there is refused by the cache (cachebounds.UndeclaredError), so a controller
+// reading or watching it fails loudly, and is recorded for the enumerating test.
+func cacheOptions(o options, isOn func(string) bool, opts *ctrl.Options) error {
 	base := cache.Options{}
 	if watchNamespaces := splitList(o.watchNamespaces); len(watchNamespaces) > 0 {
 		base.DefaultNamespaces = make(map[string]cache.Config, len(watchNamespaces))
@@ -559,7 +557,7 @@ func cacheOptions(o options, isOn func(string) bool) (cache.Options, error) {
 			base.DefaultNamespaces[ns] = cache.Config{}
 		}
 	}
-	return cachebounds.Options(cacheInventory(o, isOn), base)
+	return cachebounds.ManagerOptions(cacheInventory(o, isOn), base, opts)
 }
 
 // watchedObjects lists the kinds the enabled controllers watch through the manager's cache.

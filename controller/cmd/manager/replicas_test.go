@@ -160,8 +160,9 @@ func startReplica(t *testing.T, cfg *rest.Config, args []string) *replica {
 	mgr, err := newManager(ctx, o, enabled, cfg, logr.Discard(), prometheus.NewRegistry(), func(opts *ctrl.Options) {
 		// Two replicas in one process register the same controller names.
 		opts.Controller.SkipNameValidation = ptr.To(true)
+		bounded := opts.NewCache // the manager's own (cachebounds.ManagerOptions)
 		opts.NewCache = func(cfg *rest.Config, co cache.Options) (cache.Cache, error) {
-			c, err := cache.New(cfg, co)
+			c, err := bounded(cfg, co)
 			r.informers = &informerLog{Cache: c, scheme: co.Scheme, before: map[string]bool{}, lazy: map[string]bool{}}
 			return r.informers, err
 		}

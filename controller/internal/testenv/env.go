@@ -169,16 +169,15 @@ var CacheKinds []cachebounds.Kind
 // start builds and starts a manager on cfg, its cache configured as the manager's.
 func start(t *testing.T, cfg *rest.Config, scheme *k8sruntime.Scheme, setup func(mgr ctrl.Manager) error) *Env {
 	t.Helper()
-	cacheOpts, err := cachebounds.Options(cachebounds.Inventory{Name: "testenv", Kinds: append([]cachebounds.Kind{jobs.CacheKind()}, CacheKinds...)}, cache.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	opts := ctrl.Options{
 		Scheme:     scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Cache:      cacheOpts,
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)}, // several tests of a package register the same controller name
-	})
+	}
+	if err := cachebounds.ManagerOptions(cachebounds.Inventory{Name: "testenv", Kinds: append([]cachebounds.Kind{jobs.CacheKind()}, CacheKinds...)}, cache.Options{}, &opts); err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
