@@ -136,11 +136,12 @@ func wrap(c cache.Cache, inv Inventory, s *runtime.Scheme) (*bounded, error) {
 }
 
 // refuse returns an UndeclaredError, and records the refusal (Built), when o's kind in o's form
-// is not declared; an object whose kind the scheme does not know is left to the cache's own error.
+// is not declared; for an object whose kind the scheme does not know, the error the cache below
+// would return (it maps types with the same scheme).
 func (b *bounded) refuse(o runtime.Object) error {
 	gvk, err := apiutil.GVKForObject(o, b.scheme)
 	if err != nil {
-		return nil
+		return fmt.Errorf("cache %s: %w", b.name, err)
 	}
 	return b.refuseKey(kindKey(formOf(o), gvk), fmt.Sprintf("%T", o))
 }

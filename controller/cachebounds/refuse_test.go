@@ -42,6 +42,9 @@ func (c *calls) IndexField(_ context.Context, o client.Object, _ string, _ clien
 	return nil
 }
 
+// unknown is a type no scheme registers.
+type unknown struct{ corev1.ConfigMap }
+
 func metadataOf(gvk schema.GroupVersionKind) *metav1.PartialObjectMetadata {
 	m := &metav1.PartialObjectMetadata{}
 	m.SetGroupVersionKind(gvk)
@@ -144,6 +147,16 @@ func TestAnUndeclaredKindIsRefused(t *testing.T) {
 		want := "cache refusing refuses typed /v1, Kind=ConfigMap: the kind is not declared in its inventory (controller/cachebounds), so it has no bound; declare it with its bound, or read it from the API (APIReader)"
 		if err == nil || err.Error() != want {
 			t.Errorf("error %v, want %q", err, want)
+		}
+	})
+	t.Run("a type the scheme does not know is refused, the cache below not asked", func(t *testing.T) {
+		inner := &calls{}
+		c, err := wrap(inner, inv, scheme.Scheme)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Get(ctx, client.ObjectKey{Name: "x"}, &unknown{}); err == nil || len(inner.got) != 0 {
+			t.Errorf("error %v, the cache below got %v", err, inner.got)
 		}
 	})
 	t.Run("a cache built here is known as one", func(t *testing.T) {
