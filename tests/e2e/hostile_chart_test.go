@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/tests/testbed"
 )
 
 // A hostile tenant against what the chart installs (admission policies, Pod Security, API
@@ -75,6 +77,32 @@ func TestHostileTenantAgainstTheChart(t *testing.T) {
 			}
 			if err := c.Create(ctx, restricted(testPod(tenantNamespace, "e2e-restricted")), client.DryRunAll); err != nil {
 				t.Fatalf("a restricted pod in %s: %v", tenantNamespace, err)
+			}
+			return ctx
+		}).
+		Assess("an admin's upgrade that makes the release namespace or kube-system a tenant is refused, the release untouched", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			// The tenant's Role would let it run pods with any ServiceAccount beside the manager's.
+			before, err := testbed.ReleaseValues(cfg.KubeconfigFile(), releaseNamespace, releaseName)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tc := range []struct{ ns, want string }{
+				{releaseNamespace, "is the release namespace"},
+				{"kube-system", "is a kube-* namespace"},
+			} {
+				r := suiteRelease(cfg, map[string]any{"tenants": []any{map[string]any{"namespace": tc.ns, "createNamespace": false}}})
+				r.ResetThenReuseValues = true
+				_, err := testbed.UpgradeInstall(r, t.Logf)
+				if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "Give the tenant a namespace of its own") {
+					t.Errorf("helm upgrade with a tenant in %s: err = %v, want refused (%q)", tc.ns, err, tc.want)
+				}
+			}
+			after, err := testbed.ReleaseValues(cfg.KubeconfigFile(), releaseNamespace, releaseName)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(before, after) {
+				t.Errorf("the release's values changed after the refused upgrades:\nbefore %v\nafter  %v", before, after)
 			}
 			return ctx
 		}).
