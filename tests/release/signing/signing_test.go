@@ -215,4 +215,3 @@ func TestLoadSignerRefusesAWrongPassword(t *testing.T) {
 		t.Fatalf("PublicKey = %s, %v; want the generated cosign.pub", pub, err)
 	}
 }
-
