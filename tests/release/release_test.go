@@ -194,9 +194,11 @@ func TestReleaseRoundTrip(t *testing.T) {
 	if err := os.WriteFile(values, vb, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// Installed as docs/release.md tells users to: the chart by the digest whose signature was
+	// verified above, not by its tag, which could move between verifying and installing.
 	helmUpgrade := func(extra ...string) {
-		args := append([]string{"upgrade", "-i", "platform-operators", "oci://" + reg.Addr() + "/platform/charts/platform-operators",
-			"--version", res.Version, "--plain-http", "--registry-config", filepath.Join(dockerConfig, "config.json"),
+		args := append([]string{"upgrade", "-i", "platform-operators", "oci://" + reg.Addr() + "/platform/charts/platform-operators@" + res.ChartDigest,
+			"--plain-http", "--registry-config", filepath.Join(dockerConfig, "config.json"),
 			"--kubeconfig", kubeconfig, "-n", releaseNS, "-f", values, "--wait", "--timeout", "4m"}, extra...)
 		run(t, ctx, root, helm, args...)
 	}
