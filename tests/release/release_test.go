@@ -555,11 +555,12 @@ func checkTamperedFails(t *testing.T, ctx context.Context, res Result, publicKey
 		{chartTag, res.ChartDigest},
 	} {
 		d, err := v.VerifySignature(ctx, tc.ref)
-		if err == nil {
+		switch {
+		case err == nil:
 			t.Errorf("cosign verify %s passed after the tag was moved to %s (released %s)", tc.ref, d, tc.want)
-		} else if d.DigestStr() == tc.want {
+		case d.DigestStr() == tc.want:
 			t.Errorf("the tag %s still points at the released %s: the tampering did not happen", tc.ref, tc.want)
-		} else {
+		default:
 			t.Logf("tampered %s (now %s): verification fails as it must: %v", tc.ref, d.DigestStr(), err)
 		}
 		if _, err := v.VerifyAttestation(ctx, tc.ref, signing.PredicateSLSAProvenanceV1); err == nil {
