@@ -69,7 +69,7 @@ type Options struct {
 	// $DOCKER_CONFIG/config.json (or ~/.docker/config.json) either way.
 	PlainHTTP bool
 	// SigningKey is a cosign private key file (`cosign generate-key-pair`); SigningPassword
-	// decrypts it (the Makefile passes $COSIGN_PASSWORD). A pushed release must be signed: with Push
+	// decrypts it (cmd/release reads it from $COSIGN_PASSWORD). A pushed release must be signed: with Push
 	// and no SigningKey, Run refuses before it builds anything.
 	SigningKey      string
 	SigningPassword []byte
