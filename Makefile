@@ -30,7 +30,10 @@ HOST    := scripts/host.sh
 # gcc and libc6-dev: `go test -race` needs cgo, and Go turns cgo off on a machine without a C compiler.
 RACE_PACKAGES := gcc libc6-dev
 HOST_PACKAGES := $(RACE_PACKAGES) docker.io debootstrap containerd docker-registry
-GO_PACKAGES := ./controller/... ./tests/docs/... ./tests/testbed/... ./tests/bench/... ./tests/imagebuild/... ./tests/chaos/... ./tests/release/...
+GO_PACKAGES := ./controller/... ./tests/docs/... ./tests/testbed/... ./tests/bench/... ./tests/imagebuild/... ./tests/chaos/...
+# tests/release is its own Go module (the signing libraries stay out of the product's go.mod): each
+# target that builds, tests or lints it runs inside it.
+RELEASE_MODULE := tests/release
 # Chart render tests run without -race: they render with the Helm library and share no state
 # across goroutines of ours, and under the race detector they take over 10 minutes here.
 CHART_TEST_PACKAGES := ./tests/chart/...
@@ -99,6 +102,7 @@ test-go: tools ## Unit tests and envtest integration tests (real kube-apiserver 
 	@# -race needs cgo and a C compiler: installed from Debian's packages if missing (a fresh machine has none).
 	$(HOST) packages $(RACE_PACKAGES)
 	CGO_ENABLED=1 go test -race -count=1 -timeout 20m $(GO_PACKAGES)
+	cd $(RELEASE_MODULE) && CGO_ENABLED=1 go test -race -count=1 -timeout 20m ./...
 	go test -count=1 -timeout 20m $(CHART_TEST_PACKAGES)
 
 .PHONY: test-chart
@@ -124,8 +128,8 @@ test-image: host ## Run the built manager and job images in Docker (time zones, 
 	PO_DOCKER_TESTS=1 PO_BUSYBOX_BINARY=$(BIN)/busybox/busybox go test -count=1 -timeout 20m -v -run Docker ./tests/imagebuild/
 
 .PHONY: test-release
-test-release: tools kind-node manager-linux ## Release round trip: `make release` pushes to a local registry with credentials, then helm pull oci://, helm upgrade -i from it on kind with the image by digest, SBOM and provenance found as referrers.
-	PO_RELEASE_TEST=1 go test -count=1 -timeout 20m -v -run TestReleaseRoundTrip ./tests/release/
+test-release: tools kind-node manager-linux ## Release round trip: `make release` pushes and signs (throwaway cosign key) to a local registry with credentials; the signatures and the signed provenance and SBOM attestations verified with the public key, and verification fails on a tampered image and chart; helm pull oci://, helm upgrade -i on kind with the chart and the image by digest.
+	cd $(RELEASE_MODULE) && PO_RELEASE_TEST=1 go test -count=1 -timeout 20m -v -run TestReleaseRoundTrip .
 
 .PHONY: test-e2e-namespaced
 test-e2e-namespaced: tools ## The e2e suite with rbac.scope=namespaced (SecretSync tests skip: cluster-scoped by design). Not in `make test`: a second suite run, ~2 min.
@@ -190,9 +194,10 @@ verify: manifests verify-static ## Fail if generated files drift, code is not go
 
 .PHONY: verify-static
 verify-static: lint ## verify without regenerating first (make test runs manifests before its lanes start).
-	go test -count=1 -run 'TestVersionSourcesAgree' ./tests/release/
+	cd $(RELEASE_MODULE) && go test -count=1 -run 'TestVersionSourcesAgree' .
 	@test -z "$$(gofmt -l controller tests)" || { echo "gofmt needed:"; gofmt -l controller tests; exit 1; }
 	go vet ./...
+	cd $(RELEASE_MODULE) && go vet ./...
 	@git diff --exit-code -- controller $(CHART) || { echo "generated files are out of date: run 'make manifests' and commit"; exit 1; }
 	@test -z "$$(git status --porcelain --untracked-files=all -- controller $(CHART))" || { echo "untracked generated files:"; git status --porcelain -- controller $(CHART); exit 1; }
 
@@ -202,6 +207,7 @@ lint: ## golangci-lint (bin/golangci-lint: v2.15.0 with the Kube API Linter buil
 	@# --allow-serial-runners: another golangci-lint on the machine (a shared CI runner, a second
 	@# checkout) is waited for; without it this one exits with "parallel golangci-lint is running".
 	$(BIN)/golangci-lint run --allow-serial-runners ./...
+	cd $(RELEASE_MODULE) && $(BIN)/golangci-lint run --allow-serial-runners --config $(ROOT)/.golangci.yml ./...
 
 .PHONY: image
 image: ## Build the container image with Docker (for Docker users; not possible on the kwok test bed).
@@ -245,15 +251,17 @@ job-image-push: ## Push the job test image (Debian's static busybox, /bin/sh) to
 	go run ./tests/imagebuild/cmd/imagebuild busybox --binary $(BIN)/busybox/busybox --tag $(REGISTRY)/busybox:$(JOB_IMAGE_TAG) $(PUSH_FLAGS)
 
 # make release: dry run by default (everything into bin/release/, nothing pushed); PUSH=1 REGISTRY=...
-# publishes the image index, its SBOM and provenance referrers, and the chart (docs/release.md).
+# publishes the image index, its SBOM and provenance referrers, and the chart, and signs them with the cosign
+# key COSIGN_KEY (its password in COSIGN_PASSWORD; the release command reads both from the environment)
+# (docs/release.md).
 PUSH ?= 0
 RELEASE_FLAGS = --root $(ROOT) --commit $(shell git rev-parse HEAD) --out $(BIN)/release $(if $(REGISTRY),--registry $(REGISTRY)) \
 	$(if $(filter 1 true yes,$(PUSH)),--push) $(if $(filter 1 true yes,$(INSECURE)),--plain-http)
 
 .PHONY: release
-release: manager-linux ## Build a release of VERSION (image index, chart, SBOM, provenance) into bin/release/; PUSH=1 REGISTRY=host/project publishes it (INSECURE=1: plain HTTP).
+release: manager-linux ## Build a release of VERSION (image index, chart, SBOM, provenance) into bin/release/; PUSH=1 REGISTRY=host/project publishes it and signs it with COSIGN_KEY (password: COSIGN_PASSWORD) (INSECURE=1: plain HTTP).
 	@git diff --quiet HEAD || { echo "the work tree has uncommitted changes: a release is built from a commit"; $(if $(filter 1 true yes,$(PUSH)),exit 1,true); }
-	go run ./tests/release/cmd/release $(RELEASE_FLAGS)
+	cd $(RELEASE_MODULE) && go run ./cmd/release $(RELEASE_FLAGS)
 
 .PHONY: clean
 clean: down ## Remove built tools and binaries (bin/).

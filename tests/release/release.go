@@ -9,10 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,11 +29,13 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/rs/zerolog"
+	ociremote "github.com/sigstore/cosign/v3/pkg/oci/remote"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/registry"
 
 	"github.com/platform-operators/platform-operators/tests/imagebuild"
+	"github.com/platform-operators/platform-operators/tests/release/signing"
 )
 
 // Media types of what is attached to the image index.
@@ -64,6 +68,11 @@ type Options struct {
 	// PlainHTTP talks to Registry over HTTP (a test registry); credentials come from
 	// $DOCKER_CONFIG/config.json (or ~/.docker/config.json) either way.
 	PlainHTTP bool
+	// SigningKey is a cosign private key file (`cosign generate-key-pair`); SigningPassword
+	// decrypts it (cmd/release reads it from $COSIGN_PASSWORD). A pushed release must be signed: with Push
+	// and no SigningKey, Run refuses before it builds anything.
+	SigningKey      string
+	SigningPassword []byte
 	// Out receives progress.
 	Out io.Writer
 }
@@ -79,6 +88,9 @@ type Result struct {
 	Chart, ChartPackage string
 	// ChartDigest is the digest of the pushed chart manifest (empty in a dry run).
 	ChartDigest string
+	// PublicKey is the local copy of the signing key's public half (cosign.pub), written beside
+	// the other artifacts when the release is signed.
+	PublicKey string
 	// SBOMs maps os/arch to the local SBOM file; Provenance is the local provenance file.
 	SBOMs      map[string]string
 	Provenance string
@@ -101,6 +113,16 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	if o.Push && o.Registry == "" {
 		return Result{}, errors.New("pushing needs REGISTRY, e.g. make release PUSH=1 REGISTRY=harbor.example.com/platform")
+	}
+	if o.Push && o.SigningKey == "" {
+		return Result{}, errors.New("a published release is signed: set COSIGN_KEY to a cosign private key (cosign generate-key-pair) and COSIGN_PASSWORD to its password")
+	}
+	var signer *signing.Signer
+	if o.SigningKey != "" {
+		// Loaded before anything is built or pushed: a wrong password fails the release at once.
+		if signer, err = signing.LoadSigner(o.SigningKey, o.SigningPassword); err != nil {
+			return Result{}, err
+		}
 	}
 	registryName := o.Registry
 	if registryName == "" {
@@ -188,8 +210,12 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 
 	if !o.Push {
-		fmt.Fprintf(o.Out, "dry run (PUSH=1 publishes): would push\n  image  %s (index %s; %s)\n  chart  oci://%s\n  sbom   one CycloneDX document per platform image, attached as an OCI referrer\n  provenance SLSA v1 in-toto statement, attached to the index as an OCI referrer\nwrote %s\n",
-			res.Image, res.IndexDigest, strings.Join(keys(res.PlatformDigests), ", "), res.Chart, o.OutDir)
+		signed := "unsigned: no COSIGN_KEY"
+		if signer != nil {
+			signed = "each manifest signed with " + o.SigningKey + "; SBOMs and provenance also as signed cosign attestations"
+		}
+		fmt.Fprintf(o.Out, "dry run (PUSH=1 publishes): would push\n  image  %s (index %s; %s)\n  chart  oci://%s\n  sbom   one CycloneDX document per platform image, attached as an OCI referrer\n  provenance SLSA v1 in-toto statement, attached to the index as an OCI referrer\n  signatures %s\nwrote %s\n",
+			res.Image, res.IndexDigest, strings.Join(keys(res.PlatformDigests), ", "), res.Chart, signed, o.OutDir)
 		return res, nil
 	}
 
@@ -238,7 +264,95 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	res.ChartDigest = pushed.Manifest.Digest
 	fmt.Fprintf(o.Out, "pushed chart oci://%s (%s)\n", res.Chart, res.ChartDigest)
+
+	// Sign: every manifest pushed gets a cosign signature; the index and the chart the signed
+	// provenance, each platform image its signed SBOM.
+	predicate, err := ProvenancePredicate(ProvenanceInput{
+		Version: version, Commit: o.Commit, Image: res.Image, IndexDigest: res.IndexDigest,
+		Chart: res.Chart, ChartSHA256: sha256Hex(chartBytes), Push: o.Push, Started: started, Finished: time.Now().UTC(),
+	})
+	if err != nil {
+		return res, err
+	}
+	chartRef, err := name.ParseReference(res.Chart, nameOpts...)
+	if err != nil {
+		return res, err
+	}
+	if err := signRelease(ctx, signer.With(ociremote.WithRemoteOptions(remoteOpts...), ociremote.WithNameOptions(nameOpts...)), releaseDigests{
+		Index: ref.Context().Digest(res.IndexDigest), Chart: chartRef.Context().Digest(res.ChartDigest),
+		Platforms: platformDigests(ref.Context(), idxManifest), SBOMs: sboms,
+	}, predicate, o.Out); err != nil {
+		return res, err
+	}
+	pub, err := signer.PublicKey()
+	if err != nil {
+		return res, err
+	}
+	res.PublicKey = filepath.Join(o.OutDir, "cosign.pub")
+	if err := os.WriteFile(res.PublicKey, pub, 0o644); err != nil {
+		return res, err
+	}
 	return res, nil
+}
+
+// releaseDigests names what a release pushed, by digest.
+type releaseDigests struct {
+	Index, Chart name.Digest
+	// Platforms maps os/arch to that platform image's digest; SBOMs holds the same keys.
+	Platforms map[string]name.Digest
+	SBOMs     map[string][]byte
+}
+
+// signRelease signs every manifest of the release and attaches the signed attestations: the
+// SLSA provenance to the index and to the chart, each platform image's CycloneDX SBOM to it.
+func signRelease(ctx context.Context, s *signing.Signer, d releaseDigests, provenance []byte, out io.Writer) error {
+	sign := func(what string, dg name.Digest) error {
+		if err := s.Sign(ctx, dg, nil); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "signed %s %s\n", what, dg)
+		return nil
+	}
+	attest := func(what string, dg name.Digest, predicateType string, predicate []byte) error {
+		if err := s.Attest(ctx, dg, predicateType, predicate); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "attested %s (%s) to %s\n", what, predicateType, dg)
+		return nil
+	}
+	if err := sign("the image index", d.Index); err != nil {
+		return err
+	}
+	if err := attest("the provenance", d.Index, signing.PredicateSLSAProvenanceV1, provenance); err != nil {
+		return err
+	}
+	for _, p := range slices.Sorted(maps.Keys(d.Platforms)) {
+		if err := sign("the "+p+" image", d.Platforms[p]); err != nil {
+			return err
+		}
+		sbom, ok := d.SBOMs[p]
+		if !ok {
+			return fmt.Errorf("no SBOM for %s", p)
+		}
+		if err := attest("the SBOM", d.Platforms[p], signing.PredicateCycloneDX, sbom); err != nil {
+			return err
+		}
+	}
+	if err := sign("the chart", d.Chart); err != nil {
+		return err
+	}
+	return attest("the provenance", d.Chart, signing.PredicateSLSAProvenanceV1, provenance)
+}
+
+// platformDigests maps each os/arch of an index to its image's digest in repo.
+func platformDigests(repo name.Repository, m *v1.IndexManifest) map[string]name.Digest {
+	out := map[string]name.Digest{}
+	for _, desc := range m.Manifests {
+		if desc.Platform != nil {
+			out[desc.Platform.OS+"/"+desc.Platform.Architecture] = repo.Digest(desc.Digest.String())
+		}
+	}
+	return out
 }
 
 // attach pushes doc as a one-layer OCI artifact of mediaType whose subject is desc, into repo.
@@ -308,7 +422,6 @@ func Provenance(in ProvenanceInput) ([]byte, error) {
 	}
 	repo, _, _ := strings.Cut(in.Image, ":"+in.Version)
 	chartName, _, _ := strings.Cut(in.Chart, ":"+in.Version)
-	host, _ := os.Hostname()
 	st := map[string]any{
 		"_type": "https://in-toto.io/Statement/v1",
 		"subject": []any{
@@ -316,28 +429,42 @@ func Provenance(in ProvenanceInput) ([]byte, error) {
 			map[string]any{"name": chartName, "digest": map[string]string{"sha256": in.ChartSHA256}},
 		},
 		"predicateType": SLSAProvenanceV1,
-		"predicate": map[string]any{
-			"buildDefinition": map[string]any{
-				"buildType": Source + "/blob/main/docs/release.md#build-type-v1",
-				"externalParameters": map[string]any{
-					"source":  "git+" + Source + "@" + in.Commit,
-					"version": in.Version,
-					"target":  "make release",
-				},
-				"internalParameters": map[string]any{
-					"goVersion": runtime.Version(), "cgo": false, "trimpath": true, "platforms": []string{"linux/amd64", "linux/arm64"},
-				},
-				"resolvedDependencies": []any{
-					map[string]any{"uri": "git+" + Source, "digest": map[string]string{"gitCommit": in.Commit}},
-				},
-			},
-			"runDetails": map[string]any{
-				"builder":  map[string]any{"id": Source + "/blob/main/Makefile#release@" + host},
-				"metadata": map[string]any{"startedOn": in.Started.Format(time.RFC3339), "finishedOn": in.Finished.Format(time.RFC3339)},
-			},
-		},
+		"predicate":     provenancePredicate(in),
 	}
 	return json.MarshalIndent(st, "", "  ")
+}
+
+// ProvenancePredicate is the SLSA provenance v1 predicate alone: what the signed attestations
+// carry (cosign's attestation package wraps it in a statement per subject).
+func ProvenancePredicate(in ProvenanceInput) ([]byte, error) {
+	if in.Commit == "" {
+		return nil, errors.New("provenance needs the source commit")
+	}
+	return json.MarshalIndent(provenancePredicate(in), "", "  ")
+}
+
+func provenancePredicate(in ProvenanceInput) map[string]any {
+	host, _ := os.Hostname()
+	return map[string]any{
+		"buildDefinition": map[string]any{
+			"buildType": Source + "/blob/main/docs/release.md#build-type-v1",
+			"externalParameters": map[string]any{
+				"source":  "git+" + Source + "@" + in.Commit,
+				"version": in.Version,
+				"target":  "make release",
+			},
+			"internalParameters": map[string]any{
+				"goVersion": runtime.Version(), "cgo": false, "trimpath": true, "platforms": []string{"linux/amd64", "linux/arm64"},
+			},
+			"resolvedDependencies": []any{
+				map[string]any{"uri": "git+" + Source, "digest": map[string]string{"gitCommit": in.Commit}},
+			},
+		},
+		"runDetails": map[string]any{
+			"builder":  map[string]any{"id": Source + "/blob/main/Makefile#release@" + host},
+			"metadata": map[string]any{"startedOn": in.Started.Format(time.RFC3339), "finishedOn": in.Finished.Format(time.RFC3339)},
+		},
+	}
 }
 
 // checkBinaryVersion runs a linux/amd64 binary of this machine's architecture with --version and

@@ -1,6 +1,7 @@
 package release
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -13,13 +14,20 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	ociremote "github.com/sigstore/cosign/v3/pkg/oci/remote"
 	"golang.org/x/mod/modfile"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/registry"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
+	"github.com/platform-operators/platform-operators/tests/release/signing"
 	"github.com/platform-operators/platform-operators/tests/testbed"
 )
 
@@ -28,6 +36,7 @@ const (
 	releaseCluster      = "po-release"
 	releaseNS           = "platform-operators-system"
 	pullSecretName      = "regcred"
+	signingPassword     = "release-key-s3cret"
 )
 
 // TestReleaseRoundTrip publishes a release to a local registry with authentication (Debian's
@@ -69,12 +78,25 @@ func TestReleaseRoundTrip(t *testing.T) {
 		t.Fatalf("anonymous HEAD on the registry: %v, want 401 Unauthorized", err)
 	}
 
+	// A throwaway cosign key pair signs this release; the test verifies with its public half.
+	keys, err := signing.GenerateKeyPair([]byte(signingPassword))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(dir, "cosign.key")
+	if err := os.WriteFile(keyFile, keys.Private, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
 	commit := strings.TrimSpace(run(t, ctx, root, "git", "rev-parse", "HEAD"))
 	start := time.Now()
 	res, err := Run(ctx, Options{Root: root, Commit: commit, Registry: reg.Addr() + "/platform", OutDir: filepath.Join(dir, "out"),
-		Push: true, PlainHTTP: true, Out: testWriter{t}})
+		Push: true, PlainHTTP: true, SigningKey: keyFile, SigningPassword: []byte(signingPassword), Out: testWriter{t}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if pub, err := os.ReadFile(res.PublicKey); err != nil || string(pub) != string(keys.Public) {
+		t.Errorf("the release's cosign.pub (%s): %v, want the signing key's public half", res.PublicKey, err)
 	}
 	t.Logf("release %s pushed in %s: %s@%s, chart %s", res.Version, time.Since(start).Round(time.Millisecond), res.Image, res.IndexDigest, res.ChartDigest)
 
@@ -132,6 +154,13 @@ func TestReleaseRoundTrip(t *testing.T) {
 		}
 	}
 
+	// Signatures and attestations, verified with the public key as `cosign verify --key` and
+	// `cosign verify-attestation --key` do; then a tampered image and chart must fail.
+	start = time.Now()
+	checkSignatures(t, ctx, res, keys.Public, commit, want)
+	checkTamperedFails(t, ctx, res, keys.Public)
+	t.Logf("signatures, attestations and tampering checked in %s", time.Since(start).Round(time.Millisecond))
+
 	// A cluster whose node pulls from the registry with a pull secret; install from the OCI chart
 	// with the image by digest, then upgrade.
 	kubeconfig := filepath.Join(dir, "kubeconfig")
@@ -165,9 +194,11 @@ func TestReleaseRoundTrip(t *testing.T) {
 	if err := os.WriteFile(values, vb, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// Installed as docs/release.md tells users to: the chart by the digest whose signature was
+	// verified above, not by its tag, which could move between verifying and installing.
 	helmUpgrade := func(extra ...string) {
-		args := append([]string{"upgrade", "-i", "platform-operators", "oci://" + reg.Addr() + "/platform/charts/platform-operators",
-			"--version", res.Version, "--plain-http", "--registry-config", filepath.Join(dockerConfig, "config.json"),
+		args := append([]string{"upgrade", "-i", "platform-operators", "oci://" + reg.Addr() + "/platform/charts/platform-operators@" + res.ChartDigest,
+			"--plain-http", "--registry-config", filepath.Join(dockerConfig, "config.json"),
 			"--kubeconfig", kubeconfig, "-n", releaseNS, "-f", values, "--wait", "--timeout", "4m"}, extra...)
 		run(t, ctx, root, helm, args...)
 	}
@@ -386,4 +417,166 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// verifier checks against publicKey in the test registry (plain HTTP, credentials from
+// $DOCKER_CONFIG).
+func verifier(t *testing.T, publicKey []byte) *signing.Verifier {
+	t.Helper()
+	v, err := signing.NewVerifier(publicKey, ociremote.WithRemoteOptions(remote.WithAuthFromKeychain(authn.DefaultKeychain)),
+		ociremote.WithNameOptions(name.Insecure))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// checkSignatures verifies the release as a user does with its public key: the index by its tag,
+// each platform image, the chart by its tag; the SLSA provenance attestation of the index and of
+// the chart (it must name commit) and each platform image's CycloneDX SBOM attestation (it must
+// hold sbomWants). Another key must verify none of it.
+func checkSignatures(t *testing.T, ctx context.Context, res Result, publicKey []byte, commit, sbomWants string) {
+	t.Helper()
+	v := verifier(t, publicKey)
+	if d, err := v.VerifySignature(ctx, mustRef(t, res.Image)); err != nil || d.DigestStr() != res.IndexDigest {
+		t.Errorf("cosign verify %s: %s, %v; want the index %s verified", res.Image, d, err, res.IndexDigest)
+	}
+	if d, err := v.VerifySignature(ctx, mustRef(t, res.Chart)); err != nil || d.DigestStr() != res.ChartDigest {
+		t.Errorf("cosign verify %s: %s, %v; want the chart %s verified", res.Chart, d, err, res.ChartDigest)
+	}
+	repo := mustRef(t, res.Image).Context()
+	for p, dg := range res.PlatformDigests {
+		ref := repo.Digest(dg)
+		if _, err := v.VerifySignature(ctx, ref); err != nil {
+			t.Errorf("cosign verify %s (%s): %v", ref, p, err)
+		}
+		sts, err := v.VerifyAttestation(ctx, ref, signing.PredicateCycloneDX)
+		if err != nil {
+			t.Errorf("cosign verify-attestation --type cyclonedx %s (%s): %v", ref, p, err)
+			continue
+		}
+		if len(sts) != 1 || !strings.Contains(string(sts[0].Predicate), sbomWants) {
+			t.Errorf("the signed SBOM of %s: %d statements, want one listing %s", p, len(sts), sbomWants)
+		}
+	}
+	for _, ref := range []string{res.Image, res.Chart} {
+		sts, err := v.VerifyAttestation(ctx, mustRef(t, ref), signing.PredicateSLSAProvenanceV1)
+		if err != nil {
+			t.Errorf("cosign verify-attestation --type slsaprovenance1 %s: %v", ref, err)
+			continue
+		}
+		if len(sts) != 1 || !strings.Contains(string(sts[0].Predicate), commit) {
+			t.Errorf("the signed provenance of %s: %d statements, want one naming commit %s", ref, len(sts), commit)
+		}
+	}
+	other, err := signing.GenerateKeyPair([]byte("another key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := verifier(t, other.Public)
+	for _, ref := range []string{res.Image, res.Chart} {
+		if _, err := w.VerifySignature(ctx, mustRef(t, ref)); err == nil {
+			t.Errorf("cosign verify %s with another key passed", ref)
+		}
+		if _, err := w.VerifyAttestation(ctx, mustRef(t, ref), signing.PredicateSLSAProvenanceV1); err == nil {
+			t.Errorf("cosign verify-attestation %s with another key passed", ref)
+		}
+	}
+}
+
+// checkTamperedFails pushes a different image index to the release's image tag and a modified
+// chart to its chart tag, as an attacker with push rights would, and requires verification by tag
+// to fail for both; then it puts the released manifests back under their tags, so what follows
+// installs the real release.
+func checkTamperedFails(t *testing.T, ctx context.Context, res Result, publicKey []byte) {
+	t.Helper()
+	auth := remote.WithAuthFromKeychain(authn.DefaultKeychain)
+	imageTag, chartTag := mustRef(t, res.Image), mustRef(t, res.Chart)
+	origIndex, err := remote.Get(imageTag.Context().Digest(res.IndexDigest), auth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	origChart, err := remote.Get(chartTag.Context().Digest(res.ChartDigest), auth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Put the release back whatever happened, so the next assertions see the signed artifacts.
+		_ = remote.Tag(imageTag.(name.Tag), origIndex, auth)
+		_ = remote.Tag(chartTag.(name.Tag), origChart, auth)
+	})
+
+	// The image: the same index with one annotation more is another digest under the same tag.
+	idx, err := origIndex.ImageIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tampered := mutate.Annotations(idx, map[string]string{"org.opencontainers.image.description": "tampered"}).(v1.ImageIndex)
+	if err := remote.WriteIndex(imageTag, tampered, auth); err != nil {
+		t.Fatal(err)
+	}
+	// The chart: the released package with its description changed, pushed to the chart's tag.
+	chartPkg, err := os.ReadFile(res.ChartPackage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chrt, err := loader.LoadArchive(bytes.NewReader(chartPkg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chrt.Metadata.Description = "tampered"
+	tmp := t.TempDir()
+	pkg, err := chartutil.Save(chrt, tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := registry.NewClient(registry.ClientOptCredentialsFile(dockerConfigFile()), registry.ClientOptPlainHTTP())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pushed, err := rc.Push(b, res.Chart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pushed.Manifest.Digest == res.ChartDigest {
+		t.Fatal("the tampered chart has the released chart's digest: the tampering changed nothing")
+	}
+
+	v := verifier(t, publicKey)
+	for _, tc := range []struct {
+		ref  name.Reference
+		want string
+	}{
+		{imageTag, res.IndexDigest},
+		{chartTag, res.ChartDigest},
+	} {
+		d, err := v.VerifySignature(ctx, tc.ref)
+		switch {
+		case err == nil:
+			t.Errorf("cosign verify %s passed after the tag was moved to %s (released %s)", tc.ref, d, tc.want)
+		case d.DigestStr() == tc.want:
+			t.Errorf("the tag %s still points at the released %s: the tampering did not happen", tc.ref, tc.want)
+		default:
+			t.Logf("tampered %s (now %s): verification fails as it must: %v", tc.ref, d.DigestStr(), err)
+		}
+		if _, err := v.VerifyAttestation(ctx, tc.ref, signing.PredicateSLSAProvenanceV1); err == nil {
+			t.Errorf("cosign verify-attestation %s passed after the tag was moved", tc.ref)
+		}
+	}
+	// Back to the release: the signed digests verify again under their tags.
+	if err := remote.Tag(imageTag.(name.Tag), origIndex, auth); err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Tag(chartTag.(name.Tag), origChart, auth); err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range []name.Reference{imageTag, chartTag} {
+		if _, err := v.VerifySignature(ctx, ref); err != nil {
+			t.Errorf("after restoring %s: %v", ref, err)
+		}
+	}
 }

@@ -2,7 +2,9 @@
 // index (linux/amd64 + linux/arm64), the chart package, a CycloneDX SBOM per platform image and a
 // SLSA provenance statement, all into --out. With --push it publishes them to --registry: the
 // index as REGISTRY/manager:VERSION, the SBOMs and the provenance as OCI referrers of the images,
-// the chart as oci://REGISTRY/charts/platform-operators:VERSION. See docs/release.md.
+// the chart as oci://REGISTRY/charts/platform-operators:VERSION, and signs every manifest it pushed
+// with the cosign key --key (the SBOMs and the provenance also as signed cosign attestations). See
+// docs/release.md.
 package main
 
 import (
@@ -12,6 +14,7 @@ import (
 	"os"
 
 	"github.com/platform-operators/platform-operators/tests/release"
+	"github.com/platform-operators/platform-operators/tests/release/signing"
 )
 
 func main() {
@@ -23,8 +26,10 @@ func main() {
 	fs.StringVar(&o.OutDir, "out", "bin/release", "Directory for the OCI layout, chart package, SBOMs and provenance.")
 	fs.BoolVar(&o.Push, "push", false, "Publish to --registry (default: dry run, nothing leaves this machine).")
 	fs.BoolVar(&o.PlainHTTP, "plain-http", false, "Talk to --registry over plain HTTP (a test registry).")
+	fs.StringVar(&o.SigningKey, "key", os.Getenv("COSIGN_KEY"), "Cosign private key file that signs the release (default $COSIGN_KEY; required with --push). Its password is read from $"+signing.PasswordEnv+", never from a flag.")
 	_ = fs.Parse(os.Args[1:])
 	o.Out = os.Stdout
+	o.SigningPassword = []byte(os.Getenv(signing.PasswordEnv))
 	if o.Commit == "" {
 		fmt.Fprintln(os.Stderr, "error: --commit is required")
 		os.Exit(2)
