@@ -101,6 +101,18 @@ test-go: tools ## Unit tests and envtest integration tests (real kube-apiserver 
 	CGO_ENABLED=1 go test -race -count=1 -timeout 20m $(GO_PACKAGES)
 	go test -count=1 -timeout 20m $(CHART_TEST_PACKAGES)
 
+# What differs between the Kubernetes minors Chart.yaml declares: the CRDs with their CEL rules, the
+# chart's admission policies, FlowSchemas and Pod Security labels, applied to and exercised on the oldest
+# declared minor's kube-apiserver (KUBE_OLDEST_VERSION in scripts/versions.env; envtest) as test-go does
+# on KUBE_VERSION's.
+OLDEST_KUBE := KUBEBUILDER_ASSETS=$(BIN)/kube-oldest go test -count=1 -timeout 20m
+
+.PHONY: test-oldest-kube
+test-oldest-kube: tools ## The CRDs, CEL rules, admission policies and FlowSchemas on an envtest kube-apiserver of the oldest declared Kubernetes minor (KUBE_OLDEST_VERSION).
+	$(BIN)/kube-oldest/kube-apiserver --version
+	$(OLDEST_KUBE) -run '^TestAdmission$$' ./controller/api/v1alpha1/
+	$(OLDEST_KUBE) -run '^(TestChartOnARealAPIServer|TestAdmissionPoliciesInNamespacedScope|TestAllowedSourceNamespaces)$$' ./tests/chart/
+
 .PHONY: test-chart
 test-chart: tools host-packages ## helm lint --strict (every ci/ values file), ct lint, yamllint.
 	for f in $(CHART)/ci/*-values.yaml; do $(BIN)/helm lint --strict $(CHART) -f $$f; done
