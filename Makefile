@@ -62,10 +62,10 @@ down: ## Delete the local cluster, stop its registry/manager (.cluster/ is remov
 # helm --wait) overlap with those that compute. Lanes are separated by |; one lane runs everything in
 # series (TEST_LANES='verify-static test-go ... test-release'). Logs: $(TEST_LOGS)/<suite>.log, a
 # failed suite's printed at the end. Measured in docs/development.md.
-TEST_LANES ?= verify-static test-go test-chart test-image|test-e2e-kind|test-e2e test-ct test-release
+TEST_LANES ?= verify-static test-go test-chart test-oldest-kube test-image|test-e2e-kind|test-e2e test-ct test-release
 TEST_LOGS  ?= $(BIN)/test-logs
 # Suites that only compute, run niced beside those that keep time (scripts/test-lanes.sh).
-TEST_NICE  ?= verify-static test-go test-chart test-image
+TEST_NICE  ?= verify-static test-go test-chart test-oldest-kube test-image
 
 .PHONY: test
 test: tools host-packages ## Everything CI runs: verify, unit + envtest, chart checks, the image test, e2e on kwok and on kind, ct install, the release round trip.
