@@ -127,6 +127,15 @@ test-e2e: tools ## End-to-end suite through the chart on kwok (fake nodes; the m
 test-e2e-kind: tools kind-node ## The e2e suite on kind (real nodes, 1 control plane + 2 workers): in-cluster manager pulled from a registry with credentials, real Jobs.
 	E2E_PROVIDER=kind go test -count=1 -timeout 40m -v ./tests/e2e/
 
+.PHONY: kind-node-oldest
+kind-node-oldest: tools host ## The kind node image of the oldest declared Kubernetes minor (KUBE_OLDEST_VERSION; its node binaries built first, ~10 min cold).
+	scripts/tools.sh kube-oldest-node
+	KIND_NODE_KUBE=oldest scripts/kind-node.sh
+
+.PHONY: test-e2e-kind-oldest
+test-e2e-kind-oldest: kind-node-oldest ## The e2e suite on kind nodes of the oldest declared Kubernetes minor (KUBE_OLDEST_VERSION). Not in `make test`: a second kind run, measured in docs/development.md.
+	E2E_PROVIDER=kind KIND_NODE_IMAGE=$$(cat $(BIN)/kind-node-oldest/node-image) go test -count=1 -timeout 40m -v ./tests/e2e/
+
 .PHONY: test-ct
 test-ct: tools kind-node ## chart-testing `ct install` (install, helm test, uninstall per ci/ values file) and an upgrade from the previous chart on a kind cluster.
 	go run ./tests/testbed/cmd/testbed ct --root $(ROOT) --upgrade-from $(CHART_UPGRADE_FROM)

@@ -106,15 +106,25 @@ build_kube() { build_kube_cmds kube kube-apiserver kube-controller-manager kube-
 
 # The oldest Kubernetes minor Chart.yaml declares (KUBE_OLDEST_VERSION): its kube-apiserver in
 # bin/kube-oldest/, with etcd beside it, so envtest runs there (KUBEBUILDER_ASSETS=bin/kube-oldest)
-# for `make test-oldest-kube`. Built from the same proxy with the same Go.
-build_kube_oldest() {
+# for `make test-oldest-kube`; kube-oldest-node adds the other commands a kind node of that version
+# needs (scripts/kind-node.sh with BIN=bin/kube-oldest). Built from the same proxy with the same Go.
+build_kube_oldest() { build_kube_oldest_cmds kube-oldest kube-apiserver; }
+build_kube_oldest_node() {
+  build_kube_oldest_cmds kube-oldest-node kube-controller-manager kube-scheduler kubelet kubeadm kubectl kube-proxy
+  local b; for b in etcd coredns pause; do ln -sf "../$b" "$BIN/kube-oldest/$b"; done
+}
+build_kube_oldest_cmds() {
+  local tool=$1; shift
   local v=$KUBE_OLDEST_VERSION minor
   minor=${v#v1.}; minor=${minor%%.*}
-  kube_module kube-oldest "$v"
+  kube_module "$tool" "$v"
   local d; d=$(module_dir "kube-$v")
   mkdir -p "$BIN/kube-oldest"
   local ld="-s -w -X k8s.io/component-base/version.gitVersion=$v -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
-  (cd "$d" && run kube-oldest go build -trimpath -ldflags "$ld" -o "$BIN/kube-oldest/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver)
+  local c; for c in "$@"; do
+    log "$tool: $c"
+    (cd "$d" && run "$tool" go build -trimpath -ldflags "$ld" -o "$BIN/kube-oldest/$c" "k8s.io/kubernetes/cmd/$c")
+  done
   ln -sf ../etcd "$BIN/kube-oldest/etcd"
 }
 build_kube_node() { build_kube_cmds kube-node kubelet kubeadm kubectl kube-proxy; }
@@ -194,6 +204,7 @@ t_all=$SECONDS
 for t in "${want[@]}"; do
   case $t in
     kube) step kube "$KUBE_VERSION" kube-apiserver kube-controller-manager kube-scheduler -- build_kube ;;
+    kube-oldest-node) step kube-oldest-node "$KUBE_OLDEST_VERSION" kube-oldest/kubelet kube-oldest/kubeadm kube-oldest/kubectl kube-oldest/kube-proxy kube-oldest/kube-controller-manager kube-oldest/kube-scheduler -- build_kube_oldest_node ;;
     kube-oldest) step kube-oldest "$KUBE_OLDEST_VERSION" kube-oldest/kube-apiserver -- build_kube_oldest ;;
     kube-node) step kube-node "$KUBE_VERSION" kubelet kubeadm kubectl kube-proxy -- build_kube_node ;;
     coredns) step coredns "$COREDNS_VERSION" coredns -- build_coredns ;;
