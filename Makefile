@@ -65,10 +65,10 @@ down: ## Delete the local cluster, stop its registry/manager (.cluster/ is remov
 # helm --wait) overlap with those that compute. Lanes are separated by |; one lane runs everything in
 # series (TEST_LANES='verify-static test-go ... test-release'). Logs: $(TEST_LOGS)/<suite>.log, a
 # failed suite's printed at the end. Measured in docs/development.md.
-TEST_LANES ?= verify-static test-go test-chart test-image|test-e2e-kind|test-e2e test-ct test-release
+TEST_LANES ?= verify-static test-go test-chart test-oldest-kube test-image|test-e2e-kind|test-e2e test-ct test-release
 TEST_LOGS  ?= $(BIN)/test-logs
 # Suites that only compute, run niced beside those that keep time (scripts/test-lanes.sh).
-TEST_NICE  ?= verify-static test-go test-chart test-image
+TEST_NICE  ?= verify-static test-go test-chart test-oldest-kube test-image
 
 .PHONY: test
 test: tools host-packages ## Everything CI runs: verify, unit + envtest, chart checks, the image test, e2e on kwok and on kind, ct install, the release round trip.
@@ -105,6 +105,18 @@ test-go: tools ## Unit tests and envtest integration tests (real kube-apiserver 
 	cd $(RELEASE_MODULE) && CGO_ENABLED=1 go test -race -count=1 -timeout 20m ./...
 	go test -count=1 -timeout 20m $(CHART_TEST_PACKAGES)
 
+# What differs between the Kubernetes minors Chart.yaml declares: the CRDs with their CEL rules, the
+# chart's admission policies, FlowSchemas and Pod Security labels, applied to and exercised on the oldest
+# declared minor's kube-apiserver (KUBE_OLDEST_VERSION in scripts/versions.env; envtest) as test-go does
+# on KUBE_VERSION's.
+OLDEST_KUBE := KUBEBUILDER_ASSETS=$(BIN)/kube-oldest go test -count=1 -timeout 20m
+
+.PHONY: test-oldest-kube
+test-oldest-kube: tools ## The CRDs, CEL rules, admission policies and FlowSchemas on an envtest kube-apiserver of the oldest declared Kubernetes minor (KUBE_OLDEST_VERSION).
+	$(BIN)/kube-oldest/kube-apiserver --version
+	$(OLDEST_KUBE) -run '^TestAdmission$$' ./controller/api/v1alpha1/
+	$(OLDEST_KUBE) -run '^(TestChartOnARealAPIServer|TestAdmissionPoliciesInNamespacedScope|TestAllowedSourceNamespaces)$$' ./tests/chart/
+
 .PHONY: test-chart
 test-chart: tools host-packages ## helm lint --strict (every ci/ values file), ct lint, yamllint.
 	for f in $(CHART)/ci/*-values.yaml; do $(BIN)/helm lint --strict $(CHART) -f $$f; done
@@ -118,6 +130,15 @@ test-e2e: tools ## End-to-end suite through the chart on kwok (fake nodes; the m
 .PHONY: test-e2e-kind
 test-e2e-kind: tools kind-node ## The e2e suite on kind (real nodes, 1 control plane + 2 workers): in-cluster manager pulled from a registry with credentials, real Jobs.
 	E2E_PROVIDER=kind go test -count=1 -timeout 40m -v ./tests/e2e/
+
+.PHONY: kind-node-oldest
+kind-node-oldest: tools host ## The kind node image of the oldest declared Kubernetes minor (KUBE_OLDEST_VERSION; its node binaries built first, ~10 min cold).
+	scripts/tools.sh kube-oldest-node
+	KIND_NODE_KUBE=oldest scripts/kind-node.sh
+
+.PHONY: test-e2e-kind-oldest
+test-e2e-kind-oldest: kind-node-oldest ## The e2e suite on kind nodes of the oldest declared Kubernetes minor (KUBE_OLDEST_VERSION). Not in `make test`: a second kind run, measured in docs/development.md.
+	E2E_PROVIDER=kind KIND_NODE_IMAGE=$$(cat $(BIN)/kind-node-oldest/node-image) go test -count=1 -timeout 40m -v ./tests/e2e/
 
 .PHONY: test-ct
 test-ct: tools kind-node ## chart-testing `ct install` (install, helm test, uninstall per ci/ values file) and an upgrade from the previous chart on a kind cluster.

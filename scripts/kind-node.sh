@@ -18,13 +18,22 @@
 #
 #   scripts/kind-node.sh          build (or find) the node image
 #   scripts/kind-node.sh rootfs   only the Debian rootfs (no Go binaries needed; runs while tools build)
+#
+# KIND_NODE_KUBE=oldest builds the node of the oldest Kubernetes minor Chart.yaml declares instead
+# (KUBE_OLDEST_VERSION, its binaries from bin/kube-oldest/ built by `scripts/tools.sh kube-oldest
+# kube-oldest-node`): platform-operators/kind-node-oldest:..., worked on in bin/kind-node-oldest/,
+# the image tags kubeadm of that version asks for read from it. `make test-e2e-kind-oldest`.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=${BIN:-$ROOT/bin}
-W=$BIN/kind-node
 FILES=$ROOT/scripts/files
 # shellcheck source=versions.env
 source "$ROOT/scripts/versions.env"
+REPO=platform-operators/kind-node
+W=$BIN/kind-node
+if [ "${KIND_NODE_KUBE:-}" = oldest ]; then
+  KUBE_VERSION=$KUBE_OLDEST_VERSION REPO=$REPO-oldest W=$BIN/kind-node-oldest BIN=$BIN/kube-oldest
+fi
 DOCKER=${DOCKER:-/usr/bin/docker}
 [ -x "$DOCKER" ] || DOCKER=docker
 log() { printf '[kind-node %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -62,6 +71,12 @@ V=$KUBE_VERSION
 PAUSE_IMAGE=registry.k8s.io/pause:3.10.2
 ETCD_IMAGE=registry.k8s.io/etcd:3.6.8-0
 COREDNS_IMAGE=registry.k8s.io/coredns/coredns:$COREDNS_VERSION
+if [ "${KIND_NODE_KUBE:-}" = oldest ]; then
+  # kubeadm only checks the images are present: the same pause, etcd and CoreDNS binaries under the
+  # tags this kubeadm asks for.
+  want=$("$BIN/kubeadm" config images list --kubernetes-version "$V")
+  PAUSE_IMAGE=$(grep '/pause:' <<<"$want") ETCD_IMAGE=$(grep '/etcd:' <<<"$want") COREDNS_IMAGE=$(grep '/coredns:' <<<"$want")
+fi
 for b in kube-apiserver kube-controller-manager kube-scheduler kube-proxy kubelet kubeadm kubectl etcd coredns pause; do
   [ -x "$BIN/$b" ] || { log "bin/$b is missing: run scripts/tools.sh (make tools) first"; exit 1; }
 done
@@ -73,7 +88,7 @@ fi
 hash=$( { cat "$0" "$ROOT/scripts/versions.env" "$FILES/runc-nosysres"; find "$FILES/kind" -type f | sort | xargs cat
           for b in kube-apiserver kube-controller-manager kube-scheduler kube-proxy kubelet kubeadm kubectl etcd coredns pause; do sha256sum "$BIN/$b"; done; } |
         sha256sum | cut -c1-12)
-IMAGE=platform-operators/kind-node:$V-$hash
+IMAGE=$REPO:$V-$hash
 if "$DOCKER" image inspect "$IMAGE" >/dev/null 2>&1; then
   log "node image $IMAGE is up to date"
   echo "$IMAGE" | tee "$W/node-image"
@@ -185,7 +200,7 @@ printf '%s\n' "FROM $IMAGE-rootfs" 'ENV container=docker' 'ENV PATH=/usr/local/s
   DOCKER_BUILDKIT=0 "$DOCKER" build -q --label "io.platform-operators.kind-node=$V" -t "$IMAGE" - >/dev/null
 "$DOCKER" rmi "$IMAGE-rootfs" >/dev/null 2>&1 || true
 # older node images of ours are replaced by this one
-"$DOCKER" images --filter label=io.platform-operators.kind-node --format '{{.Repository}}:{{.Tag}}' |
+"$DOCKER" images "$REPO" --filter label=io.platform-operators.kind-node --format '{{.Repository}}:{{.Tag}}' |
   grep -vx "$IMAGE" | xargs -r "$DOCKER" rmi >/dev/null 2>&1 || true
 log "node image $IMAGE built in $((SECONDS - t0)) s"
 echo "$IMAGE" | tee "$W/node-image"

@@ -61,16 +61,19 @@ module_dir() { local d=$BUILD/mod-$1; mkdir -p "$d"; echo "$d"; }
 
 # The Kubernetes module: k8s.io/kubernetes at KUBE_VERSION, with every ./staging replace of its go.mod
 # pointed at the published module of the same release, and a tools.go importing every command we build.
+# kube_module TOOL [VERSION]: the module for VERSION (default KUBE_VERSION), in bin/.build/mod-kube[-VERSION].
 kube_module() {
-  local d; d=$(module_dir kube)
-  local staging="v0.${KUBE_VERSION#v1.}"
-  run "$1" go mod download "k8s.io/kubernetes@$KUBE_VERSION"
+  local version=${2:-$KUBE_VERSION} name=kube
+  [ "$version" = "$KUBE_VERSION" ] || name=kube-$version
+  local d; d=$(module_dir "$name")
+  local staging="v0.${version#v1.}"
+  run "$1" go mod download "k8s.io/kubernetes@$version"
   local gomod
-  gomod="$(go env GOMODCACHE)/k8s.io/kubernetes@$KUBE_VERSION/go.mod"
+  gomod="$(go env GOMODCACHE)/k8s.io/kubernetes@$version/go.mod"
   {
-    echo "module platform-operators.local/tools/kube"
+    echo "module platform-operators.local/tools/$name"
     echo "go $(go env GOVERSION | sed -E 's/^go([0-9]+\.[0-9]+).*/\1/')"
-    echo "require k8s.io/kubernetes $KUBE_VERSION"
+    echo "require k8s.io/kubernetes $version"
     echo "replace ("
     grep -E '^\s+k8s.io/[a-z0-9-]+ => ./staging' "$gomod" | awk -v v="$staging" '{print "\t"$1" => "$1" "v}'
     echo ")"
@@ -100,6 +103,30 @@ build_kube_cmds() {
   done
 }
 build_kube() { build_kube_cmds kube kube-apiserver kube-controller-manager kube-scheduler; }
+
+# The oldest Kubernetes minor Chart.yaml declares (KUBE_OLDEST_VERSION): its kube-apiserver in
+# bin/kube-oldest/, with etcd beside it, so envtest runs there (KUBEBUILDER_ASSETS=bin/kube-oldest)
+# for `make test-oldest-kube`; kube-oldest-node adds the other commands a kind node of that version
+# needs (scripts/kind-node.sh with BIN=bin/kube-oldest). Built from the same proxy with the same Go.
+build_kube_oldest() { build_kube_oldest_cmds kube-oldest kube-apiserver; }
+build_kube_oldest_node() {
+  build_kube_oldest_cmds kube-oldest-node kube-controller-manager kube-scheduler kubelet kubeadm kubectl kube-proxy
+  local b; for b in etcd coredns pause; do ln -sf "../$b" "$BIN/kube-oldest/$b"; done
+}
+build_kube_oldest_cmds() {
+  local tool=$1; shift
+  local v=$KUBE_OLDEST_VERSION minor
+  minor=${v#v1.}; minor=${minor%%.*}
+  kube_module "$tool" "$v"
+  local d; d=$(module_dir "kube-$v")
+  mkdir -p "$BIN/kube-oldest"
+  local ld="-s -w -X k8s.io/component-base/version.gitVersion=$v -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
+  local c; for c in "$@"; do
+    log "$tool: $c"
+    (cd "$d" && run "$tool" go build -trimpath -ldflags "$ld" -o "$BIN/kube-oldest/$c" "k8s.io/kubernetes/cmd/$c")
+  done
+  ln -sf ../etcd "$BIN/kube-oldest/etcd"
+}
 build_kube_node() { build_kube_cmds kube-node kubelet kubeadm kubectl kube-proxy; }
 
 build_coredns() {
@@ -171,12 +198,14 @@ build_golangci_lint() {
     && run golangci-lint go build -trimpath -ldflags "-s -w" -o "$BIN/golangci-lint" sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter)
 }
 
-all=(etcd kwok helm kind controller-gen helm-docs ct golangci-lint kube kube-node coredns pause)
+all=(etcd kwok helm kind controller-gen helm-docs ct golangci-lint kube kube-node coredns pause kube-oldest)
 want=("$@"); [ ${#want[@]} -gt 0 ] || want=("${all[@]}")
 t_all=$SECONDS
 for t in "${want[@]}"; do
   case $t in
     kube) step kube "$KUBE_VERSION" kube-apiserver kube-controller-manager kube-scheduler -- build_kube ;;
+    kube-oldest-node) step kube-oldest-node "$KUBE_OLDEST_VERSION" kube-oldest/kubelet kube-oldest/kubeadm kube-oldest/kubectl kube-oldest/kube-proxy kube-oldest/kube-controller-manager kube-oldest/kube-scheduler -- build_kube_oldest_node ;;
+    kube-oldest) step kube-oldest "$KUBE_OLDEST_VERSION" kube-oldest/kube-apiserver -- build_kube_oldest ;;
     kube-node) step kube-node "$KUBE_VERSION" kubelet kubeadm kubectl kube-proxy -- build_kube_node ;;
     coredns) step coredns "$COREDNS_VERSION" coredns -- build_coredns ;;
     pause) step pause "$(sha256sum "$ROOT/scripts/files/pause/main.go" | cut -c1-12)" pause -- build_pause ;;

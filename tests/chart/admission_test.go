@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -59,6 +60,21 @@ func startAPIServer(t *testing.T) *rest.Config {
 	}
 	t.Cleanup(func() { _ = env.Stop() })
 	return cfg
+}
+
+// serverVersion is the Kubernetes version the API server at cfg reports (e.g. v1.30.14).
+func serverVersion(t *testing.T, cfg *rest.Config) string {
+	t.Helper()
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := dc.ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("API server version %s", v.GitVersion)
+	return v.GitVersion
 }
 
 // impersonating returns a client acting as user with groups.
@@ -116,7 +132,9 @@ func startWithChart(t *testing.T, valuesText string, managerEverywhere bool) *ap
 			t.Fatal(err)
 		}
 	}
-	r, err := render(t, loadChart(t), releaseName, parseValues(t, valuesText))
+	// Rendered for the version this API server reports, as `helm upgrade -i` against it would:
+	// `make test-oldest-kube` runs these tests on the oldest minor Chart.yaml declares.
+	r, err := renderFor(t, serverVersion(t, cfg), loadChart(t), releaseName, parseValues(t, valuesText), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,7 +108,14 @@ func render(t *testing.T, ch *chart.Chart, release string, vals map[string]any) 
 // renderWith is render with the API versions the cluster serves (Capabilities.APIVersions).
 func renderWith(t *testing.T, ch *chart.Chart, release string, vals map[string]any, apiVersions []string) (rendered, error) {
 	t.Helper()
-	kv, err := chartutil.ParseKubeVersion(kubeVersion)
+	return renderFor(t, kubeVersion, ch, release, vals, apiVersions)
+}
+
+// renderFor is renderWith against a cluster of Kubernetes version version (Capabilities.KubeVersion,
+// which the chart's kubeVersion constraint and its version gates read).
+func renderFor(t *testing.T, version string, ch *chart.Chart, release string, vals map[string]any, apiVersions []string) (rendered, error) {
+	t.Helper()
+	kv, err := chartutil.ParseKubeVersion(version)
 	if err != nil {
 		t.Fatal(err)
 	}
