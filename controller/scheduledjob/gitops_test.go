@@ -37,6 +37,8 @@ func TestWhatGitOpsToolsRead(t *testing.T) {
 		{"scheduled", decided(newSJ()), "Healthy", "Current", "Next run at"},
 		{"edited, not yet seen", edited(decided(newSJ())), "Progressing", "InProgress", "generation 3"},
 		{"suspended", decided(newSJ(suspended)), "Suspended", "Current", "Suspended"},
+		{"suspended by its stop strategy after failures", decided(newSJ(suspended, stopAfter(1, 0), failedRuns(1))), "Degraded", "Failed", "Suspended after 1 consecutive failed runs"},
+		{"suspended by its stop strategy after a success", decided(newSJ(suspended, stopAfter(0, 1), succeededRuns(1))), "Suspended", "Current", "Suspended after 1 consecutive successful runs"},
 		{"an unknown time zone", decided(newSJ(timeZone("Mars/Olympus"))), "Degraded", "Failed", "Mars/Olympus"},
 		{"a schedule that never fires", decided(newSJ(spec("0 0 30 2 *"))), "Degraded", "Failed", ""},
 		{"a time zone fixed after it was unknown", decided(edited(fixed(decided(newSJ(timeZone("Mars/Olympus")))))), "Healthy", "Current", "Next run at"},

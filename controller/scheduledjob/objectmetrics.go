@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
@@ -20,6 +21,8 @@ type objectValues struct {
 	// interval is the schedule's period at the next slot (0: no series).
 	interval  time.Duration
 	suspended bool
+	// stoppedAfterFailures: Ready says StoppedAfterFailures (spec.stopStrategy suspended it).
+	stoppedAfterFailures bool
 	// noSuccessAfter is keys.AnnotationAlertNoSuccessAfter, parsed; 0: not set (no series).
 	noSuccessAfter time.Duration
 }
@@ -30,7 +33,7 @@ type objectValues struct {
 type ObjectMetrics struct {
 	store *objectmetrics.Store[objectValues]
 
-	created, lastSchedule, lastSuccess, next, interval, active, suspended, noSuccessAfter *prometheus.Desc
+	created, lastSchedule, lastSuccess, next, interval, active, suspended, stopped, noSuccessAfter *prometheus.Desc
 }
 
 // NewObjectMetrics creates the per-object series of at most limit ScheduledJobs (0: none) and
@@ -49,6 +52,7 @@ func NewObjectMetrics(reg prometheus.Registerer, limit int) (*ObjectMetrics, err
 		interval:       d("schedule_interval_seconds", "Seconds from the ScheduledJob's next slot to the one after it: the schedule's period, from which the no-success alert's default threshold counts; absent while suspended or when the schedule is invalid."),
 		active:         d("active_runs", "The ScheduledJob's Jobs that have not finished (status.active)."),
 		suspended:      d("suspended", "1 while the ScheduledJob is suspended (spec.suspend), else 0."),
+		stopped:        d("stopped_after_failures", "1 while the ScheduledJob is suspended by its spec.stopStrategy.afterFailures (Ready reason StoppedAfterFailures), else 0: the no-success alert is silent while suspended, this one is not."),
 		noSuccessAfter: d("no_success_alert_after_seconds", "The ScheduledJob's own threshold of the no-success alert (annotation "+keys.AnnotationAlertNoSuccessAfter+"); absent when not set."),
 	}
 	if err := reg.Register(m); err != nil {
@@ -59,7 +63,7 @@ func NewObjectMetrics(reg prometheus.Registerer, limit int) (*ObjectMetrics, err
 
 // Describe implements prometheus.Collector.
 func (m *ObjectMetrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{m.created, m.lastSchedule, m.lastSuccess, m.next, m.interval, m.active, m.suspended, m.noSuccessAfter} {
+	for _, d := range []*prometheus.Desc{m.created, m.lastSchedule, m.lastSuccess, m.next, m.interval, m.active, m.suspended, m.stopped, m.noSuccessAfter} {
 		ch <- d
 	}
 	m.store.DescribeUntracked(ch)
@@ -87,6 +91,11 @@ func (m *ObjectMetrics) Collect(ch chan<- prometheus.Metric) {
 			suspended = 1
 		}
 		ch <- prometheus.MustNewConstMetric(m.suspended, prometheus.GaugeValue, suspended, ns, name)
+		stopped := 0.0
+		if v.stoppedAfterFailures {
+			stopped = 1
+		}
+		ch <- prometheus.MustNewConstMetric(m.stopped, prometheus.GaugeValue, stopped, ns, name)
 		if v.noSuccessAfter > 0 {
 			ch <- prometheus.MustNewConstMetric(m.noSuccessAfter, prometheus.GaugeValue, v.noSuccessAfter.Seconds(), ns, name)
 		}
@@ -106,6 +115,9 @@ func (m *ObjectMetrics) observe(sj *v1alpha1.ScheduledJob, st *v1alpha1.Schedule
 		interval:       interval,
 		suspended:      ptr.Deref(sj.Spec.Suspend, false),
 		noSuccessAfter: NoSuccessAfter(sj),
+	}
+	if c := meta.FindStatusCondition(st.Conditions, ConditionReady); c != nil && ptr.Deref(sj.Spec.Suspend, false) {
+		v.stoppedAfterFailures = c.Reason == ReasonStoppedAfterFailures
 	}
 	if st.LastScheduleTime != nil {
 		v.lastSchedule = st.LastScheduleTime.Time

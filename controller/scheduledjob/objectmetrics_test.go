@@ -74,6 +74,7 @@ func TestObjectMetrics(t *testing.T) {
 		key("schedule_interval_seconds", "nightly"):       60,
 		key("active_runs", "nightly"):                     0,
 		key("suspended", "nightly"):                       0,
+		key("stopped_after_failures", "nightly"):          0,
 		key("no_success_alert_after_seconds", "nightly"):  26 * 3600,
 		untracked: 0,
 	}
@@ -129,8 +130,8 @@ func TestObjectMetrics(t *testing.T) {
 			t.Errorf("a next run of a suspended ScheduledJob: %s", k)
 		}
 	}
-	if n := len(got); n != 12 {
-		t.Errorf("%d series, want 12 (8 of nightly, 3 of the suspended paused, 1 count): %v", n, got)
+	if n := len(got); n != 14 {
+		t.Errorf("%d series, want 14 (9 of nightly, 4 of the suspended paused, 1 count): %v", n, got)
 	}
 
 	// Deleting a ScheduledJob ends its series; the one beyond the limit takes its place at its

@@ -143,6 +143,9 @@ type plan struct {
 	// the reconciler reads them from the API server before creating, and decides again with
 	// the ones it finds (unconfirmedSlots).
 	confirm []string
+	// stop is whether the stop strategy asks to suspend the ScheduledJob (stop.go): the
+	// reconciler sets spec.suspend and decides again; nothing else of this plan is carried out.
+	stop bool
 }
 
 // decide is the whole ScheduledJob logic as a function of the object, its Jobs, now, which Jobs
@@ -157,6 +160,8 @@ type plan struct {
 //   - pods (observePods): active Jobs whose pods are not created (refused by admission);
 //   - schedule (readSchedule): parse, or say once why it cannot be;
 //   - slot (findSlots): which slots are due and whether each was handled, when to wake next;
+//   - stop (stopDue, stop.go): enough consecutive failed (or successful) runs for the stop
+//     strategy plan the suspension, and nothing else;
 //   - suspend (suspend): a suspended object creates nothing and does nothing per slot;
 //   - run-now (requestRunNow): a new run-now token becomes a Job, or is spent on a refusal;
 //   - the due slot (runDueSlot): a Job, a skip, or nothing, through the concurrency step
@@ -178,6 +183,10 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 	due := findSlots(sj, sched, now, &p)
 	if ptr.Deref(sj.Spec.Suspend, false) {
 		suspend(sj, &p)
+		return p
+	}
+	if reason, _ := stopDue(sj, p.status.Runs, sj.Status.StopCountAfter); reason != "" {
+		p.stop = true
 		return p
 	}
 	p.scheduled = "Next run at " + formatNext(p.status.NextScheduleTime, sched)
@@ -485,12 +494,16 @@ func skip(sj *v1alpha1.ScheduledJob, p *plan, slot time.Time, reason, note strin
 // requeue (no slot needs a pass: a spec change or a Job's event brings the next one). A run-now
 // request is spent with a Warning. On resume the slot step finds the slots that passed (upstream:
 // the most recent one runs, within startingDeadlineSeconds) and runDueSlot names the others.
+//
+// Ready says StoppedAfterFailures or StoppedAfterSuccesses instead when the stop strategy
+// suspended it (stop.go), and runs scheduled until now stop counting (status.stopCountAfter).
 func suspend(sj *v1alpha1.ScheduledJob, p *plan) {
 	st := &p.status
-	const msg = "Suspended: no new Jobs are created"
-	if setReady(sj, st, metav1.ConditionTrue, ReasonSuspended, msg) {
-		p.events = append(p.events, event{corev1.EventTypeNormal, ReasonSuspended, msg})
+	status, reason, msg, kind := suspendedReady(sj, st.Runs)
+	if setReady(sj, st, status, reason, msg) {
+		p.events = append(p.events, event{kind, reason, msg})
 	}
+	st.StopCountAfter = countAfter(st.StopCountAfter, st.Runs)
 	st.NextScheduleTime = nil
 	p.requeueAfter, p.due, p.interval = 0, time.Time{}, 0
 	st.RunNowWaiting = ""
@@ -500,10 +513,11 @@ func suspend(sj *v1alpha1.ScheduledJob, p *plan) {
 	}
 }
 
-// wasSuspended reports whether the status read says the ScheduledJob was suspended.
+// wasSuspended reports whether the status read says the ScheduledJob was suspended (by a user
+// or by its stop strategy).
 func wasSuspended(sj *v1alpha1.ScheduledJob) bool {
 	c := meta.FindStatusCondition(sj.Status.Conditions, ConditionReady)
-	return c != nil && c.Reason == ReasonSuspended
+	return c != nil && (c.Reason == ReasonSuspended || stopped(sj) != nil)
 }
 
 // RunNowInterval is the least time between two run-now Jobs of one ScheduledJob: each new token

@@ -30,7 +30,9 @@ import (
 // Name is the controller's name in --controllers.
 const Name = "scheduledjob"
 
-// +kubebuilder:rbac:groups=ops.platform-operators.io,resources=scheduledjobs,verbs=get;list;watch
+// patch: spec.stopStrategy suspends a ScheduledJob by setting spec.suspend (stop.go), as Argo's
+// CronWorkflow stopStrategy does; the controller writes no other field of a spec.
+// +kubebuilder:rbac:groups=ops.platform-operators.io,resources=scheduledjobs,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=ops.platform-operators.io,resources=scheduledjobs/status,verbs=get;update;patch
 // The Job's owner reference sets blockOwnerDeletion, which the OwnerReferencesPermissionEnforcement
 // admission plugin (OpenShift, hardened clusters) allows only to who may update the owner's
@@ -183,6 +185,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	now := r.Clock.Now()
 	p := r.decide(&sj, children, now)
+	if p.stop {
+		// The stop strategy (stop.go): suspend, then decide again on the same inputs, which
+		// records the stop (a pass after a crash between the two writes records it the same).
+		ok, err := r.stopBySuspending(ctx, &sj)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if !ok {
+			return ctrl.Result{RequeueAfter: conflictRequeue}, nil
+		}
+		p = r.decide(&sj, children, now)
+	}
 	if len(p.confirm) > 0 {
 		// Under Forbid or Replace, a recent slot's Job the cache does not show yet (created by
 		// the previous pass, which left its record to this one) must block or be replaced:

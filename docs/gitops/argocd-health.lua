@@ -62,7 +62,7 @@ if ready == nil then
   return hs
 end
 if ready.status == "True" then
-  if obj.kind == "ScheduledJob" and ready.reason == "Suspended" then
+  if obj.kind == "ScheduledJob" and (ready.reason == "Suspended" or ready.reason == "StoppedAfterSuccesses") then
     return say("Suspended", ready, "Suspended")
   end
   return say("Healthy", ready, "Ready")

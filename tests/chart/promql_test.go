@@ -102,6 +102,22 @@ func TestScheduledJobNoSuccessAlert(t *testing.T) {
 	wantRenderError(t, "prometheusRule:\n  enabled: true\n  scheduledJobNoSuccessGraceSeconds: -1\n", "scheduledJobNoSuccessGraceSeconds")
 }
 
+// TestScheduledJobStoppedAfterFailuresAlert checks the stop alert reads the per-object series the
+// manager serves (controller/scheduledjob/objectmetrics.go) and fires per object.
+func TestScheduledJobStoppedAfterFailuresAlert(t *testing.T) {
+	const name = "PlatformOperatorsScheduledJobStoppedAfterFailures"
+	expr := alertsOf(t, prometheusRules(mustRenderAll(t, "prometheusRule:\n  enabled: true\n", prometheusRuleAPI))[0])[name]
+	e := parsePromQL(t, name, expr)
+	cmp, ok := e.(*parser.BinaryExpr)
+	if !ok || cmp.Op != parser.EQLC || !strings.Contains(cmp.LHS.String(), "platform_operators_scheduledjob_stopped_after_failures") ||
+		!strings.Contains(cmp.LHS.String(), "max by (namespace, exported_namespace, name)") {
+		t.Errorf("%s = %s: want max by object of the stopped series == 1", name, expr)
+	}
+	if !strings.Contains(expr, `job="platform-operators-metrics",namespace="platform-operators-system"`) {
+		t.Errorf("not scoped to the release: %s", expr)
+	}
+}
+
 // TestPerObjectValuesMissingFromAnOlderRelease renders as `helm upgrade --reuse-values` does for
 // a release from before metrics.perObjectLimit and prometheusRule.scheduledJobNoSuccessGraceSeconds:
 // the keys are absent (not defaulted), and the chart falls back to their defaults.

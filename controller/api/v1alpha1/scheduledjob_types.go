@@ -66,8 +66,37 @@ type ScheduledJobRun struct {
 	Message string `json:"message,omitempty"`
 }
 
+// StopStrategy says when a ScheduledJob suspends itself (sets spec.suspend to true), read from
+// the run history (status.runs) the controller records.
+// +kubebuilder:validation:XValidation:rule="has(self.afterFailures) || has(self.afterSuccesses)",message="stopStrategy needs afterFailures or afterSuccesses (or both)"
+type StopStrategy struct {
+	// afterFailures suspends the ScheduledJob after this many consecutive failed runs (result
+	// Failed in status.runs: the Job failed, or the API server refused to create it), counting
+	// only runs scheduled after status.stopCountAfter (the last suspension): a resumed
+	// ScheduledJob is not stopped again for the failures that stopped it. Skipped, Deleted and
+	// Running runs neither count nor break the streak; a Succeeded run starts it over. The
+	// controller sets spec.suspend to true, Ready False with reason StoppedAfterFailures and
+	// one Warning Event; setting spec.suspend back to false resumes it. 1 to 50, and at most
+	// runHistoryLimit (the runs are counted in status.runs).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=50
+	AfterFailures *int32 `json:"afterFailures,omitempty"`
+
+	// afterSuccesses suspends the ScheduledJob after this many consecutive successful runs,
+	// counted as afterFailures counts failures: 1 runs a job on its schedule until it has
+	// succeeded once (a retry every 10 minutes until a migration or a report works). The
+	// controller sets spec.suspend to true, Ready True with reason StoppedAfterSuccesses and
+	// one Normal Event. 1 to 50, and at most runHistoryLimit.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=50
+	AfterSuccesses *int32 `json:"afterSuccesses,omitempty"`
+}
+
 // ScheduledJobSpec has the fields of batch/v1 CronJob.
 // +kubebuilder:validation:XValidation:rule="has(self.schedule) != has(self.schedules)",message="exactly one of schedule or schedules must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.stopStrategy) || ((!has(self.stopStrategy.afterFailures) || self.stopStrategy.afterFailures <= (has(self.runHistoryLimit) ? self.runHistoryLimit : 10)) && (!has(self.stopStrategy.afterSuccesses) || self.stopStrategy.afterSuccesses <= (has(self.runHistoryLimit) ? self.runHistoryLimit : 10)))",message="stopStrategy.afterFailures and stopStrategy.afterSuccesses must be at most runHistoryLimit (default 10): the runs are counted in status.runs, which keeps that many"
 type ScheduledJobSpec struct {
 	// schedule is a cron expression: five fields (minute hour day-of-month month day-of-week,
 	// e.g. "*/5 * * * *"), or @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly,
@@ -146,7 +175,8 @@ type ScheduledJobSpec struct {
 	ConcurrencyPolicy ConcurrencyPolicy `json:"concurrencyPolicy,omitempty"`
 
 	// suspend stops new runs (scheduled and run-now); active Jobs keep running. Slots passed
-	// while suspended are skipped with an Event.
+	// while suspended are skipped with an Event. The controller sets it to true when
+	// stopStrategy says so; setting it back to false resumes the ScheduledJob.
 	// +optional
 	// +kubebuilder:default=false
 	Suspend *bool `json:"suspend,omitempty"`
@@ -177,13 +207,21 @@ type ScheduledJobSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=50
 	RunHistoryLimit *int32 `json:"runHistoryLimit,omitempty"`
+
+	// stopStrategy suspends the ScheduledJob after a number of consecutive failed (or
+	// successful) runs, as Argo's CronWorkflow stopStrategy does: the controller sets
+	// spec.suspend to true, and a user resumes it by setting it back to false. Unset: never.
+	// +optional
+	StopStrategy *StopStrategy `json:"stopStrategy,omitempty"`
 }
 
 // ScheduledJobStatus is what the controller observed.
 type ScheduledJobStatus struct {
 	// conditions report the state: Ready is False with reason InvalidSchedule, UnknownTimeZone or
-	// ScheduleNeverFires when the spec cannot run, or JobRejected while the API server refuses
-	// the latest slot's Job (admission or an invalid template); True otherwise. Stalled is True
+	// ScheduleNeverFires when the spec cannot run, JobRejected while the API server refuses
+	// the latest slot's Job (admission or an invalid template), or StoppedAfterFailures while
+	// spec.stopStrategy.afterFailures keeps it suspended; True otherwise (reason Scheduled,
+	// Suspended, or StoppedAfterSuccesses). Stalled is True
 	// with the same reason while Ready is False (kstatus reads it), and absent otherwise.
 	// +optional
 	// +listType=map
@@ -255,6 +293,13 @@ type ScheduledJobStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=160
 	ScheduleSummary string `json:"scheduleSummary,omitempty"`
+
+	// stopCountAfter is where spec.stopStrategy starts counting: only runs scheduled after it
+	// count. While the ScheduledJob is suspended (by a user, or by its stopStrategy) the
+	// controller moves it to the newest run recorded, so after a resume only new runs count
+	// and the failures that stopped it do not stop it again.
+	// +optional
+	StopCountAfter *metav1.Time `json:"stopCountAfter,omitempty"`
 }
 
 // ScheduledJob creates Jobs on a cron schedule, like batch/v1 CronJob (same fields and

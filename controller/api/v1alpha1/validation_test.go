@@ -341,6 +341,39 @@ func TestAdmission(t *testing.T) {
 			})
 		}
 	})
+	t.Run("ScheduledJob stopStrategy", func(t *testing.T) {
+		for _, tc := range []struct {
+			name                      string
+			failures, successes, runs *int32
+			want                      string
+		}{
+			{"after 3 failures", ptr.To[int32](3), nil, nil, ""},
+			{"after 1 success", nil, ptr.To[int32](1), nil, ""},
+			{"both, up to the default run history", ptr.To[int32](10), ptr.To[int32](10), nil, ""},
+			{"up to a longer run history", ptr.To[int32](50), nil, ptr.To[int32](50), ""},
+			{"neither", nil, nil, nil, "stopStrategy needs afterFailures or afterSuccesses"},
+			{"zero failures", ptr.To[int32](0), nil, nil, "spec.stopStrategy.afterFailures: Invalid value: 0: spec.stopStrategy.afterFailures in body should be greater than or equal to 1"},
+			{"negative successes", nil, ptr.To[int32](-1), nil, "spec.stopStrategy.afterSuccesses in body should be greater than or equal to 1"},
+			{"over 50", ptr.To[int32](51), nil, ptr.To[int32](50), "spec.stopStrategy.afterFailures in body should be less than or equal to 50"},
+			{"more failures than the default run history keeps", ptr.To[int32](11), nil, nil, "must be at most runHistoryLimit (default 10)"},
+			{"more successes than the run history keeps", nil, ptr.To[int32](4), ptr.To[int32](3), "must be at most runHistoryLimit (default 10)"},
+			{"no run history at all", ptr.To[int32](1), nil, ptr.To[int32](0), "must be at most runHistoryLimit"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				sj := newScheduledJob("", "", "0 * * * *", nil)
+				sj.Spec.StopStrategy = &v1alpha1.StopStrategy{AfterFailures: tc.failures, AfterSuccesses: tc.successes}
+				sj.Spec.RunHistoryLimit = tc.runs
+				err := e.create(sj)
+				if tc.want == "" {
+					if err != nil {
+						t.Fatalf("refused: %v", err)
+					}
+					return
+				}
+				checkRefusal(t, err, tc.want)
+			})
+		}
+	})
 	t.Run("jobTemplate metadata never carries keys of ours", func(t *testing.T) {
 		for _, tc := range []struct {
 			name        string

@@ -1,0 +1,186 @@
+package scheduledjob
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+)
+
+// run is a run record of the hour h slots before topOfTheHour, with result r (F, S, R, K, D).
+func run(hoursAgo int, r string) v1alpha1.ScheduledJobRun {
+	at := topOfTheHour.Add(-time.Duration(hoursAgo) * time.Hour)
+	res := map[string]v1alpha1.RunResult{"F": v1alpha1.RunFailed, "S": v1alpha1.RunSucceeded, "R": v1alpha1.RunRunning,
+		"K": v1alpha1.RunSkipped, "D": v1alpha1.RunDeleted}[r]
+	out := v1alpha1.ScheduledJobRun{ScheduledTime: metav1.NewTime(at), Result: res, JobName: "job-" + at.Format("1504")}
+	if r == "K" {
+		out.JobName = ""
+	}
+	return out
+}
+
+// runs builds a history newest first from results, the first one hour before topOfTheHour.
+func runs(results string) []v1alpha1.ScheduledJobRun {
+	var out []v1alpha1.ScheduledJobRun
+	for i, r := range strings.Split(results, "") {
+		out = append(out, run(i+1, r))
+	}
+	return out
+}
+
+func stopAfter(failures, successes int32) sjOpt {
+	return func(sj *v1alpha1.ScheduledJob) {
+		sj.Spec.StopStrategy = &v1alpha1.StopStrategy{}
+		if failures > 0 {
+			sj.Spec.StopStrategy.AfterFailures = &failures
+		}
+		if successes > 0 {
+			sj.Spec.StopStrategy.AfterSuccesses = &successes
+		}
+	}
+}
+
+func failedRuns(n int) sjOpt {
+	return func(sj *v1alpha1.ScheduledJob) { sj.Status.Runs = runs(strings.Repeat("F", n)) }
+}
+
+func succeededRuns(n int) sjOpt {
+	return func(sj *v1alpha1.ScheduledJob) { sj.Status.Runs = runs(strings.Repeat("S", n)) }
+}
+
+func TestStopDue(t *testing.T) {
+	hoursAgo := func(h int) *metav1.Time {
+		return ptr.To(metav1.NewTime(topOfTheHour.Add(-time.Duration(h) * time.Hour)))
+	}
+	for _, tc := range []struct {
+		name    string
+		sj      *v1alpha1.ScheduledJob
+		runs    string
+		after   *metav1.Time
+		want    string
+		message string
+	}{
+		{"no stop strategy never stops", newSJ(), "FFFFFFFFFF", nil, "", ""},
+		{"three failures in a row stop at three", newSJ(stopAfter(3, 0)), "FFF", nil, ReasonStoppedAfterFailures, "Suspended after 3 consecutive failed runs (stopStrategy.afterFailures 3; the last: job-0900)"},
+		{"two failures do not stop at three", newSJ(stopAfter(3, 0)), "FF", nil, "", ""},
+		{"a success between the failures starts the count over", newSJ(stopAfter(3, 0)), "FFSF", nil, "", ""},
+		{"the newest run succeeding ends a failure streak", newSJ(stopAfter(3, 0)), "SFFF", nil, "", ""},
+		{"running, skipped and deleted runs neither count nor break the streak", newSJ(stopAfter(3, 0)), "RFKFDF", nil, ReasonStoppedAfterFailures, "the last: job-0800"},
+		{"a refused run is a failure", newSJ(stopAfter(1, 0)), "F", nil, ReasonStoppedAfterFailures, ""},
+		{"only runs after stopCountAfter count", newSJ(stopAfter(3, 0)), "FFFFF", hoursAgo(3), "", ""},
+		{"runs after stopCountAfter reaching the count stop", newSJ(stopAfter(2, 0)), "FFFFF", hoursAgo(3), ReasonStoppedAfterFailures, ""},
+		{"one success stops after one success", newSJ(stopAfter(0, 1)), "SFFF", nil, ReasonStoppedAfterSuccesses, "Suspended after 1 consecutive successful runs (stopStrategy.afterSuccesses 1; the last: job-0900)"},
+		{"failures do not stop a success-only strategy", newSJ(stopAfter(0, 1)), "FFFF", nil, "", ""},
+		{"both: whichever streak the newest runs make", newSJ(stopAfter(2, 2)), "SSF", nil, ReasonStoppedAfterSuccesses, ""},
+		{"no runs, nothing to count", newSJ(stopAfter(1, 1)), "", nil, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, msg := stopDue(tc.sj, runs(tc.runs), tc.after)
+			if got != tc.want || !strings.Contains(msg, tc.message) {
+				t.Errorf("stopDue = %q, %q; want %q with %q", got, msg, tc.want, tc.message)
+			}
+		})
+	}
+	// A refused run has no Job: the message names its time.
+	refused := []v1alpha1.ScheduledJobRun{{ScheduledTime: metav1.NewTime(thePriorHour), Result: v1alpha1.RunFailed, Reason: ReasonJobRejected}}
+	if _, msg := stopDue(newSJ(stopAfter(1, 0)), refused, nil); !strings.Contains(msg, "the refused run of 2016-05-19T09:00:00Z") {
+		t.Errorf("message of a refused run: %q", msg)
+	}
+}
+
+// TestStopStep runs decide through a stop: the pass that finds the streak plans the suspension
+// only; the pass on the suspended object (the same pass after the write, or the next after a
+// crash) records it once; later passes keep it without a second Event; a resume counts anew.
+func TestStopStep(t *testing.T) {
+	now := justAfterTheHour
+	notDeleted := func(types.UID) bool { return false }
+	withRuns := func(results string) sjOpt {
+		return func(sj *v1alpha1.ScheduledJob) { sj.Status.Runs = runs(results) }
+	}
+	lastSlot := lastSchedule(topOfTheHour)
+
+	t.Run("at N failures the pass plans the suspension and nothing else", func(t *testing.T) {
+		p := decide(newSJ(stopAfter(3, 0), withRuns("FFF"), lastSlot), nil, now, notDeleted, 0)
+		if !p.stop || len(p.creates) != 0 {
+			t.Fatalf("stop %v, creates %d; want a stop and no create", p.stop, len(p.creates))
+		}
+	})
+	t.Run("at N-1 failures the slot runs", func(t *testing.T) {
+		p := decide(newSJ(stopAfter(3, 0), withRuns("FF")), nil, now, notDeleted, 0)
+		if p.stop || len(p.creates) != 1 {
+			t.Fatalf("stop %v, creates %d; want no stop, the slot's Job", p.stop, len(p.creates))
+		}
+	})
+
+	var recorded *v1alpha1.ScheduledJob
+	t.Run("the suspended pass records the stop once, with a Warning", func(t *testing.T) {
+		sj := newSJ(stopAfter(3, 0), withRuns("FFF"), lastSlot, suspended)
+		p := decide(sj, nil, now, notDeleted, 0)
+		c := meta.FindStatusCondition(p.status.Conditions, ConditionReady)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonStoppedAfterFailures || !meta.IsStatusConditionTrue(p.status.Conditions, ConditionStalled) {
+			t.Fatalf("Ready = %+v, want False StoppedAfterFailures (and Stalled)", c)
+		}
+		if len(p.events) != 1 || p.events[0].kind != corev1.EventTypeWarning || p.events[0].reason != ReasonStoppedAfterFailures {
+			t.Errorf("events = %+v, want one Warning StoppedAfterFailures", p.events)
+		}
+		if p.status.StopCountAfter == nil || !p.status.StopCountAfter.Equal(&sj.Status.Runs[0].ScheduledTime) {
+			t.Errorf("stopCountAfter = %v, want the newest run %v", p.status.StopCountAfter, sj.Status.Runs[0].ScheduledTime)
+		}
+		recorded = sj.DeepCopy()
+		recorded.Status = p.status
+	})
+	t.Run("a later pass while stopped keeps the condition and sends nothing", func(t *testing.T) {
+		p := decide(recorded.DeepCopy(), nil, now.Add(time.Hour), notDeleted, 0)
+		if c := meta.FindStatusCondition(p.status.Conditions, ConditionReady); c == nil || c.Reason != ReasonStoppedAfterFailures || len(p.events) != 0 {
+			t.Errorf("Ready %+v, events %+v; want StoppedAfterFailures kept, no Event", c, p.events)
+		}
+	})
+	t.Run("resumed, the old failures do not stop it again", func(t *testing.T) {
+		sj := recorded.DeepCopy()
+		sj.Spec.Suspend = ptr.To(false)
+		sj.Generation++
+		p := decide(sj, nil, now, notDeleted, 0)
+		c := meta.FindStatusCondition(p.status.Conditions, ConditionReady)
+		if p.stop || c == nil || c.Status != metav1.ConditionTrue || c.Reason != ReasonScheduled || meta.FindStatusCondition(p.status.Conditions, ConditionStalled) != nil {
+			t.Errorf("stop %v, Ready %+v; want no stop, Ready True Scheduled, no Stalled", p.stop, c)
+		}
+	})
+	t.Run("resumed, new failures count to N again", func(t *testing.T) {
+		sj := recorded.DeepCopy()
+		sj.Spec.Suspend = ptr.To(false)
+		// Two new failed runs after the resume (newer than the three that stopped it).
+		newer := []v1alpha1.ScheduledJobRun{run(-2, "F"), run(-1, "F")}
+		sj.Status.Runs = append(newer, sj.Status.Runs...)
+		if p := decide(sj, nil, now.Add(3*time.Hour), notDeleted, 0); p.stop {
+			t.Errorf("stopped after 2 new failures, want 3")
+		}
+		sj.Status.Runs = append([]v1alpha1.ScheduledJobRun{run(-3, "F")}, sj.Status.Runs...)
+		if p := decide(sj, nil, now.Add(4*time.Hour), notDeleted, 0); !p.stop {
+			t.Errorf("not stopped after 3 new failures")
+		}
+	})
+	t.Run("a user's suspension is not a stop, and moves where the count starts", func(t *testing.T) {
+		sj := newSJ(stopAfter(3, 0), withRuns("FF"), lastSlot, suspended)
+		p := decide(sj, nil, now, notDeleted, 0)
+		if c := meta.FindStatusCondition(p.status.Conditions, ConditionReady); c == nil || c.Reason != ReasonSuspended {
+			t.Errorf("Ready = %+v, want Suspended", c)
+		}
+		if p.status.StopCountAfter == nil || !p.status.StopCountAfter.Equal(&sj.Status.Runs[0].ScheduledTime) {
+			t.Errorf("stopCountAfter = %v, want the newest run", p.status.StopCountAfter)
+		}
+	})
+	t.Run("stopped after successes: Ready True, a Normal Event", func(t *testing.T) {
+		p := decide(newSJ(stopAfter(0, 1), withRuns("S"), lastSlot, suspended), nil, now, notDeleted, 0)
+		c := meta.FindStatusCondition(p.status.Conditions, ConditionReady)
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != ReasonStoppedAfterSuccesses || len(p.events) != 1 || p.events[0].kind != corev1.EventTypeNormal {
+			t.Errorf("Ready %+v, events %+v; want True StoppedAfterSuccesses and one Normal Event", c, p.events)
+		}
+	})
+}
