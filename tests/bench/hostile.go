@@ -131,6 +131,8 @@ type hostileResult struct {
 	// refusals is each kind's first refusal's message.
 	created, refused map[string]int
 	refusals         map[string]string
+	// profiles are the heap profiles written to -profile-dir, one per row.
+	profiles []string
 }
 
 // copyProbe times new copies into the small tenant's namespace: it watches that namespace's
@@ -300,6 +302,13 @@ func runHostile(ctx context.Context, e *env, o hostileOptions) (*hostileResult, 
 			row.rssMiB, row.peakMiB = rss, max(hwm, peak)
 			if mm, err := managerMemoryMetrics(ctx, e); err == nil {
 				row.heapMiB, row.liveMiB = mm.heapInuseMiB, mm.heapLiveMiB
+			}
+			// With -profile-dir, a heap profile of each phase, taken after the readings above
+			// (its forced collection would otherwise lower them).
+			if path, err := heapProfile(ctx, e, fmt.Sprintf("hostile-%d.heap.pprof", len(res.rows)+1)); err != nil {
+				logf("hostile: heap profile: %v", err)
+			} else if path != "" {
+				res.profiles = append(res.profiles, filepath.Base(path))
 			}
 		}
 		logf("hostile (%s): RSS %.1f MiB, peak %.1f MiB, heap %.1f MiB, live %.1f MiB, OOM kills %d, restarts %d %s; new copy in %s: %s",
@@ -723,6 +732,9 @@ func writeHostileReport(path string, r *hostileResult, o hostileOptions, cmd str
 		fmt.Fprintf(&b, "\nResult: **missed**: RSS grew by %.1f MiB with the tenant's objects (flat: at most %d MiB over the first row).\n", growth, hostileFlatMiB)
 	default:
 		fmt.Fprintf(&b, "\nResult: met: RSS flat (at most %.1f MiB over the first row, allowed %d MiB) and no kill.\n", growth, hostileFlatMiB)
+	}
+	if len(r.profiles) > 0 {
+		fmt.Fprintf(&b, "\nHeap profiles of the manager, one per row in order, after a forced collection (`/debug/pprof/heap?gc=1` with `-profile-dir`): %s.\n", strings.Join(r.profiles, ", "))
 	}
 	if o.copySamples == 0 {
 		// -hostile-copy-samples=0: the copies were timed during the flood only, if at all.

@@ -119,7 +119,7 @@ func main() {
 	unrelated := flag.String("unrelated", "0,10000,20000", "Unrelated 2 KiB Secrets present at each memory measurement, cumulative.")
 	memoryLimit := flag.String("memory-limit", "chart", "Memory limit of the manager: chart (in a memory cgroup of its own with the chart's resources.limits.memory, as the kubelet runs the container, so the manager sets GOMEMLIMIT from it as in a pod; the run fails if no writable memory cgroup is found) or off (a plain host process).")
 	binDir := flag.String("bin", filepath.Join(root, "bin"), "Directory holding kwok, kube-apiserver, etcd and the other pinned tools (make tools); another checkout's bin/ serves a worktree that has none.")
-	profileDir := flag.String("profile-dir", "", "Directory for CPU profiles of kube-apiserver and the manager over each scale step's floor and new-source windows, written as <namespaces>-<floor|ours>-<apiserver|manager>.pprof (a profile lasts as long as the step's floor took, whole seconds, 2 to 50 s; the floor's own as long as expected from the step before); the manager then serves /debug/pprof on loopback. Empty: none.")
+	profileDir := flag.String("profile-dir", "", "Directory for CPU profiles of kube-apiserver and the manager over each scale step's floor and new-source windows, written as <namespaces>-<floor|ours>-<apiserver|manager>.pprof (a profile lasts as long as the step's floor took, whole seconds, 2 to 50 s; the floor's own as long as expected from the step before), and heap profiles of the manager at each reading of the hostile scenario (hostile-<row>.heap.pprof, after a forced collection); the manager then serves /debug/pprof on loopback. Empty: none.")
 	flag.Parse()
 	o.unrelated = ints("-unrelated", *unrelated)
 

@@ -100,3 +100,18 @@ func (p *profiler) summary() (written, failed []string) {
 	defer p.mu.Unlock()
 	return append([]string(nil), p.written...), append([]string(nil), p.failed...)
 }
+
+// heapProfile writes the manager's heap profile (/debug/pprof/heap, after a forced collection:
+// gc=1, so inuse_space is the live heap) to dir/name, when the manager serves pprof (-profile-dir).
+// It returns the file's name, or "" when the manager serves no pprof.
+func heapProfile(ctx context.Context, e *env, name string) (string, error) {
+	if e.manager == nil || e.manager.PprofAddr == "" || e.profileDir == "" {
+		return "", nil
+	}
+	b, err := testbed.HTTPGet(ctx, fmt.Sprintf("http://%s/debug/pprof/heap?gc=1", e.manager.PprofAddr))
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(e.profileDir, name)
+	return path, os.WriteFile(path, []byte(b), 0o644)
+}
