@@ -49,6 +49,10 @@ type hostileOptions struct {
 	// copySamples is how many new copies are timed into the small tenant's namespace in each
 	// phase but the flood (where they are timed one after the other for as long as it lasts).
 	copySamples int
+	// late, when longer than the after row's 30 s, adds a last row that long after the objects
+	// were deleted: each informer's watch is renewed within 5 to 10 minutes (client-go's
+	// reflector), which frees the decode buffers it grew to the largest object it carried.
+	late time.Duration
 }
 
 const (
@@ -544,8 +548,18 @@ func runHostile(ctx context.Context, e *env, o hostileOptions) (*hostileResult, 
 	if !alive() {
 		note = revive("it was down")
 	}
+	deleted := time.Now()
 	time.Sleep(30 * time.Second)
 	read("after: the objects deleted, 30 s later", 0, note, probePhase())
+	if o.late > 30*time.Second {
+		logf("hostile: waiting until %s after the deletion", o.late)
+		time.Sleep(time.Until(deleted.Add(o.late)))
+		note = ""
+		if !alive() {
+			note = revive("it was down")
+		}
+		read(fmt.Sprintf("after: the objects deleted, %s later", o.late), 0, note, probePhase())
+	}
 	if err := dyn.Resource(secretSyncGVR).Delete(ctx, hostileSmallSync, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		logf("hostile: deleting SecretSync %s: %v", hostileSmallSync, err)
 	}

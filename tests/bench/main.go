@@ -89,6 +89,7 @@ func main() {
 	flag.IntVar(&hs.serviceAccounts, "hostile-serviceaccounts", 200, "ServiceAccounts the hostile tenant creates, each with -hostile-pullsecret-entries imagePullSecrets entries.")
 	flag.IntVar(&hs.pullSecretEntries, "hostile-pullsecret-entries", 6000, "imagePullSecrets entries of each hostile ServiceAccount (names of 63 characters).")
 	flag.IntVar(&hs.copySamples, "hostile-copy-samples", 10, "New copies timed into the small tenant's namespace in each phase of the hostile scenario but the flood (during it: one a second for as long as it lasts).")
+	flag.DurationVar(&hs.late, "hostile-late", 0, "When over 30s: one more reading of the hostile scenario this long after the objects were deleted (client-go renews each watch within 5 to 10 minutes, freeing the decode buffers it grew); 0: none.")
 	flag.IntVar(&lo.bigRequests, "load-big-requests", 3000, "CopyRequests of the big tenant in the requests part of the load benchmark.")
 	scalePoints := flag.String("scale-namespaces", "1000,3000,10000", "Target namespaces at each step of the scale benchmark, ascending.")
 	flag.IntVar(&sc.samples, "scale-samples", 20, "New-namespace latency samples per step of the scale benchmark.")
