@@ -3,10 +3,12 @@ package secretsync
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -36,6 +38,13 @@ import (
 type Sources struct {
 	Config *rest.Config
 	Scheme *runtime.Scheme
+	// HTTPClient and Mapper are the manager's (mgr.GetHTTPClient, mgr.GetRESTMapper), shared by
+	// every source cache. Without them each source namespace's cache builds a client of its own
+	// (its own connections to the API server) and a REST mapper of its own from discovery, about
+	// 1 MiB of heap per source namespace that the manager already holds once (the hostile
+	// scenario's heap profiles, docs/benchmarks.md). nil: each cache builds its own.
+	HTTPClient *http.Client
+	Mapper     meta.RESTMapper
 	// Handler maps a source Secret's events to SecretSync requests.
 	Handler handler.EventHandler
 	// APIReader reads a source whole (Full) when Reads is nil.
@@ -111,6 +120,8 @@ func (s *Sources) Reader(ctx context.Context, namespace string, kind *objectKind
 	if !ok {
 		cc, err := cachebounds.New(s.Config, cachebounds.Inventory{Name: "source/" + namespace, Kinds: SourceCacheKinds()}, cache.Options{
 			Scheme:            s.Scheme,
+			HTTPClient:        s.HTTPClient,
+			Mapper:            s.Mapper,
 			DefaultNamespaces: map[string]cache.Config{namespace: {}},
 		})
 		if err != nil {

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -67,7 +70,45 @@ var (
 	// apiGets counts the GETs past the caches of both controllers (their APIReader and the
 	// source reads they share), by "Kind namespace/name".
 	apiGets = &countingReader{}
+	// sharedMapper and sharedTransport wrap the manager's REST mapper and HTTP client as the
+	// source caches get them (main.go passes the manager's), counting what goes through them.
+	sharedMapper    = &countingMapper{}
+	sharedTransport = &recordingTransport{}
 )
+
+// countingMapper counts the REST mappings asked of a mapper.
+type countingMapper struct {
+	meta.RESTMapper
+	calls atomic.Int64
+}
+
+func (m *countingMapper) RESTMapping(gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error) {
+	m.calls.Add(1)
+	return m.RESTMapper.RESTMapping(gk, versions...)
+}
+
+// recordingTransport records the path of every request it carries.
+type recordingTransport struct {
+	next  http.RoundTripper
+	mu    sync.Mutex
+	paths map[string]int
+}
+
+func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	t.mu.Lock()
+	if t.paths == nil {
+		t.paths = map[string]int{}
+	}
+	t.paths[req.URL.Path]++
+	t.mu.Unlock()
+	return t.next.RoundTrip(req)
+}
+
+func (t *recordingTransport) requests(path string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.paths[path]
+}
 
 // countingReader is a client.Reader that counts its GETs by object.
 type countingReader struct {
@@ -212,7 +253,11 @@ func setUp(cfg *rest.Config) error {
 	// As main.go: one SourceReads for both controllers.
 	apiGets.Reader = mgr.GetAPIReader()
 	reads := NewSourceReads(apiGets, MaxSourceReadBytes)
-	sources = &Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme(), APIReader: apiGets, Reads: reads}
+	sharedMapper.RESTMapper = mgr.GetRESTMapper()
+	shared := *mgr.GetHTTPClient()
+	sharedTransport.next = shared.Transport
+	shared.Transport = sharedTransport
+	sources = &Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme(), HTTPClient: &shared, Mapper: sharedMapper, APIReader: apiGets, Reads: reads}
 	r := &Reconciler{
 		Client: withWriteFaults(mgr.GetClient()), APIReader: apiGets, Metrics: testMetrics, Workers: 8,
 		Recorder: InNamespace(mgr.GetEventRecorder(Name), scheme, ownershipNS),

@@ -103,6 +103,15 @@ func parseAuditWrites(log []byte, from, to time.Time) ([]auditWrite, error) {
 	return out, sc.Err()
 }
 
+// mutating is true for the audit verbs that write.
+func mutating(verb string) bool {
+	switch verb {
+	case "create", "update", "patch", "delete", "deletecollection":
+		return true
+	}
+	return false
+}
+
 // benchTokenRequest is the bench's own TokenRequest: testbed.RunAsChart asks for a token of the
 // chart's ServiceAccount (POST serviceaccounts/<name>/token, audit verb create, as the bench's
 // admin user) each time it starts the manager, to write the manager's kubeconfig. The API server

@@ -49,6 +49,10 @@ type hostileOptions struct {
 	// copySamples is how many new copies are timed into the small tenant's namespace in each
 	// phase but the flood (where they are timed one after the other for as long as it lasts).
 	copySamples int
+	// late, when longer than the after row's 30 s, adds a last row that long after the objects
+	// were deleted: each informer's watch is renewed within 5 to 10 minutes (client-go's
+	// reflector), which frees the decode buffers it grew to the largest object it carried.
+	late time.Duration
 }
 
 const (
@@ -131,6 +135,8 @@ type hostileResult struct {
 	// refusals is each kind's first refusal's message.
 	created, refused map[string]int
 	refusals         map[string]string
+	// profiles are the heap profiles written to -profile-dir, one per row.
+	profiles []string
 }
 
 // copyProbe times new copies into the small tenant's namespace: it watches that namespace's
@@ -300,6 +306,13 @@ func runHostile(ctx context.Context, e *env, o hostileOptions) (*hostileResult, 
 			row.rssMiB, row.peakMiB = rss, max(hwm, peak)
 			if mm, err := managerMemoryMetrics(ctx, e); err == nil {
 				row.heapMiB, row.liveMiB = mm.heapInuseMiB, mm.heapLiveMiB
+			}
+			// With -profile-dir, a heap profile of each phase, taken after the readings above
+			// (its forced collection would otherwise lower them).
+			if path, err := heapProfile(ctx, e, fmt.Sprintf("hostile-%d.heap.pprof", len(res.rows)+1)); err != nil {
+				logf("hostile: heap profile: %v", err)
+			} else if path != "" {
+				res.profiles = append(res.profiles, filepath.Base(path))
 			}
 		}
 		logf("hostile (%s): RSS %.1f MiB, peak %.1f MiB, heap %.1f MiB, live %.1f MiB, OOM kills %d, restarts %d %s; new copy in %s: %s",
@@ -535,8 +548,18 @@ func runHostile(ctx context.Context, e *env, o hostileOptions) (*hostileResult, 
 	if !alive() {
 		note = revive("it was down")
 	}
+	deleted := time.Now()
 	time.Sleep(30 * time.Second)
 	read("after: the objects deleted, 30 s later", 0, note, probePhase())
+	if o.late > 30*time.Second {
+		logf("hostile: waiting until %s after the deletion", o.late)
+		time.Sleep(time.Until(deleted.Add(o.late)))
+		note = ""
+		if !alive() {
+			note = revive("it was down")
+		}
+		read(fmt.Sprintf("after: the objects deleted, %s later", o.late), 0, note, probePhase())
+	}
 	if err := dyn.Resource(secretSyncGVR).Delete(ctx, hostileSmallSync, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		logf("hostile: deleting SecretSync %s: %v", hostileSmallSync, err)
 	}
@@ -723,6 +746,9 @@ func writeHostileReport(path string, r *hostileResult, o hostileOptions, cmd str
 		fmt.Fprintf(&b, "\nResult: **missed**: RSS grew by %.1f MiB with the tenant's objects (flat: at most %d MiB over the first row).\n", growth, hostileFlatMiB)
 	default:
 		fmt.Fprintf(&b, "\nResult: met: RSS flat (at most %.1f MiB over the first row, allowed %d MiB) and no kill.\n", growth, hostileFlatMiB)
+	}
+	if len(r.profiles) > 0 {
+		fmt.Fprintf(&b, "\nHeap profiles of the manager, one per row in order, after a forced collection (`/debug/pprof/heap?gc=1` with `-profile-dir`): %s.\n", strings.Join(r.profiles, ", "))
 	}
 	if o.copySamples == 0 {
 		// -hostile-copy-samples=0: the copies were timed during the flood only, if at all.

@@ -38,11 +38,12 @@ const (
 // env is a running bench cluster with the manager.
 type env struct {
 	root, dir string
-	admin     *rest.Config
-	cs        kubernetes.Interface
-	manager   *testbed.Manager
-	binary    string
-	cluster   testbed.Kwok
+
+	admin   *rest.Config
+	cs      kubernetes.Interface
+	manager *testbed.Manager
+	binary  string
+	cluster testbed.Kwok
 	// memoryLimit is -memory-limit: "chart" runs the manager in a memory cgroup with the chart's
 	// limit, as the kubelet runs its container; "off" as a plain host process.
 	memoryLimit string
@@ -59,6 +60,7 @@ func main() {
 	var lo loadOptions
 	var st steadyOptions
 	var hs hostileOptions
+	var ao amplificationOptions
 	root := repoRoot()
 	out := flag.String("out", filepath.Join(root, "docs", "benchmarks.md"), "Markdown file the results are written into; charts go to img/ beside it.")
 	flag.IntVar(&o.namespaces, "namespaces", 1000, "Target namespaces.")
@@ -66,7 +68,7 @@ func main() {
 	flag.IntVar(&o.workers, "floor-workers", 32, "Concurrent writers of the floor client (the manager's --secretsync-workers default is the same).")
 	flag.IntVar(&st.namespaces, "steady-namespaces", 1000, "Target namespaces of the steady-state benchmark (the secretsync benchmark's, reused when it ran first).")
 	flag.DurationVar(&st.quiet, "steady-quiet", 30*time.Second, "How long the steady-state benchmark counts writes with nothing happening.")
-	scenarios := flag.String("scenarios", "secretsync,steady,scheduling,load,scale,hostile", "Benchmarks to run, comma-separated: secretsync, steady (writes at steady state with ServiceAccounts and two SecretSyncs sharing a copy name), scheduling, load (ScheduledJobs at growing counts beside a Job-create floor, schedules and a fan-out at the same minute, fairness), scale (the fan-out at growing namespace counts), hostile (the manager's memory while a tenant creates large objects carrying our label keys, large ScheduledJobs, Ats and CopyRequests and ServiceAccounts with many imagePullSecrets entries; and a small tenant's copy latency beside it), handover (not in make bench: it takes long to populate).")
+	scenarios := flag.String("scenarios", "secretsync,steady,amplification,scheduling,load,scale,hostile", "Benchmarks to run, comma-separated: secretsync, steady (writes at steady state with ServiceAccounts and two SecretSyncs sharing a copy name), amplification (the manager's API requests per tenant write, by kind of write), scheduling, load (ScheduledJobs at growing counts beside a Job-create floor, schedules and a fan-out at the same minute, fairness), scale (the fan-out at growing namespace counts), hostile (the manager's memory while a tenant creates large objects carrying our label keys, large ScheduledJobs, Ats and CopyRequests and ServiceAccounts with many imagePullSecrets entries; and a small tenant's copy latency beside it), handover (not in make bench: it takes long to populate).")
 	loadParts := flag.String("load-parts", "schedules,mixed,fair,requests", "Parts of the load benchmark to run, each rewriting only its own section of the report: schedules (the steps beside their floor), mixed (schedules and a fan-out at the same minute), fair (tenants and a huge source), requests (a tenant's CopyRequest beside another tenant's thousands).")
 	loadSteps := flag.String("load-schedules", "1000,3000", "Every-minute ScheduledJobs at each step of the load benchmark, ascending.")
 	flag.IntVar(&lo.minutes, "load-minutes", 2, "Slots (minutes) measured per step and per part of the load benchmark.")
@@ -87,6 +89,7 @@ func main() {
 	flag.IntVar(&hs.serviceAccounts, "hostile-serviceaccounts", 200, "ServiceAccounts the hostile tenant creates, each with -hostile-pullsecret-entries imagePullSecrets entries.")
 	flag.IntVar(&hs.pullSecretEntries, "hostile-pullsecret-entries", 6000, "imagePullSecrets entries of each hostile ServiceAccount (names of 63 characters).")
 	flag.IntVar(&hs.copySamples, "hostile-copy-samples", 10, "New copies timed into the small tenant's namespace in each phase of the hostile scenario but the flood (during it: one a second for as long as it lasts).")
+	flag.DurationVar(&hs.late, "hostile-late", 0, "When over 30s: one more reading of the hostile scenario this long after the objects were deleted (client-go renews each watch within 5 to 10 minutes, freeing the decode buffers it grew); 0: none.")
 	flag.IntVar(&lo.bigRequests, "load-big-requests", 3000, "CopyRequests of the big tenant in the requests part of the load benchmark.")
 	scalePoints := flag.String("scale-namespaces", "1000,3000,10000", "Target namespaces at each step of the scale benchmark, ascending.")
 	flag.IntVar(&sc.samples, "scale-samples", 20, "New-namespace latency samples per step of the scale benchmark.")
@@ -97,6 +100,15 @@ func main() {
 	flag.IntVar(&so.minutes, "scheduled-minutes", 5, "Slots (minutes) measured.")
 	flag.BoolVar(&so.together, "scheduled-together", false, "Run ScheduledJobs and CronJobs at the same time instead of one after the other.")
 	kinds := flag.String("scheduled-kinds", "ScheduledJob,CronJob", "Kinds the scheduling benchmark measures.")
+	flag.IntVar(&ao.requests, "amplification-requests", 30, "CopyRequests naming the offered ConfigMap in the amplification benchmark.")
+	flag.IntVar(&ao.offerBytes, "amplification-offer-bytes", 200<<10, "Data bytes of that offered ConfigMap.")
+	flag.IntVar(&ao.namespaces, "amplification-namespaces", 100, "Target namespaces of the amplification benchmark's SecretSync (at least twice -amplification-writes).")
+	flag.IntVar(&ao.writes, "amplification-writes", 10, "Writes of each kind the tenant makes in the amplification benchmark.")
+	flag.DurationVar(&ao.interval, "amplification-interval", 2*time.Second, "Time between two writes of a kind in the amplification benchmark.")
+	flag.DurationVar(&ao.settle, "amplification-settle", 10*time.Second, "How long the amplification benchmark keeps counting after a kind's last write.")
+	flag.StringVar(&ao.jsonOut, "amplification-json", "", "File the amplification benchmark saves its counts to (JSON), for a later run's -amplification-before.")
+	flag.StringVar(&ao.before, "amplification-before", "", "Counts an earlier amplification run saved (-amplification-json), shown as \"before\" beside this run's.")
+	managerSrc := flag.String("manager-src", root, "Checkout whose manager is built and whose chart (charts/platform-operators, its CRDs included) is installed: another worktree measures older code with this bench.")
 	var valueFiles stringList
 	flag.Var(&valueFiles, "values", "Extra chart values file (repeatable), as helm -f; the default is the chart's defaults.")
 	handoverOut := flag.String("handover-out", filepath.Join(root, "docs", "reliability.md"), "Markdown file the handover results are written into.")
@@ -108,7 +120,7 @@ func main() {
 	unrelated := flag.String("unrelated", "0,10000,20000", "Unrelated 2 KiB Secrets present at each memory measurement, cumulative.")
 	memoryLimit := flag.String("memory-limit", "chart", "Memory limit of the manager: chart (in a memory cgroup of its own with the chart's resources.limits.memory, as the kubelet runs the container, so the manager sets GOMEMLIMIT from it as in a pod; the run fails if no writable memory cgroup is found) or off (a plain host process).")
 	binDir := flag.String("bin", filepath.Join(root, "bin"), "Directory holding kwok, kube-apiserver, etcd and the other pinned tools (make tools); another checkout's bin/ serves a worktree that has none.")
-	profileDir := flag.String("profile-dir", "", "Directory for CPU profiles of kube-apiserver and the manager over each scale step's floor and new-source windows, written as <namespaces>-<floor|ours>-<apiserver|manager>.pprof (a profile lasts as long as the step's floor took, whole seconds, 2 to 50 s; the floor's own as long as expected from the step before); the manager then serves /debug/pprof on loopback. Empty: none.")
+	profileDir := flag.String("profile-dir", "", "Directory for CPU profiles of kube-apiserver and the manager over each scale step's floor and new-source windows, written as <namespaces>-<floor|ours>-<apiserver|manager>.pprof (a profile lasts as long as the step's floor took, whole seconds, 2 to 50 s; the floor's own as long as expected from the step before), and heap profiles of the manager at each reading of the hostile scenario (hostile-<row>.heap.pprof, after a forced collection); the manager then serves /debug/pprof on loopback. Empty: none.")
 	flag.Parse()
 	o.unrelated = ints("-unrelated", *unrelated)
 
@@ -132,7 +144,13 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	e, err := setup(ctx, root, *binDir, valueFiles, *memoryLimit, *profileDir, slices.Contains(strings.Split(*scenarios, ","), "steady"))
+	ao.src = *managerSrc
+	list := strings.Split(*scenarios, ",")
+	policy := ""
+	if steady, amp := slices.Contains(list, "steady"), slices.Contains(list, "amplification"); steady || amp {
+		policy = auditPolicy(steady, amp)
+	}
+	e, err := setup(ctx, root, *managerSrc, *binDir, valueFiles, *memoryLimit, *profileDir, policy)
 	if err != nil {
 		if e != nil {
 			e.teardown() // the cluster started before the failure (say, the manager did not build)
@@ -198,6 +216,26 @@ func main() {
 					return err
 				}
 				wrote = true
+			case "amplification":
+				res, err := runAmplification(ctx, e, ao)
+				if err != nil {
+					return err
+				}
+				if ao.jsonOut != "" {
+					if err := saveAmplification(ao.jsonOut, res); err != nil {
+						return err
+					}
+				}
+				var before *ampResult
+				if ao.before != "" {
+					if before, err = loadAmplification(ao.before); err != nil {
+						return err
+					}
+				}
+				if err := replaceSection(*out, "amplification", amplificationSection(res, before, ao, cmd)); err != nil {
+					return err
+				}
+				wrote = true
 			case "hostile":
 				res, err := runHostile(ctx, e, hs)
 				if err != nil {
@@ -257,19 +295,21 @@ func repoRoot() string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
-// setup starts a kwok cluster, installs the chart with its default values and runs the manager
-// as the chart's ServiceAccount. audit gives the API server steadyAuditPolicy (the steady-state
-// benchmark names the writers from its log); off, the API server pays nothing for auditing.
-func setup(ctx context.Context, root, bin string, valueFiles []string, memoryLimit, profileDir string, audit bool) (*env, error) {
+// setup starts a kwok cluster, installs the chart of src (root, or -manager-src) with its default
+// values and runs the manager built from src as the chart's ServiceAccount. auditPolicy, unless
+// empty, is the API server's audit policy (the steady-state benchmark names the writers from its
+// log, the amplification benchmark counts the manager's requests); empty, the API server pays
+// nothing for auditing.
+func setup(ctx context.Context, root, src, bin string, valueFiles []string, memoryLimit, profileDir, auditPolicy string) (*env, error) {
 	dir, err := os.MkdirTemp("", "po-bench-")
 	if err != nil {
 		return nil, err
 	}
 	e := &env{root: root, dir: dir, binary: filepath.Join(dir, "manager"), memoryLimit: memoryLimit, profileDir: profileDir}
 	e.cluster = testbed.Kwok{Name: "po-bench", Bin: bin, Workdir: filepath.Join(dir, "kwok")}
-	if audit {
+	if auditPolicy != "" {
 		e.cluster.AuditPolicy = filepath.Join(dir, "audit-policy.yaml")
-		if err := os.WriteFile(e.cluster.AuditPolicy, []byte(steadyAuditPolicy), 0o600); err != nil {
+		if err := os.WriteFile(e.cluster.AuditPolicy, []byte(auditPolicy), 0o600); err != nil {
 			return e, err
 		}
 	}
@@ -292,7 +332,7 @@ func setup(ctx context.Context, root, bin string, valueFiles []string, memoryLim
 	if e.cs, err = kubernetes.NewForConfig(typed); err != nil {
 		return e, err
 	}
-	if err := testbed.BuildManager(ctx, root, e.binary); err != nil {
+	if err := testbed.BuildManager(ctx, src, e.binary); err != nil {
 		return e, err
 	}
 	vals, err := (&values.Options{ValueFiles: valueFiles}).MergeValues(getter.All(cli.New()))
@@ -300,9 +340,9 @@ func setup(ctx context.Context, root, bin string, valueFiles []string, memoryLim
 		return e, err
 	}
 	vals["logging"] = map[string]any{"level": "error"}
-	logf("installing the chart (default values, plus %v)", valueFiles)
+	logf("installing the chart of %s (default values, plus %v)", src, valueFiles)
 	if _, err := testbed.UpgradeInstall(testbed.Release{
-		Name: releaseName, Namespace: releaseNamespace, ChartDir: filepath.Join(root, "charts", "platform-operators"),
+		Name: releaseName, Namespace: releaseNamespace, ChartDir: filepath.Join(src, "charts", "platform-operators"),
 		Kubeconfig: kubeconfig, Values: vals,
 	}, nil); err != nil {
 		return e, err

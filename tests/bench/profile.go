@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -99,4 +100,29 @@ func (p *profiler) summary() (written, failed []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]string(nil), p.written...), append([]string(nil), p.failed...)
+}
+
+// heapProfile writes the manager's heap profile (/debug/pprof/heap, after a forced collection:
+// gc=1, so inuse_space is the live heap) to dir/name, and its goroutines beside it
+// (<name without .heap.pprof>.goroutines.txt), when the manager serves pprof (-profile-dir).
+// It returns the file's name, or "" when the manager serves no pprof.
+func heapProfile(ctx context.Context, e *env, name string) (string, error) {
+	if e.manager == nil || e.manager.PprofAddr == "" || e.profileDir == "" {
+		return "", nil
+	}
+	b, err := testbed.HTTPGet(ctx, fmt.Sprintf("http://%s/debug/pprof/heap?gc=1", e.manager.PprofAddr))
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(e.profileDir, name)
+	if err := os.WriteFile(path, []byte(b), 0o644); err != nil {
+		return "", err
+	}
+	// Beside it, every goroutine with its stack and how long it has waited (debug=2): which
+	// watches are open, and since when, says whose buffers the heap profile shows.
+	g, err := testbed.HTTPGet(ctx, fmt.Sprintf("http://%s/debug/pprof/goroutine?debug=2", e.manager.PprofAddr))
+	if err != nil {
+		return path, err
+	}
+	return path, os.WriteFile(strings.TrimSuffix(path, ".heap.pprof")+".goroutines.txt", []byte(g), 0o644)
 }
