@@ -267,6 +267,22 @@ func (r *Reconciler) wakeWholePass(ctx context.Context, name string) {
 	}
 }
 
+// queueNamespacePasses queues, for each namespace listed, the pass of that one namespace of the
+// SecretSync named: a whole pass leaves there the ServiceAccounts it did not write
+// (serviceAccountWritesPerPass), and each namespace's pass takes its turn in the fair queue.
+func (r *Reconciler) queueNamespacePasses(ctx context.Context, name string, namespaces []string) {
+	if r.namespacePasses == nil {
+		return // not set up with a manager (a test's bare Reconciler)
+	}
+	for _, ns := range namespaces {
+		select {
+		case r.namespacePasses <- event.GenericEvent{Object: &v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}}:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
 // writeReadFailure records that a pass could not read the world: Ready turns False with reason
 // ReadFailed (a Warning Event when the reason is new), the counts of the last pass stay, and
 // readErr is returned so the pass is retried with backoff.
