@@ -1,6 +1,7 @@
 package secretsync
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -293,5 +294,61 @@ func TestServiceAccountsThatListTheCopyPastTheCacheDoNotKeepTheirNamespaceBusy(t
 	}
 	if got := serviceAccountWrites(t, c); got != 0 {
 		t.Errorf("%v ServiceAccount writes, want 0", got)
+	}
+}
+
+// One namespace's ServiceAccounts are written in batches of at most serviceAccountWritesPerPass
+// with serviceAccountBatchPause between them, although our own writes keep raising events of that
+// namespace's ServiceAccounts (which would queue the next batch at once); and a namespace created
+// meanwhile gets its copy and entry while the big one is still being filled.
+func TestOneNamespacesServiceAccountsAreWrittenInPacedBatchesAndOthersGoFirst(t *testing.T) {
+	const c = "pullpaced"
+	const n = 8 * serviceAccountWritesPerPass
+	src := namespace(t, c+"-src", nil)
+	big := targetNamespace(t, c+"-big", c)
+	createSecret(t, makeSecret(src, "regcred", withType(corev1.SecretTypeDockerConfigJson),
+		withData(map[string][]byte{corev1.DockerConfigJsonKey: []byte(dockerConfig)})))
+	for i := range n {
+		serviceAccount(t, big, fmt.Sprintf("sa-%03d", i))
+	}
+	patches := recordServiceAccountPatches(t, big)
+	createSync(t, makeSync(c, src, c, sourceName("regcred"), pullSecretFor(v1alpha1.AllServiceAccounts)))
+	eventually(t, "the first batch is written", func() error {
+		if len(patches.times()) == 0 {
+			return errors.New("no ServiceAccount patched yet")
+		}
+		return nil
+	})
+	small := targetNamespace(t, c+"-small", c)
+	serviceAccount(t, small, "default")
+	pullSecretsAre(t, small, "default", []string{"regcred"}, "regcred")
+	if left := len(serviceAccountsWithout(t, big, "regcred")); left == 0 {
+		t.Errorf("the big namespace was filled before a namespace created after its first batch got its entry")
+	}
+	eventually(t, "every ServiceAccount of the big namespace lists the copy", func() error {
+		if left := len(serviceAccountsWithout(t, big, "regcred")); left > 0 {
+			return fmt.Errorf("%d without the entry", left)
+		}
+		return nil
+	})
+	quiet(t)
+	at := patches.times()
+	if len(at) != n {
+		t.Errorf("%d ServiceAccount patches in the big namespace, want %d", len(at), n)
+	}
+	// A whole pass and the pass its new copy queued may write a batch each at the start: two
+	// batches, then one per pause.
+	const window = serviceAccountBatchPause * 4 / 5
+	for i := range at {
+		j := i
+		for j < len(at) && at[j].Sub(at[i]) < window {
+			j++
+		}
+		if j-i > 2*serviceAccountWritesPerPass {
+			t.Fatalf("%d ServiceAccount patches within %s from the %d-th, want at most %d", j-i, window, i, 2*serviceAccountWritesPerPass)
+		}
+	}
+	if took := at[len(at)-1].Sub(at[0]); took < (n/(2*serviceAccountWritesPerPass)-1)*serviceAccountBatchPause {
+		t.Errorf("%d ServiceAccounts written in %s: faster than the batches allow", n, took)
 	}
 }

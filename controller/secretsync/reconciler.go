@@ -109,6 +109,12 @@ type Reconciler struct {
 	namespacePasses chan event.GenericEvent
 	// accounts remembers ServiceAccounts found in step past the cache (see accountMemory).
 	accounts accountMemory
+	// batching holds, for the passes of one namespace (reconcile.Request with a namespace) that
+	// have ServiceAccounts left for their next batch, when the last batch ended (time.Time): the
+	// pass does nothing before serviceAccountBatchPause has passed since, and the events of that
+	// namespace's ServiceAccounts (our own writes among them) queue it after the pause, not at
+	// once; a whole pass leaves those namespaces to their passes.
+	batching sync.Map
 }
 
 // Reconcile implements reconcile.Reconciler. A request names a SecretSync (it is
@@ -126,6 +132,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			}
 		}()
 	}
+	if v, ok := r.batching.Load(req); ok {
+		// The next batch of this namespace's ServiceAccounts waits for the pause, however the
+		// pass was queued (an event that came while the last batch ran queues it at once).
+		if wait := v.(time.Time).Add(serviceAccountBatchPause).Sub(r.now()); wait > 0 {
+			return requeue(wait), nil
+		}
+	}
 	ss := &v1alpha1.SecretSync{}
 	if err := r.Client.Get(ctx, types.NamespacedName{Name: req.Name}, ss); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -136,6 +149,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.lastStatus.Delete(req.Name)
 			r.waiting.Delete(req.Name)
 			r.accounts.keepOnly(req.Name, nil)
+			r.batching.Range(func(k, _ any) bool {
+				if k.(ctrl.Request).Name == req.Name {
+					r.batching.Delete(k)
+				}
+				return true
+			})
 			return r.cleanup(ctx, req.Name)
 		}
 		return ctrl.Result{}, err
@@ -200,6 +219,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// One namespace's pass sees one namespace: the status, which counts them all, is the
 		// whole pass's to write (queued with this one, see namespaceEvents), or, for a pass a
 		// copy's event queued, settleCopyPass's to keep true.
+		if len(res.accountsLeft) > 0 {
+			r.batching.Store(req, r.now())
+		} else {
+			r.batching.Delete(req)
+		}
 		if res.requeue {
 			return requeue(r.stale.next(req, r.RetryBase, r.RetryCap)), nil
 		}
@@ -1120,8 +1144,24 @@ func (r *Reconciler) syncPullSecrets(ctx context.Context, ss *v1alpha1.SecretSyn
 	if present != nil {
 		r.accounts.keepOnly(ss.Name, present)
 	}
+	// A whole pass leaves a namespace whose own pass is between batches to that pass: the
+	// pause between batches holds whatever else wakes the whole pass.
+	if obs.only == "" && limit > 0 {
+		busy := map[string]bool{}
+		todo = slices.DeleteFunc(todo, func(c change) bool {
+			if _, batching := r.batching.Load(ctrl.Request{NamespacedName: types.NamespacedName{Namespace: c.sa.Namespace, Name: ss.Name}}); batching {
+				busy[c.sa.Namespace] = true
+				return true
+			}
+			return false
+		})
+		for ns := range busy {
+			res.accountsLeft = append(res.accountsLeft, ns)
+		}
+	}
 	now, later := propagation.PerNamespace(todo, func(c change) string { return c.sa.Namespace }, limit)
-	res.accountsLeft = later
+	res.accountsLeft = append(res.accountsLeft, later...)
+	slices.Sort(res.accountsLeft)
 	if len(now) == 0 {
 		return
 	}

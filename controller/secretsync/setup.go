@@ -321,11 +321,12 @@ func wholePassEvents() handler.EventHandler {
 }
 
 // namespacePassEvents queues the passes of one namespace a whole pass asks for
-// (queueNamespacePasses): the event's object carries the SecretSync's name and the namespace.
+// (queueNamespacePasses), after serviceAccountBatchPause: the whole pass wrote that namespace's
+// first batch. The event's object carries the SecretSync's name and the namespace.
 func namespacePassEvents() handler.EventHandler {
 	return handler.Funcs{
 		GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: e.Object.GetNamespace(), Name: e.Object.GetName()}})
+			q.AddAfter(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: e.Object.GetNamespace(), Name: e.Object.GetName()}}, serviceAccountBatchPause)
 		},
 	}
 }
@@ -366,6 +367,11 @@ func (r *Reconciler) serviceAccountEvents() handler.EventHandler {
 		for _, req := range r.forServiceAccount(ctx, sa) {
 			if !initial {
 				req.Namespace = sa.GetNamespace()
+				if _, batching := r.batching.Load(req); batching {
+					// Its next batch is due after the pause anyway (serviceAccountBatchPause).
+					q.AddAfter(req, serviceAccountBatchPause)
+					continue
+				}
 			}
 			q.Add(req)
 		}
