@@ -130,3 +130,60 @@ func PullSecretNames(plan Plan, want []*corev1.Secret, live Lookup, owned []*cor
 	sort.Strings(notDocker)
 	return wanted, known, notDocker
 }
+
+// PullSecretAccounts says which ServiceAccounts of a target namespace list a SecretSync's copies
+// (spec.imagePullSecretFor): the ones named, or every one when the list is ["*"]. The zero value
+// selects none.
+type PullSecretAccounts struct {
+	all   bool
+	names map[string]bool
+}
+
+// AccountsFor reads spec.imagePullSecretFor. "*" selects every ServiceAccount (admission lets
+// it stand only alone; here it wins over names listed beside it).
+func AccountsFor(names []string) PullSecretAccounts {
+	a := PullSecretAccounts{names: make(map[string]bool, len(names))}
+	for _, n := range names {
+		if n == "*" {
+			a.all = true
+		}
+		a.names[n] = true
+	}
+	return a
+}
+
+// Any reports whether any ServiceAccount can be selected.
+func (a PullSecretAccounts) Any() bool { return a.all || len(a.names) > 0 }
+
+// All reports whether every ServiceAccount is selected.
+func (a PullSecretAccounts) All() bool { return a.all }
+
+// Selects reports whether the ServiceAccount named name lists the copies.
+func (a PullSecretAccounts) Selects(name string) bool { return a.all || a.names[name] }
+
+// PerNamespace splits items, in their order, into those to handle now, at most limit of each
+// namespace, and the namespaces that have more left for a later turn (sorted). A limit of zero
+// or less takes every item now. It is what keeps one pass from spending itself on one
+// namespace's thousands of ServiceAccounts: the rest of that namespace waits for its own pass,
+// which takes its turn with the other namespaces'.
+func PerNamespace[T any](items []T, namespace func(T) string, limit int) (now []T, later []string) {
+	if limit <= 0 {
+		return items, nil
+	}
+	taken := map[string]int{}
+	left := map[string]bool{}
+	for _, it := range items {
+		ns := namespace(it)
+		if taken[ns] >= limit {
+			left[ns] = true
+			continue
+		}
+		taken[ns]++
+		now = append(now, it)
+	}
+	for ns := range left {
+		later = append(later, ns)
+	}
+	sort.Strings(later)
+	return now, later
+}

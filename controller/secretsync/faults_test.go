@@ -2,9 +2,11 @@ package secretsync
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
@@ -93,6 +95,41 @@ func counted(obj client.Object) {
 	}
 }
 
+// patchTimes maps a namespace to the *patchTimeline of the reconciler's ServiceAccount patches
+// that went through there, once a test asked for it with recordServiceAccountPatches.
+var patchTimes sync.Map
+
+// patchTimeline is when each ServiceAccount patch of a namespace went through.
+type patchTimeline struct {
+	mu sync.Mutex
+	at []time.Time
+}
+
+func (p *patchTimeline) add(t time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.at = append(p.at, t)
+}
+
+// times returns the patch times so far, in order.
+func (p *patchTimeline) times() []time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := slices.Clone(p.at)
+	slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
+	return out
+}
+
+// recordServiceAccountPatches starts recording the reconciler's ServiceAccount patches in
+// namespace.
+func recordServiceAccountPatches(t *testing.T, namespace string) *patchTimeline {
+	t.Helper()
+	p := &patchTimeline{}
+	patchTimes.Store(namespace, p)
+	t.Cleanup(func() { patchTimes.Delete(namespace) })
+	return p
+}
+
 // isDryRun reports whether create options ask for a dry run.
 func isDryRun(opts []client.CreateOption) bool {
 	o := &client.CreateOptions{}
@@ -157,7 +194,13 @@ func withWriteFaults(c client.Client) client.Client {
 		},
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 			counted(obj)
-			return c.Patch(ctx, obj, patch, opts...)
+			err := c.Patch(ctx, obj, patch, opts...)
+			if _, ok := obj.(*corev1.ServiceAccount); ok && err == nil {
+				if v, ok := patchTimes.Load(obj.GetNamespace()); ok {
+					v.(*patchTimeline).add(time.Now())
+				}
+			}
+			return err
 		},
 		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
 			counted(obj)

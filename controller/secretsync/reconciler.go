@@ -104,6 +104,17 @@ type Reconciler struct {
 	// wholePasses takes the whole passes a pass of one namespace asks for to the queue
 	// (wakeWholePass); nil until SetupWithManager.
 	wholePasses chan event.GenericEvent
+	// namespacePasses takes the passes of one namespace a whole pass asks for
+	// (queueNamespacePasses) to the queue; nil until SetupWithManager.
+	namespacePasses chan event.GenericEvent
+	// accounts remembers ServiceAccounts found in step past the cache (see accountMemory).
+	accounts accountMemory
+	// batching holds, for the passes of one namespace (reconcile.Request with a namespace) that
+	// have ServiceAccounts left for their next batch, when the last batch ended (time.Time): the
+	// pass does nothing before serviceAccountBatchPause has passed since, and the events of that
+	// namespace's ServiceAccounts (our own writes among them) queue it after the pause, not at
+	// once; a whole pass leaves those namespaces to their passes.
+	batching sync.Map
 }
 
 // Reconcile implements reconcile.Reconciler. A request names a SecretSync (it is
@@ -121,6 +132,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			}
 		}()
 	}
+	if v, ok := r.batching.Load(req); ok {
+		// The next batch of this namespace's ServiceAccounts waits for the pause, however the
+		// pass was queued (an event that came while the last batch ran queues it at once).
+		if wait := v.(time.Time).Add(serviceAccountBatchPause).Sub(r.now()); wait > 0 {
+			return requeue(wait), nil
+		}
+	}
 	ss := &v1alpha1.SecretSync{}
 	if err := r.Client.Get(ctx, types.NamespacedName{Name: req.Name}, ss); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -130,6 +148,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			}
 			r.lastStatus.Delete(req.Name)
 			r.waiting.Delete(req.Name)
+			r.accounts.keepOnly(req.Name, nil)
+			r.batching.Range(func(k, _ any) bool {
+				if k.(ctrl.Request).Name == req.Name {
+					r.batching.Delete(k)
+				}
+				return true
+			})
 			return r.cleanup(ctx, req.Name)
 		}
 		return ctrl.Result{}, err
@@ -171,11 +196,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		res = r.apply(ctx, ss.Name, kind, additions)
 		var sas result
 		if kind == secretKind { // admission refuses imagePullSecretFor on ConfigMaps
-			r.syncPullSecrets(ctx, ss, obs.withPresent(res.present), plan, &sas)
+			r.syncPullSecrets(ctx, ss, obs.withPresent(res.present), plan, &sas, serviceAccountWritesPerPass)
 		}
 		if !sas.requeue {
-			res.add(r.apply(ctx, ss.Name, kind, removals))
+			// A namespace whose ServiceAccounts are not all written yet keeps its copies until
+			// they are: its own pass removes them after its last batch.
+			res.add(r.apply(ctx, ss.Name, kind, withoutNamespaces(removals, sas.accountsLeft)))
 		}
+		res.accountsLeft = sas.accountsLeft
 		// A target whose namespace is being deleted is not wanted any more (the namespace's
 		// update event brings a reconcile that no longer lists it).
 		res.desired, res.inStep = plan.Desired-res.skipped, plan.InStep
@@ -184,14 +212,26 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		res.notDockerConfig = sas.notDockerConfig
 		if req.Namespace == "" {
 			r.recordWaiting(ss.Name, kind, res.conflicts)
+			r.queueNamespacePasses(ctx, ss.Name, res.accountsLeft)
 		}
 	}
 	if req.Namespace != "" {
 		// One namespace's pass sees one namespace: the status, which counts them all, is the
 		// whole pass's to write (queued with this one, see namespaceEvents), or, for a pass a
 		// copy's event queued, settleCopyPass's to keep true.
+		if len(res.accountsLeft) > 0 {
+			r.batching.Store(req, r.now())
+		} else {
+			r.batching.Delete(req)
+		}
 		if res.requeue {
 			return requeue(r.stale.next(req, r.RetryBase, r.RetryCap)), nil
+		}
+		if len(res.accountsLeft) > 0 && res.writeErr == nil {
+			// The next batch of this namespace's ServiceAccounts, after the other namespaces'
+			// work queued meanwhile (serviceAccountWritesPerPass). Each batch settles its
+			// ServiceAccounts (written, or found in step and remembered), so the batches end.
+			return requeue(serviceAccountBatchPause), nil
 		}
 		r.stale.forget(req)
 		if fromCopy {
@@ -446,6 +486,22 @@ func splitRemovals(plan propagation.Plan) (other, removals propagation.Plan) {
 	return other, removals
 }
 
+// withoutNamespaces is plan without the actions in the namespaces listed.
+func withoutNamespaces(plan propagation.Plan, namespaces []string) propagation.Plan {
+	if len(namespaces) == 0 {
+		return plan
+	}
+	skip := make(map[string]bool, len(namespaces))
+	for _, ns := range namespaces {
+		skip[ns] = true
+	}
+	out := plan
+	out.Actions = slices.DeleteFunc(slices.Clone(plan.Actions), func(a propagation.Action) bool {
+		return skip[a.Key.Namespace]
+	})
+	return out
+}
+
 // withPresent is the observation with the copies a write just made (present) looked up as
 // live, so that the ServiceAccounts list them in the pass that created them.
 func (obs observation) withPresent(present map[types.NamespacedName]*corev1.Secret) observation {
@@ -499,6 +555,9 @@ type result struct {
 	requeue bool
 	// notDockerConfig lists copies that cannot be image pull secrets.
 	notDockerConfig []string
+	// accountsLeft lists the namespaces whose ServiceAccounts this pass did not all write
+	// (serviceAccountWritesPerPass): their own passes write the rest.
+	accountsLeft []string
 	// writeErr is the first unexpected write error (returned to back off).
 	writeErr error
 	// present are the copies a create or replace of this pass left in step (written, or found
@@ -1015,15 +1074,28 @@ func (w writer) deleteExact(ctx context.Context, kind *objectKind, s *corev1.Sec
 	return w.client.Delete(ctx, kind.unwrap(s.DeepCopy()), client.Preconditions{UID: &uid, ResourceVersion: &rv})
 }
 
-// syncPullSecrets brings the imagePullSecrets of the named ServiceAccounts in line with the
-// live copies, in every namespace where this SecretSync has or wants copies. It runs before the
-// copies are written: a copy is listed once it exists and is not in conflict.
-func (r *Reconciler) syncPullSecrets(ctx context.Context, ss *v1alpha1.SecretSync, obs observation, plan propagation.Plan, res *result) {
-	forSA := map[string]bool{}
-	for _, n := range ss.Spec.ImagePullSecretFor {
-		forSA[n] = true
-	}
-	want, known, notDocker := propagation.PullSecretNames(plan, obs.want, obs.lookup, obs.owned, len(forSA) > 0)
+// serviceAccountWritesPerPass bounds the ServiceAccounts one pass writes in one namespace. With
+// imagePullSecretFor ["*"] a tenant decides how many ServiceAccounts its namespace has: past the
+// bound, the rest of that namespace is left to the pass of that namespace, which writes the next
+// batch and queues itself again (serviceAccountBatchPause) behind the other namespaces' work in
+// the fair queue, so 10,000 ServiceAccounts of one tenant delay another namespace's copy by one
+// batch, not by 10,000 writes. A list of names (at most 16) always fits in one pass.
+const serviceAccountWritesPerPass = 64
+
+// serviceAccountBatchPause is how long a namespace's pass waits before its next batch of
+// ServiceAccounts: at most serviceAccountWritesPerPass writes per pause per namespace and
+// SecretSync (128 a second), so one tenant's ServiceAccounts cannot take the manager's whole
+// write rate. It is the shortest requeue of the copy path (minRequeue).
+const serviceAccountBatchPause = minRequeue
+
+// syncPullSecrets brings the imagePullSecrets of the selected ServiceAccounts in line with the
+// live copies, in every namespace where this SecretSync has or wants copies. It runs after the
+// copies are written and before copies are removed: a copy is listed once it exists and is not in
+// conflict. limit bounds the writes per namespace (serviceAccountWritesPerPass; zero: none): the
+// namespaces with more to write are left in res.accountsLeft.
+func (r *Reconciler) syncPullSecrets(ctx context.Context, ss *v1alpha1.SecretSync, obs observation, plan propagation.Plan, res *result, limit int) {
+	accounts := propagation.AccountsFor(ss.Spec.ImagePullSecretFor)
+	want, known, notDocker := propagation.PullSecretNames(plan, obs.want, obs.lookup, obs.owned, accounts.Any())
 	res.notDockerConfig = append(res.notDockerConfig, notDocker...)
 
 	sas := &corev1.ServiceAccountList{}
@@ -1031,43 +1103,121 @@ func (r *Reconciler) syncPullSecrets(ctx context.Context, ss *v1alpha1.SecretSyn
 		res.writeErr = errors.Join(res.writeErr, err)
 		return
 	}
+	// Decide on the cached form: at steady state nothing changes, and nothing is read or written.
+	type change struct {
+		sa     *corev1.ServiceAccount
+		want   map[string]bool
+		digest [sha256.Size]byte
+	}
+	var todo []change
+	var present map[types.NamespacedName]bool
+	if obs.only == "" {
+		present = make(map[types.NamespacedName]bool, len(sas.Items))
+	}
+	digests := map[string][sha256.Size]byte{} // by namespace, and "!" + namespace for not selected
 	for i := range sas.Items {
 		sa := &sas.Items[i]
-		if known[sa.Namespace] == nil || (!forSA[sa.Name] && sa.Annotations[keys.AnnotationPullSecrets] == "") {
+		if present != nil {
+			present[client.ObjectKeyFromObject(sa)] = true
+		}
+		selected := accounts.Selects(sa.Name)
+		if known[sa.Namespace] == nil || (!selected && sa.Annotations[keys.AnnotationPullSecrets] == "") {
 			continue
 		}
-		w := want[sa.Namespace]
-		if !forSA[sa.Name] {
-			w = nil
+		w, dk := want[sa.Namespace], sa.Namespace
+		if !selected {
+			w, dk = nil, "!"+sa.Namespace
 		}
 		if _, changed := propagation.PullSecrets(sa, w, known[sa.Namespace]); !changed {
 			continue
 		}
-		// The cache keeps a bounded form (trimServiceAccount: not every entry a tenant listed),
-		// and a merge patch replaces the whole list: decide and patch against the API's object.
-		live := &corev1.ServiceAccount{}
-		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(sa), live); err != nil {
-			if apierrors.IsNotFound(err) {
-				continue
-			}
-			res.writeErr = errors.Join(res.writeErr, fmt.Errorf("reading ServiceAccount %s: %w", klog.KObj(sa), err))
-			continue
+		d, ok := digests[dk]
+		if !ok {
+			d = wantedDigest(w, known[sa.Namespace])
+			digests[dk] = d
 		}
-		updated, changed := propagation.PullSecrets(live, w, known[sa.Namespace])
-		if !changed {
-			continue
+		if r.accounts.inStep(ss.Name, client.ObjectKeyFromObject(sa), sa.ResourceVersion, d) {
+			continue // read past the cache at this version: nothing to write
 		}
-		if err := r.Client.Patch(ctx, updated, client.MergeFromWithOptions(live, client.MergeFromWithOptimisticLock{})); err != nil {
-			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-				res.requeue = true
-				continue
-			}
-			r.Metrics.Failures.WithLabelValues(ss.Name).Inc()
-			res.writeErr = errors.Join(res.writeErr, fmt.Errorf("patching ServiceAccount %s: %w", klog.KObj(sa), err))
-			continue
-		}
-		r.Metrics.Writes.WithLabelValues(ss.Name, "serviceaccount").Inc()
+		todo = append(todo, change{sa, w, d})
 	}
+	if present != nil {
+		r.accounts.keepOnly(ss.Name, present)
+	}
+	// A whole pass leaves a namespace whose own pass is between batches to that pass: the
+	// pause between batches holds whatever else wakes the whole pass.
+	if obs.only == "" && limit > 0 {
+		busy := map[string]bool{}
+		todo = slices.DeleteFunc(todo, func(c change) bool {
+			if _, batching := r.batching.Load(ctrl.Request{NamespacedName: types.NamespacedName{Namespace: c.sa.Namespace, Name: ss.Name}}); batching {
+				busy[c.sa.Namespace] = true
+				return true
+			}
+			return false
+		})
+		for ns := range busy {
+			res.accountsLeft = append(res.accountsLeft, ns)
+		}
+	}
+	now, later := propagation.PerNamespace(todo, func(c change) string { return c.sa.Namespace }, limit)
+	res.accountsLeft = append(res.accountsLeft, later...)
+	slices.Sort(res.accountsLeft)
+	if len(now) == 0 {
+		return
+	}
+	// A pod takes its ServiceAccount's imagePullSecrets when it is created: these writes are
+	// waited for, like copies (writegate).
+	if r.Writes != nil {
+		r.Writes.Begin()
+		defer r.Writes.End()
+	}
+	errs := make([]error, len(now))
+	conflicts := make([]bool, len(now))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(1, r.Workers))
+	for i, c := range now {
+		g.Go(func() error {
+			conflicts[i], errs[i] = r.patchPullSecrets(gctx, ss.Name, c.sa, c.want, known[c.sa.Namespace], c.digest)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for i := range now {
+		res.requeue = res.requeue || conflicts[i]
+		res.writeErr = errors.Join(res.writeErr, errs[i])
+	}
+}
+
+// patchPullSecrets writes one ServiceAccount's imagePullSecrets. The cache keeps a bounded form
+// (trimServiceAccount: not every entry a tenant listed), and a merge patch replaces the whole
+// list: decide and patch against the API's object, on its version. conflict is set when the
+// ServiceAccount changed under us (the pass is retried shortly).
+func (r *Reconciler) patchPullSecrets(ctx context.Context, ssName string, sa *corev1.ServiceAccount, want, known map[string]bool, digest [sha256.Size]byte) (conflict bool, err error) {
+	key := client.ObjectKeyFromObject(sa)
+	live := &corev1.ServiceAccount{}
+	if err := r.APIReader.Get(ctx, key, live); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("reading ServiceAccount %s: %w", klog.KObj(sa), err)
+	}
+	updated, changed := propagation.PullSecrets(live, want, known)
+	if !changed {
+		// In step, though the cached form said otherwise (or the cache was behind): not read
+		// again at this version for this wanted state.
+		r.accounts.remember(ssName, key, live.ResourceVersion, digest)
+		return false, nil
+	}
+	r.accounts.forget(ssName, key)
+	if err := r.Client.Patch(ctx, updated, client.MergeFromWithOptions(live, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		r.Metrics.Failures.WithLabelValues(ssName).Inc()
+		return false, fmt.Errorf("patching ServiceAccount %s: %w", klog.KObj(sa), err)
+	}
+	r.Metrics.Writes.WithLabelValues(ssName, "serviceaccount").Inc()
+	return false, nil
 }
 
 // cleanup handles a SecretSync that is gone: every copy still labelled with its name is
@@ -1115,7 +1265,8 @@ func (r *Reconciler) cleanupKind(ctx context.Context, name string, kind *objectK
 	if kind == secretKind {
 		gone := &v1alpha1.SecretSync{}
 		gone.Name = name
-		r.syncPullSecrets(ctx, gone, obs, plan, &sas)
+		// No bound per namespace: the copies go only after every entry for them has.
+		r.syncPullSecrets(ctx, gone, obs, plan, &sas, 0)
 		if sas.requeue {
 			return true, nil
 		}

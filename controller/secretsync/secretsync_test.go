@@ -1033,6 +1033,14 @@ func TestAdmissionRejectsAnInvalidSecretSync(t *testing.T) {
 			ss.Spec.Source.Name = "creds"
 			ss.Spec.Target.NamespaceSelector = foo.DeepCopy()
 		}, "namespaceSelector.matchExpressions[].operator must be one of In, NotIn, Exists, DoesNotExist"},
+		{`imagePullSecretFor "*" beside a name`, func(ss *v1alpha1.SecretSync) {
+			ss.Spec.Source.Name = "creds"
+			ss.Spec.ImagePullSecretFor = []string{"default", v1alpha1.AllServiceAccounts}
+		}, `imagePullSecretFor: "*" already means every ServiceAccount; list it alone`},
+		{`imagePullSecretFor "builder-*" (a glob is not a name)`, func(ss *v1alpha1.SecretSync) {
+			ss.Spec.Source.Name = "creds"
+			ss.Spec.ImagePullSecretFor = []string{"builder-*"}
+		}, `spec.imagePullSecretFor[0]: Invalid value: "builder-*"`},
 		{"deletionPolicy Keep", func(ss *v1alpha1.SecretSync) {
 			ss.Spec.Source.Name = "creds"
 			ss.Spec.DeletionPolicy = "Keep"

@@ -167,6 +167,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 	}
 	r.Sources.Handler = handler.EnqueueRequestsFromMapFunc(r.forSourceSecret)
 	r.wholePasses = make(chan event.GenericEvent, 64)
+	r.namespacePasses = make(chan event.GenericEvent, 64)
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named(Name).
 		For(&v1alpha1.SecretSync{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
@@ -175,6 +176,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 		Watches(&corev1.ConfigMap{}, r.copyEvents(configMapKind)).
 		Watches(&corev1.ServiceAccount{}, r.serviceAccountEvents(), builder.WithPredicates(serviceAccountPredicate())).
 		WatchesRawSource(source.Channel(r.wholePasses, wholePassEvents())).
+		WatchesRawSource(source.Channel(r.namespacePasses, namespacePassEvents())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers, NewQueue: fairqueue.NewQueue}).
 		Build(r)
 	if err != nil {
@@ -318,6 +320,17 @@ func wholePassEvents() handler.EventHandler {
 	}
 }
 
+// namespacePassEvents queues the passes of one namespace a whole pass asks for
+// (queueNamespacePasses), after serviceAccountBatchPause: the whole pass wrote that namespace's
+// first batch. The event's object carries the SecretSync's name and the namespace.
+func namespacePassEvents() handler.EventHandler {
+	return handler.Funcs{
+		GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			q.AddAfter(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: e.Object.GetNamespace(), Name: e.Object.GetName()}}, serviceAccountBatchPause)
+		},
+	}
+}
+
 // recordWaiting remembers the targets a whole pass of the SecretSync found held by another
 // owner's copy (conflicts), for copyEvents.
 func (r *Reconciler) recordWaiting(name string, kind *objectKind, conflicts []v1alpha1.TargetFailure) {
@@ -346,14 +359,19 @@ func (r *Reconciler) waitingFor(kind *objectKind, o client.Object) []reconcile.R
 }
 
 // serviceAccountEvents queues, for a ServiceAccount that appears or whose imagePullSecrets or
-// our annotation change, the pass of its namespace of every SecretSync that names it or may
-// have an entry on it: a new namespace's ServiceAccount is filled without a pass over every
+// our annotation change, the pass of its namespace of every SecretSync that selects it (by name
+// or "*") or may have an entry on it: a new namespace's ServiceAccount is filled without a pass over every
 // other namespace. The informer's initial list queues the whole passes instead (once each).
 func (r *Reconciler) serviceAccountEvents() handler.EventHandler {
 	enqueue := func(ctx context.Context, sa client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request], initial bool) {
 		for _, req := range r.forServiceAccount(ctx, sa) {
 			if !initial {
 				req.Namespace = sa.GetNamespace()
+				if _, batching := r.batching.Load(req); batching {
+					// Its next batch is due after the pause anyway (serviceAccountBatchPause).
+					q.AddAfter(req, serviceAccountBatchPause)
+					continue
+				}
 			}
 			q.Add(req)
 		}
@@ -396,7 +414,7 @@ func (r *Reconciler) forServiceAccount(ctx context.Context, o client.Object) []r
 	ours := o.GetAnnotations()[keys.AnnotationPullSecrets] != ""
 	var out []reconcile.Request
 	for i := range list.Items {
-		if ours || slices.Contains(list.Items[i].Spec.ImagePullSecretFor, o.GetName()) {
+		if ours || propagation.AccountsFor(list.Items[i].Spec.ImagePullSecretFor).Selects(o.GetName()) {
 			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}})
 		}
 	}

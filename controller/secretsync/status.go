@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -264,6 +265,24 @@ func (r *Reconciler) wakeWholePass(ctx context.Context, name string) {
 	select {
 	case r.wholePasses <- event.GenericEvent{Object: &v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: name}}}:
 	case <-ctx.Done():
+	}
+}
+
+// queueNamespacePasses queues, for each namespace listed, the pass of that one namespace of the
+// SecretSync named: a whole pass leaves there the ServiceAccounts it did not write
+// (serviceAccountWritesPerPass), and each namespace's pass takes its turn in the fair queue.
+func (r *Reconciler) queueNamespacePasses(ctx context.Context, name string, namespaces []string) {
+	if r.namespacePasses == nil {
+		return // not set up with a manager (a test's bare Reconciler)
+	}
+	for _, ns := range namespaces {
+		// A namespace already between batches keeps its time (this pass wrote nothing there).
+		r.batching.LoadOrStore(ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}, r.now())
+		select {
+		case r.namespacePasses <- event.GenericEvent{Object: &v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}}:
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 

@@ -68,7 +68,7 @@ func main() {
 	flag.IntVar(&o.workers, "floor-workers", 32, "Concurrent writers of the floor client (the manager's --secretsync-workers default is the same).")
 	flag.IntVar(&st.namespaces, "steady-namespaces", 1000, "Target namespaces of the steady-state benchmark (the secretsync benchmark's, reused when it ran first).")
 	flag.DurationVar(&st.quiet, "steady-quiet", 30*time.Second, "How long the steady-state benchmark counts writes with nothing happening.")
-	scenarios := flag.String("scenarios", "secretsync,steady,amplification,scheduling,load,scale,hostile", "Benchmarks to run, comma-separated: secretsync, steady (writes at steady state with ServiceAccounts and two SecretSyncs sharing a copy name), amplification (the manager's API requests per tenant write, by kind of write), scheduling, load (ScheduledJobs at growing counts beside a Job-create floor, schedules and a fan-out at the same minute, fairness), scale (the fan-out at growing namespace counts), hostile (the manager's memory while a tenant creates large objects carrying our label keys, large ScheduledJobs, Ats and CopyRequests and ServiceAccounts with many imagePullSecrets entries; and a small tenant's copy latency beside it), handover (not in make bench: it takes long to populate).")
+	scenarios := flag.String("scenarios", "secretsync,steady,amplification,scheduling,load,scale,hostile,pullsecrets", "Benchmarks to run, comma-separated: secretsync, steady (writes at steady state with ServiceAccounts and two SecretSyncs sharing a copy name), amplification (the manager's API requests per tenant write, by kind of write), scheduling, load (ScheduledJobs at growing counts beside a Job-create floor, schedules and a fan-out at the same minute, fairness), scale (the fan-out at growing namespace counts), hostile (the manager's memory while a tenant creates large objects carrying our label keys, large ScheduledJobs, Ats and CopyRequests and ServiceAccounts with many imagePullSecrets entries; and a small tenant's copy latency beside it), handover (not in make bench: it takes long to populate), pullsecrets (imagePullSecretFor [\"*\"] over -pull-namespaces × -pull-serviceaccounts in namespaces of its own, pull-0000...; see pullsecrets.go).")
 	loadParts := flag.String("load-parts", "schedules,mixed,fair,requests", "Parts of the load benchmark to run, each rewriting only its own section of the report: schedules (the steps beside their floor), mixed (schedules and a fan-out at the same minute), fair (tenants and a huge source), requests (a tenant's CopyRequest beside another tenant's thousands).")
 	loadSteps := flag.String("load-schedules", "1000,3000", "Every-minute ScheduledJobs at each step of the load benchmark, ascending.")
 	flag.IntVar(&lo.minutes, "load-minutes", 2, "Slots (minutes) measured per step and per part of the load benchmark.")
@@ -242,6 +242,15 @@ func main() {
 					return err
 				}
 				if err := writeHostileReport(*out, res, hs, cmd); err != nil {
+					return err
+				}
+				wrote = true
+			case "pullsecrets":
+				res, err := runPullSecrets(ctx, e, *pullOpts)
+				if err != nil {
+					return err
+				}
+				if err := writePullSecretsReport(*out, res, *pullOpts, cmd); err != nil {
 					return err
 				}
 				wrote = true

@@ -928,6 +928,8 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		{"an empty job image tag is rejected", "jobImage:\n  tag: \"\"\n", []string{"/jobImage/tag"}},
 		{"a negative jobs.podsStuckAfter is rejected", "jobs:\n  podsStuckAfter: -1m\n", []string{"/jobs/podsStuckAfter"}},
 		{"a jobs.podsStuckAfter without a unit is rejected", "jobs:\n  podsStuckAfter: 120\n", []string{"/jobs/podsStuckAfter"}},
+		{"a star beside a name in pullSecret.sync.serviceAccounts is rejected", "pullSecret:\n  sync:\n    serviceAccounts: [default, \"*\"]\n", []string{"/pullSecret/sync/serviceAccounts"}},
+		{"a glob in pullSecret.sync.serviceAccounts is rejected", "pullSecret:\n  sync:\n    serviceAccounts: [\"builder-*\"]\n", []string{"/pullSecret/sync/serviceAccounts/0"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -955,6 +957,7 @@ func TestSchemaAcceptsValidValues(t *testing.T) {
 		{"warn logging is accepted", "logging:\n  level: warn\n"},
 		{"a fractional qps of at least one is accepted", "kubeAPI:\n  qps: 1.5\n"},
 		{"qps -1 (no client-side limit) is accepted", "kubeAPI:\n  qps: -1\n"},
+		{"every ServiceAccount for the pull secret is accepted", "secretSync:\n  enabled: true\npullSecret:\n  sync:\n    enabled: true\n    serviceAccounts: [\"*\"]\n"},
 		{"the default ci values are accepted", mustReadFile(t, "ci/default-values.yaml")},
 		{"the podwatcher ci values are accepted", mustReadFile(t, "ci/podwatcher-values.yaml")},
 		{"the platform ci values are accepted", mustReadFile(t, "ci/platform-values.yaml")},

@@ -27,6 +27,10 @@ const (
 	CopyKindConfigMap CopyKind = "ConfigMap"
 )
 
+// AllServiceAccounts, alone in spec.imagePullSecretFor, names every ServiceAccount of each
+// target namespace, those created later included.
+const AllServiceAccounts = "*"
+
 // SecretSyncSource selects the Secrets (or ConfigMaps) to copy.
 // +kubebuilder:validation:XValidation:rule="has(self.name) != has(self.selector)",message="exactly one of source.name or source.selector must be set"
 // +kubebuilder:validation:XValidation:rule="self.kind != 'ConfigMap' || !has(self.type)",message="source.type selects Secrets by type: a ConfigMap has none"
@@ -218,13 +222,16 @@ type SecretSyncSpec struct {
 	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
 
 	// imagePullSecretFor names ServiceAccounts that, in every target namespace, get the copies in
-	// their imagePullSecrets (also ServiceAccounts created later). Copies must be of type
-	// kubernetes.io/dockerconfigjson. Entries others added are never touched.
+	// their imagePullSecrets (also ServiceAccounts created later): up to 16 names, or ["*"] for
+	// every ServiceAccount of every target namespace, those created later included. Copies must
+	// be of type kubernetes.io/dockerconfigjson. Entries others added are never touched; ours
+	// leave a ServiceAccount that is no longer named (or no longer a target).
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:items:MaxLength=253
-	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +kubebuilder:validation:items:Pattern=`^(\*|[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)$`
+	// +kubebuilder:validation:XValidation:rule="!('*' in self) || size(self) == 1",message="imagePullSecretFor: \"*\" already means every ServiceAccount; list it alone"
 	ImagePullSecretFor []string `json:"imagePullSecretFor,omitempty"`
 }
 

@@ -633,6 +633,39 @@ func TestAdmission(t *testing.T) {
 			})
 		}
 	})
+	t.Run("SecretSync imagePullSecretFor", func(t *testing.T) {
+		for _, tc := range []struct {
+			name string
+			sas  []string
+			want string
+		}{
+			{"names", []string{"default", "builder.ci"}, ""},
+			{"a star alone: every ServiceAccount", []string{v1alpha1.AllServiceAccounts}, ""},
+			{"a star beside a name", []string{"default", v1alpha1.AllServiceAccounts}, `imagePullSecretFor: "*" already means every ServiceAccount; list it alone`},
+			{"a glob", []string{"builder-*"}, "spec.imagePullSecretFor[0]"},
+			{"an upper-case name", []string{"Default"}, "spec.imagePullSecretFor[0]"},
+			{"17 names", func() []string {
+				var out []string
+				for i := range 17 {
+					out = append(out, fmt.Sprintf("sa-%d", i))
+				}
+				return out
+			}(), "must have at most 16 items"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				e.n++
+				err := e.c.Create(e.ctx, &v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("ss-%d", e.n)}, Spec: v1alpha1.SecretSyncSpec{
+					Source: v1alpha1.SecretSyncSource{Namespace: "src", Name: "creds"}, ImagePullSecretFor: tc.sas}}, client.DryRunAll)
+				if tc.want == "" {
+					if err != nil {
+						t.Fatalf("refused: %v", err)
+					}
+					return
+				}
+				checkRefusal(t, err, tc.want)
+			})
+		}
+	})
 	t.Run("SecretSync of ConfigMaps", func(t *testing.T) {
 		cm := v1alpha1.SecretSyncSource{Kind: v1alpha1.CopyKindConfigMap, Namespace: "src", Name: "ca-bundle"}
 		for _, tc := range []struct {
