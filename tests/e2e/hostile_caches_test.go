@@ -51,6 +51,12 @@ const (
 	// grows by all of them, and the GC's goal by twice that.
 	hostileGrowthShare = 3
 	hostileGrowthFloor = 8 << 20
+	// hostileRSSGrowthFloor is the working set's floor: the live heap's plus the GC's headroom over
+	// it (GOGC=100 lets the heap reach twice the live heap before a collection; measured on kind
+	// v1.30.14: working set +8.4 MiB with the live heap +2.4 MiB for 18 MiB of Ats). A cache that
+	// keeps the objects still grows past it by all of their bytes; the live heap is weighed at the
+	// tighter floor.
+	hostileRSSGrowthFloor = 12 << 20
 )
 
 // namespaceTenant returns a client that authenticates as a ServiceAccount bound to the built-in
@@ -395,11 +401,12 @@ func TestHostileTenantFillsEveryCachedKind(t *testing.T) {
 				rssAfter, liveAfter := managerMemory(ctx, t, cfg)
 				growth := rssAfter - rssBefore
 				allowed := max(raw/hostileGrowthShare, hostileGrowthFloor)
+				allowedRSS := max(raw/hostileGrowthShare, hostileRSSGrowthFloor)
 				t.Logf("second half: manager RSS %.1f -> %.1f MiB (live heap %.1f -> %.1f MiB) with %.0f MiB more of %s; allowed growth %.1f MiB",
 					rssBefore/(1<<20), rssAfter/(1<<20), liveBefore/(1<<20), liveAfter/(1<<20), raw/(1<<20), k.kind, allowed/(1<<20))
-				if growth > allowed {
+				if growth > allowedRSS {
 					t.Errorf("the manager's working set grew by %.1f MiB for %.0f MiB more of a tenant's %s (allowed: 1/%d of it, at least %d MiB): the cache keeps what the tenant wrote",
-						growth/(1<<20), raw/(1<<20), k.kind, hostileGrowthShare, hostileGrowthFloor>>20)
+						growth/(1<<20), raw/(1<<20), k.kind, hostileGrowthShare, hostileRSSGrowthFloor>>20)
 				}
 				// The working set can hide a cache that grew: the runtime reuses memory it freed
 				// before without asking the kernel for more. The live heap (after the last GC,
