@@ -415,11 +415,18 @@ func runBusy(ctx context.Context, e *env, o busyOptions) (*busyResult, error) {
 					logf("busy: %dm %s slot %s: %d/%d, skew p50 %s p99 %s; arrivals: %s", milli, mode, slot.Format("15:04"), t.ran, t.expected,
 						ms(percentile(t.skews, 0.5)), ms(percentile(t.skews, 0.99)), arrivals(t.skews))
 					// The slot's Jobs go, so every slot starts from the same state.
+					// A starved API server may drop the request (a stream error, a timeout): the
+					// next slot then starts with these Jobs still there, which is logged, not fatal.
 					bg := metav1.DeletePropagationBackground
-					if err := deleteCollection(ctx, func() error {
-						return cs.BatchV1().Jobs(busyNS).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{})
-					}); err != nil {
-						return err
+					for try := range 3 {
+						err := deleteCollection(ctx, func() error {
+							return cs.BatchV1().Jobs(busyNS).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{})
+						})
+						if err == nil || ctx.Err() != nil {
+							break
+						}
+						logf("busy: deleting the slot's Jobs (try %d): %v", try+1, err)
+						time.Sleep(5 * time.Second)
 					}
 				}
 				return nil
@@ -516,7 +523,7 @@ func busyFloor(ctx context.Context, e *env, cg *testbed.CPUCgroup, obs *observer
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	lines := bufio.NewScanner(stdout)
 	if !lines.Scan() || lines.Text() != "ready" {
-		return 0, fmt.Errorf("the floor writer did not get ready (%q, %v)", lines.Text(), lines.Err())
+		return 0, floorWriterFailed("did not get ready", lines)
 	}
 	t0 := time.Now()
 	if _, err := fmt.Fprintln(stdin, "go"); err != nil {
@@ -527,7 +534,7 @@ func busyFloor(ctx context.Context, e *env, cg *testbed.CPUCgroup, obs *observer
 		return 0, err
 	}
 	if !lines.Scan() || lines.Text() != "done" {
-		return 0, fmt.Errorf("the floor writer failed (%q, %v)", lines.Text(), lines.Err())
+		return 0, floorWriterFailed("did not finish", lines)
 	}
 	if err := parallel(ctx, n, 32, func(ctx context.Context, i int) error {
 		return e.cs.CoreV1().Secrets(busyNSName(i)).Delete(ctx, busyFloorName, metav1.DeleteOptions{})
@@ -536,6 +543,15 @@ func busyFloor(ctx context.Context, e *env, cg *testbed.CPUCgroup, obs *observer
 	}
 	time.Sleep(2 * time.Second)
 	return last.Sub(t0), nil
+}
+
+// floorWriterFailed says why the floor writer's output stopped short: a read error, or what it
+// said instead (its own error goes to the bench's stderr).
+func floorWriterFailed(what string, lines *bufio.Scanner) error {
+	if err := lines.Err(); err != nil {
+		return fmt.Errorf("the floor writer %s: %w", what, err)
+	}
+	return fmt.Errorf("the floor writer %s (it said %q)", what, lines.Text())
 }
 
 // floorWriter is the busy floor's client: a bare client-go client (protobuf, no rate limit, as
