@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -47,6 +48,14 @@ type env struct {
 	// memoryLimit is -memory-limit: "chart" runs the manager in a memory cgroup with the chart's
 	// limit, as the kubelet runs its container; "off" as a plain host process.
 	memoryLimit string
+	// cpuShare is -cpu-share: "chart" runs the manager in a CPU cgroup whose weight the kubelet
+	// would give the chart's CPU request; "off" as a plain host process.
+	cpuShare string
+	// node, with -cpu-share=chart, stands for the node's pods cgroup (kubepods): the manager's,
+	// the control plane's and the busy scenario's cgroups are made in it; controlPlane are the
+	// control plane's.
+	node         *testbed.CPUCgroup
+	controlPlane []*testbed.CPUCgroup
 	// profileDir is -profile-dir: where the scale benchmark writes CPU profiles; empty for none.
 	// When set, the manager serves /debug/pprof on loopback.
 	profileDir string
@@ -61,6 +70,14 @@ func main() {
 	var st steadyOptions
 	var hs hostileOptions
 	var ao amplificationOptions
+	var bo busyOptions
+	if len(os.Args) > 1 && os.Args[1] == floorWriterCommand {
+		// The busy scenario's floor client, run in a cgroup of its own (busy.go).
+		if err := floorWriter(os.Args[2:]); err != nil {
+			fail(err)
+		}
+		return
+	}
 	root := repoRoot()
 	out := flag.String("out", filepath.Join(root, "docs", "benchmarks.md"), "Markdown file the results are written into; charts go to img/ beside it.")
 	flag.IntVar(&o.namespaces, "namespaces", 1000, "Target namespaces.")
@@ -90,6 +107,16 @@ func main() {
 	flag.IntVar(&hs.pullSecretEntries, "hostile-pullsecret-entries", 6000, "imagePullSecrets entries of each hostile ServiceAccount (names of 63 characters).")
 	flag.IntVar(&hs.copySamples, "hostile-copy-samples", 10, "New copies timed into the small tenant's namespace in each phase of the hostile scenario but the flood (during it: one a second for as long as it lasts).")
 	flag.DurationVar(&hs.late, "hostile-late", 0, "When over 30s: one more reading of the hostile scenario this long after the objects were deleted (client-go renews each watch within 5 to 10 minutes, freeing the decode buffers it grew); 0: none.")
+	busyRequests := flag.String("busy-cpu-requests", "10m,50m,100m,200m", "CPU requests (milliCPU, as in the chart) the busy scenario gives the manager and the floor client in turn, each as the kubelet converts it into a cgroup weight.")
+	busyModes := flag.String("busy-modes", "quiet,contended", "Node states of the busy scenario: quiet (nothing added) and contended (-busy-burners CPU burners in a sibling cgroup with the weight of -busy-burner-cpu).")
+	flag.StringVar(&bo.burnerCPU, "busy-burner-cpu", "1000m", "CPU request whose weight the busy scenario's burner cgroup gets (a pod requesting one CPU by default).")
+	flag.StringVar(&bo.floorCPU, "busy-floor-cpu", "1000m", "CPU request whose weight the busy scenario's floor client gets in every row, or same (the row's request, as the manager's).")
+	flag.IntVar(&bo.burners, "busy-burners", runtime.NumCPU(), "Spinning processes in the burner cgroup (one per core by default: every core is wanted).")
+	flag.IntVar(&bo.namespaces, "busy-namespaces", 1000, "Target namespaces of the busy scenario's fan-out.")
+	flag.IntVar(&bo.schedules, "busy-schedules", 1000, "Every-minute ScheduledJobs of the busy scenario (0: no slots measured).")
+	flag.IntVar(&bo.reps, "busy-reps", 3, "Fan-outs (each paired with its floor) per cell of the busy scenario.")
+	flag.IntVar(&bo.slots, "busy-slots", 2, "Slots measured per cell of the busy scenario.")
+	flag.StringVar(&bo.cpuLimit, "busy-cpu-limit", "", "A CPU limit (e.g. 500m) for the manager's cgroup during the busy scenario, as a CFS quota: the report records the GOMAXPROCS the manager chose. Empty: none, as the chart sets none.")
 	flag.IntVar(&lo.bigRequests, "load-big-requests", 3000, "CopyRequests of the big tenant in the requests part of the load benchmark.")
 	scalePoints := flag.String("scale-namespaces", "1000,3000,10000", "Target namespaces at each step of the scale benchmark, ascending.")
 	flag.IntVar(&sc.samples, "scale-samples", 20, "New-namespace latency samples per step of the scale benchmark.")
@@ -120,6 +147,7 @@ func main() {
 	unrelated := flag.String("unrelated", "0,10000,20000", "Unrelated 2 KiB Secrets present at each memory measurement, cumulative.")
 	memoryLimit := flag.String("memory-limit", "chart", "Memory limit of the manager: chart (in a memory cgroup of its own with the chart's resources.limits.memory, as the kubelet runs the container, so the manager sets GOMEMLIMIT from it as in a pod; the run fails if no writable memory cgroup is found) or off (a plain host process).")
 	binDir := flag.String("bin", filepath.Join(root, "bin"), "Directory holding kwok, kube-apiserver, etcd and the other pinned tools (make tools); another checkout's bin/ serves a worktree that has none.")
+	cpuShare := flag.String("cpu-share", "chart", "CPU share of the manager: chart (in a CPU cgroup of its own whose weight is what the kubelet gives the chart's resources.requests.cpu, so on a busy machine it gets a pod's share; the run fails if no writable CPU cgroup is found) or off (a plain host process).")
 	profileDir := flag.String("profile-dir", "", "Directory for CPU profiles of kube-apiserver and the manager over each scale step's floor and new-source windows, written as <namespaces>-<floor|ours>-<apiserver|manager>.pprof (a profile lasts as long as the step's floor took, whole seconds, 2 to 50 s; the floor's own as long as expected from the step before), and heap profiles of the manager at each reading of the hostile scenario (hostile-<row>.heap.pprof, after a forced collection); the manager then serves /debug/pprof on loopback. Empty: none.")
 	flag.Parse()
 	o.unrelated = ints("-unrelated", *unrelated)
@@ -137,6 +165,19 @@ func main() {
 	if err := checkMemoryLimit(*memoryLimit); err != nil {
 		fail(err)
 	}
+	if err := checkCPUShare(*cpuShare); err != nil {
+		fail(err)
+	}
+	var err error
+	if bo.requests, err = milliList("-busy-cpu-requests", *busyRequests); err != nil {
+		fail(err)
+	}
+	bo.modes = strings.Split(*busyModes, ",")
+	for _, m := range bo.modes {
+		if m != "quiet" && m != "contended" {
+			fail(fmt.Errorf("-busy-modes: %q is neither quiet nor contended", m))
+		}
+	}
 	if *profileDir != "" {
 		if err := os.MkdirAll(*profileDir, 0o755); err != nil {
 			fail(err)
@@ -150,7 +191,7 @@ func main() {
 	if steady, amp := slices.Contains(list, "steady"), slices.Contains(list, "amplification"); steady || amp {
 		policy = auditPolicy(steady, amp)
 	}
-	e, err := setup(ctx, root, *managerSrc, *binDir, valueFiles, *memoryLimit, *profileDir, policy)
+	e, err := setup(ctx, root, *managerSrc, *binDir, valueFiles, *memoryLimit, *cpuShare, *profileDir, policy)
 	if err != nil {
 		if e != nil {
 			e.teardown() // the cluster started before the failure (say, the manager did not build)
@@ -254,6 +295,15 @@ func main() {
 					return err
 				}
 				wrote = true
+			case "busy":
+				res, err := runBusy(ctx, e, bo)
+				if err != nil {
+					return err
+				}
+				if err := writeBusyReport(*out, imgDir, res, bo, cmd); err != nil {
+					return err
+				}
+				wrote = true
 			case "handover":
 				res, err := runHandover(ctx, e, ho)
 				if err != nil {
@@ -305,16 +355,16 @@ func repoRoot() string {
 }
 
 // setup starts a kwok cluster, installs the chart of src (root, or -manager-src) with its default
-// values and runs the manager built from src as the chart's ServiceAccount. auditPolicy, unless
-// empty, is the API server's audit policy (the steady-state benchmark names the writers from its
-// log, the amplification benchmark counts the manager's requests); empty, the API server pays
-// nothing for auditing.
-func setup(ctx context.Context, root, src, bin string, valueFiles []string, memoryLimit, profileDir, auditPolicy string) (*env, error) {
+// values and runs the manager built from src as the chart's ServiceAccount, with the CPU share
+// cpuShare. auditPolicy, unless empty, is the API server's audit policy (the steady-state
+// benchmark names the writers from its log, the amplification benchmark counts the manager's
+// requests); empty, the API server pays nothing for auditing.
+func setup(ctx context.Context, root, src, bin string, valueFiles []string, memoryLimit, cpuShare, profileDir, auditPolicy string) (*env, error) {
 	dir, err := os.MkdirTemp("", "po-bench-")
 	if err != nil {
 		return nil, err
 	}
-	e := &env{root: root, dir: dir, binary: filepath.Join(dir, "manager"), memoryLimit: memoryLimit, profileDir: profileDir}
+	e := &env{root: root, dir: dir, binary: filepath.Join(dir, "manager"), memoryLimit: memoryLimit, cpuShare: cpuShare, profileDir: profileDir}
 	e.cluster = testbed.Kwok{Name: "po-bench", Bin: bin, Workdir: filepath.Join(dir, "kwok")}
 	if auditPolicy != "" {
 		e.cluster.AuditPolicy = filepath.Join(dir, "audit-policy.yaml")
@@ -330,6 +380,11 @@ func setup(ctx context.Context, root, src, bin string, valueFiles []string, memo
 	}
 	if e.admin, err = clientcmd.RESTConfigFromKubeConfig(kc); err != nil {
 		return e, err
+	}
+	if cpuShare == "chart" {
+		if err := e.placeControlPlane(); err != nil {
+			return e, err
+		}
 	}
 	// The bench's own client is not rate limited: it must never be the bottleneck it measures.
 	e.admin.QPS, e.admin.Burst = -1, 0
@@ -375,8 +430,23 @@ func checkMemoryLimit(mode string) error {
 	return fmt.Errorf("-memory-limit: %q is neither chart nor off", mode)
 }
 
+// checkCPUShare validates -cpu-share and, for chart, that a CPU cgroup can be made here.
+func checkCPUShare(mode string) error {
+	switch mode {
+	case "off":
+		return nil
+	case "chart":
+		c, err := testbed.NewCPUCgroup("po-bench-probe", 10)
+		if err != nil {
+			return fmt.Errorf("-cpu-share=chart runs the manager in a CPU cgroup with the weight of the chart's request, as in a pod, and none can be made here: %w (-cpu-share=off runs it without one)", err)
+		}
+		return c.Remove(5 * time.Second)
+	}
+	return fmt.Errorf("-cpu-share: %q is neither chart nor off", mode)
+}
+
 func (e *env) startManager(ctx context.Context) error {
-	o := testbed.StartOptions{MemoryCgroup: e.memoryLimit == "chart", Pprof: e.profileDir != ""}
+	o := testbed.StartOptions{MemoryCgroup: e.memoryLimit == "chart", CPUCgroup: e.cpuShare == "chart", CPUParent: e.node, Pprof: e.profileDir != ""}
 	m, err := testbed.RunAsChart(ctx, e.cs, e.admin, e.binary, releaseName, releaseNamespace, e.dir, 2*time.Hour, o)
 	if err != nil {
 		return err
@@ -394,6 +464,13 @@ func (e *env) startManager(ctx context.Context) error {
 		}
 		logf("manager (pid %d) runs in memory cgroup v%d %s, limit %.0f MiB", m.Cmd.Process.Pid, c.Version, c.Dir, float64(c.Limit)/(1<<20))
 	}
+	if c := m.CPU; c != nil {
+		if !c.Holds(m.Cmd.Process.Pid) {
+			return fmt.Errorf("the manager (pid %d) is not in its cpu cgroup %s", m.Cmd.Process.Pid, c.Dir)
+		}
+		w, _ := c.Weight()
+		logf("manager (pid %d) runs in cpu cgroup v%d %s, request %dm, weight %d", m.Cmd.Process.Pid, c.Version, c.Dir, c.MilliCPU, w)
+	}
 	return nil
 }
 
@@ -409,7 +486,63 @@ func (e *env) teardown() {
 	if err := e.cluster.Down(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, "bench: deleting the cluster:", err)
 	}
+	for _, c := range append(e.controlPlane, e.node) {
+		if c == nil {
+			continue
+		}
+		if err := c.Remove(30 * time.Second); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+		}
+	}
 	_ = os.RemoveAll(e.dir)
+}
+
+// controlPlaneRequests are the CPU requests of kubeadm's static pods (kind's control plane), in
+// milliCPU: on a one-node cluster they are the manager's neighbours in the node's pods cgroup.
+var controlPlaneRequests = map[string]int64{"kube-apiserver": 250, "kube-controller-manager": 200, "kube-scheduler": 100, "etcd": 100}
+
+// placeControlPlane makes the node's pods cgroup, with the weight of the machine's CPUs (what the
+// kubelet gives kubepods for a node's allocatable CPU), and moves the kwok cluster's control plane
+// into it, each process in a cgroup of its own with the weight of its kubeadm static pod's request,
+// as on a one-node kind cluster. kwok-controller stands for the kubelet, which runs outside the
+// pods cgroup, and stays where it was, as does the bench (the measuring instrument).
+func (e *env) placeControlPlane() error {
+	var err error
+	if e.node, err = testbed.NewCPUCgroup("po-node", int64(runtime.NumCPU())*1000); err != nil {
+		return fmt.Errorf("-cpu-share=chart: %w", err)
+	}
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	placed := map[string]int{}
+	for _, p := range cmdlines {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		argv0, _, _ := strings.Cut(string(b), "\x00")
+		if !strings.HasPrefix(argv0, e.cluster.Workdir+"/") {
+			continue
+		}
+		name := filepath.Base(argv0)
+		milli, ok := controlPlaneRequests[name]
+		if !ok {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		c, err := e.node.NewChild("po-"+name, milli)
+		if err != nil {
+			return err
+		}
+		e.controlPlane = append(e.controlPlane, c)
+		if err := c.Add(pid); err != nil {
+			return err
+		}
+		placed[name] = pid
+	}
+	if len(placed) != len(controlPlaneRequests) {
+		return fmt.Errorf("-cpu-share=chart: found %v of the control plane's processes under %s, want all of %v", placed, e.cluster.Workdir, controlPlaneRequests)
+	}
+	logf("node cgroup %s (weight of %d CPUs): control plane moved in with its kubeadm requests %v (pids %v)", e.node.Dir, runtime.NumCPU(), controlPlaneRequests, placed)
+	return nil
 }
 
 type stringList []string

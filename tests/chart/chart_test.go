@@ -451,7 +451,7 @@ func TestRender(t *testing.T) {
 					}
 				}
 				wantResources := corev1.ResourceRequirements{
-					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
 					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
 				}
 				if !equalResources(c.Resources, wantResources) {

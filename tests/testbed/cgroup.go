@@ -72,9 +72,23 @@ func NewMemoryCgroup(prefix string, limit int64) (*MemoryCgroup, error) {
 // shell cannot join the cgroup it exits with status 1 and says why on stderr, and binary never
 // starts.
 func (c *MemoryCgroup) Command(binary string, args ...string) *exec.Cmd {
-	// The cgroup's procs file is the script's $0, binary and args its "$@": nothing is quoted.
-	const script = `echo $$ > "$0" && exec "$@"`
-	return exec.Command("/bin/sh", append([]string{"-c", script, filepath.Join(c.Dir, "cgroup.procs"), binary}, args...)...)
+	return JoinCommand([]string{c.Dir}, binary, args...)
+}
+
+// JoinCommand returns a command running binary with args inside every cgroup of dirs (a memory
+// and a CPU cgroup, which are different hierarchies on cgroup v1) from its first instruction: a
+// shell writes its own pid into each cgroup.procs, then execs binary, which keeps the shell's pid
+// and its stdout and stderr. If the shell cannot join a cgroup it exits with status 1 and says
+// why on stderr, and binary never starts.
+func JoinCommand(dirs []string, binary string, args ...string) *exec.Cmd {
+	// The procs files are the script's positional parameters before "--", binary and args what
+	// follows: nothing is quoted.
+	const script = `while [ "$1" != -- ]; do echo $$ > "$1" || exit 1; shift; done; shift; exec "$@"`
+	argv := []string{"-c", script, "sh"}
+	for _, d := range dirs {
+		argv = append(argv, filepath.Join(d, "cgroup.procs"))
+	}
+	return exec.Command("/bin/sh", append(append(argv, "--", binary), args...)...)
 }
 
 // Holds reports whether pid is a member of the cgroup.
@@ -104,9 +118,15 @@ func (c *MemoryCgroup) Remove(timeout time.Duration) error {
 }
 
 // memoryCgroupDir finds the directory of the memory cgroup a process is in from its
-// /proc/<pid>/cgroup and /proc/<pid>/mountinfo: the v1 hierarchy holding the memory controller
-// if there is one (the controller can be on one hierarchy only), else the v2 hierarchy.
+// /proc/<pid>/cgroup and /proc/<pid>/mountinfo (cgroupDir for the memory controller).
 func memoryCgroupDir(procCgroup, mountinfo string) (dir string, version int, err error) {
+	return cgroupDir("memory", procCgroup, mountinfo)
+}
+
+// cgroupDir finds the directory of the cgroup of controller (memory, cpu) a process is in from
+// its /proc/<pid>/cgroup and /proc/<pid>/mountinfo: the v1 hierarchy holding the controller if
+// there is one (a controller can be on one hierarchy only), else the v2 hierarchy.
+func cgroupDir(controller, procCgroup, mountinfo string) (dir string, version int, err error) {
 	var v1Path, v2Path string
 	hasV1, hasV2 := false, false
 	for _, line := range strings.Split(procCgroup, "\n") {
@@ -117,7 +137,7 @@ func memoryCgroupDir(procCgroup, mountinfo string) (dir string, version int, err
 		switch {
 		case f[0] == "0" && f[1] == "":
 			v2Path, hasV2 = f[2], true
-		case slices.Contains(strings.Split(f[1], ","), "memory"):
+		case slices.Contains(strings.Split(f[1], ","), controller):
 			v1Path, hasV1 = f[2], true
 		}
 	}
@@ -142,17 +162,17 @@ func memoryCgroupDir(procCgroup, mountinfo string) (dir string, version int, err
 		if rel, ok := strings.CutPrefix(path, m.root); ok && (rel == "" || rel[0] == '/') {
 			return filepath.Join(m.point, rel), nil
 		}
-		return "", fmt.Errorf("memory cgroup %s is outside the mounted part (%s) of its hierarchy at %s", path, m.root, m.point)
+		return "", fmt.Errorf("%s cgroup %s is outside the mounted part (%s) of its hierarchy at %s", controller, path, m.root, m.point)
 	}
 	switch {
 	case hasV1:
 		for _, m := range mounts {
-			if m.fstype == "cgroup" && slices.Contains(strings.Split(m.options, ","), "memory") {
+			if m.fstype == "cgroup" && slices.Contains(strings.Split(m.options, ","), controller) {
 				dir, err := resolve(m, v1Path)
 				return dir, 1, err
 			}
 		}
-		return "", 0, errors.New("memory cgroup v1: the process is in a memory cgroup but no cgroup filesystem with the memory controller is mounted")
+		return "", 0, fmt.Errorf("%s cgroup v1: the process is in a %s cgroup but no cgroup filesystem with the %s controller is mounted", controller, controller, controller)
 	case hasV2:
 		for _, m := range mounts {
 			if m.fstype == "cgroup2" {
@@ -160,9 +180,9 @@ func memoryCgroupDir(procCgroup, mountinfo string) (dir string, version int, err
 				return dir, 2, err
 			}
 		}
-		return "", 0, errors.New("memory cgroup v2: no cgroup2 filesystem is mounted")
+		return "", 0, fmt.Errorf("%s cgroup v2: no cgroup2 filesystem is mounted", controller)
 	}
-	return "", 0, errors.New("memory cgroup: the process is in no cgroup with a memory controller (/proc/self/cgroup)")
+	return "", 0, fmt.Errorf("%s cgroup: the process is in no cgroup with a %s controller (/proc/self/cgroup)", controller, controller)
 }
 
 // unescapeMount undoes mountinfo's octal escapes of space, tab, newline and backslash.

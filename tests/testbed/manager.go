@@ -33,6 +33,8 @@ type ManagerSpec struct {
 	Env []string
 	// MemoryLimit is the container's resources.limits.memory in bytes; 0 when it has none.
 	MemoryLimit int64
+	// CPURequestMilli is the container's resources.requests.cpu in milliCPU; 0 when it has none.
+	CPURequestMilli int64
 }
 
 // ReadManagerSpec reads the args, env and ServiceAccount of the named container of a Deployment.
@@ -52,6 +54,9 @@ func ReadManagerSpec(ctx context.Context, cs kubernetes.Interface, namespace, de
 		spec.Args = append(append(spec.Args, c.Command[min(1, len(c.Command)):]...), c.Args...)
 		if l, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
 			spec.MemoryLimit = l.Value()
+		}
+		if r, ok := c.Resources.Requests[corev1.ResourceCPU]; ok {
+			spec.CPURequestMilli = r.MilliValue()
 		}
 		for _, e := range c.Env {
 			v, err := envValue(e, namespace)
@@ -101,6 +106,8 @@ type Manager struct {
 	// Cgroup is the memory cgroup it runs in (StartOptions.MemoryCgroup), nil for none; Stop
 	// removes it.
 	Cgroup *MemoryCgroup
+	// CPU is the CPU cgroup it runs in (StartOptions.CPUCgroup), nil for none; Stop removes it.
+	CPU *CPUCgroup
 }
 
 // StartOptions are how StartManager runs the process beyond what the chart's spec says; the zero
@@ -115,6 +122,14 @@ type StartOptions struct {
 	// StartManager fails when it cannot make such a cgroup; it does nothing when the spec has
 	// no limit.
 	MemoryCgroup bool
+	// CPUCgroup runs the process in a CPU cgroup of its own whose weight is the one the kubelet
+	// gives a pod with the spec's CPU request (CPUShares, CPUWeight; the minimum when it has
+	// none), so on a busy machine it gets the share a pod would. StartManager fails when it
+	// cannot make such a cgroup.
+	CPUCgroup bool
+	// CPUParent, when set, is the cgroup the CPU cgroup is made in (a node's pods cgroup, with
+	// the control plane's pods beside it); else the caller's own CPU cgroup.
+	CPUParent *CPUCgroup
 	// Pprof serves Go's /debug/pprof endpoints on a free loopback port (--pprof-bind-address,
 	// Manager.PprofAddr), replacing any address the chart's args give.
 	Pprof bool
@@ -153,12 +168,38 @@ func StartManager(binary string, spec ManagerSpec, kubeconfig, logPath string, o
 	defer logf.Close()
 	env := os.Environ()
 	m.Cmd = exec.Command(binary, args...)
+	var dirs []string
 	if o.MemoryCgroup && spec.MemoryLimit > 0 {
 		if m.Cgroup, err = NewMemoryCgroup("po-manager", spec.MemoryLimit); err != nil {
 			return nil, err
 		}
-		m.Cmd = m.Cgroup.Command(binary, args...)
+		dirs = append(dirs, m.Cgroup.Dir)
 		env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "GOMEMLIMIT=") })
+	}
+	if o.CPUCgroup {
+		if m.Cgroup != nil && m.Cgroup.Version == 2 {
+			// One process is in one v2 cgroup: a memory and a CPU cgroup of its own cannot both hold it.
+			_ = m.Cgroup.Remove(0)
+			return nil, errors.New("cgroup v2: running the manager in a memory and a CPU cgroup of its own at once is not implemented (a v2 process is in one cgroup); turn one of them off")
+		}
+		if o.CPUParent != nil {
+			m.CPU, err = o.CPUParent.NewChild("po-manager", spec.CPURequestMilli)
+		} else {
+			m.CPU, err = NewCPUCgroup("po-manager", spec.CPURequestMilli)
+		}
+		if err != nil {
+			if m.Cgroup != nil {
+				_ = m.Cgroup.Remove(0)
+			}
+			return nil, err
+		}
+		dirs = append(dirs, m.CPU.Dir)
+		// A pod's GOMAXPROCS is the runtime's own choice from its cgroup (Go 1.25+), never
+		// the caller's environment.
+		env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "GOMAXPROCS=") })
+	}
+	if len(dirs) > 0 {
+		m.Cmd = JoinCommand(dirs, binary, args...)
 	}
 	m.Cmd.Env = append(append(env, spec.Env...), "KUBECONFIG="+kubeconfig)
 	m.Cmd.Stdout, m.Cmd.Stderr = logf, logf
@@ -168,6 +209,9 @@ func StartManager(binary string, spec ManagerSpec, kubeconfig, logPath string, o
 	if err := m.Cmd.Start(); err != nil {
 		if m.Cgroup != nil {
 			_ = m.Cgroup.Remove(0)
+		}
+		if m.CPU != nil {
+			_ = m.CPU.Remove(0)
 		}
 		return nil, fmt.Errorf("starting %s: %w", binary, err)
 	}
@@ -248,6 +292,11 @@ func (m *Manager) Stop(grace time.Duration) error {
 	err := StopPID(m.Cmd.Process.Pid, grace)
 	if m.Cgroup != nil {
 		if rerr := m.Cgroup.Remove(30 * time.Second); err == nil {
+			err = rerr
+		}
+	}
+	if m.CPU != nil {
+		if rerr := m.CPU.Remove(30 * time.Second); err == nil {
 			err = rerr
 		}
 	}
