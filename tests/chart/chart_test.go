@@ -724,11 +724,11 @@ func TestRender(t *testing.T) {
 			},
 		},
 		{
-			name:   "metrics.enabled=false turns the endpoint off and renders no Service",
+			name:   "metrics.enabled=false turns the endpoint off and leaves the Service only its health port (for helm test)",
 			values: "metrics:\n  enabled: false\n",
 			check: func(t *testing.T, r rendered) {
-				if svcs := objectsOf[*corev1.Service](r); len(svcs) != 0 {
-					t.Errorf("rendered %d Services, want none", len(svcs))
+				if svcs := objectsOf[*corev1.Service](r); len(svcs) != 1 || len(svcs[0].Spec.Ports) != 1 || svcs[0].Spec.Ports[0].Name != "health" {
+					t.Errorf("rendered Services %+v, want one with only the health port", svcs)
 				}
 				c := manager(t, r)
 				if !hasArg(c.Args, "--metrics-bind-address=0") {
