@@ -101,10 +101,21 @@ test-go: tools ## Unit tests and envtest integration tests (real kube-apiserver 
 	CGO_ENABLED=1 go test -race -count=1 -timeout 20m $(GO_PACKAGES)
 	go test -count=1 -timeout 20m $(CHART_TEST_PACKAGES)
 
+# The branch a changed chart's version must be above (ct.yaml's target-branch), as `<remote>/<branch>`:
+# origin/main in a clone (CI's, or yours); in a worktree with no remote, the local main
+# (`refs/heads/main`, which ct reads as remote `refs/heads`). docs/development.md "Chart version check".
+CT_TARGET_BRANCH ?= main
+CT_REMOTE ?= $(shell git rev-parse -q --verify origin/$(CT_TARGET_BRANCH) >/dev/null && echo origin || { git rev-parse -q --verify refs/heads/$(CT_TARGET_BRANCH) >/dev/null && echo refs/heads; })
+
 .PHONY: test-chart
-test-chart: tools host-packages ## helm lint --strict (every ci/ values file), ct lint, yamllint.
+test-chart: tools host-packages ## helm lint --strict (every ci/ values file), ct lint (every chart, then the version check of changed ones), yamllint.
 	for f in $(CHART)/ci/*-values.yaml; do $(BIN)/helm lint --strict $(CHART) -f $$f; done
+	@# ct turns check-version-increment off for charts named with --charts: this run lints every chart.
 	$(BIN)/ct lint --config ct.yaml --charts $(CHART) --validate-maintainers=false --validate-chart-schema=false
+	@# This one lints the charts changed since the merge base with $(CT_REMOTE)/$(CT_TARGET_BRANCH), with
+	@# check-version-increment (ct.yaml): a changed chart needs a higher version. None changed: nothing to check.
+	@test -n "$(CT_REMOTE)" || { echo "test-chart: neither origin/$(CT_TARGET_BRANCH) nor $(CT_TARGET_BRANCH) exists: cannot check the chart version (fetch it, or set CT_REMOTE/CT_TARGET_BRANCH)"; exit 1; }
+	$(BIN)/ct lint --config ct.yaml --remote $(CT_REMOTE) --target-branch $(CT_TARGET_BRANCH) --validate-maintainers=false --validate-chart-schema=false
 	yamllint -c .yamllint.yaml .
 
 .PHONY: test-e2e

@@ -42,6 +42,15 @@ const (
 	kubeVersion = "v1.36.3"
 )
 
+// chartVersion and appVersion are Chart.yaml's: what the chart's labels and default image tag carry.
+var chartVersion, appVersion = func() (string, string) {
+	ch, err := loader.Load(chartDir)
+	if err != nil {
+		panic(err)
+	}
+	return ch.Metadata.Version, ch.Metadata.AppVersion
+}()
+
 // --- rendering helpers ---
 
 // decoder decodes manifests strictly: a field the API type does not know (a typo in a template)
@@ -379,7 +388,7 @@ func TestRender(t *testing.T) {
 			name: "default values pull the appVersion image from ghcr.io",
 			check: func(t *testing.T, r rendered) {
 				c := manager(t, r)
-				if want := "ghcr.io/platform-operators/manager:0.1.0"; c.Image != want {
+				if want := "ghcr.io/platform-operators/manager:" + appVersion; c.Image != want {
 					t.Errorf("image = %q, want %q", c.Image, want)
 				}
 				if c.ImagePullPolicy != corev1.PullIfNotPresent {
@@ -708,7 +717,7 @@ func TestRender(t *testing.T) {
 			name:   "an empty registry leaves the repository unprefixed",
 			values: "image:\n  registry: \"\"\n",
 			check: func(t *testing.T, r rendered) {
-				if got, want := manager(t, r).Image, "platform-operators/manager:0.1.0"; got != want {
+				if got, want := manager(t, r).Image, "platform-operators/manager:"+appVersion; got != want {
 					t.Errorf("image = %q, want %q", got, want)
 				}
 			},
@@ -860,7 +869,7 @@ func TestRender(t *testing.T) {
 			name:   "parent charts may add their own global values",
 			values: "global:\n  storageClass: efs\n  anything: {nested: true}\n",
 			check: func(t *testing.T, r rendered) {
-				if got, want := manager(t, r).Image, "ghcr.io/platform-operators/manager:0.1.0"; got != want {
+				if got, want := manager(t, r).Image, "ghcr.io/platform-operators/manager:"+appVersion; got != want {
 					t.Errorf("image = %q, want %q", got, want)
 				}
 			},
@@ -1114,9 +1123,9 @@ func TestEveryObjectCarriesTheStandardLabels(t *testing.T) {
 		"app.kubernetes.io/part-of":    "platform-operators",
 		"app.kubernetes.io/name":       "platform-operators",
 		"app.kubernetes.io/instance":   releaseName,
-		"app.kubernetes.io/version":    "0.1.0",
+		"app.kubernetes.io/version":    appVersion,
 		"app.kubernetes.io/component":  "manager",
-		"helm.sh/chart":                "platform-operators-0.1.0",
+		"helm.sh/chart":                "platform-operators-" + chartVersion,
 	}
 	cases := []struct {
 		name   string
