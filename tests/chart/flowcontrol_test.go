@@ -136,7 +136,9 @@ func TestFlowSchemasBesideAPlatformTeamsOwn(t *testing.T) {
 	manager := func(path string) func() string {
 		return func() string { return matchedSchema(t, ctx, cfg, admin, namespace, releaseName, path) }
 	}
-	other := func() string { return matchedSchema(t, ctx, cfg, admin, "team-a", "builder", "/api/v1/namespaces/team-a/configmaps") }
+	other := func() string {
+		return matchedSchema(t, ctx, cfg, admin, "team-a", "builder", "/api/v1/namespaces/team-a/configmaps")
+	}
 	configMaps := "/api/v1/namespaces/team-a/configmaps"
 	lease := "/apis/coordination.k8s.io/v1/namespaces/" + namespace + "/leases/x"
 	setTeamPrecedence := func(p int32) {
