@@ -137,7 +137,16 @@ func registryError(w http.ResponseWriter, status int, code, message string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Docker-Distribution-API-Version", "registry/2.0")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]string{{"code": code, "message": message}}})
+	type apiError struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}
+	if err := json.NewEncoder(w).Encode(struct {
+		Errors []apiError `json:"errors"`
+	}{[]apiError{{code, message}}}); err != nil {
+		// The client went away; its request is refused either way.
+		fmt.Fprintln(os.Stderr, "registry proxy: writing an error response:", err)
+	}
 }
 
 func (p *RegistryAccessProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
