@@ -117,10 +117,21 @@ test-oldest-kube: tools ## The CRDs, CEL rules, admission policies and FlowSchem
 	$(OLDEST_KUBE) -run '^TestAdmission$$' ./controller/api/v1alpha1/
 	$(OLDEST_KUBE) -run '^(TestChartOnARealAPIServer|TestAdmissionPoliciesInNamespacedScope|TestAllowedSourceNamespaces)$$' ./tests/chart/
 
+# The branch a changed chart's version must be above (ct.yaml's target-branch), as `<remote>/<branch>`:
+# origin/main in a clone (CI's, or yours); in a worktree with no remote, the local main
+# (`refs/heads/main`, which ct reads as remote `refs/heads`). docs/development.md "Chart version check".
+CT_TARGET_BRANCH ?= main
+CT_REMOTE ?= $(shell git rev-parse -q --verify origin/$(CT_TARGET_BRANCH) >/dev/null && echo origin || { git rev-parse -q --verify refs/heads/$(CT_TARGET_BRANCH) >/dev/null && echo refs/heads; })
+
 .PHONY: test-chart
-test-chart: tools host-packages ## helm lint --strict (every ci/ values file), ct lint, yamllint.
+test-chart: tools host-packages ## helm lint --strict (every ci/ values file), ct lint (every chart, then the version check of changed ones), yamllint.
 	for f in $(CHART)/ci/*-values.yaml; do $(BIN)/helm lint --strict $(CHART) -f $$f; done
+	@# ct turns check-version-increment off for charts named with --charts: this run lints every chart.
 	$(BIN)/ct lint --config ct.yaml --charts $(CHART) --validate-maintainers=false --validate-chart-schema=false
+	@# This one lints the charts changed since the merge base with $(CT_REMOTE)/$(CT_TARGET_BRANCH), with
+	@# check-version-increment (ct.yaml): a changed chart needs a higher version. None changed: nothing to check.
+	@test -n "$(CT_REMOTE)" || { echo "test-chart: neither origin/$(CT_TARGET_BRANCH) nor $(CT_TARGET_BRANCH) exists: cannot check the chart version (fetch it, or set CT_REMOTE/CT_TARGET_BRANCH)"; exit 1; }
+	$(BIN)/ct lint --config ct.yaml --remote $(CT_REMOTE) --target-branch $(CT_TARGET_BRANCH) --validate-maintainers=false --validate-chart-schema=false
 	yamllint -c .yamllint.yaml .
 
 .PHONY: test-e2e

@@ -42,6 +42,15 @@ const (
 	kubeVersion = "v1.36.3"
 )
 
+// chartVersion and appVersion are Chart.yaml's: what the chart's labels and default image tag carry.
+var chartVersion, appVersion = func() (string, string) {
+	ch, err := loader.Load(chartDir)
+	if err != nil {
+		panic(err)
+	}
+	return ch.Metadata.Version, ch.Metadata.AppVersion
+}()
+
 // --- rendering helpers ---
 
 // decoder decodes manifests strictly: a field the API type does not know (a typo in a template)
@@ -386,7 +395,7 @@ func TestRender(t *testing.T) {
 			name: "default values pull the appVersion image from ghcr.io",
 			check: func(t *testing.T, r rendered) {
 				c := manager(t, r)
-				if want := "ghcr.io/platform-operators/manager:0.1.0"; c.Image != want {
+				if want := "ghcr.io/platform-operators/manager:" + appVersion; c.Image != want {
 					t.Errorf("image = %q, want %q", c.Image, want)
 				}
 				if c.ImagePullPolicy != corev1.PullIfNotPresent {
@@ -715,7 +724,7 @@ func TestRender(t *testing.T) {
 			name:   "an empty registry leaves the repository unprefixed",
 			values: "image:\n  registry: \"\"\n",
 			check: func(t *testing.T, r rendered) {
-				if got, want := manager(t, r).Image, "platform-operators/manager:0.1.0"; got != want {
+				if got, want := manager(t, r).Image, "platform-operators/manager:"+appVersion; got != want {
 					t.Errorf("image = %q, want %q", got, want)
 				}
 			},
@@ -731,11 +740,11 @@ func TestRender(t *testing.T) {
 			},
 		},
 		{
-			name:   "metrics.enabled=false turns the endpoint off and renders no Service",
+			name:   "metrics.enabled=false turns the endpoint off and leaves the Service only its health port (for helm test)",
 			values: "metrics:\n  enabled: false\n",
 			check: func(t *testing.T, r rendered) {
-				if svcs := objectsOf[*corev1.Service](r); len(svcs) != 0 {
-					t.Errorf("rendered %d Services, want none", len(svcs))
+				if svcs := objectsOf[*corev1.Service](r); len(svcs) != 1 || len(svcs[0].Spec.Ports) != 1 || svcs[0].Spec.Ports[0].Name != "health" {
+					t.Errorf("rendered Services %+v, want one with only the health port", svcs)
 				}
 				c := manager(t, r)
 				if !hasArg(c.Args, "--metrics-bind-address=0") {
@@ -867,7 +876,7 @@ func TestRender(t *testing.T) {
 			name:   "parent charts may add their own global values",
 			values: "global:\n  storageClass: efs\n  anything: {nested: true}\n",
 			check: func(t *testing.T, r rendered) {
-				if got, want := manager(t, r).Image, "ghcr.io/platform-operators/manager:0.1.0"; got != want {
+				if got, want := manager(t, r).Image, "ghcr.io/platform-operators/manager:"+appVersion; got != want {
 					t.Errorf("image = %q, want %q", got, want)
 				}
 			},
@@ -1124,9 +1133,9 @@ func TestEveryObjectCarriesTheStandardLabels(t *testing.T) {
 		"app.kubernetes.io/part-of":    "platform-operators",
 		"app.kubernetes.io/name":       "platform-operators",
 		"app.kubernetes.io/instance":   releaseName,
-		"app.kubernetes.io/version":    "0.1.0",
+		"app.kubernetes.io/version":    appVersion,
 		"app.kubernetes.io/component":  "manager",
-		"helm.sh/chart":                "platform-operators-0.1.0",
+		"helm.sh/chart":                "platform-operators-" + chartVersion,
 	}
 	cases := []struct {
 		name   string

@@ -377,8 +377,8 @@ func TestHelmTestPod(t *testing.T) {
 		name, values, want string
 	}{
 		{"a digest-pinned manager image is the test image too", "image:\n  digest: sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n", "ghcr.io/platform-operators/manager@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
-		{"global.imageRegistry applies to the test image", "global:\n  imageRegistry: harbor.example.com/proxy\n", "harbor.example.com/proxy/platform-operators/manager:0.1.0"},
-		{"tests.image.repository picks another image, tagged with appVersion", "tests:\n  image:\n    registry: mirror.example.com\n    repository: po/manager\n", "mirror.example.com/po/manager:0.1.0"},
+		{"global.imageRegistry applies to the test image", "global:\n  imageRegistry: harbor.example.com/proxy\n", "harbor.example.com/proxy/platform-operators/manager:" + appVersion},
+		{"tests.image.repository picks another image, tagged with appVersion", "tests:\n  image:\n    registry: mirror.example.com\n    repository: po/manager\n", "mirror.example.com/po/manager:" + appVersion},
 		{"tests.image.tag goes with tests.image.repository", "tests:\n  image:\n    repository: po/manager\n    tag: dev\n", "po/manager:dev"},
 	}
 	for _, tc := range images {

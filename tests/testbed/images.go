@@ -23,8 +23,9 @@ const (
 
 // PushedImages are the images PushImages put into a registry project.
 type PushedImages struct {
-	// Registry is the registry and project, e.g. 172.17.0.1:5000/platform (the chart's image.registry).
-	Registry string
+	// Registry is the registry and project of the manager image, e.g. 172.17.0.1:5000/platform
+	// (the chart's image.registry); JobRegistry the job image's (jobImage.registry).
+	Registry, JobRegistry string
 	// ManagerRepository and ManagerTag name the manager image (a linux/amd64 + linux/arm64 index);
 	// ManagerDigest is the digest the tag pointed at right after the push.
 	ManagerRepository, ManagerTag, ManagerDigest string
@@ -36,6 +37,12 @@ type PushedImages struct {
 // reg's credentials, exactly as a user does: `make image-push` and `make job-image-push` with a
 // DOCKER_CONFIG holding the login.
 func PushImages(ctx context.Context, root string, reg Registry, project, tag string, out io.Writer) (PushedImages, error) {
+	return PushImagesTo(ctx, root, reg, project, project, tag, out)
+}
+
+// PushImagesTo is PushImages with the manager image in managerProject and the job image in
+// jobProject (as Harbor projects the manager's and the tenants' robot accounts may pull from).
+func PushImagesTo(ctx context.Context, root string, reg Registry, managerProject, jobProject, tag string, out io.Writer) (PushedImages, error) {
 	dockerConfig := filepath.Join(reg.Dir, "docker-config")
 	if err := os.MkdirAll(dockerConfig, 0o700); err != nil {
 		return PushedImages{}, err
@@ -43,16 +50,17 @@ func PushImages(ctx context.Context, root string, reg Registry, project, tag str
 	if err := os.WriteFile(filepath.Join(dockerConfig, "config.json"), reg.DockerConfigJSON(), 0o600); err != nil {
 		return PushedImages{}, err
 	}
-	p := PushedImages{Registry: reg.Addr() + "/" + project, ManagerRepository: "manager", ManagerTag: tag,
-		JobRepository: JobImageRepository, JobTag: JobImageTag}
-	p.Job = p.Registry + "/" + p.JobRepository + ":" + p.JobTag
-	for _, target := range []string{"image-push", "job-image-push"} {
+	p := PushedImages{Registry: reg.Addr() + "/" + managerProject, JobRegistry: reg.Addr() + "/" + jobProject,
+		ManagerRepository: "manager", ManagerTag: tag, JobRepository: JobImageRepository, JobTag: JobImageTag}
+	p.Job = p.JobRegistry + "/" + p.JobRepository + ":" + p.JobTag
+	for _, push := range []struct{ target, registry string }{{"image-push", p.Registry}, {"job-image-push", p.JobRegistry}} {
+		target, registry := push.target, push.registry
 		c := exec.CommandContext(ctx, "make", "--no-print-directory", "-C", root, target,
-			"REGISTRY="+p.Registry, "TAG="+tag, "INSECURE=1")
+			"REGISTRY="+registry, "TAG="+tag, "INSECURE=1")
 		c.Env = append(os.Environ(), "DOCKER_CONFIG="+dockerConfig)
 		c.Stdout, c.Stderr = out, out
 		if err := c.Run(); err != nil {
-			return PushedImages{}, fmt.Errorf("make %s REGISTRY=%s: %w", target, p.Registry, err)
+			return PushedImages{}, fmt.Errorf("make %s REGISTRY=%s: %w", target, registry, err)
 		}
 	}
 	ref, err := name.ParseReference(p.Registry+"/"+p.ManagerRepository+":"+tag, name.Insecure)

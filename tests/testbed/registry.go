@@ -31,8 +31,17 @@ type Registry struct {
 	// Host and Port it listens on.
 	Host string
 	Port int
-	// User and Password of its one account, e.g. a Harbor-style robot account `robot$platform+ci`.
+	// User and Password of its account that may push and pull everything (CI's), e.g. a
+	// Harbor-style robot account `robot$platform+ci`.
 	User, Password string
+	// Accounts with narrower rights, as Harbor's robot accounts (e.g. pull on one project only).
+	// With any, the registry listens on loopback only (port Port+10000, no auth of its own) and
+	// an access proxy on Host:Port (RegistryAccessProxy, run detached as ProxyCommand + "--dir"
+	// Dir, pid in Dir/proxy.pid) authenticates every request and enforces each account's rights.
+	// Without, the registry itself listens on Host:Port with htpasswd auth for User alone.
+	Accounts []RegistryAccount
+	// ProxyCommand runs ServeRegistryProxy, e.g. the testbed command's `registry-proxy`.
+	ProxyCommand []string
 }
 
 // Addr is host:port, the registry part of image references.
@@ -90,11 +99,22 @@ func DockerBridgeGateway(ctx context.Context) (string, error) {
 	return "", fmt.Errorf("docker's default bridge %s has no IPv4 address", bridge)
 }
 
-func (r Registry) pidFile() string { return filepath.Join(r.Dir, "registry.pid") }
+func (r Registry) pidFile() string      { return filepath.Join(r.Dir, "registry.pid") }
+func (r Registry) proxyPIDFile() string { return filepath.Join(r.Dir, "proxy.pid") }
 
-// Start writes the registry's htpasswd (bcrypt, the only hash it accepts) and config, starts it
-// in the background (pid in Dir/registry.pid; it outlives the caller until Stop) and waits until
-// it answers. A registry of ours already running from an earlier Start is stopped first.
+// listen is where the registry process itself listens: Host:Port, or behind the access proxy
+// loopback only.
+func (r Registry) listen() string {
+	if len(r.Accounts) > 0 {
+		return net.JoinHostPort("127.0.0.1", strconv.Itoa(r.Port+10000))
+	}
+	return r.Addr()
+}
+
+// Start writes the registry's config (and htpasswd, bcrypt, the only hash it accepts), starts it
+// in the background (pid in Dir/registry.pid; it outlives the caller until Stop), with Accounts
+// also the access proxy in front of it, and waits until Host:Port asks for credentials. A
+// registry of ours already running from an earlier Start is stopped first.
 func (r Registry) Start(ctx context.Context) error {
 	if err := r.Stop(); err != nil {
 		return err
@@ -102,12 +122,16 @@ func (r Registry) Start(ctx context.Context) error {
 	if err := os.MkdirAll(filepath.Join(r.Dir, "data"), 0o755); err != nil {
 		return err
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(r.Password), bcrypt.DefaultCost)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(r.Dir, "htpasswd"), []byte(r.User+":"+string(hash)+"\n"), 0o600); err != nil {
-		return err
+	auth := ""
+	if len(r.Accounts) == 0 {
+		hash, err := bcrypt.GenerateFromPassword([]byte(r.Password), bcrypt.DefaultCost)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(r.Dir, "htpasswd"), []byte(r.User+":"+string(hash)+"\n"), 0o600); err != nil {
+			return err
+		}
+		auth = fmt.Sprintf("auth:\n  htpasswd:\n    realm: platform-operators-testbed\n    path: %s\n", filepath.Join(r.Dir, "htpasswd"))
 	}
 	cfg := fmt.Sprintf(`version: 0.1
 log:
@@ -119,34 +143,30 @@ storage:
     enabled: true
 http:
   addr: %s
-auth:
-  htpasswd:
-    realm: platform-operators-testbed
-    path: %s
-`, filepath.Join(r.Dir, "data"), r.Addr(), filepath.Join(r.Dir, "htpasswd"))
+%s`, filepath.Join(r.Dir, "data"), r.listen(), auth)
 	cfgPath := filepath.Join(r.Dir, "config.yml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return err
 	}
-	logf, err := os.Create(filepath.Join(r.Dir, "registry.log"))
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
-	c := exec.Command(RegistryBinary, "serve", cfgPath)
-	c.Stdout, c.Stderr = logf, logf
-	detach(c)
-	if err := c.Start(); err != nil {
+	if err := r.startDetached("registry.log", r.pidFile(), RegistryBinary, "serve", cfgPath); err != nil {
 		return fmt.Errorf("starting %s (apt-get install docker-registry; scripts/host.sh packages does): %w", RegistryBinary, err)
 	}
-	pid := c.Process.Pid
-	_ = c.Process.Release()
-	if err := os.WriteFile(r.pidFile(), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
-		return err
+	if len(r.Accounts) > 0 {
+		if len(r.ProxyCommand) == 0 {
+			return fmt.Errorf("registry %s: Accounts need a ProxyCommand", r.Addr())
+		}
+		all := append([]RegistryAccount{{User: r.User, Password: r.Password, Push: []string{"*"}}}, r.Accounts...)
+		if err := writeProxyConfig(r.Dir, r.Addr(), "http://"+r.listen(), all); err != nil {
+			return err
+		}
+		args := append(append([]string{}, r.ProxyCommand[1:]...), "--dir", r.Dir)
+		if err := r.startDetached("proxy.log", r.proxyPIDFile(), r.ProxyCommand[0], args...); err != nil {
+			return fmt.Errorf("starting the registry's access proxy: %w", err)
+		}
 	}
 	// Up once /v2/ asks for credentials.
 	url := "http://" + r.Addr() + "/v2/"
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
 		resp, err := http.Get(url)
 		if err != nil {
 			return false, nil
@@ -156,14 +176,43 @@ auth:
 	})
 	if err != nil {
 		log, _ := os.ReadFile(filepath.Join(r.Dir, "registry.log"))
-		return fmt.Errorf("registry at %s did not answer: %w: %s", url, err, lastLines(string(log), 10))
+		plog, _ := os.ReadFile(filepath.Join(r.Dir, "proxy.log"))
+		return fmt.Errorf("registry at %s did not answer: %w: %s%s", url, err, lastLines(string(log), 10), lastLines(string(plog), 10))
 	}
 	return nil
 }
 
-// Stop stops the registry that Start started, by its pid; none running is not an error.
+// startDetached starts name with args in the background, output to Dir/logName, its pid in pidFile.
+func (r Registry) startDetached(logName, pidFile, name string, args ...string) error {
+	logf, err := os.Create(filepath.Join(r.Dir, logName))
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	c := exec.Command(name, args...)
+	c.Stdout, c.Stderr = logf, logf
+	detach(c)
+	if err := c.Start(); err != nil {
+		return err
+	}
+	pid := c.Process.Pid
+	_ = c.Process.Release()
+	return os.WriteFile(pidFile, []byte(strconv.Itoa(pid)+"\n"), 0o644)
+}
+
+// Stop stops the registry (and its access proxy) that Start started, by their pids; none running
+// is not an error.
 func (r Registry) Stop() error {
-	b, err := os.ReadFile(r.pidFile())
+	if err := stopByPIDFile(r.proxyPIDFile(), "registry-proxy"); err != nil {
+		return err
+	}
+	return stopByPIDFile(r.pidFile(), filepath.Base(RegistryBinary))
+}
+
+// stopByPIDFile stops the process named in pidFile if its command line still holds want (a pid
+// file left from before a reboot may name another process by now), and removes the file.
+func stopByPIDFile(pidFile, want string) error {
+	b, err := os.ReadFile(pidFile)
 	if os.IsNotExist(err) {
 		return nil
 	} else if err != nil {
@@ -171,13 +220,12 @@ func (r Registry) Stop() error {
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil {
-		return fmt.Errorf("%s: %w", r.pidFile(), err)
+		return fmt.Errorf("%s: %w", pidFile, err)
 	}
-	// A pid file left from before a reboot may name another process by now: stop only the registry.
-	if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && strings.Contains(string(cmdline), filepath.Base(RegistryBinary)) {
+	if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && strings.Contains(string(cmdline), want) {
 		if err := StopPID(pid, 10*time.Second); err != nil {
 			return err
 		}
 	}
-	return os.Remove(r.pidFile())
+	return os.Remove(pidFile)
 }

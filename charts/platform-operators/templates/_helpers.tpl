@@ -38,6 +38,7 @@ values.yaml, so a release installed from an older chart lacks these keys. Add ev
 in the commit that adds it to values.yaml; tests/chart/upgrade_test.go fails otherwise.
 */}}
 {{- define "platform-operators.addedValues" -}}
+enabled: true
 namespaceOverride: ""
 commonLabels: {}
 global.imagePullSecrets: []
@@ -71,7 +72,9 @@ prometheusRule:
   disabledAlerts: []
   additionalRules: []
   scheduledJobNoSuccessGraceSeconds: 3600
+  renderMode: skipIfMissing
 prometheusRule.scheduledJobNoSuccessGraceSeconds: 3600
+prometheusRule.renderMode: skipIfMissing
 grafanaDashboard:
   enabled: false
   namespace: ""
@@ -80,6 +83,9 @@ grafanaDashboard:
   folder: ""
   folderAnnotation: grafana_folder
   annotations: {}
+  renderMode: alwaysRender
+grafanaDashboard.renderMode: alwaysRender
+podDisruptionBudget.unhealthyPodEvictionPolicy: AlwaysAllow
 tests.image.digest: ""
 podSecurityContext:
   runAsNonRoot: true
@@ -489,4 +495,23 @@ the schema), so they hold no quote to escape.
 {{- $quoted = append $quoted (printf "'%s'" .) }}
 {{- end }}
 {{- printf "[%s]" (join ", " $quoted) }}
+{{- end }}
+
+{{/*
+Whether an optional monitoring object is rendered, by its renderMode (external-secrets' modes):
+`skipIfMissing` renders it only when the cluster serves `api` (an unknown kind would fail the
+install), `failIfMissing` fails the render when it does not, `alwaysRender` renders it without
+looking (`helm template` in a GitOps pipeline, or the CRDs applied in the same sync). Prints "true"
+or nothing; fails on an unknown mode. Call with
+(dict "context" $ "value" "prometheusRule" "mode" $mode "api" "monitoring.coreos.com/v1/PrometheusRule").
+*/}}
+{{- define "platform-operators.renderMode" -}}
+{{- $served := .context.Capabilities.APIVersions.Has .api }}
+{{- if not (has .mode (list "skipIfMissing" "failIfMissing" "alwaysRender")) }}
+{{- fail (printf "%s.renderMode %q is not one of skipIfMissing, failIfMissing, alwaysRender" .value .mode) }}
+{{- end }}
+{{- if and (eq .mode "failIfMissing") (not $served) }}
+{{- fail (printf "%s.enabled: the cluster does not serve %s (install its CRD first, or set %s.renderMode to skipIfMissing or alwaysRender)" .value .api .value) }}
+{{- end }}
+{{- if or $served (eq .mode "alwaysRender") }}true{{ end }}
 {{- end }}

@@ -26,8 +26,17 @@ import (
 const (
 	// upRegistryPort is the port of `make up`'s registry (the e2e suite's uses another).
 	upRegistryPort = 5000
-	// upRobot is the registry account `make up` pulls with: a Harbor-style robot account.
-	upRobot = "robot$platform+dev"
+	// upRobot is the registry account `make up` pushes with, CI's Harbor-style robot account: push
+	// and pull on every project. It is never given to the cluster.
+	upRobot = "robot$platform+ci"
+	// upManagerRobot may pull from project platform only (the manager image): the manager's pods'
+	// pull secret (managerPullSecret), in the release namespace only.
+	upManagerRobot = "robot$platform+manager-pull"
+	// upTenantsRobot may pull from project tenants only (the job image, the tenants' images): the
+	// pull secret the manager spreads to every namespace (pullSecret.sync).
+	upTenantsRobot = "robot$tenants+pull"
+	// upManagerProject and upTenantsProject are the registry's two projects.
+	upManagerProject, upTenantsProject = "platform", "tenants"
 	// upSelector selects the chart's manager pods.
 	upSelector = "app.kubernetes.io/name=platform-operators,app.kubernetes.io/component=manager"
 )
@@ -42,19 +51,57 @@ func (c config) registry(host string) (testbed.Registry, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return testbed.Registry{}, err
 	}
-	// One password per test bed, kept so a second `make up` matches the pull secret in the cluster.
-	pwFile := filepath.Join(dir, "password")
-	pw, err := os.ReadFile(pwFile)
+	pw, err := password(filepath.Join(dir, "password"))
+	if err != nil {
+		return testbed.Registry{}, err
+	}
+	managerPW, err := password(filepath.Join(dir, "password-manager-pull"))
+	if err != nil {
+		return testbed.Registry{}, err
+	}
+	tenantsPW, err := password(filepath.Join(dir, "password-tenants-pull"))
+	if err != nil {
+		return testbed.Registry{}, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return testbed.Registry{}, err
+	}
+	return testbed.Registry{Dir: dir, Host: host, Port: upRegistryPort, User: upRobot, Password: pw,
+		Accounts:     upAccounts(managerPW, tenantsPW),
+		ProxyCommand: []string{exe, "registry-proxy"}}, nil
+}
+
+// upAccounts are the registry's pull-only accounts, as docs/chart.md ("Harbor") sets up Harbor:
+// the manager's (project platform) and the tenants' (project tenants), neither able to push.
+func upAccounts(managerPassword, tenantsPassword string) []testbed.RegistryAccount {
+	return []testbed.RegistryAccount{
+		{User: upManagerRobot, Password: managerPassword, Pull: []string{upManagerProject}},
+		{User: upTenantsRobot, Password: tenantsPassword, Pull: []string{upTenantsProject}},
+	}
+}
+
+// account returns reg's account named user.
+func account(reg testbed.Registry, user string) testbed.RegistryAccount {
+	for _, a := range reg.Accounts {
+		if a.User == user {
+			return a
+		}
+	}
+	panic("no registry account " + user)
+}
+
+// password returns the password kept in file, made (random) on first use: one per test bed, so a
+// second `make up` matches the pull secrets already in the cluster.
+func password(file string) (string, error) {
+	pw, err := os.ReadFile(file)
 	if errors.Is(err, os.ErrNotExist) {
 		b := make([]byte, 12)
 		_, _ = rand.Read(b)
 		pw = []byte(hex.EncodeToString(b))
-		err = os.WriteFile(pwFile, pw, 0o600)
+		err = os.WriteFile(file, pw, 0o600)
 	}
-	if err != nil {
-		return testbed.Registry{}, err
-	}
-	return testbed.Registry{Dir: dir, Host: host, Port: upRegistryPort, User: upRobot, Password: string(pw)}, nil
+	return string(pw), err
 }
 
 // upKind is `make up` on real nodes: a kind cluster, a registry with credentials, the manager and
@@ -73,7 +120,8 @@ func upKind(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
-	step("registry %s (Debian's docker-registry, htpasswd auth, storage %s)", reg.Addr(), reg.Dir)
+	step("registry %s (Debian's docker-registry behind an access proxy: %s pushes, %s pulls %s/*, %s pulls %s/*; storage %s)",
+		reg.Addr(), upRobot, upManagerRobot, upManagerProject, upTenantsRobot, upTenantsProject, reg.Dir)
 	if err := reg.Start(ctx); err != nil {
 		return err
 	}
@@ -83,8 +131,8 @@ func upKind(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
-	step("building the manager and job images and pushing them to %s/platform", reg.Addr())
-	images, err := testbed.PushImages(ctx, c.root, reg, "platform", "dev", os.Stderr)
+	step("building the manager and job images and pushing them to %s/%s and %s/%s", reg.Addr(), upManagerProject, reg.Addr(), upTenantsProject)
+	images, err := testbed.PushImagesTo(ctx, c.root, reg, upManagerProject, upTenantsProject, "dev", os.Stderr)
 	if err != nil {
 		return err
 	}
@@ -121,7 +169,8 @@ func upKind(ctx context.Context, c config) error {
 	fmt.Printf(`
 Test bed is up in %s: kind cluster %q on real nodes, the manager in the cluster.
   admin kubeconfig:   %s
-  registry:           %s (user %s, password in %s), images under %s
+  registry:           %s (push: %s, password in %s), manager image under %s, job image under %s
+                      pull-only: %s (the manager's pods), %s (spread to every namespace)
   helm test:          %s
   manager pods:
 %s
@@ -135,22 +184,25 @@ Try:
   kubectl get secrets -A --field-selector metadata.name=shared; kubectl get secretsyncs
 Stop it all with: make down
 `, time.Since(start).Round(time.Second), c.cluster, k.Kubeconfig, reg.Addr(), reg.User, filepath.Join(reg.Dir, "password"),
-		images.Registry, testPhase(rel), strings.Join(lines, "\n"), k.Kubeconfig, c.namespace, c.namespace, c.release)
+		images.Registry, images.JobRegistry, upManagerRobot, upTenantsRobot, testPhase(rel), strings.Join(lines, "\n"), k.Kubeconfig, c.namespace, c.namespace, c.release)
 	return nil
 }
 
 // registryValues points the chart at the test bed's registry: the manager image by digest (a new
-// build rolls the pods), the job image, the manager's own pull secret (managerPullSecret: its pods
-// pull with it, never spread), and a pull secret for tenants in the release namespace that the
-// manager's SecretSync spreads to every namespace's default ServiceAccount (tenant Jobs pull with
-// it). Since issue 28 the chart keeps the two apart: with pullSecret alone the manager's pods got
-// no credentials and `make up` ended in ImagePullBackOff.
+// build rolls the pods) in project platform, the job image in project tenants, the manager's own
+// pull secret (managerPullSecret: the account that may pull from platform only; its pods pull with
+// it, never spread), and the tenants' pull secret (the account that may pull from tenants only) in
+// the release namespace, which the manager's SecretSync spreads to every namespace's default
+// ServiceAccount (tenant Jobs pull with it). Neither may push; the account that pushed the images
+// stays out of the cluster. Since issue 28 the chart keeps the two apart: with pullSecret alone
+// the manager's pods got no credentials and `make up` ended in ImagePullBackOff.
 func registryValues(vals map[string]any, reg testbed.Registry, images testbed.PushedImages, namespace string) {
+	manager, tenants := account(reg, upManagerRobot), account(reg, upTenantsRobot)
 	vals["image"] = map[string]any{"registry": images.Registry, "repository": images.ManagerRepository, "digest": images.ManagerDigest}
-	vals["jobImage"] = map[string]any{"registry": images.Registry, "repository": images.JobRepository, "tag": images.JobTag}
+	vals["jobImage"] = map[string]any{"registry": images.JobRegistry, "repository": images.JobRepository, "tag": images.JobTag}
 	vals["pullSecret"] = map[string]any{"create": true, "name": "registry-pull", "namespace": namespace,
-		"registry": reg.Addr(), "username": reg.User, "password": reg.Password, "sync": map[string]any{"enabled": true}}
-	vals["managerPullSecret"] = map[string]any{"create": true, "registry": reg.Addr(), "username": reg.User, "password": reg.Password}
+		"registry": reg.Addr(), "username": tenants.User, "password": tenants.Password, "sync": map[string]any{"enabled": true}}
+	vals["managerPullSecret"] = map[string]any{"create": true, "registry": reg.Addr(), "username": manager.User, "password": manager.Password}
 	if _, ok := vals["replicaCount"]; !ok {
 		vals["replicaCount"] = 2
 	}

@@ -3,8 +3,10 @@ package main
 import (
 	"encoding/base64"
 	"encoding/json"
+	"net/url"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,16 +24,19 @@ import (
 // `make up` installs the chart with registryValues: the manager's pods must pull their image from
 // the test bed's registry with its account. Since issue 28 the chart gives the manager pods only
 // managerPullSecret (pullSecret is the tenants' credential); `make up` ended in ImagePullBackOff
-// while this test did not exist.
+// while this test did not exist. Since issue 36 each pull secret holds its own pull-only account:
+// the manager's may pull the manager image and nothing of the tenants', the one spread to every
+// namespace may pull the job image and not the manager's, and neither may push (what the
+// registry's access proxy enforces, testbed.RegistryAccess).
 func TestUpValuesLetTheManagerPodsPullTheirImage(t *testing.T) {
 	_, file, _, _ := runtime.Caller(0)
 	ch, err := loader.Load(filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "charts", "platform-operators"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := testbed.Registry{Host: "172.18.0.1", Port: 5000, User: "robot$platform+ci", Password: "s3cr3t"}
-	images := testbed.PushedImages{Registry: reg.Addr() + "/platform", ManagerRepository: "manager", ManagerDigest: "sha256:" + strings.Repeat("a", 64),
-		JobRepository: "busybox", JobTag: "1.35"}
+	reg := testbed.Registry{Host: "172.18.0.1", Port: 5000, User: upRobot, Password: "s3cr3t", Accounts: upAccounts("manager-pw", "tenants-pw")}
+	images := testbed.PushedImages{Registry: reg.Addr() + "/" + upManagerProject, JobRegistry: reg.Addr() + "/" + upTenantsProject,
+		ManagerRepository: "manager", ManagerDigest: "sha256:" + strings.Repeat("a", 64), JobRepository: "busybox", JobTag: "1.35"}
 	vals := map[string]any{}
 	registryValues(vals, reg, images, "platform-operators-system")
 
@@ -73,13 +78,8 @@ func TestUpValuesLetTheManagerPodsPullTheirImage(t *testing.T) {
 	if !strings.HasPrefix(image, reg.Addr()+"/") {
 		t.Fatalf("manager image %q is not from the test bed's registry %s", image, reg.Addr())
 	}
-	var names []string
-	for _, ref := range deploy.Spec.Template.Spec.ImagePullSecrets {
-		names = append(names, ref.Name)
-		s, ok := secrets[ref.Name]
-		if !ok || s.Type != corev1.SecretTypeDockerConfigJson {
-			continue
-		}
+	// users returns the registry accounts a dockerconfigjson Secret holds for the registry.
+	users := func(s *corev1.Secret) []string {
 		raw, ok := s.Data[corev1.DockerConfigJsonKey]
 		if !ok {
 			raw = []byte(s.StringData[corev1.DockerConfigJsonKey])
@@ -90,9 +90,62 @@ func TestUpValuesLetTheManagerPodsPullTheirImage(t *testing.T) {
 		if err := json.Unmarshal(raw, &cfg); err != nil {
 			t.Fatalf("Secret %s: %v", s.Name, err)
 		}
-		if a, ok := cfg.Auths[reg.Addr()]; ok && a.Auth == base64.StdEncoding.EncodeToString([]byte(reg.User+":"+reg.Password)) {
-			return
+		var out []string
+		for _, a := range reg.Accounts {
+			if e, ok := cfg.Auths[reg.Addr()]; ok && e.Auth == base64.StdEncoding.EncodeToString([]byte(a.User+":"+a.Password)) {
+				out = append(out, a.User)
+			}
+		}
+		if e, ok := cfg.Auths[reg.Addr()]; ok && e.Auth == base64.StdEncoding.EncodeToString([]byte(reg.User+":"+reg.Password)) {
+			out = append(out, reg.User)
+		}
+		return out
+	}
+	// repository is an image reference's repository within the registry (platform/manager).
+	repository := func(image string) string {
+		r := strings.TrimPrefix(image, reg.Addr()+"/")
+		r, _, _ = strings.Cut(r, "@")
+		r, _, _ = strings.Cut(r, ":")
+		return r
+	}
+	var managerUsers []string
+	for _, ref := range deploy.Spec.Template.Spec.ImagePullSecrets {
+		if s, ok := secrets[ref.Name]; ok && s.Type == corev1.SecretTypeDockerConfigJson {
+			managerUsers = append(managerUsers, users(s)...)
 		}
 	}
-	t.Fatalf("the manager pods' imagePullSecrets %v hold no credentials for %s: they cannot pull %s", names, reg.Addr(), image)
+	if len(managerUsers) != 1 || managerUsers[0] != upManagerRobot {
+		t.Fatalf("the manager pods' imagePullSecrets hold %v for %s, want %s alone", managerUsers, reg.Addr(), upManagerRobot)
+	}
+	tenantsSecret, ok := secrets["registry-pull"]
+	if !ok {
+		t.Fatal("no tenants' pull secret registry-pull rendered")
+	}
+	if got := users(tenantsSecret); len(got) != 1 || got[0] != upTenantsRobot {
+		t.Fatalf("the tenants' pull secret holds %v, want %s alone", got, upTenantsRobot)
+	}
+	jobImage := reg.Addr() + "/" + upTenantsProject + "/busybox:1.35"
+	if !slices.Contains(deploy.Spec.Template.Spec.Containers[0].Args, "--job-image="+jobImage) {
+		t.Errorf("manager args %v, want --job-image=%s", deploy.Spec.Template.Spec.Containers[0].Args, jobImage)
+	}
+	manager, tenants := account(reg, upManagerRobot), account(reg, upTenantsRobot)
+	for _, c := range []struct {
+		what    string
+		account testbed.RegistryAccount
+		method  string
+		repo    string
+		allowed bool
+	}{
+		{"the manager's robot pulls the manager image", manager, "GET", repository(image), true},
+		{"the manager's robot cannot pull the job image", manager, "GET", repository(jobImage), false},
+		{"the manager's robot cannot push the manager image", manager, "PUT", repository(image), false},
+		{"the tenants' robot pulls the job image", tenants, "GET", repository(jobImage), true},
+		{"the tenants' robot cannot pull the manager image", tenants, "GET", repository(image), false},
+		{"the tenants' robot cannot replace the job image", tenants, "PUT", repository(jobImage), false},
+	} {
+		why := testbed.RegistryAccess(c.account, c.method, "/v2/"+c.repo+"/manifests/x", url.Values{})
+		if (why == "") != c.allowed {
+			t.Errorf("%s: RegistryAccess = %q, want allowed=%v", c.what, why, c.allowed)
+		}
+	}
 }

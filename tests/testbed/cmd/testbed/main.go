@@ -8,6 +8,7 @@
 //	                                               with the chart's ServiceAccount (where no container runs)
 //	testbed down                                   delete the cluster, stop the registry or manager, remove .cluster/
 //	testbed ct --upgrade-from REF                  `ct install` and an upgrade from the release at REF (its chart and image), on kind
+//	testbed registry-proxy --dir DIR               the access proxy in front of `up`'s registry (up starts it detached)
 //
 // Everything `up` makes lives under .cluster/ in the repository: kubeconfig (admin), and for kind
 // registry/ (config, htpasswd, storage, log, pid, password); for kwok manager.kubeconfig (the
@@ -57,6 +58,12 @@ func main() {
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: testbed up|down|ct [flags]")
 		os.Exit(2)
+	}
+	if os.Args[1] == "registry-proxy" {
+		pfs := flag.NewFlagSet("registry-proxy", flag.ExitOnError)
+		dir := pfs.String("dir", "", "The registry's directory, holding access.json.")
+		_ = pfs.Parse(os.Args[2:])
+		fail(testbed.ServeRegistryProxy(*dir))
 	}
 	var c config
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
