@@ -92,26 +92,35 @@ func JoinCommand(dirs []string, binary string, args ...string) *exec.Cmd {
 }
 
 // Holds reports whether pid is a member of the cgroup.
-func (c *MemoryCgroup) Holds(pid int) bool {
-	b, err := os.ReadFile(filepath.Join(c.Dir, "cgroup.procs"))
+func (c *MemoryCgroup) Holds(pid int) bool { return cgroupHolds(c.Dir, pid) }
+
+// Remove deletes the cgroup, waiting up to timeout for its processes to be gone (a cgroup with
+// members cannot be removed). A cgroup already gone is fine.
+func (c *MemoryCgroup) Remove(timeout time.Duration) error {
+	return removeCgroup("memory", c.Dir, timeout)
+}
+
+// cgroupHolds reports whether pid is a member of the cgroup at dir (either hierarchy).
+func cgroupHolds(dir string, pid int) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 	if err != nil {
 		return false
 	}
 	return slices.Contains(strings.Fields(string(b)), strconv.Itoa(pid))
 }
 
-// Remove deletes the cgroup, waiting up to timeout for its processes to be gone (a cgroup with
-// members cannot be removed). A cgroup already gone is fine.
-func (c *MemoryCgroup) Remove(timeout time.Duration) error {
+// removeCgroup deletes the cgroup at dir (a kind one: memory, cpu), waiting up to timeout for its
+// processes to be gone. A cgroup already gone is fine.
+func removeCgroup(kind, dir string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		err := os.Remove(c.Dir)
+		err := os.Remove(dir)
 		if err == nil || errors.Is(err, os.ErrNotExist) {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			procs, _ := os.ReadFile(filepath.Join(c.Dir, "cgroup.procs"))
-			return fmt.Errorf("removing memory cgroup %s (processes %q): %w", c.Dir, strings.Fields(string(procs)), err)
+			procs, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+			return fmt.Errorf("removing %s cgroup %s (processes %q): %w", kind, dir, strings.Fields(string(procs)), err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -156,27 +155,8 @@ func (c *CPUCgroup) SetLimit(milliCPU int64) error {
 }
 
 // Holds reports whether pid is a member of the cgroup.
-func (c *CPUCgroup) Holds(pid int) bool {
-	b, err := os.ReadFile(filepath.Join(c.Dir, "cgroup.procs"))
-	if err != nil {
-		return false
-	}
-	return slices.Contains(strings.Fields(string(b)), strconv.Itoa(pid))
-}
+func (c *CPUCgroup) Holds(pid int) bool { return cgroupHolds(c.Dir, pid) }
 
 // Remove deletes the cgroup, waiting up to timeout for its processes to be gone. A cgroup
 // already gone is fine.
-func (c *CPUCgroup) Remove(timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		err := os.Remove(c.Dir)
-		if err == nil || errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			procs, _ := os.ReadFile(filepath.Join(c.Dir, "cgroup.procs"))
-			return fmt.Errorf("removing cpu cgroup %s (processes %q): %w", c.Dir, strings.Fields(string(procs)), err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
+func (c *CPUCgroup) Remove(timeout time.Duration) error { return removeCgroup("cpu", c.Dir, timeout) }
