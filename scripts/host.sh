@@ -46,9 +46,17 @@ docker_up() {
   mkdir -p "$D/data"
   log "starting dockerd (data root $D/data, default runtime runc-nosysres, log $D/dockerd.log)"
   # setsid: dockerd outlives this script and the make that ran it; it is stopped by docker-down.
-  setsid dockerd --data-root "$D/data" --pidfile "$D/dockerd.pid" \
-    --add-runtime "nosysres=$D/runc-nosysres" --default-runtime nosysres \
-    >"$D/dockerd.log" 2>&1 </dev/null &
+  # It keeps no descriptor but its log: one inherited from the caller (a `flock FILE make ...`
+  # holding a lock, a pipe a CI runner waits to close) would stay held for as long as the engine runs.
+  (
+    for fd in /proc/"$BASHPID"/fd/*; do
+      fd=${fd##*/}
+      [ "$fd" -gt 2 ] && eval "exec $fd>&-" 2>/dev/null
+    done
+    exec setsid dockerd --data-root "$D/data" --pidfile "$D/dockerd.pid" \
+      --add-runtime "nosysres=$D/runc-nosysres" --default-runtime nosysres \
+      >"$D/dockerd.log" 2>&1 </dev/null
+  ) &
   local i
   for i in $(seq 120); do engine_answers && break; sleep 0.5; done
   engine_answers || { log "dockerd did not answer in 60 s:"; tail -20 "$D/dockerd.log" >&2; exit 1; }
