@@ -69,6 +69,8 @@ fi
 # proxy's v3.6.x under the tag kubeadm wants; kubeadm only checks that the image is present.
 V=$KUBE_VERSION
 PAUSE_IMAGE=registry.k8s.io/pause:3.10.2
+# containerd's sandbox image (scripts/files/kind/containerd.toml), whatever kubeadm asks for
+SANDBOX_IMAGE=registry.k8s.io/pause:3.10.2
 ETCD_IMAGE=registry.k8s.io/etcd:3.6.8-0
 COREDNS_IMAGE=registry.k8s.io/coredns/coredns:$COREDNS_VERSION
 if [ "${KIND_NODE_KUBE:-}" = oldest ]; then
@@ -116,6 +118,7 @@ for c in kube-apiserver kube-controller-manager kube-scheduler; do
 done
 one_binary_image "$ETCD_IMAGE" '["/usr/local/bin/etcd"]' "$BIN/etcd:usr/local/bin/etcd"
 one_binary_image "$PAUSE_IMAGE" '["/pause"]' "$BIN/pause:pause"
+[ "$SANDBOX_IMAGE" = "$PAUSE_IMAGE" ] || one_binary_image "$SANDBOX_IMAGE" '["/pause"]' "$BIN/pause:pause"
 one_binary_image "$COREDNS_IMAGE" '["/coredns"]' "$BIN/coredns:coredns"
 debootstrap_into "$KP" "$KP_PKGS"
 install -m 0755 "$BIN/kube-proxy" "$KP/usr/local/bin/kube-proxy.bin"
@@ -123,6 +126,7 @@ install -m 0755 "$FILES/kind/kube-proxy-wrapper.sh" "$KP/usr/local/bin/kube-prox
 tar -C "$KP" --numeric-owner -c . | "$DOCKER" import --change 'ENTRYPOINT ["/usr/local/bin/kube-proxy"]' \
   --change 'ENV PATH=/usr/local/bin:/usr/local/sbin:/usr/bin:/usr/sbin:/bin:/sbin' - "registry.k8s.io/kube-proxy:$V" >/dev/null
 images=(registry.k8s.io/kube-{apiserver,controller-manager,scheduler,proxy}:"$V" "$ETCD_IMAGE" "$PAUSE_IMAGE" "$COREDNS_IMAGE")
+[ "$SANDBOX_IMAGE" = "$PAUSE_IMAGE" ] || images+=("$SANDBOX_IMAGE")
 "$DOCKER" save -o "$W/images.tar" "${images[@]}"
 log "${#images[@]} images saved ($(du -h "$W/images.tar" | cut -f1), $((SECONDS - t0)) s)"
 
