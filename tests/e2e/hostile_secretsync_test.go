@@ -151,7 +151,7 @@ func TestHostileSecretSync(t *testing.T) {
 			c := ctrlClient(t, cfg)
 			const ns, n = "e2e-hostile-memory", 96
 			createNamespace(ctx, t, c, ns, nil)
-			before := managerRSS(ctx, t, cfg)
+			before, liveBefore := managerMemory(ctx, t, cfg)
 			notes := map[string]string{}
 			for i := range 50 {
 				notes[fmt.Sprintf("tenant.example/note-%02d", i)] = strings.Repeat("a", 4<<10)
@@ -181,14 +181,21 @@ func TestHostileSecretSync(t *testing.T) {
 				t.Fatal(err)
 			}
 			eventually(ctx, t, "the CopyRequest naming a hostile object is refused", requestReason(c, ns, "probe", "NotOffered"))
-			after := managerRSS(ctx, t, cfg)
+			after, liveAfter := managerMemory(ctx, t, cfg)
 			raw := float64(n) * (800 << 10)
-			t.Logf("manager RSS %.0f MiB -> %.0f MiB after %d objects of 1 MiB (%.0f MiB)", before/(1<<20), after/(1<<20), n, raw/(1<<20))
+			t.Logf("manager RSS %.0f MiB -> %.0f MiB (live heap %.1f -> %.1f MiB) after %d objects of 1 MiB (%.0f MiB)",
+				before/(1<<20), after/(1<<20), liveBefore/(1<<20), liveAfter/(1<<20), n, raw/(1<<20))
 			// Before, three caches held the objects whole or with their annotations: more than
-			// twice their size. Half of it leaves room for the garbage of decoding them, which
-			// the Go runtime lets grow to the size of the live heap before it collects.
-			if after-before > raw/2 {
-				t.Errorf("the manager grew by %.0f MiB for %.0f MiB of a tenant's objects", (after-before)/(1<<20), raw/(1<<20))
+			// twice their size. The working set also holds the garbage of decoding them, which the
+			// Go runtime lets grow to the size of the live heap before it collects, and pages it has
+			// not yet returned (measured on kind: +44 MiB for 75 MiB once, under half of it in other
+			// runs), so it is allowed their size; the live heap, which a cache that keeps them grows
+			// by all of it, a quarter.
+			if after-before > raw {
+				t.Errorf("the manager's working set grew by %.0f MiB for %.0f MiB of a tenant's objects", (after-before)/(1<<20), raw/(1<<20))
+			}
+			if liveBefore >= 0 && liveAfter >= 0 && liveAfter-liveBefore > raw/4 {
+				t.Errorf("the manager's live heap grew by %.1f MiB for %.0f MiB of a tenant's objects: a cache keeps them", (liveAfter-liveBefore)/(1<<20), raw/(1<<20))
 			}
 			for _, o := range created {
 				if err := c.Get(ctx, client.ObjectKeyFromObject(o), o); err != nil {
