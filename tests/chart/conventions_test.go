@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -182,19 +181,9 @@ func TestServiceMonitorRenderModeAndNamespace(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var apis []string
-			if tc.served {
-				apis = []string{serviceMonitorAPI}
-			}
-			r, err := renderAll(t, tc.values, apis...)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want one mentioning %q", err, tc.wantErr)
-				}
+			r, ok := renderModeCase(t, tc.values, tc.served, serviceMonitorAPI, tc.wantErr)
+			if !ok {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			sms := serviceMonitorsOf(r)
 			if tc.want == "" {

@@ -96,19 +96,9 @@ func TestPrometheusRuleRenderMode(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var apis []string
-			if tc.served {
-				apis = []string{prometheusRuleAPI}
-			}
-			r, err := renderAll(t, tc.values, apis...)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want one mentioning %q", err, tc.wantErr)
-				}
+			r, ok := renderModeCase(t, tc.values, tc.served, prometheusRuleAPI, tc.wantErr)
+			if !ok {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got := len(prometheusRules(r)); got != tc.want {
 				t.Fatalf("%d PrometheusRules, want %d", got, tc.want)
@@ -144,19 +134,9 @@ func TestGrafanaDashboardRenderMode(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var apis []string
-			if tc.served {
-				apis = []string{serviceMonitorAPI}
-			}
-			r, err := renderAll(t, tc.values, apis...)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want one mentioning %q", err, tc.wantErr)
-				}
+			r, ok := renderModeCase(t, tc.values, tc.served, serviceMonitorAPI, tc.wantErr)
+			if !ok {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got := dashboards(r); got != tc.want {
 				t.Fatalf("%d dashboards, want %d", got, tc.want)
@@ -231,4 +211,25 @@ func TestHelmTestWithMetricsOff(t *testing.T) {
 	if got := objectsOf[*corev1.Service](mustRenderAll(t, "metrics:\n  enabled: false\ntests:\n  enabled: false\n")); len(got) != 0 {
 		t.Errorf("%d Services with metrics and tests off, want none", len(got))
 	}
+}
+
+// renderModeCase renders values, with api served when served (a renderMode's trigger). With
+// wantErr it checks the render failed saying so and returns false; otherwise a failure is fatal.
+func renderModeCase(t *testing.T, values string, served bool, api, wantErr string) (rendered, bool) {
+	t.Helper()
+	var apis []string
+	if served {
+		apis = []string{api}
+	}
+	r, err := renderAll(t, values, apis...)
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("err = %v, want one mentioning %q", err, wantErr)
+		}
+		return rendered{}, false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, true
 }
