@@ -30,13 +30,19 @@ HOST    := scripts/host.sh
 # gcc and libc6-dev: `go test -race` needs cgo, and Go turns cgo off on a machine without a C compiler.
 RACE_PACKAGES := gcc libc6-dev
 HOST_PACKAGES := $(RACE_PACKAGES) docker.io debootstrap containerd docker-registry
-GO_PACKAGES := ./controller/... ./tests/docs/... ./tests/testbed/... ./tests/bench/... ./tests/imagebuild/... ./tests/chaos/...
-# tests/release is its own Go module (the signing libraries stay out of the product's go.mod): each
-# target that builds, tests or lints it runs inside it.
+# Three Go modules: the product (this directory's go.mod: the manager and its packages, nothing else),
+# the tests and their tooling (tests/go.mod: the test bed, e2e, chart tests, bench, chaos, image
+# builder, with Helm, kind, e2e-framework, Prometheus, gonum/plot...), and the release tooling
+# (tests/release/go.mod: the signing libraries). Each target that builds, runs, tests or lints one of
+# the two test modules runs inside it (`cd`), so `go test ./...` here is the product's packages only.
+GO_PACKAGES := ./controller/...
+TESTS_MODULE := tests
+# The tests module's packages make test-go runs with -race (relative to tests/).
+TESTS_PACKAGES := ./docs/... ./testbed/... ./bench/... ./imagebuild/... ./chaos/...
 RELEASE_MODULE := tests/release
-# Chart render tests run without -race: they render with the Helm library and share no state
-# across goroutines of ours, and under the race detector they take over 10 minutes here.
-CHART_TEST_PACKAGES := ./tests/chart/...
+# Chart render tests (in the tests module) run without -race: they render with the Helm library and
+# share no state across goroutines of ours, and under the race detector they take over 10 minutes here.
+CHART_TEST_PACKAGES := ./chart/...
 
 ##@ Main jobs
 
@@ -48,16 +54,16 @@ UP_PROVIDER ?= $(shell [ "$$(id -u)" = 0 ] || docker info >/dev/null 2>&1 && ech
 up: tools ## Local cluster with the chart installed and the manager running in it from the project's image (kind; kwok where containers cannot run).
 ifeq ($(UP_PROVIDER),kind)
 	$(MAKE) --no-print-directory kind-node
-	go run ./tests/testbed/cmd/testbed up --provider kind --root $(ROOT) --values scripts/dev-values.yaml
+	cd $(TESTS_MODULE) && go run ./testbed/cmd/testbed up --provider kind --root $(ROOT) --values $(ROOT)/scripts/dev-values.yaml
 else
 	@echo "==> no container engine can run here (not root, no Docker): falling back to kwok (fake nodes, the manager as a local process)"
 	$(MAKE) --no-print-directory manager
-	go run ./tests/testbed/cmd/testbed up --provider kwok --root $(ROOT) --values scripts/dev-values.yaml
+	cd $(TESTS_MODULE) && go run ./testbed/cmd/testbed up --provider kwok --root $(ROOT) --values $(ROOT)/scripts/dev-values.yaml
 endif
 
 .PHONY: down
 down: ## Delete the local cluster, stop its registry/manager (.cluster/ is removed) and the Docker engine `make up` started.
-	go run ./tests/testbed/cmd/testbed down --root $(ROOT)
+	cd $(TESTS_MODULE) && go run ./testbed/cmd/testbed down --root $(ROOT)
 	$(HOST) docker-down
 
 # make test's suites in lanes (scripts/test-lanes.sh): the suites of a lane run one after another,
@@ -102,8 +108,9 @@ test-go: tools ## Unit tests and envtest integration tests (real kube-apiserver 
 	@# -race needs cgo and a C compiler: installed from Debian's packages if missing (a fresh machine has none).
 	$(HOST) packages $(RACE_PACKAGES)
 	CGO_ENABLED=1 go test -race -count=1 -timeout 20m $(GO_PACKAGES)
+	cd $(TESTS_MODULE) && CGO_ENABLED=1 go test -race -count=1 -timeout 20m $(TESTS_PACKAGES)
 	cd $(RELEASE_MODULE) && CGO_ENABLED=1 go test -race -count=1 -timeout 20m ./...
-	go test -count=1 -timeout 20m $(CHART_TEST_PACKAGES)
+	cd $(TESTS_MODULE) && go test -count=1 -timeout 20m $(CHART_TEST_PACKAGES)
 
 # What differs between the Kubernetes minors Chart.yaml declares: the CRDs with their CEL rules, the
 # chart's admission policies, FlowSchemas and Pod Security labels, applied to and exercised on the oldest
@@ -115,7 +122,7 @@ OLDEST_KUBE := KUBEBUILDER_ASSETS=$(BIN)/kube-oldest go test -count=1 -timeout 2
 test-oldest-kube: tools ## The CRDs, CEL rules, admission policies and FlowSchemas on an envtest kube-apiserver of the oldest declared Kubernetes minor (KUBE_OLDEST_VERSION).
 	$(BIN)/kube-oldest/kube-apiserver --version
 	$(OLDEST_KUBE) -run '^TestAdmission$$' ./controller/api/v1alpha1/
-	$(OLDEST_KUBE) -run '^(TestChartOnARealAPIServer|TestAdmissionPoliciesInNamespacedScope|TestAllowedSourceNamespaces)$$' ./tests/chart/
+	cd $(TESTS_MODULE) && $(OLDEST_KUBE) -run '^(TestChartOnARealAPIServer|TestAdmissionPoliciesInNamespacedScope|TestAllowedSourceNamespaces)$$' ./chart/
 
 # The branch a changed chart's version must be above (ct.yaml's target-branch), as `<remote>/<branch>`:
 # origin/main in a clone (CI's, or yours); in a worktree with no remote, the local main
@@ -136,11 +143,11 @@ test-chart: tools host-packages ## helm lint --strict (every ci/ values file), c
 
 .PHONY: test-e2e
 test-e2e: tools ## End-to-end suite through the chart on kwok (fake nodes; the manager as a local process).
-	E2E_PROVIDER=$(E2E_PROVIDER) go test -count=1 -timeout 30m -v ./tests/e2e/
+	cd $(TESTS_MODULE) && E2E_PROVIDER=$(E2E_PROVIDER) go test -count=1 -timeout 30m -v ./e2e/
 
 .PHONY: test-e2e-kind
 test-e2e-kind: tools kind-node ## The e2e suite on kind (real nodes, 1 control plane + 2 workers): in-cluster manager pulled from a registry with credentials, real Jobs.
-	E2E_PROVIDER=kind go test -count=1 -timeout 40m -v ./tests/e2e/
+	cd $(TESTS_MODULE) && E2E_PROVIDER=kind go test -count=1 -timeout 40m -v ./e2e/
 
 .PHONY: kind-node-oldest
 kind-node-oldest: tools host ## The kind node image of the oldest declared Kubernetes minor (KUBE_OLDEST_VERSION; its node binaries built first, ~10 min cold).
@@ -149,15 +156,15 @@ kind-node-oldest: tools host ## The kind node image of the oldest declared Kuber
 
 .PHONY: test-e2e-kind-oldest
 test-e2e-kind-oldest: kind-node-oldest ## The e2e suite on kind nodes of the oldest declared Kubernetes minor (KUBE_OLDEST_VERSION). Not in `make test`: a second kind run, measured in docs/development.md.
-	E2E_PROVIDER=kind KIND_NODE_IMAGE=$$(cat $(BIN)/kind-node-oldest/node-image) go test -count=1 -timeout 40m -v ./tests/e2e/
+	cd $(TESTS_MODULE) && E2E_PROVIDER=kind KIND_NODE_IMAGE=$$(cat $(BIN)/kind-node-oldest/node-image) go test -count=1 -timeout 40m -v ./e2e/
 
 .PHONY: test-ct
 test-ct: tools kind-node ## chart-testing `ct install` (install, helm test, uninstall per ci/ values file) and an upgrade from the previous chart on a kind cluster.
-	go run ./tests/testbed/cmd/testbed ct --root $(ROOT) --upgrade-from $(CHART_UPGRADE_FROM)
+	cd $(TESTS_MODULE) && go run ./testbed/cmd/testbed ct --root $(ROOT) --upgrade-from $(CHART_UPGRADE_FROM)
 
 .PHONY: test-image
 test-image: host ## Run the built manager and job images in Docker (time zones, read-only root, nonroot).
-	PO_DOCKER_TESTS=1 PO_BUSYBOX_BINARY=$(BIN)/busybox/busybox go test -count=1 -timeout 20m -v -run Docker ./tests/imagebuild/
+	cd $(TESTS_MODULE) && PO_DOCKER_TESTS=1 PO_BUSYBOX_BINARY=$(BIN)/busybox/busybox go test -count=1 -timeout 20m -v -run Docker ./imagebuild/
 
 .PHONY: test-release
 test-release: tools kind-node manager-linux ## Release round trip: `make release` pushes and signs (throwaway cosign key) to a local registry with credentials; the signatures and the signed provenance and SBOM attestations verified with the public key, and verification fails on a tampered image and chart; helm pull oci://, helm upgrade -i on kind with the chart and the image by digest.
@@ -165,14 +172,14 @@ test-release: tools kind-node manager-linux ## Release round trip: `make release
 
 .PHONY: test-e2e-namespaced
 test-e2e-namespaced: tools ## The e2e suite with rbac.scope=namespaced (SecretSync tests skip: cluster-scoped by design). Not in `make test`: a second suite run, ~2 min.
-	E2E_PROVIDER=$(E2E_PROVIDER) E2E_RBAC_SCOPE=namespaced go test -count=1 -timeout 30m -v ./tests/e2e/
+	cd $(TESTS_MODULE) && E2E_PROVIDER=$(E2E_PROVIDER) E2E_RBAC_SCOPE=namespaced go test -count=1 -timeout 30m -v ./e2e/
 
 # CHAOS_FLAGS: e.g. -scenarios=leader-kill-slot,upgrade (a subset; -list names them), -keep (keep the cluster for a rerun).
 CHAOS_FLAGS ?=
 
 .PHONY: chaos
 chaos: tools kind-node ## Fault harness on a kind cluster (2 in-cluster replicas; leader kill/freeze, API server/etcd restarts, 429/stall proxy, upgrade) with invariants; writes its table into docs/reliability.md. Not in `make test`: ~30 min.
-	go run ./tests/chaos -root $(ROOT) $(CHAOS_FLAGS)
+	cd $(TESTS_MODULE) && go run ./chaos -root $(ROOT) $(CHAOS_FLAGS)
 
 .PHONY: fresh-machine
 FRESH_TARGETS ?=
@@ -182,7 +189,7 @@ fresh-machine: host ## README's two commands (or FRESH_TARGETS) in a Debian book
 .PHONY: bench
 bench: tools ## Benchmarks: bytes the cache keeps per object (Go benchmark), then a kwok cluster (manager vs a bare-client floor), written to docs/benchmarks.md and docs/img/.
 	go test -run '^$$' -bench CachedBytes -benchtime 3x ./controller/secretsync/
-	go run ./tests/bench
+	cd $(TESTS_MODULE) && go run ./bench
 
 ##@ Build and generate
 
@@ -229,7 +236,11 @@ verify-static: lint ## verify without regenerating first (make test runs manifes
 	cd $(RELEASE_MODULE) && go test -count=1 -run 'TestVersionSourcesAgree' .
 	@test -z "$$(gofmt -l controller tests)" || { echo "gofmt needed:"; gofmt -l controller tests; exit 1; }
 	go vet ./...
+	cd $(TESTS_MODULE) && go vet ./...
 	cd $(RELEASE_MODULE) && go vet ./...
+	@# Each module's go.mod and go.sum tidy: the product's lists only what its packages (the manager and
+	@# their tests) import, not the tooling's.
+	@for m in . $(TESTS_MODULE) $(RELEASE_MODULE); do (cd $$m && go mod tidy -diff) || { echo "go.mod/go.sum of $$m not tidy: run 'go mod tidy' in it"; exit 1; }; done
 	@git diff --exit-code -- controller $(CHART) || { echo "generated files are out of date: run 'make manifests' and commit"; exit 1; }
 	@test -z "$$(git status --porcelain --untracked-files=all -- controller $(CHART))" || { echo "untracked generated files:"; git status --porcelain -- controller $(CHART); exit 1; }
 
@@ -239,6 +250,7 @@ lint: ## golangci-lint (bin/golangci-lint: v2.15.0 with the Kube API Linter buil
 	@# --allow-serial-runners: another golangci-lint on the machine (a shared CI runner, a second
 	@# checkout) is waited for; without it this one exits with "parallel golangci-lint is running".
 	$(BIN)/golangci-lint run --allow-serial-runners ./...
+	cd $(TESTS_MODULE) && $(BIN)/golangci-lint run --allow-serial-runners --config $(ROOT)/.golangci.yml ./...
 	cd $(RELEASE_MODULE) && $(BIN)/golangci-lint run --allow-serial-runners --config $(ROOT)/.golangci.yml ./...
 
 .PHONY: image
@@ -267,20 +279,20 @@ manager-linux: ## Build the static linux manager binaries the image holds (bin/m
 
 .PHONY: image-tar
 image-tar: manager-linux ## Assemble the image without Docker into $(IMAGE_TAR), tagged $(IMAGE) (this machine's platform; docker load / kind load image-archive).
-	go run ./tests/imagebuild/cmd/imagebuild manager $(foreach a,$(ARCHES),--binary $(BIN)/manager-linux-$(a)) \
+	cd $(TESTS_MODULE) && go run ./imagebuild/cmd/imagebuild manager $(foreach a,$(ARCHES),--binary $(BIN)/manager-linux-$(a)) \
 		--version $(VERSION) --revision $(COMMIT) --tag $(IMAGE) --tar $(IMAGE_TAR)
 
 .PHONY: image-push
 image-push: manager-linux ## Push the manager image index (amd64 + arm64) to $(REGISTRY)/manager:$(TAG), e.g. REGISTRY=harbor.example.com/platform (INSECURE=1: plain HTTP).
 	@test -n "$(REGISTRY)" || { echo "set REGISTRY, e.g. make image-push REGISTRY=harbor.example.com/platform"; exit 1; }
-	go run ./tests/imagebuild/cmd/imagebuild manager $(foreach a,$(ARCHES),--binary $(BIN)/manager-linux-$(a)) \
+	cd $(TESTS_MODULE) && go run ./imagebuild/cmd/imagebuild manager $(foreach a,$(ARCHES),--binary $(BIN)/manager-linux-$(a)) \
 		--version $(VERSION) --revision $(COMMIT) --tag $(REGISTRY)/manager:$(TAG) $(PUSH_FLAGS)
 
 .PHONY: job-image-push
 job-image-push: ## Push the job test image (Debian's static busybox, /bin/sh) to $(REGISTRY)/busybox:$(JOB_IMAGE_TAG).
 	@test -n "$(REGISTRY)" || { echo "set REGISTRY, e.g. make job-image-push REGISTRY=harbor.example.com/platform"; exit 1; }
 	$(HOST) busybox
-	go run ./tests/imagebuild/cmd/imagebuild busybox --binary $(BIN)/busybox/busybox --tag $(REGISTRY)/busybox:$(JOB_IMAGE_TAG) $(PUSH_FLAGS)
+	cd $(TESTS_MODULE) && go run ./imagebuild/cmd/imagebuild busybox --binary $(BIN)/busybox/busybox --tag $(REGISTRY)/busybox:$(JOB_IMAGE_TAG) $(PUSH_FLAGS)
 
 # make release: dry run by default (everything into bin/release/, nothing pushed); PUSH=1 REGISTRY=...
 # publishes the image index, its SBOM and provenance referrers, and the chart, and signs them with the cosign

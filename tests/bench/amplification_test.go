@@ -85,7 +85,7 @@ func TestTheAmplificationSectionShowsBeforeBesideAfterPerWrite(t *testing.T) {
 		{Kind: ampOfferTouch, Writes: 10, Counts: map[string]int{"get configmaps": 10}},
 		{Kind: ampRunNow, Writes: 10, Counts: map[string]int{"create jobs": 2, "patch scheduledjobs/status": 4}},
 	}}
-	s := amplificationSection(after, before, o, "go run ./tests/bench -scenarios=amplification")
+	s := amplificationSection(after, before, o, "go -C tests run ./bench -scenarios=amplification")
 	for _, want := range []string{
 		"| " + ampOfferTouch + " | 300 (30.0) | 10 (1.0) | get configmaps 300 | get configmaps 10 |",
 		"| " + ampQuiet + " | not measured | 0 |  | none |",

@@ -200,7 +200,8 @@ func main() {
 	}
 	cmd := "make bench"
 	if len(os.Args) > 1 {
-		cmd = "go run ./tests/bench " + strings.Join(os.Args[1:], " ")
+		// tests/ is its own Go module: the command as run from the repository root.
+		cmd = "go -C tests run ./bench " + strings.Join(os.Args[1:], " ")
 	}
 	// Charts go beside the markdown file: docs/img for docs/benchmarks.md, a scratch directory for
 	// a scratch -out.

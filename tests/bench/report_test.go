@@ -58,7 +58,7 @@ func TestLoadReportReplacesOnlyThePartsRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			o := loadOptions{parts: tc.parts, minutes: 2, workers: 32, mixedSchedules: 1, mixedNamespaces: 1, bigTenant: 1, hugeBytes: 1 << 20, fairNamespaces: 1}
-			cmd := "go run ./tests/bench -load-parts=" + strings.Join(tc.parts, ",")
+			cmd := "go -C tests run ./bench -load-parts=" + strings.Join(tc.parts, ",")
 			if err := writeLoadReport(path, filepath.Join(dir, "img"), res, o, cmd); err != nil {
 				t.Fatal(err)
 			}

@@ -68,12 +68,16 @@ type harness struct {
 }
 
 func main() {
-	root := flag.String("root", ".", "repository root (scripts/, bin/, charts/)")
+	// "..": `go -C tests run ./chaos` (tests/ is its own Go module) runs it in tests/.
+	root := flag.String("root", "..", "repository root (scripts/, bin/, charts/)")
 	only := flag.String("scenarios", "", "comma-separated scenarios to run (default: all)")
 	list := flag.Bool("list", false, "list the scenarios and exit")
 	keep := flag.Bool("keep", false, "keep the kind cluster and registry at the end (a rerun reuses them)")
-	docs := flag.String("docs", "docs/reliability.md", "file whose fault-harness section gets the table (empty: none)")
+	docs := flag.String("docs", "docs/reliability.md", "file whose fault-harness section gets the table, relative to -root (empty: none)")
 	flag.Parse()
+	if *docs != "" && !filepath.IsAbs(*docs) {
+		*docs = filepath.Join(*root, *docs)
+	}
 	if *list {
 		for _, s := range scenarios {
 			fmt.Printf("%-20s %s\n", s.name, s.faults)

@@ -92,7 +92,10 @@ func buildManager(t *testing.T, version, commit string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "manager-linux-"+runtime.GOARCH)
 	ldflags := "-s -w -X " + modulePath + "/controller/version.Version=" + version + " -X " + modulePath + "/controller/version.Commit=" + commit
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags, "-o", out, modulePath+"/controller/cmd/manager")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags, "-o", out, "./controller/cmd/manager")
+	// In the product module (the repository root), as make builds it: from this package's directory,
+	// the tests module would build it with the tests module's dependency versions.
+	cmd.Dir = filepath.Join("..", "..")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
 	start := time.Now()
 	if b, err := cmd.CombinedOutput(); err != nil {

@@ -6,7 +6,7 @@ require (
 	github.com/CycloneDX/cyclonedx-go v0.9.3
 	github.com/CycloneDX/cyclonedx-gomod v1.10.0
 	github.com/google/go-containerregistry v0.22.1
-	github.com/platform-operators/platform-operators v0.0.0-00010101000000-000000000000
+	github.com/platform-operators/platform-operators/tests v0.0.0-00010101000000-000000000000
 	github.com/rs/zerolog v1.34.0
 	github.com/sigstore/cosign/v3 v3.1.3
 	github.com/sigstore/sigstore v1.10.8
@@ -137,6 +137,7 @@ require (
 	github.com/pjbgf/sha1cd v0.3.2 // indirect
 	github.com/pkg/browser v0.0.0-20240102092130-5ac0b6a4141c // indirect
 	github.com/pkg/errors v0.9.1 // indirect
+	github.com/platform-operators/platform-operators v0.0.0-00010101000000-000000000000 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/prometheus/client_golang v1.24.0 // indirect
 	github.com/prometheus/client_model v0.6.2 // indirect
@@ -196,6 +197,7 @@ require (
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/warnings.v0 v0.1.2 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
+	gotest.tools/v3 v3.5.2 // indirect
 	k8s.io/apiextensions-apiserver v0.36.3 // indirect
 	k8s.io/apiserver v0.36.3 // indirect
 	k8s.io/cli-runtime v0.36.3 // indirect
@@ -216,6 +218,10 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 )
 
-// The release tooling builds from this checkout's product and test bed (tests/imagebuild,
-// tests/testbed); its own module keeps the signing libraries out of the product's go.mod.
-replace github.com/platform-operators/platform-operators => ../..
+// The release tooling builds from this checkout's product and its test bed (tests/imagebuild,
+// tests/testbed: the tests module, ../go.mod); its own module keeps the signing libraries out of the
+// product's go.mod and out of the builds of the tests module.
+replace (
+	github.com/platform-operators/platform-operators => ../..
+	github.com/platform-operators/platform-operators/tests => ..
+)

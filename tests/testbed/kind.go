@@ -72,7 +72,7 @@ type Kind struct {
 	// restart).
 	Early bool
 
-	// version is what WithVersion asked for: kind's version is the one linked in (go.mod).
+	// version is what WithVersion asked for: kind's version is the one linked in (tests/go.mod).
 	version string
 	rest    *rest.Config
 }
@@ -227,7 +227,7 @@ func (k *Kind) create(ctx context.Context, configFile string) error {
 		return errors.New("kind cluster without a name")
 	}
 	if k.version != "" && strings.TrimPrefix(k.version, "v") != strings.TrimPrefix(kindversion.Version(), "v") {
-		return fmt.Errorf("kind %s asked for, but kind's Go API is linked at %s (go.mod)", k.version, kindversion.Version())
+		return fmt.Errorf("kind %s asked for, but kind's Go API is linked at %s (tests/go.mod)", k.version, kindversion.Version())
 	}
 	if k.Kubeconfig == "" {
 		f, err := os.CreateTemp("", "kind-"+k.Name+"-kubeconfig-")
@@ -469,7 +469,7 @@ func (k *Kind) SetDefaults() support.E2EClusterProvider { return k }
 func (k *Kind) WithName(name string) support.E2EClusterProvider { k.Name = name; return k }
 
 // WithVersion names the kind version the suite expects: Create fails when it is not the one
-// linked in (kind's Go API is a Go dependency, pinned in go.mod, not a binary to fetch).
+// linked in (kind's Go API is a Go dependency, pinned in tests/go.mod, not a binary to fetch).
 func (k *Kind) WithVersion(version string) support.E2EClusterProvider { k.version = version; return k }
 
 // WithPath is the kind binary for e2e-framework's own provider; this one runs none, so it is

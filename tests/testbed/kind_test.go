@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// The kind Go module the test bed links (go.mod) is the one scripts/tools.sh builds bin/kind from
+// The kind Go module the test bed links (the tests module's go.mod, tests/go.mod) is the one scripts/tools.sh builds bin/kind from
 // and scripts/kind-node.sh takes the node image's base files from: a node image and a kind of
 // different versions may not fit (kind's create steps expect its own base image's files).
 func TestKindGoAPIIsThePinnedKind(t *testing.T) {
@@ -33,11 +33,11 @@ func TestKindGoAPIIsThePinnedKind(t *testing.T) {
 	if m == nil {
 		t.Fatal("no KIND_VERSION in scripts/versions.env")
 	}
-	b, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	b, err := os.ReadFile(filepath.Join(root, "tests", "go.mod"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	mod, err := modfile.ParseLax("go.mod", b, nil)
+	mod, err := modfile.ParseLax("tests/go.mod", b, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestKindGoAPIIsThePinnedKind(t *testing.T) {
 		}
 	}
 	if got != string(m[1]) {
-		t.Errorf("go.mod requires sigs.k8s.io/kind %q, scripts/versions.env pins KIND_VERSION=%s", got, m[1])
+		t.Errorf("tests/go.mod requires sigs.k8s.io/kind %q, scripts/versions.env pins KIND_VERSION=%s", got, m[1])
 	}
 }
 

@@ -67,7 +67,8 @@ func main() {
 	}
 	var c config
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
-	fs.StringVar(&c.root, "root", ".", "Repository root.")
+	// "..": `go -C tests run ./testbed/cmd/testbed` (tests/ is its own Go module) runs it in tests/.
+	fs.StringVar(&c.root, "root", "..", "Repository root.")
 	fs.StringVar(&c.cluster, "cluster", "platform-operators", "kwok cluster name.")
 	fs.StringVar(&c.release, "release", "platform-operators", "Helm release name (also the Deployment's name).")
 	fs.StringVar(&c.namespace, "namespace", "platform-operators-system", "Release namespace.")
