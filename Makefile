@@ -253,6 +253,14 @@ lint: ## golangci-lint (bin/golangci-lint: v2.15.0 with the Kube API Linter buil
 	cd $(TESTS_MODULE) && $(BIN)/golangci-lint run --allow-serial-runners --config $(ROOT)/.golangci.yml ./...
 	cd $(RELEASE_MODULE) && $(BIN)/golangci-lint run --allow-serial-runners --config $(ROOT)/.golangci.yml ./...
 
+# The Go vulnerability database govulncheck reads: vuln.go.dev, or a copy of it (file:///path, a mirror).
+VULNDB ?= https://vuln.go.dev
+
+.PHONY: vulncheck
+vulncheck: ## govulncheck (GOVULNCHECK_VERSION) of the product module: the known vulnerabilities the manager's code reaches. Needs vuln.go.dev (or VULNDB=file:///copy); not in verify: unreachable on the project's machines.
+	@scripts/tools.sh govulncheck
+	$(BIN)/govulncheck -db $(VULNDB) ./...
+
 .PHONY: image
 image: ## Build the container image with Docker (for Docker users; not possible on the kwok test bed).
 	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMAGE) .

@@ -198,6 +198,9 @@ build_golangci_lint() {
     && run golangci-lint go build -trimpath -ldflags "-s -w" -o "$BIN/golangci-lint" sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter)
 }
 
+build_govulncheck() { run govulncheck go install -trimpath -ldflags "-s -w" "golang.org/x/vuln/cmd/govulncheck@$GOVULNCHECK_VERSION"; }
+
+# govulncheck is not in the default set: only `make vulncheck` uses it (it needs vuln.go.dev).
 all=(etcd kwok helm kind controller-gen helm-docs ct golangci-lint kube kube-node coredns pause kube-oldest)
 want=("$@"); [ ${#want[@]} -gt 0 ] || want=("${all[@]}")
 t_all=$SECONDS
@@ -216,8 +219,9 @@ for t in "${want[@]}"; do
     controller-gen) step controller-gen "$CONTROLLER_GEN_VERSION" controller-gen -- build_controller_gen ;;
     helm-docs) step helm-docs "$HELM_DOCS_VERSION" helm-docs -- build_helm_docs ;;
     ct) step ct "$CT_VERSION" ct -- build_ct ;;
+    govulncheck) step govulncheck "$GOVULNCHECK_VERSION" govulncheck -- build_govulncheck ;;
     golangci-lint) step golangci-lint "$GOLANGCI_LINT_VERSION+$KUBE_API_LINTER_VERSION" golangci-lint -- build_golangci_lint ;;
-    *) log "unknown tool '$t' (known: ${all[*]})"; exit 2 ;;
+    *) log "unknown tool '$t' (known: ${all[*]} govulncheck)"; exit 2 ;;
   esac
 done
 log "all tools ready in $BIN ($((SECONDS - t_all))s)"
