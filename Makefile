@@ -167,7 +167,7 @@ test-image: host ## Run the built manager and job images in Docker (time zones, 
 	cd $(TESTS_MODULE) && PO_DOCKER_TESTS=1 PO_BUSYBOX_BINARY=$(BIN)/busybox/busybox go test -count=1 -timeout 20m -v -run Docker ./imagebuild/
 
 .PHONY: test-release
-test-release: tools kind-node manager-linux ## Release round trip: `make release` pushes and signs (throwaway cosign key) to a local registry with credentials; the signatures and the signed provenance and SBOM attestations verified with the public key, and verification fails on a tampered image and chart; helm pull oci://, helm upgrade -i on kind with the chart and the image by digest.
+test-release: tools kind-node manager-linux ## Release round trip: `make release` pushes and signs (throwaway cosign key; throwaway OpenPGP key for the chart's Helm .prov) to a local registry with credentials; the signatures and the signed provenance and SBOM attestations verified with the public key, the chart with helm pull --verify, and verification fails on a tampered image and chart; helm pull oci://, helm upgrade -i on kind with the chart and the image by digest.
 	cd $(RELEASE_MODULE) && PO_RELEASE_TEST=1 go test -count=1 -timeout 20m -v -run TestReleaseRoundTrip .
 
 .PHONY: test-e2e-namespaced
@@ -304,14 +304,16 @@ job-image-push: ## Push the job test image (Debian's static busybox, /bin/sh) to
 
 # make release: dry run by default (everything into bin/release/, nothing pushed); PUSH=1 REGISTRY=...
 # publishes the image index, its SBOM and provenance referrers, and the chart, and signs them with the cosign
-# key COSIGN_KEY (its password in COSIGN_PASSWORD; the release command reads both from the environment)
+# key COSIGN_KEY (its password in COSIGN_PASSWORD; the release command reads both from the environment),
+# and gives the chart Helm's provenance (.prov) signed with the OpenPGP key HELM_SIGN_KEY of the secret
+# keyring HELM_SIGN_KEYRING (passphrase HELM_SIGN_PASSPHRASE; also read from the environment)
 # (docs/release.md).
 PUSH ?= 0
 RELEASE_FLAGS = --root $(ROOT) --commit $(shell git rev-parse HEAD) --out $(BIN)/release $(if $(REGISTRY),--registry $(REGISTRY)) \
 	$(if $(filter 1 true yes,$(PUSH)),--push) $(if $(filter 1 true yes,$(INSECURE)),--plain-http)
 
 .PHONY: release
-release: manager-linux ## Build a release of VERSION (image index, chart, SBOM, provenance) into bin/release/; PUSH=1 REGISTRY=host/project publishes it and signs it with COSIGN_KEY (password: COSIGN_PASSWORD) (INSECURE=1: plain HTTP).
+release: manager-linux ## Build a release of VERSION (image index, chart, SBOM, provenance) into bin/release/; PUSH=1 REGISTRY=host/project publishes it and signs it with COSIGN_KEY (password: COSIGN_PASSWORD) and the chart's .prov with HELM_SIGN_KEY of HELM_SIGN_KEYRING (passphrase: HELM_SIGN_PASSPHRASE) (INSECURE=1: plain HTTP).
 	@git diff --quiet HEAD || { echo "the work tree has uncommitted changes: a release is built from a commit"; $(if $(filter 1 true yes,$(PUSH)),exit 1,true); }
 	cd $(RELEASE_MODULE) && go run ./cmd/release $(RELEASE_FLAGS)
 

@@ -73,6 +73,11 @@ type Options struct {
 	// and no SigningKey, Run refuses before it builds anything.
 	SigningKey      string
 	SigningPassword []byte
+	// HelmKey signs the chart package with Helm's own provenance (a .prov beside the .tgz, pushed
+	// with the chart as its provenance layer), checked by `helm verify` / `helm install --verify`.
+	// A pushed release must carry it: with Push and no HelmKey.Keyring, Run refuses before it
+	// builds anything.
+	HelmKey HelmKey
 	// Out receives progress.
 	Out io.Writer
 }
@@ -94,6 +99,10 @@ type Result struct {
 	// SBOMs maps os/arch to the local SBOM file; Provenance is the local provenance file.
 	SBOMs      map[string]string
 	Provenance string
+	// ChartProvenance is the chart's Helm provenance file (ChartPackage + ".prov") and
+	// HelmPublicKeyring the signing key's public half (helm-signing.pubring.gpg, for
+	// `helm verify --keyring`), when the chart is signed.
+	ChartProvenance, HelmPublicKeyring string
 }
 
 // Run builds the release and, with Push, publishes it. The manager binaries must exist
@@ -116,6 +125,16 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	if o.Push && o.SigningKey == "" {
 		return Result{}, errors.New("a published release is signed: set COSIGN_KEY to a cosign private key (cosign generate-key-pair) and COSIGN_PASSWORD to its password")
+	}
+	if o.Push && o.HelmKey.Keyring == "" {
+		return Result{}, fmt.Errorf("a published chart carries Helm provenance: set %s to an OpenPGP secret keyring (gpg --export-secret-keys), %s to the key's name and %s to its passphrase", HelmKeyringEnv, HelmKeyEnv, HelmPassphraseEnv)
+	}
+	var helmSigner *helmSigner
+	if o.HelmKey.Keyring != "" {
+		// As the cosign key: a wrong passphrase fails the release before anything is built.
+		if helmSigner, err = loadHelmSigner(o.HelmKey); err != nil {
+			return Result{}, err
+		}
 	}
 	var signer *signing.Signer
 	if o.SigningKey != "" {
@@ -194,6 +213,22 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	// Helm's provenance of the package, as `helm package --sign` writes it.
+	var chartProv []byte
+	if helmSigner != nil {
+		if chartProv, err = helmSigner.Sign(res.ChartPackage); err != nil {
+			return res, err
+		}
+		res.ChartProvenance = res.ChartPackage + ".prov"
+		pub, err := helmSigner.PublicKeyring()
+		if err != nil {
+			return res, err
+		}
+		res.HelmPublicKeyring = filepath.Join(o.OutDir, "helm-signing.pubring.gpg")
+		if err := os.WriteFile(res.HelmPublicKeyring, pub, 0o644); err != nil {
+			return res, err
+		}
+	}
 
 	// Provenance: what was built, from which commit, by what, with which inputs.
 	prov, err := Provenance(ProvenanceInput{
@@ -213,6 +248,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		signed := "unsigned: no COSIGN_KEY"
 		if signer != nil {
 			signed = "each manifest signed with " + o.SigningKey + "; SBOMs and provenance also as signed cosign attestations"
+		}
+		if helmSigner != nil {
+			signed += "; the chart's Helm provenance " + res.ChartProvenance
+		} else {
+			signed += "; no Helm provenance: no " + HelmKeyringEnv
 		}
 		fmt.Fprintf(o.Out, "dry run (PUSH=1 publishes): would push\n  image  %s (index %s; %s)\n  chart  oci://%s\n  sbom   one CycloneDX document per platform image, attached as an OCI referrer\n  provenance SLSA v1 in-toto statement, attached to the index as an OCI referrer\n  signatures %s\nwrote %s\n",
 			res.Image, res.IndexDigest, strings.Join(keys(res.PlatformDigests), ", "), res.Chart, signed, o.OutDir)
@@ -258,7 +298,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	pushed, err := rc.Push(chartBytes, res.Chart, registry.PushOptCreationTime(started.Format(time.RFC3339)))
+	// The .prov goes with the chart as its provenance layer: `helm pull --verify` fetches both.
+	pushed, err := rc.Push(chartBytes, res.Chart, registry.PushOptCreationTime(started.Format(time.RFC3339)), registry.PushOptProvData(chartProv))
 	if err != nil {
 		return res, fmt.Errorf("pushing the chart to oci://%s: %w", res.Chart, err)
 	}

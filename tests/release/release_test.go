@@ -87,24 +87,41 @@ func TestReleaseRoundTrip(t *testing.T) {
 	if err := os.WriteFile(keyFile, keys.Private, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// And a throwaway OpenPGP key the chart's Helm provenance (.prov): users verify with its public
+	// keyring (helm pull --verify --keyring).
+	helmKey := writeHelmKey(t, filepath.Join(dir, "gnupg"), "release", []byte(signingPassword))
 
 	commit := strings.TrimSpace(run(t, ctx, root, "git", "rev-parse", "HEAD"))
 	start := time.Now()
 	res, err := Run(ctx, Options{Root: root, Commit: commit, Registry: reg.Addr() + "/platform", OutDir: filepath.Join(dir, "out"),
-		Push: true, PlainHTTP: true, SigningKey: keyFile, SigningPassword: []byte(signingPassword), Out: testWriter{t}})
+		Push: true, PlainHTTP: true, SigningKey: keyFile, SigningPassword: []byte(signingPassword), Out: testWriter{t},
+		HelmKey: HelmKey{Keyring: helmKey.secret, Name: "release@example.com", Passphrase: []byte(signingPassword)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if pub, err := os.ReadFile(res.PublicKey); err != nil || string(pub) != string(keys.Public) {
 		t.Errorf("the release's cosign.pub (%s): %v, want the signing key's public half", res.PublicKey, err)
 	}
+	if pub, err := os.ReadFile(res.HelmPublicKeyring); err != nil || string(pub) != string(helmKey.public) {
+		t.Errorf("the release's Helm public keyring (%s): %v, want the chart signing key's public half", res.HelmPublicKeyring, err)
+	}
 	t.Logf("release %s pushed in %s: %s@%s, chart %s", res.Version, time.Since(start).Round(time.Millisecond), res.Image, res.IndexDigest, res.ChartDigest)
 
-	// helm pull oci:// with the registry's credentials: the chart at VERSION.
+	// helm pull oci:// with the registry's credentials and --verify: the chart at VERSION, its
+	// Helm provenance pulled with it and checked against the release's public keyring.
 	helm := filepath.Join(testbed.Bin(root), "helm")
 	pulled := filepath.Join(dir, "pulled")
-	run(t, ctx, root, helm, "pull", "oci://"+reg.Addr()+"/platform/charts/platform-operators", "--version", res.Version,
-		"--plain-http", "--registry-config", filepath.Join(dockerConfig, "config.json"), "--untar", "-d", pulled)
+	pull := func(dest string) (string, error) {
+		c := exec.CommandContext(ctx, helm, "pull", "oci://"+reg.Addr()+"/platform/charts/platform-operators", "--version", res.Version,
+			"--plain-http", "--registry-config", filepath.Join(dockerConfig, "config.json"), "--verify", "--keyring", res.HelmPublicKeyring, "--untar", "-d", dest)
+		out, err := c.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := pull(pulled); err != nil {
+		t.Fatalf("helm pull --verify of the release: %v\n%s", err, out)
+	} else {
+		t.Logf("helm pull --verify: %s", strings.TrimSpace(out))
+	}
 	var meta chartMeta
 	b, err := os.ReadFile(filepath.Join(pulled, "platform-operators", "Chart.yaml"))
 	if err != nil {
@@ -158,7 +175,7 @@ func TestReleaseRoundTrip(t *testing.T) {
 	// `cosign verify-attestation --key` do; then a tampered image and chart must fail.
 	start = time.Now()
 	checkSignatures(t, ctx, res, keys.Public, commit, want)
-	checkTamperedFails(t, ctx, res, keys.Public)
+	checkTamperedFails(t, ctx, res, keys.Public, pull)
 	t.Logf("signatures, attestations and tampering checked in %s", time.Since(start).Round(time.Millisecond))
 
 	// A cluster whose node pulls from the registry with a pull secret; install from the OCI chart
@@ -485,10 +502,11 @@ func checkSignatures(t *testing.T, ctx context.Context, res Result, publicKey []
 }
 
 // checkTamperedFails pushes a different image index to the release's image tag and a modified
-// chart to its chart tag, as an attacker with push rights would, and requires verification by tag
-// to fail for both; then it puts the released manifests back under their tags, so what follows
+// chart (with the release's .prov beside it) to its chart tag, as an attacker with push rights
+// would, and requires verification by tag to fail for both, cosign's and (helmPull, a `helm pull
+// --verify` into a directory) Helm's; then it puts the released manifests back under their tags, so what follows
 // installs the real release.
-func checkTamperedFails(t *testing.T, ctx context.Context, res Result, publicKey []byte) {
+func checkTamperedFails(t *testing.T, ctx context.Context, res Result, publicKey []byte, helmPull func(dest string) (string, error)) {
 	t.Helper()
 	auth := remote.WithAuthFromKeychain(authn.DefaultKeychain)
 	imageTag, chartTag := mustRef(t, res.Image), mustRef(t, res.Chart)
@@ -538,7 +556,11 @@ func checkTamperedFails(t *testing.T, ctx context.Context, res Result, publicKey
 	if err != nil {
 		t.Fatal(err)
 	}
-	pushed, err := rc.Push(b, res.Chart)
+	prov, err := os.ReadFile(res.ChartProvenance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pushed, err := rc.Push(b, res.Chart, registry.PushOptProvData(prov))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -567,6 +589,11 @@ func checkTamperedFails(t *testing.T, ctx context.Context, res Result, publicKey
 			t.Errorf("cosign verify-attestation %s passed after the tag was moved", tc.ref)
 		}
 	}
+	if out, err := helmPull(t.TempDir()); err == nil {
+		t.Errorf("helm pull --verify passed on the tampered chart with the release's .prov:\n%s", out)
+	} else {
+		t.Logf("tampered chart: helm pull --verify fails as it must: %s", strings.TrimSpace(out))
+	}
 	// Back to the release: the signed digests verify again under their tags.
 	if err := remote.Tag(imageTag.(name.Tag), origIndex, auth); err != nil {
 		t.Fatal(err)
@@ -578,5 +605,8 @@ func checkTamperedFails(t *testing.T, ctx context.Context, res Result, publicKey
 		if _, err := v.VerifySignature(ctx, ref); err != nil {
 			t.Errorf("after restoring %s: %v", ref, err)
 		}
+	}
+	if out, err := helmPull(t.TempDir()); err != nil {
+		t.Errorf("helm pull --verify after restoring %s: %v\n%s", chartTag, err, out)
 	}
 }
