@@ -10,7 +10,10 @@ import (
 type AtPhase string
 
 const (
-	// AtPending means the scheduled time has not come yet (or the Job is not created yet).
+	// AtPending means the scheduled time has not come yet (or the Job is not created yet), or
+	// the Job exists and waits: suspended (reason JobSuspended: a queue such as Kueue holds it)
+	// or managed by another controller that has not reported it started (reason
+	// ManagedElsewhere: spec.managedBy).
 	AtPending AtPhase = "Pending"
 	// AtRunning means the Job exists and has not finished.
 	AtRunning AtPhase = "Running"
