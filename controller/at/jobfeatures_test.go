@@ -86,3 +86,41 @@ func TestDecideReportsTheJobFeatures(t *testing.T) {
 		})
 	}
 }
+
+// The Job features pass through NewJob as the template sets them; backoffLimit is 0 only when
+// the template sets neither it nor backoffLimitPerIndex (the Job controller counts failures
+// against backoffLimit too: 0 would fail a per-index Job at its first failed index).
+func TestNewJobPassesTheJobFeaturesThrough(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		spec         batchv1.JobSpec
+		backoffLimit *int32
+	}{
+		{name: "no limits: backoffLimit 0, runs once", spec: batchv1.JobSpec{}, backoffLimit: ptr.To[int32](0)},
+		{name: "backoffLimit set: kept", spec: batchv1.JobSpec{BackoffLimit: ptr.To[int32](3)}, backoffLimit: ptr.To[int32](3)},
+		{name: "backoffLimitPerIndex alone: backoffLimit left to batch/v1's default", spec: batchv1.JobSpec{
+			CompletionMode: ptr.To(batchv1.IndexedCompletion), Completions: ptr.To[int32](2), BackoffLimitPerIndex: ptr.To[int32](0)}},
+		{name: "backoffLimitPerIndex and backoffLimit: both kept", spec: batchv1.JobSpec{
+			CompletionMode: ptr.To(batchv1.IndexedCompletion), Completions: ptr.To[int32](2), BackoffLimitPerIndex: ptr.To[int32](0), BackoffLimit: ptr.To[int32](5)},
+			backoffLimit: ptr.To[int32](5)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := commandAt("team", "report", time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC))
+			a.Spec.Command = ""
+			spec := tc.spec
+			spec.Template = corev1PodTemplate("c")
+			spec.Suspend, spec.ManagedBy = ptr.To(true), ptr.To("kueue.x-k8s.io/multikueue")
+			spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{Action: batchv1.PodFailurePolicyActionFailJob,
+				OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{42}}}}}
+			a.Spec.JobTemplate = &batchv1.JobTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{jobs.QueueNameLabel: "q"}}, Spec: spec}
+			j := NewJob(a, testImage)
+			if !ptr.Equal(j.Spec.BackoffLimit, tc.backoffLimit) {
+				t.Errorf("backoffLimit = %v, want %v", ptr.Deref(j.Spec.BackoffLimit, -1), ptr.Deref(tc.backoffLimit, -1))
+			}
+			if !ptr.Deref(j.Spec.Suspend, false) || ptr.Deref(j.Spec.ManagedBy, "") != "kueue.x-k8s.io/multikueue" || j.Spec.PodFailurePolicy == nil ||
+				!ptr.Equal(j.Spec.BackoffLimitPerIndex, tc.spec.BackoffLimitPerIndex) || j.Labels[jobs.QueueNameLabel] != "q" {
+				t.Errorf("job spec %+v, labels %v: a Job feature of the template was lost", j.Spec, j.Labels)
+			}
+		})
+	}
+}

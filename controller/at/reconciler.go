@@ -292,7 +292,9 @@ func (r *Reconciler) createJob(ctx context.Context, at *v1alpha1.At) (job *batch
 // NewJob builds the At's Job: named "<name>-<unix minutes of the schedule>-<UID tag>"
 // (jobs.SlotName), owned by the At,
 // restartPolicy Never and backoffLimit 0 unless the template says otherwise, so a command runs
-// once.
+// once. A template with backoffLimitPerIndex keeps backoffLimit unset, so batch/v1 defaults it
+// (to the largest int32): the Job controller counts failures against backoffLimit too, and 0
+// would fail the Job at the first failed index, before the per-index limit could apply.
 func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 	runAt, _, err := RunTime(at)
 	if err != nil {
@@ -332,7 +334,7 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 	if spec.Template.Spec.RestartPolicy == "" {
 		spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
 	}
-	if spec.BackoffLimit == nil {
+	if spec.BackoffLimit == nil && spec.BackoffLimitPerIndex == nil {
 		spec.BackoffLimit = ptr.To[int32](0)
 	}
 	labels[keys.LabelCreatedBy] = Name
