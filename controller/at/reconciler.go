@@ -57,6 +57,12 @@ const (
 	// ReasonPodsNotCreated: the Job has had no pod for --job-pods-stuck-after (its pod creates are
 	// refused); the At stays Running, as the Job may still run once the cause is removed.
 	ReasonPodsNotCreated = "PodsNotCreated"
+	// ReasonJobSuspended: the Job is suspended (a queue such as Kueue holds it); the At is
+	// Pending until it is resumed.
+	ReasonJobSuspended = jobs.ReasonJobSuspended
+	// ReasonManagedElsewhere: the Job's spec.managedBy names another controller, which has not
+	// reported it started; the At is Pending until it does.
+	ReasonManagedElsewhere = jobs.ReasonManagedElsewhere
 	// ReasonLocalTimeResolved: spec.localTime does not exist or occurs twice in spec.timeZone;
 	// the Event says which instant was chosen.
 	ReasonLocalTimeResolved = "LocalTimeResolved"
@@ -286,7 +292,9 @@ func (r *Reconciler) createJob(ctx context.Context, at *v1alpha1.At) (job *batch
 // NewJob builds the At's Job: named "<name>-<unix minutes of the schedule>-<UID tag>"
 // (jobs.SlotName), owned by the At,
 // restartPolicy Never and backoffLimit 0 unless the template says otherwise, so a command runs
-// once.
+// once. A template with backoffLimitPerIndex keeps backoffLimit unset, so batch/v1 defaults it
+// (to the largest int32): the Job controller counts failures against backoffLimit too, and 0
+// would fail the Job at the first failed index, before the per-index limit could apply.
 func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 	runAt, _, err := RunTime(at)
 	if err != nil {
@@ -326,7 +334,7 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 	if spec.Template.Spec.RestartPolicy == "" {
 		spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
 	}
-	if spec.BackoffLimit == nil {
+	if spec.BackoffLimit == nil && spec.BackoffLimitPerIndex == nil {
 		spec.BackoffLimit = ptr.To[int32](0)
 	}
 	labels[keys.LabelCreatedBy] = Name
@@ -344,7 +352,9 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 	return job
 }
 
-// observeJob sets the status from the Job at now (pure).
+// observeJob sets the status from the Job at now (pure): its phase from jobs.Judge (the Job's
+// own Complete and Failed conditions; Pending while the Job waits, suspended or managed by
+// another controller).
 func observeJob(st *v1alpha1.AtStatus, job *batchv1.Job, now time.Time) {
 	st.JobName = job.Name
 	if st.StartTime == nil {
@@ -354,18 +364,27 @@ func observeJob(st *v1alpha1.AtStatus, job *batchv1.Job, now time.Time) {
 		}
 		st.StartTime = &t
 	}
-	finished, how, when := jobs.Finished(job)
-	switch {
-	case !finished:
+	o := jobs.Judge(job)
+	switch o.Phase {
+	case jobs.PhaseWaiting:
+		// Held by a queue (suspended) or by the controller spec.managedBy names: not started,
+		// so Pending, with the reason (JobSuspended, ManagedElsewhere) and what holds it.
+		setPhase(st, v1alpha1.AtPending, o.Reason, o.Message, time.Time{})
+	case jobs.PhaseRunning:
 		setPhase(st, v1alpha1.AtRunning, ReasonRunning, "Job "+job.Name+" is running", time.Time{})
-	case how == batchv1.JobComplete:
-		setPhase(st, v1alpha1.AtSucceeded, ReasonJobComplete, "Job "+job.Name+" completed", when)
+	case jobs.PhaseSucceeded:
+		msg := "Job " + job.Name + " completed"
+		if o.Reason == batchv1.JobReasonSuccessPolicy {
+			// Some indexes may have failed: the Job's successPolicy says it succeeded.
+			msg += " (successPolicy: " + o.Message + ")"
+		}
+		setPhase(st, v1alpha1.AtSucceeded, ReasonJobComplete, msg, o.Finished)
 	default:
 		msg := "Job " + job.Name + " failed"
 		if m := jobs.FailureMessage(job); m != "" {
 			msg += ": " + m
 		}
-		setPhase(st, v1alpha1.AtFailed, ReasonJobFailed, msg, when)
+		setPhase(st, v1alpha1.AtFailed, ReasonJobFailed, msg, o.Finished)
 	}
 }
 

@@ -41,7 +41,7 @@ func CacheKind() cachebounds.Kind {
 	}
 	return cachebounds.Kind{
 		Object: &batchv1.Job{}, Label: labels.NewSelector().Add(*req), Transform: Trim,
-		Bound: "Jobs labelled " + keys.LabelCreatedBy + " only; Trim: identity, controller reference, our label, two annotations cut to 1 KiB, spec.suspend, status",
+		Bound: "Jobs labelled " + keys.LabelCreatedBy + " only; Trim: identity, controller reference, our label and Kueue's queue-name label, two annotations cut to 1 KiB, spec.suspend, spec.managedBy cut to 1 KiB, status",
 	}
 }
 
@@ -51,8 +51,9 @@ func CacheKind() cachebounds.Kind {
 const maxKeptValue = 1024
 
 // Trim is the Job cache's transform: it keeps what the At and ScheduledJob controllers read of
-// a Job (identity, the controller owner reference, our label, the scheduled-time and run-now
-// token annotations, spec.suspend, and the status the Job controller writes) and drops the rest:
+// a Job (identity, the controller owner reference, our label and Kueue's queue-name label, the
+// scheduled-time and run-now token annotations, spec.suspend, spec.managedBy, and the status the
+// Job controller writes) and drops the rest:
 // the rest of the spec (pod template), managed fields and every other label and annotation.
 // Nothing in the manager updates a Job from the cache (Jobs are created whole and deleted by UID), so the dropped
 // fields are never written back.
@@ -66,18 +67,32 @@ func Trim(obj any) (any, error) {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: j.Name, Namespace: j.Namespace, UID: j.UID, ResourceVersion: j.ResourceVersion,
 			Generation: j.Generation, CreationTimestamp: j.CreationTimestamp, DeletionTimestamp: j.DeletionTimestamp,
-			Labels:      keep(j.Labels, keys.LabelCreatedBy),
+			Labels:      keep(j.Labels, keys.LabelCreatedBy, QueueNameLabel),
 			Annotations: keep(j.Annotations, ScheduledTimeAnnotation, keys.AnnotationRunNowToken),
 		},
 		// spec.suspend: a suspended Job (held by a queue such as Kueue) has no pod by design and
 		// is never reported as one whose pods are not created (PodsNotCreated).
-		Spec:   batchv1.JobSpec{Suspend: j.Spec.Suspend},
+		// spec.managedBy: a Job another controller manages (Kueue's MultiKueue) gets no pod from
+		// the built-in Job controller either, and waits (Judge) rather than is stuck.
+		Spec:   batchv1.JobSpec{Suspend: j.Spec.Suspend, ManagedBy: cut(j.Spec.ManagedBy)},
 		Status: j.Status,
 	}
 	if ref := metav1.GetControllerOf(j); ref != nil {
 		out.OwnerReferences = []metav1.OwnerReference{*ref}
 	}
 	return out, nil
+}
+
+// cut returns a copy of s cut to maxKeptValue bytes (the API server allows 63 for managedBy).
+func cut(s *string) *string {
+	if s == nil {
+		return nil
+	}
+	v := *s
+	if len(v) > maxKeptValue {
+		v = v[:maxKeptValue]
+	}
+	return &v
 }
 
 // keep returns the entries of m under the given keys, each value cut to maxKeptValue bytes.

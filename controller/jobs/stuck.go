@@ -13,8 +13,9 @@ import (
 const DefaultPodsStuckAfter = 2 * time.Minute
 
 // PodsNotCreated reports whether j has had no pod for at least after (stuck), or else how long
-// until it would count (wait, 0 when it never can: a pod exists or existed, the Job finished or
-// is suspended, or after <= 0, which turns the check off).
+// until it would count (wait, 0 when it never can: a pod exists or existed, the Job finished, is
+// suspended or is managed by another controller (spec.managedBy: the built-in Job controller
+// creates no pod for it, by design), or after <= 0, which turns the check off).
 //
 // It is the shape the Job controller leaves a Job in when admission refuses every pod create
 // (Pod Security, a ResourceQuota, a webhook): status.startTime set at its first sync, active,
@@ -25,6 +26,9 @@ const DefaultPodsStuckAfter = 2 * time.Minute
 // when the Job controller has not synced the Job at all.
 func PodsNotCreated(j *batchv1.Job, now time.Time, after time.Duration) (stuck bool, wait time.Duration) {
 	if after <= 0 || ptr.Deref(j.Spec.Suspend, false) || j.DeletionTimestamp != nil {
+		return false, 0
+	}
+	if _, elsewhere := ManagedElsewhere(j); elsewhere {
 		return false, 0
 	}
 	s := j.Status

@@ -62,6 +62,12 @@ func TestPodsNotCreated(t *testing.T) {
 		{name: "a suspended Job (a queue holds it) is not stuck", job: refusedJob(start, func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true) }),
 			now: start.Add(time.Hour), after: after},
 		{name: "a Job the Job controller reports suspended is not stuck", job: refusedJob(start, cond(batchv1.JobSuspended)), now: start.Add(time.Hour), after: after},
+		{name: "a Job another controller manages (spec.managedBy) gets no pod from the Job controller and is not stuck", job: refusedJob(start, func(j *batchv1.Job) {
+			j.Spec.ManagedBy = ptr.To("kueue.x-k8s.io/multikueue")
+		}), now: start.Add(time.Hour), after: after},
+		{name: "managedBy naming the built-in Job controller is checked as any Job", job: refusedJob(start, func(j *batchv1.Job) {
+			j.Spec.ManagedBy = ptr.To(batchv1.JobControllerName)
+		}), now: start.Add(after), after: after, stuck: true},
 		{name: "a threshold of 0 turns the check off", job: refusedJob(start), now: start.Add(time.Hour)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

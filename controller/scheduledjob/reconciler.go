@@ -326,7 +326,7 @@ func (r *Reconciler) goneChildren(sj *v1alpha1.ScheduledJob, seen map[string]boo
 			continue
 		}
 		running := slices.ContainsFunc(sj.Status.Runs, func(run v1alpha1.ScheduledJobRun) bool {
-			return run.JobName == j.Name && run.Result == v1alpha1.RunRunning
+			return run.JobName == j.Name && (run.Result == v1alpha1.RunRunning || run.Result == v1alpha1.RunWaiting)
 		})
 		if wasActive(sj, j.UID) || running || !claimRecorded(&sj.Status, sj.Annotations[keys.AnnotationRunNow], j) {
 			j.DeletionTimestamp = &metav1.Time{Time: r.Clock.Now()}

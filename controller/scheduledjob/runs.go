@@ -2,6 +2,7 @@ package scheduledjob
 
 import (
 	"sort"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -34,32 +35,53 @@ func runHistory(prev []v1alpha1.ScheduledJobRun, children []*batchv1.Job, limit 
 		if _, runNow := j.Annotations[keys.AnnotationRunNowToken]; !runNow {
 			ran[scheduled.Unix()] = true
 		}
-		rec := v1alpha1.ScheduledJobRun{ScheduledTime: metav1.NewTime(scheduled), JobName: j.Name, Result: v1alpha1.RunRunning}
+		rec := v1alpha1.ScheduledJobRun{ScheduledTime: metav1.NewTime(scheduled), JobName: j.Name}
 		if j.Status.StartTime != nil {
 			t := *j.Status.StartTime
 			rec.StartTime = &t
 		}
-		if finished, how, when := jobs.Finished(j); finished {
-			rec.Result = v1alpha1.RunFailed
-			if how == batchv1.JobComplete {
-				rec.Result = v1alpha1.RunSucceeded
-			}
-			if !when.IsZero() {
-				rec.CompletionTime = &metav1.Time{Time: when}
-			}
-		}
+		setResult(&rec, jobs.Judge(j))
 		out = append(out, rec)
 	}
 	for _, r := range prev {
 		if r.JobName != "" && seen[r.JobName] || r.JobName == "" && ran[r.ScheduledTime.Unix()] {
 			continue
 		}
-		if r.Result == v1alpha1.RunRunning {
-			r.Result = v1alpha1.RunDeleted
+		if r.Result == v1alpha1.RunRunning || r.Result == v1alpha1.RunWaiting {
+			r.Result, r.Reason, r.Message = v1alpha1.RunDeleted, "", ""
 		}
 		out = append(out, r)
 	}
 	return capRuns(out, limit)
+}
+
+// maxRunReason bounds status.runs[].reason as taken from a Job's condition.
+const maxRunReason = 128
+
+// setResult records in rec how its Job stands (jobs.Judge): Running; Waiting with the reason
+// (JobSuspended, ManagedElsewhere) and what holds it; or Succeeded or Failed as the Job's own
+// terminal condition (Complete, Failed) says, with its reason and message (CompletionsReached,
+// SuccessPolicy; BackoffLimitExceeded, PodFailurePolicy, FailedIndexes, DeadlineExceeded, ...)
+// and when it finished, so the history still says why once the Job is pruned.
+func setResult(rec *v1alpha1.ScheduledJobRun, o jobs.Outcome) {
+	switch o.Phase {
+	case jobs.PhaseWaiting:
+		rec.Result = v1alpha1.RunWaiting
+	case jobs.PhaseSucceeded:
+		rec.Result = v1alpha1.RunSucceeded
+	case jobs.PhaseFailed:
+		rec.Result = v1alpha1.RunFailed
+	default:
+		rec.Result = v1alpha1.RunRunning
+	}
+	rec.Reason, rec.Message = o.Reason, runMessage(o.Message)
+	if len(rec.Reason) > maxRunReason {
+		// Reasons are CamelCase words; whoever may write a Job's status could write more.
+		rec.Reason = strings.ToValidUTF8(rec.Reason[:maxRunReason], "")
+	}
+	if !o.Finished.IsZero() {
+		rec.CompletionTime = &metav1.Time{Time: o.Finished}
+	}
 }
 
 // addSkipped records a slot that got no Job.

@@ -10,7 +10,10 @@ import (
 type AtPhase string
 
 const (
-	// AtPending means the scheduled time has not come yet (or the Job is not created yet).
+	// AtPending means the scheduled time has not come yet (or the Job is not created yet), or
+	// the Job exists and waits: suspended (reason JobSuspended: a queue such as Kueue holds it)
+	// or managed by another controller that has not reported it started (reason
+	// ManagedElsewhere: spec.managedBy).
 	AtPending AtPhase = "Pending"
 	// AtRunning means the Job exists and has not finished.
 	AtRunning AtPhase = "Running"
@@ -69,8 +72,9 @@ type AtSpec struct {
 	Image string `json:"image,omitempty"`
 
 	// jobTemplate is a full Job template to run instead of command. Its pod template's
-	// restartPolicy must be Never or OnFailure (the Job API requires it); backoffLimit defaults
-	// as in batch/v1 unless set. Its metadata may not carry keys of the add-on
+	// restartPolicy must be Never or OnFailure (the Job API requires it) and is Never when
+	// unset; backoffLimit is 0 when unset (the command runs once), unless backoffLimitPerIndex is
+	// set, which leaves it to batch/v1's default. Its metadata may not carry keys of the add-on
 	// (ops.platform-operators.io/*): the add-on's own keys on the Job are its alone.
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="!has(self.metadata) || ((!has(self.metadata.labels) || self.metadata.labels.all(k, !k.startsWith('ops.platform-operators.io/'))) && (!has(self.metadata.annotations) || self.metadata.annotations.all(k, !k.startsWith('ops.platform-operators.io/'))))",message="jobTemplate.metadata may not set ops.platform-operators.io/* labels or annotations: the add-on sets its own keys on the Jobs it creates"

@@ -20,12 +20,17 @@ const (
 )
 
 // RunResult is how a run of a ScheduledJob ended (or that it has not yet).
-// +kubebuilder:validation:Enum=Running;Succeeded;Failed;Skipped;Deleted
+// +kubebuilder:validation:Enum=Running;Waiting;Succeeded;Failed;Skipped;Deleted
 type RunResult string
 
 const (
 	// RunRunning: the Job is running.
 	RunRunning RunResult = "Running"
+	// RunWaiting: the Job exists and has not started or was held again: suspended (reason
+	// JobSuspended: a queue such as Kueue holds it), or managed by another controller that has
+	// not reported it started (reason ManagedElsewhere: spec.managedBy). Like Running, it is
+	// active and has no result yet.
+	RunWaiting RunResult = "Waiting"
 	// RunSucceeded: the Job completed.
 	RunSucceeded RunResult = "Succeeded"
 	// RunFailed: the Job failed, or the API server refused to create it (reason JobRejected,
@@ -51,16 +56,21 @@ type ScheduledJobRun struct {
 	// completionTime is when the Job succeeded or failed.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
-	// result is Running, Succeeded, Failed, Skipped or Deleted.
+	// result is Running, Waiting, Succeeded, Failed, Skipped or Deleted.
 	// +required
 	Result RunResult `json:"result"`
-	// reason says why a slot was skipped (MissedDeadline, JobAlreadyActive, Suspended), or that
-	// its Job was refused by the API server (JobRejected, with result Failed).
+	// reason says why a slot was skipped (MissedDeadline, JobAlreadyActive, Suspended), that
+	// its Job was refused by the API server (JobRejected, with result Failed), why its Job
+	// waits (JobSuspended, ManagedElsewhere, with result Waiting), or, once its Job finished, the
+	// reason of the Job's Complete or Failed condition (CompletionsReached, SuccessPolicy;
+	// BackoffLimitExceeded, PodFailurePolicy, FailedIndexes, MaxFailedIndexesExceeded,
+	// DeadlineExceeded), cut to 128 characters.
 	// +optional
 	Reason string `json:"reason,omitempty"`
 	// message is the API server's refusal of the run's Job (an admission webhook, a
-	// ValidatingAdmissionPolicy, a ResourceQuota, an invalid template), cut to 1024 characters;
-	// empty otherwise.
+	// ValidatingAdmissionPolicy, a ResourceQuota, an invalid template), for a Waiting run what
+	// holds its Job (the queue, the controller that manages it), or the message of a finished
+	// Job's Complete or Failed condition; cut to 1024 characters; empty otherwise.
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Message string `json:"message,omitempty"`

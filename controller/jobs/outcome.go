@@ -1,0 +1,102 @@
+package jobs
+
+import (
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+)
+
+// QueueNameLabel is the label by which Kueue queues a Job (the Job is created suspended and
+// Kueue resumes it once admitted). Trim keeps it so that a waiting run can name its queue.
+const QueueNameLabel = "kueue.x-k8s.io/queue-name"
+
+// Reasons a Job that has not finished waits rather than runs.
+const (
+	// ReasonJobSuspended: spec.suspend is true, from the template (a queue such as Kueue holds
+	// the Job until it admits it) or set later (a queue preempted it). The Job creates no pod
+	// until something resumes it.
+	ReasonJobSuspended = "JobSuspended"
+	// ReasonManagedElsewhere: spec.managedBy names a controller other than the built-in Job
+	// controller (Kueue's MultiKueue runs it in another cluster), which has not reported it
+	// started. The built-in Job controller ignores such a Job: it gets no pod and no status here.
+	ReasonManagedElsewhere = "ManagedElsewhere"
+)
+
+// Phase is how a Job stands as the At and ScheduledJob controllers report it.
+type Phase string
+
+const (
+	// PhaseRunning: not finished, and not waiting (pods may be running, starting, or
+	// terminating after an interim FailureTarget or SuccessCriteriaMet condition).
+	PhaseRunning Phase = "Running"
+	// PhaseWaiting: not finished and held: suspended, or managed by another controller that
+	// has not started it. Reason says which.
+	PhaseWaiting Phase = "Waiting"
+	// PhaseSucceeded: the Job's Complete condition is True.
+	PhaseSucceeded Phase = "Succeeded"
+	// PhaseFailed: the Job's Failed condition is True.
+	PhaseFailed Phase = "Failed"
+)
+
+// Outcome is the judgement of one Job (Judge).
+type Outcome struct {
+	Phase Phase
+	// Reason is the reason of the Job's terminal condition (CompletionsReached, SuccessPolicy,
+	// BackoffLimitExceeded, PodFailurePolicy, FailedIndexes, ...) when finished, ReasonJobSuspended
+	// or ReasonManagedElsewhere when waiting, "" when running.
+	Reason string
+	// Message is the terminal condition's message when finished; for a waiting Job, what holds
+	// it (the queue's name, the managing controller).
+	Message string
+	// Finished is when it finished (Finished's time); zero unless Succeeded or Failed.
+	Finished time.Time
+}
+
+// Judge says how Job j stands, from its own conditions and spec, as upstream's CronJob
+// controller reads them: only the terminal conditions Complete and Failed end a run, whatever
+// led to them (backoffLimit, backoffLimitPerIndex and maxFailedIndexes, podFailurePolicy's
+// FailJob, activeDeadlineSeconds, successPolicy). The interim conditions FailureTarget and
+// SuccessCriteriaMet say how it will end while its pods are still terminating: the run is still
+// Running (still active, as for upstream: its pods hold resources) until the terminal one follows.
+//
+// A Job that has not finished Waits when spec.suspend is true (reason JobSuspended; a Job a
+// queue suspended stays so until resumed, as upstream's Job controller keeps it), or when
+// spec.managedBy names another controller that has not reported it started (no startTime, no
+// active pod; reason ManagedElsewhere). Otherwise it is Running. Pure.
+func Judge(j *batchv1.Job) Outcome {
+	if finished, how, when := Finished(j); finished {
+		o := Outcome{Phase: PhaseFailed, Finished: when}
+		if how == batchv1.JobComplete {
+			o.Phase = PhaseSucceeded
+		}
+		for _, c := range j.Status.Conditions {
+			if c.Type == how && c.Status == corev1.ConditionTrue {
+				o.Reason, o.Message = c.Reason, c.Message
+				break
+			}
+		}
+		return o
+	}
+	if ptr.Deref(j.Spec.Suspend, false) {
+		msg := "Job " + j.Name + " is suspended (spec.suspend): it creates no pod until it is resumed"
+		if q := j.Labels[QueueNameLabel]; q != "" {
+			msg = "Job " + j.Name + " is suspended, queued in " + q + " (" + QueueNameLabel + "): it starts when the queue admits it"
+		}
+		return Outcome{Phase: PhaseWaiting, Reason: ReasonJobSuspended, Message: msg}
+	}
+	if by, elsewhere := ManagedElsewhere(j); elsewhere && j.Status.StartTime == nil && j.Status.Active == 0 && ptr.Deref(j.Status.Ready, 0) == 0 {
+		return Outcome{Phase: PhaseWaiting, Reason: ReasonManagedElsewhere,
+			Message: "Job " + j.Name + " is managed by " + by + " (spec.managedBy), not the built-in Job controller: its pods and status come from there, and it has not reported the Job started"}
+	}
+	return Outcome{Phase: PhaseRunning}
+}
+
+// ManagedElsewhere returns the controller spec.managedBy names, and whether that is another
+// controller than the built-in Job controller (which then leaves the Job alone: no pod, no
+// status; the named controller writes its status, as Kueue's MultiKueue mirrors a remote Job's).
+func ManagedElsewhere(j *batchv1.Job) (string, bool) {
+	by := ptr.Deref(j.Spec.ManagedBy, "")
+	return by, by != "" && by != batchv1.JobControllerName
+}
