@@ -367,11 +367,25 @@ func busySlots(ctx context.Context, e *env, dyn dynamic.Interface, jobs *jobObse
 	}
 	logf("busy: %s: created in %s", label, secs(time.Since(t0)))
 	defer func() {
+		// A starved API server may drop the DeleteCollection (a stream error) part way: again
+		// until none is left, or ScheduledJobs left behind would fire in the next cells.
 		bg := metav1.DeletePropagationBackground
-		if err := deleteCollection(ctx, func() error {
-			return dyn.Resource(sjGVR).Namespace(busyNS).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{})
-		}); err != nil {
-			logf("busy: deleting the ScheduledJobs: %v", err)
+		for try := range 10 {
+			err := deleteCollection(ctx, func() error {
+				return dyn.Resource(sjGVR).Namespace(busyNS).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{})
+			})
+			if err == nil {
+				left, lerr := dyn.Resource(sjGVR).Namespace(busyNS).List(ctx, metav1.ListOptions{Limit: 1})
+				if lerr == nil && len(left.Items) == 0 {
+					break
+				}
+				err = lerr
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			logf("busy: deleting the ScheduledJobs (try %d): %v", try+1, err)
+			time.Sleep(5 * time.Second)
 		}
 		if err := deleteBusyJobs(ctx, e.cs, keys.LabelCreatedBy+"!="+jobFloorCreatedBy); err != nil {
 			logf("busy: deleting the slots' Jobs: %v", err)
