@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,6 +52,11 @@ type busyOptions struct {
 	floorCPU string
 	// cpuLimit, when set, is a CFS quota on the manager's cgroup for the whole scenario.
 	cpuLimit string
+	// slotRequests are the requests at which slots are measured (nil: every request).
+	slotRequests []int64
+	// jobFloors are the Job floors per identity before a cell's slots; jobFloorWorkers their
+	// writers.
+	jobFloors, jobFloorWorkers int
 }
 
 // busyCell is one (request, mode) of the scenario.
@@ -63,6 +69,9 @@ type busyCell struct {
 	floor, ours []time.Duration
 	incomplete  int
 	slots       []tally
+	// slotRuns are the slots with what the metrics said over each; floors the Job floors.
+	slotRuns []slotRun
+	floors   []jobFloorRun
 	// load are /proc/loadavg's 1-minute figures read at each measurement.
 	load []float64
 	// gomaxprocs is the manager's go_sched_gomaxprocs_threads during the cell (-1: not read).
@@ -307,8 +316,9 @@ func runBusy(ctx context.Context, e *env, o busyOptions) (*busyResult, error) {
 	}
 	defer func() { _ = floorCG.Remove(10 * time.Second) }()
 
+	// The ScheduledJobs exist only while a cell's slots are measured (busySlots): no slot falls
+	// on a fan-out or a floor.
 	var jobs *jobObserver
-	var owners []string
 	if o.schedules > 0 && o.slots > 0 {
 		if err := ensureNamespace(ctx, cs, busyNS, nil); err != nil {
 			return nil, err
@@ -317,15 +327,6 @@ func runBusy(ctx context.Context, e *env, o busyOptions) (*busyResult, error) {
 			return nil, err
 		}
 		defer jobs.close()
-		logf("busy: creating %d every-minute ScheduledJobs", o.schedules)
-		if owners, err = createScheduledJobs(ctx, dyn, busyNS, "sj", o.schedules); err != nil {
-			return nil, err
-		}
-		defer func() {
-			if err := deleteScheduling(context.Background(), cs, dyn, busyNS); err != nil {
-				logf("busy: deleting the ScheduledJobs: %v", err)
-			}
-		}()
 	}
 	sup := &supervisor{e: e, milli: e.manager.CPU.MilliCPU}
 	supCtx, stopSup := context.WithCancel(ctx)
@@ -393,41 +394,29 @@ func runBusy(ctx context.Context, e *env, o busyOptions) (*busyResult, error) {
 					}
 					logf("busy: %dm %s fan-out %d: floor %s, ours %s (%.2f×, %d/%d copies), load %.2f; %s", milli, mode, rep, secs(f), secs(d), float64(d)/float64(f), seen, o.namespaces, loadAvg(), cell.cpu)
 				}
-				for range o.slots {
-					if jobs == nil {
-						break
-					}
-					slot := nextSlot(5 * time.Second)
-					logf("busy: %dm %s: waiting for the slot %s", milli, mode, slot.Format("15:04"))
-					if !sleepUntil(ctx, slot.Add(25*time.Second)) {
-						return ctx.Err()
-					}
-					t := jobs.slot(busyNS, owners, slot)
-					if t.ran < t.expected {
-						// The rest of the minute: a Job that comes within it still counts.
-						if !sleepUntil(ctx, slot.Add(time.Minute)) {
-							return ctx.Err()
+				if jobs == nil || (o.slotRequests != nil && !slices.Contains(o.slotRequests, milli)) {
+					return nil
+				}
+				label := fmt.Sprintf("%dm %s", milli, mode)
+				for i := range o.jobFloors {
+					for _, id := range jobFloorIdentities {
+						f, err := busyJobFloor(ctx, e, floorCG, jobs, o.schedules, o.jobFloorWorkers, fmt.Sprintf("jf-%d-%s-%d-%s", milli, mode, i, id), id)
+						if err != nil {
+							return err
 						}
-						t = jobs.slot(busyNS, owners, slot)
+						cell.floors = append(cell.floors, f)
+						cell.load = append(cell.load, f.load)
+						logf("busy: %s Job floor %d %s", label, i+1, f)
 					}
-					cell.load = append(cell.load, loadAvg())
-					cell.slots = append(cell.slots, t)
-					logf("busy: %dm %s slot %s: %d/%d, skew p50 %s p99 %s; arrivals: %s", milli, mode, slot.Format("15:04"), t.ran, t.expected,
-						ms(percentile(t.skews, 0.5)), ms(percentile(t.skews, 0.99)), arrivals(t.skews))
-					// The slot's Jobs go, so every slot starts from the same state.
-					// A starved API server may drop the request (a stream error, a timeout): the
-					// next slot then starts with these Jobs still there, which is logged, not fatal.
-					bg := metav1.DeletePropagationBackground
-					for try := range 3 {
-						err := deleteCollection(ctx, func() error {
-							return cs.BatchV1().Jobs(busyNS).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{})
-						})
-						if err == nil || ctx.Err() != nil {
-							break
-						}
-						logf("busy: deleting the slot's Jobs (try %d): %v", try+1, err)
-						time.Sleep(5 * time.Second)
-					}
+				}
+				runs, err := busySlots(ctx, e, dyn, jobs, o, label)
+				for _, r := range runs {
+					cell.slotRuns = append(cell.slotRuns, r)
+					cell.slots = append(cell.slots, r.t)
+					cell.load = append(cell.load, r.load)
+				}
+				if err != nil {
+					return err
 				}
 				return nil
 			}()
@@ -563,6 +552,8 @@ func floorWriter(args []string) error {
 	n := fs.Int("namespaces", 0, "")
 	version := fs.String("version", "", "")
 	workers := fs.Int("workers", 32, "")
+	jobsIn := fs.String("jobs-in", "", "")
+	createdBy := fs.Bool("created-by", false, "")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -585,6 +576,9 @@ func floorWriter(args []string) error {
 	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
 		return err
 	}
+	if *jobsIn != "" {
+		return floorJobs(ctx, cs, *jobsIn, *version, *n, *workers, *createdBy)
+	}
 	err = parallel(ctx, *n, *workers, func(ctx context.Context, i int) error {
 		_, err := cs.CoreV1().Secrets(busyNSName(i)).Create(ctx, &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Namespace: busyNSName(i), Name: busyFloorName, Labels: map[string]string{busyFloorLabel: busyFloorName}},
@@ -596,6 +590,35 @@ func floorWriter(args []string) error {
 		return err
 	}
 	fmt.Println("done")
+	return nil
+}
+
+// floorJobs creates n Jobs (the ScheduledJobs' template) named after name in namespace with
+// workers writers, from the moment it is called, and says "done" and then "creates" with the
+// times (nanoseconds from that moment) of the last create's return and of its p50 and p99.
+// With createdBy the Jobs carry our created-by label, as the chart's manager-jobs policy asks of
+// the manager's (and its ownership-keys policy forbids to anyone else).
+func floorJobs(ctx context.Context, cs kubernetes.Interface, namespace, name string, n, workers int, createdBy bool) error {
+	tmpl := jobTemplate()
+	labels := map[string]string{busyFloorLabel: name}
+	if createdBy {
+		labels[keys.LabelCreatedBy] = jobFloorCreatedBy
+	}
+	t0 := time.Now()
+	returned := make([]time.Duration, n)
+	err := parallel(ctx, n, workers, func(ctx context.Context, i int) error {
+		_, err := cs.BatchV1().Jobs(namespace).Create(ctx, &batchv1.Job{
+			ObjectMeta: metav1.ObjectMeta{Name: floorJobName(name, i), Labels: labels},
+			Spec:       tmpl.Spec,
+		}, metav1.CreateOptions{})
+		returned[i] = time.Since(t0)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Println("done")
+	fmt.Printf("creates %d %d %d\n", int64(percentile(returned, 1)), int64(percentile(returned, 0.5)), int64(percentile(returned, 0.99)))
 	return nil
 }
 
@@ -697,5 +720,6 @@ func writeBusyReport(path, imgDir string, r *busyResult, o busyOptions, cmd stri
 	for _, c := range r.cells {
 		fmt.Fprintf(&b, "- %dm %s: %s\n", c.milli, c.mode, c.cpu)
 	}
+	writeSlotFloors(&b, r, o)
 	return replaceSection(path, "busy", b.String())
 }

@@ -115,7 +115,10 @@ func main() {
 	flag.IntVar(&bo.namespaces, "busy-namespaces", 1000, "Target namespaces of the busy scenario's fan-out.")
 	flag.IntVar(&bo.schedules, "busy-schedules", 1000, "Every-minute ScheduledJobs of the busy scenario (0: no slots measured).")
 	flag.IntVar(&bo.reps, "busy-reps", 3, "Fan-outs (each paired with its floor) per cell of the busy scenario.")
-	flag.IntVar(&bo.slots, "busy-slots", 2, "Slots measured per cell of the busy scenario.")
+	flag.IntVar(&bo.slots, "busy-slots", 3, "Slots measured per cell of the busy scenario.")
+	busySlotRequests := flag.String("busy-slot-cpu-requests", "", "CPU requests of -busy-cpu-requests at which the busy scenario measures slots and their Job floors (empty: every one).")
+	flag.IntVar(&bo.jobFloors, "busy-job-floors", 3, "Job floors per identity (admin, then the manager's ServiceAccount) before each cell's slots: a bare client creating the -busy-schedules Jobs at one instant (0: none).")
+	flag.IntVar(&bo.jobFloorWorkers, "busy-job-floor-workers", 64, "Concurrent writers of the Job floor (the manager's --scheduledjob-workers default).")
 	flag.StringVar(&bo.cpuLimit, "busy-cpu-limit", "", "A CPU limit (e.g. 500m) for the manager's cgroup during the busy scenario, as a CFS quota: the report records the GOMAXPROCS the manager chose. Empty: none, as the chart sets none.")
 	flag.IntVar(&lo.bigRequests, "load-big-requests", 3000, "CopyRequests of the big tenant in the requests part of the load benchmark.")
 	scalePoints := flag.String("scale-namespaces", "1000,3000,10000", "Target namespaces at each step of the scale benchmark, ascending.")
@@ -171,6 +174,11 @@ func main() {
 	var err error
 	if bo.requests, err = milliList("-busy-cpu-requests", *busyRequests); err != nil {
 		fail(err)
+	}
+	if *busySlotRequests != "" {
+		if bo.slotRequests, err = milliList("-busy-slot-cpu-requests", *busySlotRequests); err != nil {
+			fail(err)
+		}
 	}
 	bo.modes = strings.Split(*busyModes, ",")
 	for _, m := range bo.modes {
