@@ -25,18 +25,11 @@ import (
 // Found in the hostile scenario (docs/benchmarks.md); TestStoppedWatchesAreReleased.
 func releaseStoppedWatches(lw toolscache.ListerWatcher) toolscache.ListerWatcher {
 	if l, ok := lw.(*toolscache.ListWatch); ok {
-		// What controller-runtime passes: a copy keeps its other fields (DisableChunking).
+		// What controller-runtime passes: a copy keeps its other fields (DisableChunking). The
+		// reflector watches through WatchWithContext, which calls WatchFuncWithContext first.
 		c := *l
-		switch {
-		case l.WatchFuncWithContext != nil:
-			inner := l.WatchFuncWithContext
-			c.WatchFuncWithContext = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				return releasing(inner(ctx, o))
-			}
-			c.WatchFunc = nil
-		case l.WatchFunc != nil:
-			inner := l.WatchFunc
-			c.WatchFunc = func(o metav1.ListOptions) (watch.Interface, error) { return releasing(inner(o)) }
+		c.WatchFuncWithContext = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return releasing(l.WatchWithContext(ctx, o))
 		}
 		return &c
 	}
