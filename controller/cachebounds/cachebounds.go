@@ -51,7 +51,8 @@ type Inventory struct {
 
 // options returns base with the inventory's kinds as its ByObject, Identity as the default
 // transform (a second line behind the refusal of undeclared kinds: New, ManagerOptions), and a
-// NewInformer that records each informer built (Built). base must set neither ByObject nor
+// NewInformer that records each informer built (Built) and releases each of its watches once
+// stopped (releaseStoppedWatches). base must set neither ByObject nor
 // DefaultTransform: everything a cache holds goes through the inventory. Unexported: options
 // alone would build a cache that starts undeclared informers; New and ManagerOptions refuse them.
 func options(inv Inventory, base cache.Options) (cache.Options, error) {
@@ -83,7 +84,7 @@ func options(inv Inventory, base cache.Options) (cache.Options, error) {
 		next = toolscache.NewSharedIndexInformer
 	}
 	base.NewInformer = func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, idx toolscache.Indexers) toolscache.SharedIndexInformer {
-		inf := next(lw, obj, resync, idx)
+		inf := next(releaseStoppedWatches(lw), obj, resync, idx)
 		t := typeName(obj)
 		if !declared[t] {
 			// Not reached through New or ManagerOptions, which refuse an undeclared kind before

@@ -25,6 +25,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/cachebounds"
 	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
@@ -53,6 +54,11 @@ type hostileOptions struct {
 	// were deleted: each informer's watch is renewed within 5 to 10 minutes (client-go's
 	// reflector), which frees the decode buffers it grew to the largest object it carried.
 	late time.Duration
+	// few, when over 0, is a first, small tenant of the same kinds: before the flood the tenant
+	// creates the first few objects of each kind and the manager restarts with them in place (a
+	// reading), so that the reading with them all in place, after the flood, tells what the
+	// count of a tenant's objects costs (hostileCount).
+	few int
 }
 
 const (
@@ -137,6 +143,10 @@ type hostileResult struct {
 	refusals         map[string]string
 	// profiles are the heap profiles written to -profile-dir, one per row.
 	profiles []string
+	// fewRow and fullRow are the rows read after a restart with the few objects and with them
+	// all in place (-1: none); fewCreated and fullCreated how many objects were admitted then.
+	fewRow, fullRow         int
+	fewCreated, fullCreated int
 }
 
 // copyProbe times new copies into the small tenant's namespace: it watches that namespace's
@@ -257,7 +267,7 @@ func runHostile(ctx context.Context, e *env, o hostileOptions) (*hostileResult, 
 	if err != nil {
 		return nil, err
 	}
-	res := &hostileResult{created: map[string]int{}, refused: map[string]int{}, refusals: map[string]string{}}
+	res := &hostileResult{created: map[string]int{}, refused: map[string]int{}, refusals: map[string]string{}, fewRow: -1, fullRow: -1}
 	if e.manager.Cgroup != nil {
 		res.limit = e.manager.Cgroup.Limit
 	}
@@ -350,51 +360,7 @@ func runHostile(ctx context.Context, e *env, o hostileOptions) (*hostileResult, 
 	before := probe.probeN(ctx, o.copySamples)
 	read("before: the tenant's namespace empty, 20 s after a start", 0, "", before)
 
-	// During: the tenant creates its objects while a sampler reads the manager's RSS and the
-	// small tenant's copies are timed, one after the other.
-	pid := e.manager.Cmd.Process.Pid
-	var peak float64
 	var mu sync.Mutex
-	stop := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		for {
-			if rss, hwm, err := procMemory(pid); err == nil {
-				mu.Lock()
-				peak = max(peak, rss, hwm)
-				mu.Unlock()
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(500 * time.Millisecond):
-			}
-		}
-	}()
-	var during copyLatencies
-	probed := make(chan struct{})
-	go func() {
-		defer close(probed)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			probe.once(ctx, &during)
-			select {
-			case <-stop:
-				return
-			case <-time.After(time.Second):
-			}
-		}
-	}()
-	stopSampling := func() {
-		close(stop)
-		<-sampled
-		<-probed
-	}
 	// Objects of about o.bytes: three quarters data and a quarter annotation; a Job's pod
 	// template holds half in an environment variable, and the annotation on the Job and on its
 	// template.
@@ -444,46 +410,130 @@ func runHostile(ctx context.Context, e *env, o hostileOptions) (*hostileResult, 
 	logf("hostile: %d ConfigMaps, %d Secrets and %d Jobs of about %d KiB, labelled with %v and %s; %d ScheduledJobs and %d Ats with a %d KiB jobTemplate; %d CopyRequests with a %d KiB annotation; %d ServiceAccounts with %d imagePullSecrets entries each",
 		o.configMaps, o.secrets, o.jobs, o.bytes/1024, hostileLabels, keys.LabelCreatedBy, o.scheduledJobs, o.ats, o.jobTemplateBytes/1024, o.copyRequests, o.copyRequestBytes/1024, o.serviceAccounts, o.pullSecretEntries)
 	const workers = 4
-	err = errors.Join(
-		parallel(ctx, o.configMaps, workers, func(ctx context.Context, i int) error {
-			_, err := cs.CoreV1().ConfigMaps(hostileNS).Create(ctx, &corev1.ConfigMap{ObjectMeta: meta("cm", i, hostileLabels[i%len(hostileLabels)]),
-				Data: map[string]string{"blob": string(blob)}}, metav1.CreateOptions{})
-			return created("ConfigMaps", err)
-		}),
-		parallel(ctx, o.secrets, workers, func(ctx context.Context, i int) error {
-			_, err := cs.CoreV1().Secrets(hostileNS).Create(ctx, &corev1.Secret{ObjectMeta: meta("secret", i, hostileLabels[i%len(hostileLabels)]),
-				Data: map[string][]byte{"blob": blob}}, metav1.CreateOptions{})
-			return created("Secrets", err)
-		}),
-		parallel(ctx, o.jobs, workers, func(ctx context.Context, i int) error {
-			_, err := cs.BatchV1().Jobs(hostileNS).Create(ctx, hostileJob(meta("job", i, keys.LabelCreatedBy), string(blob[:o.bytes/2])), metav1.CreateOptions{})
-			return created("Jobs", err)
-		}),
-		parallel(ctx, o.scheduledJobs, workers, func(ctx context.Context, i int) error {
-			sj := &v1alpha1.ScheduledJob{TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "ScheduledJob"},
-				ObjectMeta: crMeta("sj", i),
-				Spec:       v1alpha1.ScheduledJobSpec{Schedule: "0 0 1 1 *", Suspend: ptr.To(true), JobTemplate: template}}
-			return created("ScheduledJobs", createCR(ctx, sjGVR, sj))
-		}),
-		parallel(ctx, o.ats, workers, func(ctx context.Context, i int) error {
-			at := &v1alpha1.At{TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "At"},
-				ObjectMeta: crMeta("at", i),
-				Spec:       v1alpha1.AtSpec{Schedule: metav1.NewTime(time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)), JobTemplate: template.DeepCopy()}}
-			return created("Ats", createCR(ctx, atGVR, at))
-		}),
-		parallel(ctx, o.copyRequests, workers, func(ctx context.Context, i int) error {
-			m := crMeta("creq", i)
-			m.Annotations = map[string]string{"hostile.example/pad": crAnnotation}
-			cr := &v1alpha1.CopyRequest{TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "CopyRequest"},
-				ObjectMeta: m,
-				Spec:       v1alpha1.CopyRequestSpec{Source: v1alpha1.CopyRequestSource{Kind: v1alpha1.CopyKindSecret, Namespace: hostileNS, Name: "not-offered"}}}
-			return created("CopyRequests", createCR(ctx, copyRequestGVR, cr))
-		}),
-		parallel(ctx, o.serviceAccounts, workers, func(ctx context.Context, i int) error {
-			_, err := cs.CoreV1().ServiceAccounts(hostileNS).Create(ctx, &corev1.ServiceAccount{ObjectMeta: crMeta("sa", i), ImagePullSecrets: entries}, metav1.CreateOptions{})
-			return created("ServiceAccounts", err)
-		}),
-	)
+	// createRange creates the objects of each kind from index lo(kind) up to hi(kind).
+	createRange := func(lo, hi func(kind string) int) error {
+		rng := func(kind string, fn func(ctx context.Context, i int) error) error {
+			from := lo(kind)
+			return parallel(ctx, max(hi(kind)-from, 0), workers, func(ctx context.Context, j int) error { return fn(ctx, from+j) })
+		}
+		return errors.Join(
+			rng("ConfigMaps", func(ctx context.Context, i int) error {
+				_, err := cs.CoreV1().ConfigMaps(hostileNS).Create(ctx, &corev1.ConfigMap{ObjectMeta: meta("cm", i, hostileLabels[i%len(hostileLabels)]),
+					Data: map[string]string{"blob": string(blob)}}, metav1.CreateOptions{})
+				return created("ConfigMaps", err)
+			}),
+			rng("Secrets", func(ctx context.Context, i int) error {
+				_, err := cs.CoreV1().Secrets(hostileNS).Create(ctx, &corev1.Secret{ObjectMeta: meta("secret", i, hostileLabels[i%len(hostileLabels)]),
+					Data: map[string][]byte{"blob": blob}}, metav1.CreateOptions{})
+				return created("Secrets", err)
+			}),
+			rng("Jobs", func(ctx context.Context, i int) error {
+				_, err := cs.BatchV1().Jobs(hostileNS).Create(ctx, hostileJob(meta("job", i, keys.LabelCreatedBy), string(blob[:o.bytes/2])), metav1.CreateOptions{})
+				return created("Jobs", err)
+			}),
+			rng("ScheduledJobs", func(ctx context.Context, i int) error {
+				sj := &v1alpha1.ScheduledJob{TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "ScheduledJob"},
+					ObjectMeta: crMeta("sj", i),
+					Spec:       v1alpha1.ScheduledJobSpec{Schedule: "0 0 1 1 *", Suspend: ptr.To(true), JobTemplate: template}}
+				return created("ScheduledJobs", createCR(ctx, sjGVR, sj))
+			}),
+			rng("Ats", func(ctx context.Context, i int) error {
+				at := &v1alpha1.At{TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "At"},
+					ObjectMeta: crMeta("at", i),
+					Spec:       v1alpha1.AtSpec{Schedule: metav1.NewTime(time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)), JobTemplate: template.DeepCopy()}}
+				return created("Ats", createCR(ctx, atGVR, at))
+			}),
+			rng("CopyRequests", func(ctx context.Context, i int) error {
+				m := crMeta("creq", i)
+				m.Annotations = map[string]string{"hostile.example/pad": crAnnotation}
+				cr := &v1alpha1.CopyRequest{TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "CopyRequest"},
+					ObjectMeta: m,
+					Spec:       v1alpha1.CopyRequestSpec{Source: v1alpha1.CopyRequestSource{Kind: v1alpha1.CopyKindSecret, Namespace: hostileNS, Name: "not-offered"}}}
+				return created("CopyRequests", createCR(ctx, copyRequestGVR, cr))
+			}),
+			rng("ServiceAccounts", func(ctx context.Context, i int) error {
+				_, err := cs.CoreV1().ServiceAccounts(hostileNS).Create(ctx, &corev1.ServiceAccount{ObjectMeta: crMeta("sa", i), ImagePullSecrets: entries}, metav1.CreateOptions{})
+				return created("ServiceAccounts", err)
+			}),
+		)
+	}
+	total := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, c := range res.created {
+			n += c
+		}
+		return n
+	}
+	few := func(kind string) int { return min(o.few, o.count(kind)) }
+	if o.few > 0 {
+		// A few of each kind first, and a start with them in place: what the count of a
+		// tenant's objects costs is the difference to the same reading with them all.
+		if err := createRange(func(string) int { return 0 }, few); err != nil {
+			return nil, fmt.Errorf("creating the first hostile objects: %w", err)
+		}
+		res.fewCreated = total()
+		note := ""
+		if err := start(); err != nil {
+			note = revive("not ready after the restart: " + err.Error())
+		} else {
+			time.Sleep(20 * time.Second)
+			if !alive() {
+				note = revive("killed within 20 s of a ready start")
+			}
+		}
+		res.fewRow = len(res.rows)
+		read(fmt.Sprintf("with the first %d of each kind in place (%d admitted), after a restart", o.few, res.fewCreated), 0, note, probePhase())
+	} else {
+		few = func(string) int { return 0 }
+	}
+
+	// During: the tenant creates its objects while a sampler reads the manager's RSS and the
+	// small tenant's copies are timed, one after the other.
+	pid := e.manager.Cmd.Process.Pid
+	var peak float64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			if rss, hwm, err := procMemory(pid); err == nil {
+				mu.Lock()
+				peak = max(peak, rss, hwm)
+				mu.Unlock()
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	}()
+	var during copyLatencies
+	probed := make(chan struct{})
+	go func() {
+		defer close(probed)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			probe.once(ctx, &during)
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	}()
+	stopSampling := func() {
+		close(stop)
+		<-sampled
+		<-probed
+	}
+	err = createRange(few, o.count)
 	if err != nil {
 		stopSampling()
 		return nil, fmt.Errorf("creating the hostile objects: %w", err)
@@ -512,7 +562,8 @@ func runHostile(ctx context.Context, e *env, o hostileOptions) (*hostileResult, 
 			note = revive("killed within 20 s of a ready start")
 		}
 	}
-	read("with them in place, after a restart", 0, note, probePhase())
+	res.fullCreated, res.fullRow = total(), len(res.rows)
+	read(fmt.Sprintf("with them in place (%d admitted), after a restart", res.fullCreated), 0, note, probePhase())
 
 	logf("hostile: deleting the tenant's objects")
 	bg := metav1.DeletePropagationBackground
@@ -747,6 +798,7 @@ func writeHostileReport(path string, r *hostileResult, o hostileOptions, cmd str
 	default:
 		fmt.Fprintf(&b, "\nResult: met: RSS flat (at most %.1f MiB over the first row, allowed %d MiB) and no kill.\n", growth, hostileFlatMiB)
 	}
+	b.WriteString(hostileCount(r))
 	if len(r.profiles) > 0 {
 		fmt.Fprintf(&b, "\nHeap profiles of the manager, one per row in order, after a forced collection (`/debug/pprof/heap?gc=1` with `-profile-dir`): %s.\n", strings.Join(r.profiles, ", "))
 	}
@@ -760,4 +812,28 @@ func writeHostileReport(path string, r *hostileResult, o hostileOptions, cmd str
 		fmt.Fprintf(&b, "\nThe small tenant's copies: **missed**: %s.\n", why)
 	}
 	return replaceSection(path, "hostile", b.String())
+}
+
+// hostileCount compares the reading with the first few objects of each kind in place to the one
+// with them all (each after a restart): what the count of a tenant's objects costs the manager.
+// The class property: the caches keep at most cachebounds.MaxObjectBytes of each object, whatever
+// its size, and what the watches hold (their decode buffers) is per watch, not per object. Empty
+// without -hostile-few.
+func hostileCount(r *hostileResult) string {
+	if r.fewRow < 0 || r.fullRow <= r.fewRow {
+		return ""
+	}
+	f, a := r.rows[r.fewRow], r.rows[r.fullRow]
+	if f.down || a.down || f.liveMiB < 0 || a.liveMiB < 0 {
+		return "\nThe count of the tenant's objects: **not measured** (the manager was down or its live heap unread at one of the two readings).\n"
+	}
+	n := r.fullCreated - r.fewCreated
+	bound := float64(n) * cachebounds.MaxObjectBytes / (1 << 20)
+	dLive, dRSS := a.liveMiB-f.liveMiB, a.rssMiB-f.rssMiB
+	verdict := "met"
+	if dLive > bound || dRSS > hostileFlatMiB {
+		verdict = "**missed**"
+	}
+	return fmt.Sprintf("\nThe count of the tenant's objects: %s. With %d objects admitted against %d, each reading after a restart, the live heap is %+.1f MiB and RSS %+.1f MiB apart (target: the live heap at most %d × %d KiB = %.1f MiB apart, what the caches may keep of each object whatever its size, and RSS within %d MiB).\n",
+		verdict, r.fullCreated, r.fewCreated, dLive, dRSS, n, cachebounds.MaxObjectBytes/1024, bound, hostileFlatMiB)
 }

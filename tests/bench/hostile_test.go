@@ -159,3 +159,33 @@ func TestHostileObjectsAreAsLargeAsAsked(t *testing.T) {
 		t.Errorf("jobTemplate's variable is %d bytes, want %d", got, 850<<10)
 	}
 }
+
+func TestHostileCountComparesTheFewToTheFull(t *testing.T) {
+	rows := func(fewLive, fewRSS, fullLive, fullRSS float64) []hostileRow {
+		return []hostileRow{{what: "before", rssMiB: 40, liveMiB: 5}, {what: "few", rssMiB: fewRSS, liveMiB: fewLive}, {what: "during"}, {what: "full", rssMiB: fullRSS, liveMiB: fullLive}}
+	}
+	for _, c := range []struct {
+		name string
+		r    hostileResult
+		want string
+	}{
+		{name: "without -hostile-few nothing is said", r: hostileResult{rows: rows(10, 60, 12, 62), fewRow: -1, fullRow: 3}, want: ""},
+		{name: "a zero result says nothing either", r: hostileResult{rows: rows(10, 60, 12, 62)}, want: ""},
+		// 600 more objects may cost 600 × 8 KiB = 4.7 MiB of live heap.
+		{name: "growth within the per-object bound is met", r: hostileResult{rows: rows(10, 60, 14, 70), fewRow: 1, fullRow: 3, fewCreated: 60, fullCreated: 660},
+			want: "The count of the tenant's objects: met. With 660 objects admitted against 60, each reading after a restart, the live heap is +4.0 MiB and RSS +10.0 MiB apart (target: the live heap at most 600 × 8 KiB = 4.7 MiB apart"},
+		{name: "live heap beyond it is missed", r: hostileResult{rows: rows(10, 60, 15, 62), fewRow: 1, fullRow: 3, fewCreated: 60, fullCreated: 660},
+			want: "The count of the tenant's objects: **missed**. With 660 objects admitted against 60, each reading after a restart, the live heap is +5.0 MiB"},
+		{name: "RSS beyond the flat allowance is missed", r: hostileResult{rows: rows(10, 60, 11, 77), fewRow: 1, fullRow: 3, fewCreated: 60, fullCreated: 660},
+			want: "**missed**"},
+		{name: "a reading of a manager that was down is no measurement", r: hostileResult{rows: append(rows(10, 60, 11, 62)[:3], hostileRow{what: "full", down: true}), fewRow: 1, fullRow: 3},
+			want: "**not measured**"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := hostileCount(&c.r)
+			if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+				t.Fatalf("hostileCount = %q, want it to contain %q", got, c.want)
+			}
+		})
+	}
+}

@@ -106,6 +106,7 @@ func main() {
 	flag.IntVar(&hs.serviceAccounts, "hostile-serviceaccounts", 200, "ServiceAccounts the hostile tenant creates, each with -hostile-pullsecret-entries imagePullSecrets entries.")
 	flag.IntVar(&hs.pullSecretEntries, "hostile-pullsecret-entries", 6000, "imagePullSecrets entries of each hostile ServiceAccount (names of 63 characters).")
 	flag.IntVar(&hs.copySamples, "hostile-copy-samples", 10, "New copies timed into the small tenant's namespace in each phase of the hostile scenario but the flood (during it: one a second for as long as it lasts).")
+	flag.IntVar(&hs.few, "hostile-few", 10, "Objects of each kind the hostile tenant creates first, before the flood, with a reading after a restart with them in place: compared to the reading with them all, it says what the count of a tenant's objects costs; 0: none.")
 	flag.DurationVar(&hs.late, "hostile-late", 0, "When over 30s: one more reading of the hostile scenario this long after the objects were deleted (client-go renews each watch within 5 to 10 minutes, freeing the decode buffers it grew); 0: none.")
 	busyRequests := flag.String("busy-cpu-requests", "10m,50m,100m,200m", "CPU requests (milliCPU, as in the chart) the busy scenario gives the manager and the floor client in turn, each as the kubelet converts it into a cgroup weight.")
 	busyModes := flag.String("busy-modes", "quiet,contended", "Node states of the busy scenario: quiet (nothing added) and contended (-busy-burners CPU burners in a sibling cgroup with the weight of -busy-burner-cpu).")
