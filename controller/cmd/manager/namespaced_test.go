@@ -26,6 +26,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/enablement"
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
+	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/permissions"
 	"github.com/platform-operators/platform-operators/controller/secretsync"
 )
@@ -67,7 +68,8 @@ func splitRules(rules []rbacv1.PolicyRule) (namespaced, clusterScoped []rbacv1.P
 // listed source into the listed targets and fills their ServiceAccounts' imagePullSecrets; a
 // target outside the list gets nothing and the SecretSync says so, with one Warning Event
 // however many passes follow; a source outside the list, or a selector on labels the manager
-// cannot read, stops it with its reason. The RBAC self-check finds every permission granted.
+// cannot read, stops it with its reason; a CopyRequest is served; a source namespace being
+// deleted removes no copy. The RBAC self-check finds every permission granted.
 func TestSecretSyncWithRolesOnlyInListedNamespaces(t *testing.T) {
 	cfg := testenv.StartAPIServer(t)
 	ctx := context.Background()
@@ -292,6 +294,22 @@ func TestSecretSyncWithRolesOnlyInListedNamespaces(t *testing.T) {
 				t.Errorf("copy by-team in %s: %v, want none (the selector cannot be decided)", ns, err)
 			}
 		}
+	})
+	t.Run("a CopyRequest in a listed namespace gets what the listed source offers", func(t *testing.T) {
+		offered := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "offered", Namespace: "src",
+			Labels: map[string]string{keys.LabelOffer: "true"}, Annotations: map[string]string{keys.AnnotationOfferNamespaces: "team-b"}},
+			Data: map[string][]byte{"k": []byte("v")}}
+		cr := &v1alpha1.CopyRequest{ObjectMeta: metav1.ObjectMeta{Name: "want", Namespace: "team-b"},
+			Spec: v1alpha1.CopyRequestSpec{Source: v1alpha1.CopyRequestSource{Namespace: "src", Name: "offered"}}}
+		for _, o := range []client.Object{offered, cr} {
+			if err := admin.Create(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		eventually(t, func() string { return "no copy of the offered Secret in team-b" }, func() bool {
+			c := &corev1.Secret{}
+			return admin.Get(ctx, types.NamespacedName{Namespace: "team-b", Name: "offered"}, c) == nil && string(c.Data["k"]) == "v"
+		})
 	})
 	t.Run("a source namespace being deleted removes no copy, though the Namespace cannot be read", func(t *testing.T) {
 		// envtest runs no namespace controller: the namespace stays Terminating with its
