@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -93,8 +94,12 @@ func TestSecretSyncInNamespacedMode(t *testing.T) {
 				return n, nil
 			}
 			eventually(ctx, t, "a NamespaceNotManaged Warning Event", func(ctx context.Context) error {
-				if n, err := warnings(ctx); err != nil || n == 0 {
-					return fmt.Errorf("%d Events (%v)", n, err)
+				n, err := warnings(ctx)
+				if err != nil {
+					return err
+				}
+				if n == 0 {
+					return errors.New("no Event yet")
 				}
 				return nil
 			})
