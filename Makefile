@@ -171,7 +171,7 @@ test-release: tools kind-node manager-linux ## Release round trip: `make release
 	cd $(RELEASE_MODULE) && PO_RELEASE_TEST=1 go test -count=1 -timeout 20m -v -run TestReleaseRoundTrip .
 
 .PHONY: test-e2e-namespaced
-test-e2e-namespaced: tools ## The e2e suite with rbac.scope=namespaced (SecretSync tests skip: cluster-scoped by design). Not in `make test`: a second suite run, ~2 min.
+test-e2e-namespaced: tools ## The e2e suite with rbac.scope=namespaced, SecretSync on (copies into the listed namespaces, the pull secret; the SecretSync tests that target namespaces they create skip). Not in `make test`: a second suite run, ~2 min.
 	cd $(TESTS_MODULE) && E2E_PROVIDER=$(E2E_PROVIDER) E2E_RBAC_SCOPE=namespaced go test -count=1 -timeout 30m -v ./e2e/
 
 # CHAOS_FLAGS: e.g. -scenarios=leader-kill-slot,upgrade (a subset; -list names them), -keep (keep the cluster for a rerun).

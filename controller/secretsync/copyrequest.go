@@ -90,7 +90,15 @@ type RequestReconciler struct {
 // are watched as metadata only (the API server sends no data, see offerMetadata) and bounded
 // (boundOffer); the copies are bounded as the SecretSync's are (boundCopy). The source of a copy
 // is read from the API when a copy is written.
-func NewRequestCaches(mgr ctrl.Manager) (offered, copies cache.Cache, err error) {
+func NewRequestCaches(mgr ctrl.Manager, namespaces []string) (offered, copies cache.Cache, err error) {
+	opts := cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()}
+	if len(namespaces) > 0 {
+		// A manager limited to namespaces may list Secrets and ConfigMaps only there.
+		opts.DefaultNamespaces = make(map[string]cache.Config, len(namespaces))
+		for _, ns := range namespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
 	build := func(name, label string, kinds []cachebounds.Kind) (cache.Cache, error) {
 		req, err := labels.NewRequirement(label, selection.Exists, nil)
 		if err != nil {
@@ -99,8 +107,7 @@ func NewRequestCaches(mgr ctrl.Manager) (offered, copies cache.Cache, err error)
 		for i := range kinds {
 			kinds[i].Label = labels.NewSelector().Add(*req)
 		}
-		return cachebounds.New(mgr.GetConfig(), cachebounds.Inventory{Name: name, Kinds: kinds},
-			cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+		return cachebounds.New(mgr.GetConfig(), cachebounds.Inventory{Name: name, Kinds: kinds}, opts)
 	}
 	var offers []cachebounds.Kind
 	for _, kind := range kinds {
@@ -455,9 +462,10 @@ func (r *RequestReconciler) now() time.Time {
 
 // SetupRequestController builds the CopyRequest controller as the manager runs it: its two
 // caches, the manager's client and event recorder, and the installation's proofs.
-// reads are the source reads it shares with the SecretSync controller (nil: its own).
-func SetupRequestController(ctx context.Context, mgr ctrl.Manager, workers int, proofs *propagation.Prover, reads *SourceReads) (*RequestReconciler, error) {
-	offered, copies, err := NewRequestCaches(mgr)
+// reads are the source reads it shares with the SecretSync controller (nil: its own);
+// namespaces, when not empty, limit its caches to those namespaces (--watch-namespaces).
+func SetupRequestController(ctx context.Context, mgr ctrl.Manager, workers int, proofs *propagation.Prover, reads *SourceReads, namespaces []string) (*RequestReconciler, error) {
+	offered, copies, err := NewRequestCaches(mgr, namespaces)
 	if err != nil {
 		return nil, fmt.Errorf("building the %s caches: %w", RequestControllerName, err)
 	}

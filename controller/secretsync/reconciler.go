@@ -83,6 +83,11 @@ type Reconciler struct {
 	// copy carrying our label and a proof annotation proven even when the proof does not verify
 	// (a lost or retired key): it is re-signed, not stranded. Nil: the proof alone decides.
 	LabelProof *PolicyProof
+	// Namespaces, when not empty, are the only namespaces the manager works in
+	// (--watch-namespaces): sources are read and copies written there only, and Namespace objects
+	// are never read (namespaced.go). A SecretSync naming another namespace is told so in its
+	// status. Sorted.
+	Namespaces []string
 
 	// unmanaged remembers targets found held by a Secret we do not manage, so later reconciles
 	// look (a read) instead of trying to create (a failed write) each time.
@@ -264,6 +269,9 @@ type observation struct {
 	// withheld lists, per source ("ns/name") the spec picks, why it is never copied
 	// (propagation.Withheld): its copies are unwanted, and the status says so.
 	withheld map[string]string
+	// unmanaged lists the target namespaces the spec names that the manager does not work in
+	// (Reconciler.Namespaces): no copy goes there, and the status says so.
+	unmanaged []string
 }
 
 // withhold records that a source the spec picks is never copied, and why.
@@ -298,20 +306,30 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 		}
 		nsSel = s
 	}
-	// A missing source namespace is most likely a typo or a namespace not created yet, and one
-	// being deleted loses its Secrets first: report it and touch nothing, rather than treat
-	// every copy as unwanted (one mistaken namespace deletion would strip every tenant).
-	srcNS := &corev1.Namespace{}
-	if err := r.Client.Get(ctx, types.NamespacedName{Name: src.Namespace}, srcNS); err != nil {
-		if apierrors.IsNotFound(err) {
-			obs.blocked = sourceNamespaceGone(src.Namespace, nil)
+	if len(r.Namespaces) > 0 {
+		// Limited to namespaces: no Namespace can be read. The source must be listed (its Role
+		// lets us read it); a listed namespace that is gone or being deleted is caught before
+		// any removal (confirmSourceNamespace).
+		if obs.blocked = namespacedBlocker(ss, nsSel, r.Namespaces); obs.blocked != nil {
 			return obs, nil
 		}
-		return obs, err
-	}
-	if srcNS.DeletionTimestamp != nil {
-		obs.blocked = sourceNamespaceGone(src.Namespace, srcNS)
-		return obs, nil
+		obs.unmanaged = unmanagedTargets(ss, r.Namespaces)
+	} else {
+		// A missing source namespace is most likely a typo or a namespace not created yet, and
+		// one being deleted loses its Secrets first: report it and touch nothing, rather than
+		// treat every copy as unwanted (one mistaken namespace deletion would strip every tenant).
+		srcNS := &corev1.Namespace{}
+		if err := r.Client.Get(ctx, types.NamespacedName{Name: src.Namespace}, srcNS); err != nil {
+			if apierrors.IsNotFound(err) {
+				obs.blocked = sourceNamespaceGone(src.Namespace, nil)
+				return obs, nil
+			}
+			return obs, err
+		}
+		if srcNS.DeletionTimestamp != nil {
+			obs.blocked = sourceNamespaceGone(src.Namespace, srcNS)
+			return obs, nil
+		}
 	}
 	if only == "" {
 		if err := r.pruneSources(ctx); err != nil {
@@ -454,6 +472,9 @@ func sourceNamespaceGone(name string, ns *corev1.Namespace) *blocker {
 // before the manager's cache shows the namespace terminating, and a removal is not undone by
 // the next pass. It returns the blocker when the namespace is missing or being deleted.
 func (r *Reconciler) confirmSourceNamespace(ctx context.Context, name string) (*blocker, error) {
+	if len(r.Namespaces) > 0 {
+		return r.probeSourceNamespace(ctx, name)
+	}
 	ns := &corev1.Namespace{}
 	if err := r.APIReader.Get(ctx, types.NamespacedName{Name: name}, ns); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -465,6 +486,24 @@ func (r *Reconciler) confirmSourceNamespace(ctx context.Context, name string) (*
 		return sourceNamespaceGone(name, ns), nil
 	}
 	return nil, nil
+}
+
+// probeSourceNamespace is confirmSourceNamespace for a manager limited to namespaces, which may
+// not read the Namespace: a dry-run create of a ConfigMap there (nothing is stored) is refused by
+// the API server's NamespaceLifecycle admission when the namespace is gone (NotFound) or being
+// deleted (cause NamespaceTerminating), with the Role the manager holds there.
+func (r *Reconciler) probeSourceNamespace(ctx context.Context, name string) (*blocker, error) {
+	probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "platform-operators-probe-", Namespace: name}}
+	err := r.Client.Create(ctx, probe, client.DryRunAll)
+	switch {
+	case err == nil:
+		return nil, nil
+	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+		return sourceNamespaceGone(name, &corev1.Namespace{}), nil
+	case apierrors.IsNotFound(err):
+		return sourceNamespaceGone(name, nil), nil
+	}
+	return nil, fmt.Errorf("probing source namespace %s (a dry-run create) before removing copies: %w", name, err)
 }
 
 // removes reports whether the plan deletes or releases a copy.
@@ -518,8 +557,12 @@ func (obs observation) withPresent(present map[types.NamespacedName]*corev1.Secr
 	return obs
 }
 
-// namespaces lists every namespace, or only the one named (none when it does not exist).
+// namespaces lists every namespace, or only the one named (none when it does not exist); limited
+// to namespaces (Reconciler.Namespaces), those listed.
 func (r *Reconciler) namespaces(ctx context.Context, only string) ([]*corev1.Namespace, error) {
+	if len(r.Namespaces) > 0 {
+		return managedNamespaces(r.Namespaces, only), nil
+	}
 	if only != "" {
 		ns := &corev1.Namespace{}
 		if err := r.Client.Get(ctx, types.NamespacedName{Name: only}, ns); err != nil {

@@ -38,9 +38,11 @@ const sourceNamespaceIndex = "spec.source.namespace"
 // Secrets and ConfigMaps only when they carry our label (copies; never every Secret or ConfigMap
 // of the cluster), each in its bounded form (boundCopy); Namespaces and ServiceAccounts trimmed to
 // the fields the controller reads; SecretSyncs and CopyRequests without others' metadata.
-func CacheKinds() []cachebounds.Kind {
+// limited is a manager limited to a list of namespaces (Reconciler.Namespaces), which reads no
+// Namespace (see namespaced.go).
+func CacheKinds(limited bool) []cachebounds.Kind {
 	managed, _ := labels.NewRequirement(keys.LabelSecretSync, selection.Exists, nil)
-	return []cachebounds.Kind{
+	kinds := []cachebounds.Kind{
 		{Object: &corev1.Secret{}, Label: labels.NewSelector().Add(*managed), Transform: boundCopy, Bound: "copies only (label " + keys.LabelSecretSync + "); boundCopy: no data (its digest), our keys bounded"},
 		{Object: &corev1.ConfigMap{}, Label: labels.NewSelector().Add(*managed), Transform: boundCopy, Bound: "copies only (label " + keys.LabelSecretSync + "); boundCopy: no data (its digest), our keys bounded"},
 		{Object: &corev1.Namespace{}, Transform: trimNamespace, Bound: "trimNamespace: identity, labels (set by cluster admins only), phase"},
@@ -48,6 +50,10 @@ func CacheKinds() []cachebounds.Kind {
 		{Object: &v1alpha1.SecretSync{}, Transform: boundSpecAndStatus, Bound: "boundSpecAndStatus: metadata bounded (cachebounds.BoundedMeta), spec, status"},
 		{Object: &v1alpha1.CopyRequest{}, Transform: boundSpecAndStatus, Bound: "boundSpecAndStatus: metadata bounded (cachebounds.BoundedMeta), spec, status (both bounded by the schema)"},
 	}
+	if limited {
+		kinds = slices.DeleteFunc(kinds, func(k cachebounds.Kind) bool { _, ns := k.Object.(*corev1.Namespace); return ns })
+	}
+	return kinds
 }
 
 // boundSpecAndStatus is the SecretSync and CopyRequest caches' transform: the object without the
@@ -152,8 +158,12 @@ const maxPullSecretsOfOurs = 64
 
 // WatchedObjects lists the kinds SetupWithManager watches through the manager's cache, so the
 // manager can start and sync their informers before it campaigns for the lease. The source
-// Secrets are not among them: Sources keeps an informer per source namespace of its own.
-func WatchedObjects() []client.Object {
+// Secrets are not among them: Sources keeps an informer per source namespace of its own. A
+// manager limited to namespaces (limited) watches no Namespace.
+func WatchedObjects(limited bool) []client.Object {
+	if limited {
+		return []client.Object{&v1alpha1.SecretSync{}, &v1alpha1.CopyRequest{}, &corev1.Secret{}, &corev1.ConfigMap{}, &corev1.ServiceAccount{}}
+	}
 	return []client.Object{&v1alpha1.SecretSync{}, &v1alpha1.CopyRequest{}, &corev1.Namespace{}, &corev1.Secret{}, &corev1.ConfigMap{}, &corev1.ServiceAccount{}}
 }
 
@@ -168,10 +178,14 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 	r.Sources.Handler = handler.EnqueueRequestsFromMapFunc(r.forSourceSecret)
 	r.wholePasses = make(chan event.GenericEvent, 64)
 	r.namespacePasses = make(chan event.GenericEvent, 64)
-	c, err := ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named(Name).
-		For(&v1alpha1.SecretSync{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		Watches(&corev1.Namespace{}, r.namespaceEvents(), builder.WithPredicates(namespacePredicate())).
+		For(&v1alpha1.SecretSync{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{})))
+	if len(r.Namespaces) == 0 {
+		// Limited to namespaces, the list is the namespaces (namespaced.go): nothing to watch.
+		b = b.Watches(&corev1.Namespace{}, r.namespaceEvents(), builder.WithPredicates(namespacePredicate()))
+	}
+	c, err := b.
 		Watches(&corev1.Secret{}, r.copyEvents(secretKind)).
 		Watches(&corev1.ConfigMap{}, r.copyEvents(configMapKind)).
 		Watches(&corev1.ServiceAccount{}, r.serviceAccountEvents(), builder.WithPredicates(serviceAccountPredicate())).

@@ -62,6 +62,13 @@ const (
 	// ReasonHeld: a copy (SecretSync or CopyRequest) is being deleted and held there by a
 	// finalizer; nothing is written to it until it is gone, and it is looked at with backoff.
 	ReasonHeld = "Held"
+	// ReasonNamespaceNotManaged: the SecretSync names a namespace (its source, or a target in
+	// includeNamespaces) outside those a manager limited to namespaces works in (chart:
+	// rbac.namespaces). A source there stops the sync; a target there gets no copy.
+	ReasonNamespaceNotManaged = "NamespaceNotManaged"
+	// ReasonNamespaceSelectorUnsupported: a manager limited to namespaces cannot read Namespace
+	// labels, and spec.target.namespaceSelector needs some; nothing is copied or removed.
+	ReasonNamespaceSelectorUnsupported = "NamespaceSelectorUnsupported"
 )
 
 // readyCondition decides the Ready condition from what the reconcile saw and did. Reasons are
@@ -72,6 +79,8 @@ func readyCondition(obs observation, res result, generation int64) metav1.Condit
 	switch {
 	case obs.blocked != nil:
 		c.Reason, c.Message = obs.blocked.reason, obs.blocked.message
+	case len(obs.unmanaged) > 0:
+		c.Reason, c.Message = ReasonNamespaceNotManaged, unmanagedMessage(obs.unmanaged)
 	case obs.sourceMissing && len(obs.withheld) > 0:
 		c.Reason, c.Message = ReasonSourceWithheld, withheldMessage(obs.withheld)
 	case obs.sourceMissing:

@@ -238,7 +238,7 @@ func setUp(cfg *rest.Config) error {
 		HealthProbeBindAddress: "0",
 		LeaderElection:         false,
 	}
-	if err := cachebounds.ManagerOptions(cachebounds.Inventory{Name: "manager", Kinds: CacheKinds()}, cache.Options{}, &opts); err != nil {
+	if err := cachebounds.ManagerOptions(cachebounds.Inventory{Name: "manager", Kinds: CacheKinds(false)}, cache.Options{}, &opts); err != nil {
 		return err
 	}
 	mgr, err = ctrl.NewManager(cfg, opts)
@@ -272,7 +272,7 @@ func setUp(cfg *rest.Config) error {
 	if err := r.SetupWithManager(context.Background(), mgr, 4); err != nil {
 		return err
 	}
-	requests, err = SetupRequestController(context.Background(), mgr, 2, proofs, reads)
+	requests, err = SetupRequestController(context.Background(), mgr, 2, proofs, reads, nil)
 	requests.APIReader = apiGets
 	if err != nil {
 		return err

@@ -44,6 +44,9 @@ func byNamespace[T interface{ GetNamespace() string }](objs []T) map[string]T {
 
 const namespacedValues = "rbac:\n  scope: namespaced\n  namespaces: [team-a, team-b]\nsecretSync:\n  enabled: false\n"
 
+// namespacedSecretSyncValues is namespaced mode with SecretSync on (the chart's default).
+const namespacedSecretSyncValues = "rbac:\n  scope: namespaced\n  namespaces: [team-a, team-b]\n"
+
 func TestTenants(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -255,9 +258,8 @@ func TestRBACScope(t *testing.T) {
 		if names := clusterRBACNames(r); !slices.Equal(names, wantRBAC) {
 			t.Fatalf("rendered cluster-wide RBAC %q, want only %q", names, wantRBAC)
 		}
-		// Cluster-scoped resources cannot be granted by a Role; Secrets and ServiceAccounts only
-		// SecretSync uses, and it is off in namespaced mode.
-		dropped := append(clusterScopedResources(t), "secrets", "serviceaccounts")
+		// Cluster-scoped resources cannot be granted by a Role.
+		dropped := clusterScopedResources(t)
 		var want []rbacv1.PolicyRule
 		for _, rule := range enabledControllerRules(t, "at", "scheduledjob") {
 			rule.Resources = slices.DeleteFunc(slices.Clone(rule.Resources), func(res string) bool { return slices.Contains(dropped, res) })
@@ -296,7 +298,7 @@ func TestRBACScope(t *testing.T) {
 				}
 			}
 			if grants(role.Rules, "", "secrets", "get") {
-				t.Errorf("Role in %s grants Secrets, which no controller of namespaced mode uses", ns)
+				t.Errorf("Role in %s grants Secrets, which only SecretSync uses, and it is off here", ns)
 			}
 			wantSubjects := []rbacv1.Subject{{Kind: "ServiceAccount", Name: "platform-operators", Namespace: namespace}}
 			if rb.RoleRef.Kind != "Role" || rb.RoleRef.Name != role.Name || !reflect.DeepEqual(rb.Subjects, wantSubjects) {
@@ -321,6 +323,107 @@ func TestRBACScope(t *testing.T) {
 			t.Errorf("the SecretSync source namespace is rendered in namespaced mode")
 		}
 	})
+	t.Run("namespaced scope with SecretSync grants Roles in the listed and source namespaces and cluster-wide only SecretSyncs", func(t *testing.T) {
+		r := renderValues(t, namespacedSecretSyncValues)
+		wantRBAC := slices.Sorted(slices.Values(append([]string{"ClusterRole/platform-operators-edit", "ClusterRole/platform-operators-view",
+			"ClusterRole/platform-operators-secretsync", "ClusterRoleBinding/platform-operators-secretsync"}, metricsClusterRBAC...)))
+		if names := clusterRBACNames(r); !slices.Equal(names, wantRBAC) {
+			t.Fatalf("rendered cluster-wide RBAC %q, want only %q", names, wantRBAC)
+		}
+		// Cluster-wide: SecretSyncs (cluster-scoped) and get on the admission policies the
+		// manager checks its own with; never a Namespace, Secret, ConfigMap or ServiceAccount.
+		cr := onlyNamed[*rbacv1.ClusterRole](t, r, "platform-operators-secretsync")
+		for _, res := range []string{"namespaces", "secrets", "configmaps", "serviceaccounts"} {
+			for _, verb := range []string{"get", "list", "watch"} {
+				if grants(cr.Rules, "", res, verb) {
+					t.Errorf("ClusterRole platform-operators-secretsync grants %s %s", verb, res)
+				}
+			}
+		}
+		byController, err := permissions.ByController(func(string, string) (bool, error) { return true, nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		clusterScoped := clusterScopedResources(t)
+		roles := map[string][]*rbacv1.Role{}
+		for _, role := range objectsOf[*rbacv1.Role](r) {
+			roles[role.Namespace] = append(roles[role.Namespace], role)
+		}
+		managerRole := func(ns string) *rbacv1.Role {
+			for _, role := range roles[ns] {
+				if role.Name == "platform-operators-manager" {
+					return role
+				}
+			}
+			return nil
+		}
+		// Each need of the enabled controllers is granted: the namespaced ones by the Role in
+		// every namespace the manager works in (the source namespace secretsync included), the
+		// cluster-scoped ones by the ClusterRole, but Namespaces, which it does not read.
+		for _, ns := range []string{"team-a", "team-b", "secretsync"} {
+			role := managerRole(ns)
+			if role == nil {
+				t.Fatalf("no Role platform-operators-manager in %s", ns)
+			}
+			for _, controller := range []string{"secretsync", "at", "scheduledjob", permissions.Manager} {
+				for _, need := range byController[controller] {
+					res := need.Resource
+					if need.Subresource != "" {
+						res += "/" + need.Subresource
+					}
+					where, rules := "Role in "+ns, role.Rules
+					if slices.Contains(clusterScoped, res) || strings.HasPrefix(res, "validatingadmissionpolic") {
+						where, rules = "ClusterRole platform-operators-secretsync", cr.Rules
+					}
+					if res == "namespaces" {
+						if grants(rules, need.Group, res, need.Verb) {
+							t.Errorf("%s grants %s: namespaced mode reads no Namespace", where, need)
+						}
+						continue
+					}
+					if !grants(rules, need.Group, res, need.Verb) {
+						t.Errorf("%s does not grant %s, which %s needs", where, need, controller)
+					}
+				}
+			}
+		}
+		if managerRole("default") != nil || managerRole("kube-system") != nil {
+			t.Errorf("a manager Role outside the listed and source namespaces")
+		}
+		// The release namespace: the ownership key by name (and its first create) and Events.
+		var key *rbacv1.Role
+		for _, role := range roles[namespace] {
+			if role.Name == "platform-operators-secretsync" {
+				key = role
+			}
+		}
+		if key == nil || !grants(key.Rules, "events.k8s.io", "events", "create") || !grants(key.Rules, "", "secrets", "create") ||
+			!slices.ContainsFunc(key.Rules, func(rule rbacv1.PolicyRule) bool {
+				return slices.Contains(rule.Verbs, "get") && slices.Equal(rule.ResourceNames, []string{"platform-operators-ownership-key"})
+			}) || grants(key.Rules, "", "secrets", "list") {
+			t.Errorf("Role platform-operators-secretsync in %s = %+v, want get of the ownership key by name, create secrets, Events", namespace, key)
+		}
+		args := manager(t, r).Args
+		if !hasArg(args, "--watch-namespaces=team-a,team-b,secretsync") {
+			t.Errorf("manager args = %q, want --watch-namespaces=team-a,team-b,secretsync (the default SecretSync's source added)", args)
+		}
+		if c := controllersArg(args); !slices.Contains(c, "secretsync") {
+			t.Errorf("--controllers = %q, want secretsync", c)
+		}
+		if !hasArg(args, "--default-secretsync-source-namespace=secretsync") {
+			t.Errorf("manager args = %q, want the default SecretSync", args)
+		}
+	})
+	t.Run("namespaced scope adds the pull secret's namespace once", func(t *testing.T) {
+		r := renderValues(t, namespacedSecretSyncValues+"pullSecret:\n  name: harbor\n  namespace: registry\n  sync:\n    enabled: true\n")
+		if args := manager(t, r).Args; !hasArg(args, "--watch-namespaces=team-a,team-b,secretsync,registry") {
+			t.Errorf("manager args = %q, want --watch-namespaces=team-a,team-b,secretsync,registry", args)
+		}
+		r = renderValues(t, "rbac:\n  scope: namespaced\n  namespaces: [secretsync, team-a]\n")
+		if args := manager(t, r).Args; !hasArg(args, "--watch-namespaces=secretsync,team-a") {
+			t.Errorf("manager args = %q, want the source namespace listed once", args)
+		}
+	})
 	t.Run("namespaced scope without chart RBAC still restricts the manager", func(t *testing.T) {
 		r := renderValues(t, strings.Replace(namespacedValues, "rbac:\n", "rbac:\n  create: false\n", 1))
 		if n := len(objectsOf[*rbacv1.Role](r)); n != 0 {
@@ -337,8 +440,6 @@ func TestRBACScopeRejectsWhatCannotWork(t *testing.T) {
 		name, values string
 		want         string
 	}{
-		{"namespaced scope with SecretSync on is refused (SecretSync is cluster-scoped)",
-			"rbac:\n  scope: namespaced\n  namespaces: [a]\n", "secretSync.enabled=false"},
 		{"namespaced scope without namespaces is refused",
 			"rbac:\n  scope: namespaced\nsecretSync:\n  enabled: false\n", "/rbac/namespaces"},
 		{"a pod watcher namespace outside the namespaced scope is refused",

@@ -81,12 +81,9 @@ func baseValues() map[string]any {
 		"jobs": map[string]any{"podsStuckAfter": suitePodsStuckAfter.String()},
 	}
 	if namespacedMode() {
-		// The manager only in the namespaces the suite's namespaced features use. SecretSync is
-		// cluster-scoped by design and cannot run so; the pull secret lives in its source
-		// namespace and is spread by a SecretSync, so it goes too.
+		// The manager only in the namespaces the suite's namespaced features use, SecretSync on:
+		// the chart adds the source namespace (secretsync, where the pull secret lives too).
 		v["rbac"] = map[string]any{"scope": "namespaced", "namespaces": namespacedModeNamespaces()}
-		v["secretSync"] = map[string]any{"enabled": false}
-		delete(v, "pullSecret")
 	}
 	return v
 }
@@ -98,14 +95,17 @@ func namespacedMode() bool { return os.Getenv("E2E_RBAC_SCOPE") == "namespaced" 
 // the features that need the manager. The provider creates them before the install (the chart's
 // Roles go into them) and withNamespace accepts that they exist.
 func namespacedModeNamespaces() []any {
-	return []any{podWatcherNamespace, atNamespace, schedulingNamespace}
+	return []any{podWatcherNamespace, atNamespace, schedulingNamespace, pullSecretNS, nsModeTarget}
 }
 
-// skipIfNamespaced skips a test of a cluster-scoped feature when the suite runs in namespaced mode.
+// skipIfNamespaced skips, in namespaced mode, a SecretSync test whose targets are namespaces it
+// creates (and selects by label) after the install: they are not in rbac.namespaces, so the
+// manager may not write there. TestSecretSyncInNamespacedMode and TestPullSecret cover SecretSync
+// in that mode.
 func skipIfNamespaced(t *testing.T, feature string) {
 	t.Helper()
 	if namespacedMode() {
-		t.Skipf("E2E_RBAC_SCOPE=namespaced: %s is cluster-scoped by design and is off with rbac.scope=namespaced", feature)
+		t.Skipf("E2E_RBAC_SCOPE=namespaced: this %s test targets namespaces it creates, outside rbac.namespaces (TestSecretSyncInNamespacedMode covers SecretSync there)", feature)
 	}
 }
 

@@ -97,7 +97,7 @@ func TestManagerPermissions(t *testing.T) {
 		return ctx
 	}).Feature()
 
-	// In namespaced mode the chart grants nothing cluster-wide.
+	// In namespaced mode the chart grants nothing cluster-wide but SecretSyncs (a cluster-scoped kind).
 	scoped := features.New("with rbac.scope=namespaced the manager can act only in its namespaces").
 		Assess("there is no ClusterRoleBinding and the manager's ServiceAccount is Forbidden elsewhere", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			if !namespacedMode() {
@@ -121,6 +121,17 @@ func TestManagerPermissions(t *testing.T) {
 			}
 			if _, err := sa.CoreV1().Namespaces().List(ctx, metav1.ListOptions{Limit: 1}); !apierrors.IsForbidden(err) {
 				t.Errorf("listing namespaces: err = %v, want Forbidden", err)
+			}
+			// SecretSync: Secrets in the listed namespaces and the source namespace only.
+			for _, ns := range []string{nsModeTarget, "secretsync"} {
+				if _, err := sa.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+					t.Errorf("listing Secrets in %s, which the chart grants: %v", ns, err)
+				}
+			}
+			for _, ns := range []string{"default", tenantNamespace} {
+				if _, err := sa.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{Limit: 1}); !apierrors.IsForbidden(err) {
+					t.Errorf("listing Secrets in %s: err = %v, want Forbidden", ns, err)
+				}
 			}
 			return ctx
 		}).Feature()

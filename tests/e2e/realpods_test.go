@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -328,6 +329,9 @@ func waitPullSecret(ctx context.Context, t *testing.T, cfg *envconf.Config, name
 	t.Helper()
 	if !isKind() {
 		return
+	}
+	if namespacedMode() && !slices.Contains(namespacedModeNamespaces(), any(namespace)) {
+		return // outside rbac.namespaces the manager spreads nothing
 	}
 	c := opsClient(t, cfg)
 	waitFor(ctx, t, waitTimeout, "the pull secret never reached "+namespace+"'s default ServiceAccount", func(ctx context.Context) (bool, error) {

@@ -401,17 +401,13 @@ SecretSyncs (cluster-scoped; a tenant must not aim one at another namespace).
 
 {{/*
 The manager's RBAC scope, "cluster" or "namespaced", after checking the values that go with it:
-namespaced needs namespaces, cannot run SecretSync (cluster-scoped: it lists namespaces and
-copies across them), and the pod watcher may only watch namespaces of the list.
+namespaced needs namespaces, and the pod watcher may only watch namespaces of the list.
 */}}
 {{- define "platform-operators.rbacScope" -}}
 {{- $scope := .Values.rbac.scope | default "cluster" }}
 {{- if eq $scope "namespaced" }}
 {{- if not .Values.rbac.namespaces }}
 {{- fail "rbac.scope=namespaced needs rbac.namespaces: the namespaces the manager may work in" }}
-{{- end }}
-{{- if .Values.secretSync.enabled }}
-{{- fail "rbac.scope=namespaced cannot run SecretSync, which is cluster-scoped (it lists namespaces and copies Secrets across them): set secretSync.enabled=false, or use rbac.scope=cluster" }}
 {{- end }}
 {{- range .Values.podWatcher.namespaces }}
 {{- if not (has . $.Values.rbac.namespaces) }}
@@ -423,20 +419,62 @@ copies across them), and the pod watcher may only watch namespaces of the list.
 {{- end }}
 
 {{/*
+The namespaces a manager of rbac.scope=namespaced works in, as a JSON list: rbac.namespaces and,
+with SecretSync on, the source namespaces of the SecretSyncs the chart has the manager keep
+applied (the default's, the pull secret's), which it must read. Each gets the manager's Role,
+and the list is --watch-namespaces.
+*/}}
+{{- define "platform-operators.managedNamespaces" -}}
+{{- $out := .Values.rbac.namespaces | default list }}
+{{- if .Values.secretSync.enabled }}
+{{- if .Values.secretSync.default.enabled }}
+{{- $out = append $out .Values.secretSync.default.sourceNamespace }}
+{{- end }}
+{{- if .Values.pullSecret.sync.enabled }}
+{{- $out = append $out (include "platform-operators.pullSecretNamespace" .) }}
+{{- end }}
+{{- end }}
+{{- $out | uniq | toJson }}
+{{- end }}
+
+{{/*
 The rules given (a list of PolicyRules) without cluster-scoped resources, which a Role cannot
-grant, and without Secrets and ServiceAccounts, which only SecretSync (off in namespaced mode)
-uses; a rule left with no resource is dropped. Add a resource here when a controller starts to
+grant; a rule left with no resource is dropped. Add a resource here when a controller starts to
 use another cluster-scoped kind (the chart tests compare this list with the CRDs' scopes and
-check that the Roles still grant what the other controllers need).
+check that the Roles still grant what the controllers need).
 */}}
 {{- define "platform-operators.namespacedRules" -}}
-{{- $clusterScoped := list "namespaces" "nodes" "persistentvolumes" "storageclasses" "customresourcedefinitions" "clusterroles" "clusterrolebindings" "secretsyncs" "secretsyncs/status" "secretsyncs/finalizers" }}
-{{- $clusterScoped = concat $clusterScoped (list "secrets" "serviceaccounts") }}
+{{- $clusterScoped := list "namespaces" "nodes" "persistentvolumes" "storageclasses" "customresourcedefinitions" "clusterroles" "clusterrolebindings" "secretsyncs" "secretsyncs/status" "secretsyncs/finalizers" "validatingadmissionpolicies" "validatingadmissionpolicybindings" }}
 {{- $out := list }}
 {{- range . }}
 {{- $resources := list }}
 {{- range .resources }}
 {{- if not (has . $clusterScoped) }}
+{{- $resources = append $resources . }}
+{{- end }}
+{{- end }}
+{{- if $resources }}
+{{- $out = append $out (set (deepCopy .) "resources" $resources) }}
+{{- end }}
+{{- end }}
+{{- toYaml $out }}
+{{- end }}
+
+{{/*
+What a manager of rbac.scope=namespaced running SecretSync still needs cluster-wide, from the
+rules given (the secretsync controller's generated ones): SecretSyncs and their status (the kind
+is cluster-scoped, so no Role can grant it) and get on the admission policies it checks its own
+policy with. Namespaces are left out: in namespaced mode the manager reads none (it takes
+--watch-namespaces as the namespaces), so it needs nothing on any namespace it is not given a
+Role in, and no Secret or ServiceAccount outside them.
+*/}}
+{{- define "platform-operators.secretSyncClusterRules" -}}
+{{- $keep := list "secretsyncs" "secretsyncs/status" "validatingadmissionpolicies" "validatingadmissionpolicybindings" }}
+{{- $out := list }}
+{{- range . }}
+{{- $resources := list }}
+{{- range .resources }}
+{{- if has . $keep }}
 {{- $resources = append $resources . }}
 {{- end }}
 {{- end }}

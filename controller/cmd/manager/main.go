@@ -207,7 +207,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.Float64Var(&o.qps, "kube-api-qps", 1000, "Steady queries per second to the Kubernetes API, a client-side limit that bounds a runaway (a bug, or load a tenant drives) whatever the API server's Priority and Fairness lets through; the default leaves the measured fan-outs alone (a 1,000-namespace fan-out fits in the burst; 10,000 copies need at least 8 s, under the 17-24 s the API server took on the benchmark machine: docs/benchmarks.md). -1 sets no limit.")
 	fs.IntVar(&o.burst, "kube-api-burst", 2000, "Burst of queries to the Kubernetes API above --kube-api-qps (unused with --kube-api-qps=-1).")
 	fs.DurationVar(&o.gracefulShutdown, "graceful-shutdown-timeout", 30*time.Second, "How long to wait for controllers to stop on shutdown.")
-	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "", "Namespaces the manager works in, comma-separated (default: all). For RBAC limited to Roles in those namespaces (chart: rbac.scope=namespaced); the cluster-scoped SecretSync controller cannot run with it.")
+	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "", "Namespaces the manager works in, comma-separated (default: all). For RBAC limited to Roles in those namespaces (chart: rbac.scope=namespaced). SecretSync then copies from and into these only, reads no Namespace (a namespaceSelector may use kubernetes.io/metadata.name only) and reports a SecretSync naming another namespace (NamespaceNotManaged); SecretSyncs themselves are cluster-scoped and still need get, list, watch and status update cluster-wide.")
 	fs.StringVar(&o.podWatcherNamespaces, "podwatcher-namespaces", "", "Namespaces the pod watcher watches, comma-separated (default: all).")
 	fs.IntVar(&o.secretSyncWorkers, "secretsync-workers", 32, "Concurrent API writes of one SecretSync reconcile; fewer for large copies, so that at most 4 MiB of copy data is in flight (a 1 MiB source: 4).")
 	fs.StringVar(&o.defaultSync.Name, "default-secretsync-name", "", "Name of a SecretSync the manager keeps applied (the chart's default); empty: none.")
@@ -298,6 +298,17 @@ func splitList(s string) []string {
 	return out
 }
 
+// defaultSources are the source namespaces of the SecretSyncs the manager keeps applied.
+func defaultSources(o options) []string {
+	var out []string
+	for _, d := range []secretsync.Default{o.defaultSync, o.pullSecretSync} {
+		if d.Name != "" {
+			out = append(out, d.SourceNamespace)
+		}
+	}
+	return out
+}
+
 // run is the manager itself (no subcommand): it runs the controllers until a signal stops it.
 func run(args []string, stdout, stderr io.Writer) error {
 	o, err := parseFlags(args)
@@ -323,7 +334,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return usageError{err}
 	}
 	watchNamespaces := splitList(o.watchNamespaces)
-	if err := checkWatchNamespaces(watchNamespaces, enabled, splitList(o.podWatcherNamespaces)); err != nil {
+	if err := checkWatchNamespaces(watchNamespaces, enabled, splitList(o.podWatcherNamespaces), defaultSources(o)); err != nil {
 		return usageError{err}
 	}
 	log.Info("Starting", "version", version.Version, "commit", version.Commit, "controllers", enabled, "watchNamespaces", watchNamespaces)
@@ -422,7 +433,7 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 	// and a standby keeps them in step while it waits: whichever replica takes over holds a
 	// synced cache and starts reconciling at once, and a replica that just started (cold) cannot
 	// take the Lease before its caches have synced. No ordering of our own is needed.
-	informers, err := startup.WarmInformers(ctx, mgr.GetCache(), scheme, watchedObjects(isOn))
+	informers, err := startup.WarmInformers(ctx, mgr.GetCache(), scheme, watchedObjects(isOn, len(watchNamespaces) > 0))
 	if err != nil {
 		return nil, err
 	}
@@ -461,6 +472,7 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 			Recorder: secretsync.InNamespace(mgr.GetEventRecorder(secretsync.Name), scheme, ns), Writes: writes,
 			Sources: &secretsync.Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme(), HTTPClient: mgr.GetHTTPClient(), Mapper: mgr.GetRESTMapper(), APIReader: mgr.GetAPIReader(), Reads: reads},
 			Proofs:  proofs, Protected: propagation.Protected{Namespace: ns, OwnershipKey: o.ownershipKeySecret, Own: splitList(o.withheldSecrets)},
+			Namespaces: slices.Sorted(slices.Values(watchNamespaces)),
 		}
 		if o.ownershipPolicy != "" {
 			r.LabelProof = &secretsync.PolicyProof{Reader: mgr.GetAPIReader(), Policy: o.ownershipPolicy}
@@ -469,7 +481,7 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 			return nil, fmt.Errorf("setting up %s: %w", secretsync.Name, err)
 		}
 		// Pull mode (CopyRequests) is part of the secretsync controller.
-		requests, err := secretsync.SetupRequestController(ctx, mgr, 2, proofs, reads)
+		requests, err := secretsync.SetupRequestController(ctx, mgr, 2, proofs, reads, watchNamespaces)
 		if err != nil {
 			return nil, err
 		}
@@ -532,7 +544,7 @@ func cacheInventory(o options, isOn func(string) bool) cachebounds.Inventory {
 		inv.Kinds = append(inv.Kinds, podwatcher.CacheKind(splitList(o.podWatcherNamespaces)))
 	}
 	if isOn(secretsync.Name) {
-		inv.Kinds = append(inv.Kinds, secretsync.CacheKinds()...)
+		inv.Kinds = append(inv.Kinds, secretsync.CacheKinds(o.watchNamespaces != "")...)
 	}
 	if isOn(at.Name) || isOn(scheduledjob.Name) {
 		inv.Kinds = append(inv.Kinds, jobs.CacheKind())
@@ -561,10 +573,10 @@ func cacheOptions(o options, isOn func(string) bool, opts *ctrl.Options) error {
 }
 
 // watchedObjects lists the kinds the enabled controllers watch through the manager's cache.
-func watchedObjects(isOn func(string) bool) []client.Object {
+func watchedObjects(isOn func(string) bool, limited bool) []client.Object {
 	var objs []client.Object
 	if isOn(secretsync.Name) {
-		objs = append(objs, secretsync.WatchedObjects()...)
+		objs = append(objs, secretsync.WatchedObjects(limited)...)
 	}
 	if isOn(at.Name) {
 		objs = append(objs, at.WatchedObjects()...)

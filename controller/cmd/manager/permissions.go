@@ -19,15 +19,18 @@ import (
 )
 
 // checkWatchNamespaces refuses what cannot work when the manager is limited to some namespaces:
-// SecretSync is cluster-scoped (it lists namespaces and copies Secrets across them), and the pod
-// watcher cannot watch a namespace outside the list.
-func checkWatchNamespaces(watch, enabled, podWatcherNamespaces []string) error {
+// the pod watcher cannot watch a namespace outside the list, and the SecretSyncs the manager
+// keeps applied (sources: their source namespaces) could never read a source outside it.
+func checkWatchNamespaces(watch, enabled, podWatcherNamespaces, sources []string) error {
 	if len(watch) == 0 {
 		return nil
 	}
 	if slices.Contains(enabled, secretsync.Name) {
-		return fmt.Errorf("--watch-namespaces cannot be used with the %s controller, which is cluster-scoped: "+
-			"add -%s to --controllers (chart: secretSync.enabled=false), or watch all namespaces", secretsync.Name, secretsync.Name)
+		for _, ns := range sources {
+			if !slices.Contains(watch, ns) {
+				return fmt.Errorf("the default SecretSync's source namespace %q is not in --watch-namespaces (chart: rbac.namespaces gets the source namespaces added)", ns)
+			}
+		}
 	}
 	if slices.Contains(enabled, podwatcher.Name) {
 		for _, ns := range podWatcherNamespaces {
@@ -47,6 +50,9 @@ func addPermissionCheck(ctx context.Context, mgr ctrl.Manager, enabled, watch, p
 	if err != nil {
 		return fmt.Errorf("reading the generated RBAC roles: %w", err)
 	}
+	if len(watch) > 0 {
+		byController[secretsync.Name] = withoutNamespaceReads(byController[secretsync.Name])
+	}
 	cs, err := kubernetes.NewForConfig(mgr.GetConfig())
 	if err != nil {
 		return err
@@ -60,6 +66,14 @@ func addPermissionCheck(ctx context.Context, mgr ctrl.Manager, enabled, watch, p
 	// without the permissions this reports on.
 	go func() { _ = checker.Start(ctx) }()
 	return mgr.AddReadyzCheck("permissions", func(*http.Request) error { return checker.Ready() })
+}
+
+// withoutNamespaceReads is SecretSync's needs without reading Namespaces: limited to namespaces,
+// it reads none (secretsync.Reconciler.Namespaces), and no Role could grant it.
+func withoutNamespaceReads(needs []permissions.Need) []permissions.Need {
+	return slices.DeleteFunc(slices.Clone(needs), func(n permissions.Need) bool {
+		return n.Group == "" && n.Resource == "namespaces"
+	})
 }
 
 // checkNamespaces maps each enabled controller, and the manager's own needs (Events, which every

@@ -22,19 +22,21 @@ import (
 
 func TestCheckWatchNamespaces(t *testing.T) {
 	cases := []struct {
-		name                  string
-		watch, enabled, podNS []string
-		wantErr               string
+		name                           string
+		watch, enabled, podNS, sources []string
+		wantErr                        string
 	}{
 		{name: "all namespaces allow every controller", enabled: []string{"secretsync", "at", "podwatcher"}, podNS: []string{"x"}},
 		{name: "listed namespaces allow the namespaced controllers", watch: []string{"a", "b"}, enabled: []string{"at", "scheduledjob", "podwatcher"}, podNS: []string{"b"}},
-		{name: "listed namespaces refuse SecretSync, which is cluster-scoped", watch: []string{"a"}, enabled: []string{"at", "secretsync"}, wantErr: "cluster-scoped"},
+		{name: "listed namespaces allow SecretSync with its default sources among them", watch: []string{"a", "src"}, enabled: []string{"at", "secretsync"}, sources: []string{"src"}},
+		{name: "a default SecretSync's source outside the list is refused", watch: []string{"a"}, enabled: []string{"secretsync"}, sources: []string{"src"}, wantErr: `"src" is not in --watch-namespaces`},
+		{name: "default sources do not matter when SecretSync is off", watch: []string{"a"}, enabled: []string{"at"}, sources: []string{"src"}},
 		{name: "a pod watcher namespace outside the list is refused", watch: []string{"a"}, enabled: []string{"podwatcher"}, podNS: []string{"c"}, wantErr: `"c"`},
 		{name: "pod watcher namespaces do not matter when it is off", watch: []string{"a"}, enabled: []string{"at"}, podNS: []string{"c"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := checkWatchNamespaces(tc.watch, tc.enabled, tc.podNS)
+			err := checkWatchNamespaces(tc.watch, tc.enabled, tc.podNS, tc.sources)
 			if tc.wantErr == "" && err != nil {
 				t.Fatalf("err = %v, want none", err)
 			}
