@@ -71,13 +71,13 @@ down: ## Delete the local cluster, stop its registry/manager (.cluster/ is remov
 # helm --wait) overlap with those that compute. Lanes are separated by |; one lane runs everything in
 # series (TEST_LANES='verify-static test-go ... test-release'). Logs: $(TEST_LOGS)/<suite>.log, a
 # failed suite's printed at the end. Measured in docs/development.md.
-TEST_LANES ?= verify-static test-go test-chart test-oldest-kube test-image|test-e2e-kind|test-e2e test-ct test-release
+TEST_LANES ?= verify-static test-go test-chart test-oldest-kube test-image|test-e2e-kind|test-e2e test-e2e-namespaced test-ct test-release
 TEST_LOGS  ?= $(BIN)/test-logs
 # Suites that only compute, run niced beside those that keep time (scripts/test-lanes.sh).
 TEST_NICE  ?= verify-static test-go test-chart test-oldest-kube test-image
 
 .PHONY: test
-test: tools host-packages ## Everything CI runs: verify, unit + envtest, chart checks, the image test, e2e on kwok and on kind, ct install, the release round trip.
+test: tools host-packages ## Everything CI runs: verify, unit + envtest, chart checks, the image test, e2e on kwok (cluster and namespaced scope) and on kind, ct install, the release round trip.
 	@# with-docker starts an engine if none answers and stops it (by pid) when the tests end, pass or fail.
 	$(HOST) with-docker $(MAKE) --no-print-directory test-lanes
 
@@ -171,7 +171,7 @@ test-release: tools kind-node manager-linux ## Release round trip: `make release
 	cd $(RELEASE_MODULE) && PO_RELEASE_TEST=1 go test -count=1 -timeout 20m -v -run TestReleaseRoundTrip .
 
 .PHONY: test-e2e-namespaced
-test-e2e-namespaced: tools ## The e2e suite with rbac.scope=namespaced, SecretSync on (copies into the listed namespaces, the pull secret; the SecretSync tests that target namespaces they create skip). Not in `make test`: a second suite run, ~2 min.
+test-e2e-namespaced: tools ## The e2e suite with rbac.scope=namespaced, SecretSync on (copies into the listed namespaces, the pull secret; the SecretSync tests that target namespaces they create skip). In `make test` (third lane): a second suite run, ~2 min.
 	cd $(TESTS_MODULE) && E2E_PROVIDER=$(E2E_PROVIDER) E2E_RBAC_SCOPE=namespaced go test -count=1 -timeout 30m -v ./e2e/
 
 # CHAOS_FLAGS: e.g. -scenarios=leader-kill-slot,upgrade (a subset; -list names them), -keep (keep the cluster for a rerun).
