@@ -333,7 +333,7 @@ type BackfillStatus struct {
 	Request string `json:"request"`
 	// phase is Running, Finished, Refused or Cancelled.
 	// +required
-	Phase BackfillPhase `json:"phase"`
+	Phase BackfillPhase `json:"phase"` //nolint:kubeapilinter // nophase: a request's progress, read with one jsonpath by a script that waits for it; the Backfill condition carries the same
 	// from is the start of the range (inclusive).
 	// +optional
 	From *metav1.Time `json:"from,omitempty"`
