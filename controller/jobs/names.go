@@ -59,3 +59,12 @@ func withOwner(name, suffix string) string {
 	}
 	return name + suffix
 }
+
+// BackfillName is the Job of owner's backfill run of slot: "<owner>-b<unix minutes of the
+// slot>-<owner UID tag>". It depends on the slot alone, not on the request that asked for it, so
+// a slot asked for twice (the same request again, two overlapping requests, a restart between a
+// create and the status write) gets one Job: the second create finds it (AlreadyExists). It
+// differs from SlotName, so a backfilled slot is never taken for a scheduled one.
+func BackfillName(owner metav1.Object, slot time.Time) string {
+	return withOwner(owner.GetName(), fmt.Sprintf("-b%d-%s", slot.Unix()/60, OwnerTag(owner.GetUID())))
+}

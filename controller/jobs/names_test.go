@@ -75,3 +75,25 @@ func TestOwnerTag(t *testing.T) {
 		t.Errorf("%d distinct tags of 1000 UIDs", len(seen))
 	}
 }
+
+func TestBackfillName(t *testing.T) {
+	topOfTheHour := time.Date(2016, 5, 19, 10, 0, 0, 0, time.UTC)
+	nightly := owner("nightly", "9c8f5a3e-1b2d-4c5e-8f70-1a2b3c4d5e6f")
+	got := BackfillName(nightly, topOfTheHour)
+	if want := "nightly-b24394200-" + OwnerTag(nightly.UID); got != want {
+		t.Errorf("BackfillName = %q, want %q", got, want)
+	}
+	if got == SlotName(nightly, topOfTheHour) || got == LegacySlotName("nightly", topOfTheHour) {
+		t.Errorf("BackfillName = %q, a scheduled slot's name", got)
+	}
+	if BackfillName(nightly, topOfTheHour.Add(time.Minute)) == got || BackfillName(owner("nightly", "another-uid"), topOfTheHour) == got {
+		t.Errorf("two slots, or two incarnations, name the same Job %q", got)
+	}
+	for _, n := range []int{52, 63, 253} {
+		a, b := owner(strings.Repeat("a", n), "uid-1"), owner(strings.Repeat("a", n), "uid-2")
+		na, nb := BackfillName(a, topOfTheHour), BackfillName(b, topOfTheHour)
+		if len(na) > 63 || na == nb {
+			t.Errorf("owner of %d characters: names %q and %q, want at most 63 characters and different", n, na, nb)
+		}
+	}
+}

@@ -76,6 +76,14 @@ const (
 	AnnotationRunNow = Prefix + "run-now"
 	// AnnotationRunNowToken on a Job created by a run-now request holds the request's token.
 	AnnotationRunNowToken = Prefix + "run-now-token"
+	// AnnotationBackfill on a ScheduledJob asks for the schedule's slots of a past range to be
+	// run, each as its own Job with its own scheduled time: "<from>/<to>", two RFC 3339 instants,
+	// from inclusive and to exclusive, from at most 31 days back, to not in the future, at most
+	// 100 slots. One Job every 10 seconds (concurrencyPolicy Forbid or Replace: one at a time),
+	// progress in status.backfill; a slot that has a Job already is not run again, and the same
+	// value asked again does nothing. A new value starts a new backfill; removing it cancels the
+	// one under way.
+	AnnotationBackfill = Prefix + "backfill"
 	// AnnotationAlertNoSuccessAfter on a ScheduledJob sets its own threshold (a Go duration,
 	// "26h") of the chart's no-success alert, exported as a per-object series; unset, unparsable
 	// or not positive: the chart's prometheusRule.scheduledJobNoSuccessAfterSeconds applies.

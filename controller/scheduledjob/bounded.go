@@ -31,7 +31,7 @@ func bounded(obj any) (any, error) {
 	if !ok || cachebounds.TemplateDropped(sj) {
 		return obj, nil
 	}
-	out := &v1alpha1.ScheduledJob{TypeMeta: sj.TypeMeta, ObjectMeta: cachebounds.BoundedMeta(&sj.ObjectMeta, keys.AnnotationRunNow, keys.AnnotationAlertNoSuccessAfter), Spec: sj.Spec, Status: sj.Status}
+	out := &v1alpha1.ScheduledJob{TypeMeta: sj.TypeMeta, ObjectMeta: cachebounds.BoundedMeta(&sj.ObjectMeta, keys.AnnotationRunNow, keys.AnnotationBackfill, keys.AnnotationAlertNoSuccessAfter), Spec: sj.Spec, Status: sj.Status}
 	b, err := json.Marshal(sj.Spec.JobTemplate)
 	if err != nil {
 		return nil, err

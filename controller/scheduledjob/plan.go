@@ -100,11 +100,15 @@ const (
 
 type event struct{ kind, reason, note string }
 
-// creation is a Job to create: for a scheduled slot, or for a run-now token.
+// creation is a Job to create: for a scheduled slot, for a run-now token, or for a backfilled
+// slot (backfill.go: with the slot after it in the range, and the pass's time).
 type creation struct {
-	job   *batchv1.Job
-	slot  *time.Time
-	token string
+	job          *batchv1.Job
+	slot         *time.Time
+	token        string
+	backfill     *time.Time
+	backfillNext *metav1.Time
+	at           time.Time
 }
 
 // plan is what one reconcile should do; decide computes it without calling the API.
@@ -165,7 +169,9 @@ type plan struct {
 //   - suspend (suspend): a suspended object creates nothing and does nothing per slot;
 //   - run-now (requestRunNow): a new run-now token becomes a Job, or is spent on a refusal;
 //   - the due slot (runDueSlot): a Job, a skip, or nothing, through the concurrency step
-//     (admit), which both run-now and the slot ask.
+//     (admit), which both run-now and the slot ask;
+//   - backfill (requestBackfill, backfill.go): a new backfill request is read and bounded, a
+//     running one gets at most one Job, when nothing else of this pass creates one.
 func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, deletedByUs func(types.UID) bool, stuckAfter time.Duration) plan {
 	p := plan{status: *sj.Status.DeepCopy()}
 	p.status.ObservedGeneration = sj.Generation
@@ -195,6 +201,7 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 	}
 	requestRunNow(sj, children, now, sched, &p)
 	runDueSlot(sj, children, due, &p)
+	requestBackfill(sj, children, now, due, &p)
 	p.confirm = unconfirmedSlots(sj, children, due, &p)
 	return p
 }

@@ -23,7 +23,6 @@ import (
 	"github.com/platform-operators/platform-operators/controller/cachebounds"
 	"github.com/platform-operators/platform-operators/controller/fairqueue"
 	"github.com/platform-operators/platform-operators/controller/jobs"
-	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/writegate"
 )
 
@@ -328,7 +327,7 @@ func (r *Reconciler) goneChildren(sj *v1alpha1.ScheduledJob, seen map[string]boo
 		running := slices.ContainsFunc(sj.Status.Runs, func(run v1alpha1.ScheduledJobRun) bool {
 			return run.JobName == j.Name && (run.Result == v1alpha1.RunRunning || run.Result == v1alpha1.RunWaiting)
 		})
-		if wasActive(sj, j.UID) || running || !claimRecorded(&sj.Status, sj.Annotations[keys.AnnotationRunNow], j) {
+		if wasActive(sj, j.UID) || running || !claimRecordedOf(sj, j) {
 			j.DeletionTimestamp = &metav1.Time{Time: r.Clock.Now()}
 			out = append(out, j)
 		}

@@ -106,10 +106,9 @@ func claimRecorded(st *v1alpha1.ScheduledJobStatus, requestedToken string, j *ba
 // sj no longer needs: their claim is recorded and they are not listed as active.
 func historyToPrune(sj *v1alpha1.ScheduledJob, succeeded, failed []*batchv1.Job) []*batchv1.Job {
 	candidates := append(oldest(succeeded, ptr.Deref(sj.Spec.SuccessfulJobsHistoryLimit, 3)), oldest(failed, ptr.Deref(sj.Spec.FailedJobsHistoryLimit, 1))...)
-	token := sj.Annotations[keys.AnnotationRunNow]
 	var out []*batchv1.Job
 	for _, j := range candidates {
-		if wasActive(sj, j.UID) || !claimRecorded(&sj.Status, token, j) ||
+		if wasActive(sj, j.UID) || !claimRecordedOf(sj, j) ||
 			(runHistoryLimit(sj) > 0 && !runRecordedDone(sj.Status.Runs, j, runHistoryLimit(sj))) {
 			continue // the next pass, started by this pass's status write, prunes it
 		}
@@ -334,9 +333,15 @@ func recordCreates(sj *v1alpha1.ScheduledJob, p *plan, results []createResult) (
 		case res.ev.reason == ReasonJobRejected:
 			refusedRun(sj, p, res.creation, res.ev.note)
 			refused = true
+			if res.backfill != nil {
+				recordBackfill(sj, p, res)
+			}
 			continue
 		case res.ev.reason != "":
 			p.events = append(p.events, res.ev)
+		}
+		if res.backfill != nil {
+			recordBackfill(sj, p, res) // the name taken by a Job not ours ends the slot too
 		}
 		if res.got == nil {
 			continue
@@ -349,6 +354,9 @@ func recordCreates(sj *v1alpha1.ScheduledJob, p *plan, results []createResult) (
 		if res.ev.reason == ReasonSuccessfulCreate && readyReason(st) == ReasonJobRejected {
 			// The template works again (or what refused it changed).
 			setReady(sj, st, metav1.ConditionTrue, ReasonScheduled, p.scheduled)
+		}
+		if res.backfill != nil {
+			continue
 		}
 		if res.slot == nil {
 			st.LastRunNowToken = res.token
@@ -373,11 +381,15 @@ func refusedRun(sj *v1alpha1.ScheduledJob, p *plan, c creation, msg string) {
 	st := &p.status
 	when := c.job.Annotations[jobs.ScheduledTimeAnnotation]
 	at, err := time.Parse(time.RFC3339, when)
-	if c.slot != nil {
+	switch {
+	case c.slot != nil:
 		at, err = *c.slot, nil
 		st.LastSkippedTime = &metav1.Time{Time: *c.slot}
 		p.skipped = ReasonJobRejected
-	} else {
+	case c.backfill != nil:
+		// A backfilled slot: its run failed; the scheduled slots' record is not its own.
+		at, err = *c.backfill, nil
+	default:
 		st.LastRunNowToken = c.token
 		st.LastRunNowTime = runNowTime(c)
 	}

@@ -310,6 +310,74 @@ type ScheduledJobStatus struct {
 	// and the failures that stopped it do not stop it again.
 	// +optional
 	StopCountAfter *metav1.Time `json:"stopCountAfter,omitempty"`
+
+	// backfill is the progress of the last backfill asked for with the
+	// ops.platform-operators.io/backfill annotation; unset until one is asked for.
+	// +optional
+	Backfill *BackfillStatus `json:"backfill,omitempty"`
+}
+
+// BackfillPhase is where a backfill stands.
+// +kubebuilder:validation:Enum=Running;Finished;Refused;Cancelled
+type BackfillPhase string
+
+const (
+	// BackfillRunning: slots of the range are still to get their Job.
+	BackfillRunning BackfillPhase = "Running"
+	// BackfillFinished: every slot of the range got its Job (or had one already, or its Job was
+	// refused by the API server); the Jobs may still be running.
+	BackfillFinished BackfillPhase = "Finished"
+	// BackfillRefused: the request is invalid or out of bounds (message says why); nothing ran.
+	BackfillRefused BackfillPhase = "Refused"
+	// BackfillCancelled: the annotation was removed before every slot got its Job.
+	BackfillCancelled BackfillPhase = "Cancelled"
+)
+
+// BackfillStatus is the progress of one backfill request: the schedule's slots in [from, to),
+// each run once as its own Job (named <name>-b<unix minutes of the slot>-<uid tag>).
+type BackfillStatus struct {
+	// request is the annotation's value this status is about; a value over 128 characters
+	// (always refused) is kept as its sha256 digest.
+	// +required
+	// +kubebuilder:validation:MaxLength=128
+	Request string `json:"request"`
+	// phase is Running, Finished, Refused or Cancelled.
+	// +required
+	Phase BackfillPhase `json:"phase"` //nolint:kubeapilinter // nophase: a request's progress, read with one jsonpath by a script that waits for it; the Backfill condition carries the same
+	// from is the start of the range (inclusive).
+	// +optional
+	From *metav1.Time `json:"from,omitempty"`
+	// to is the end of the range (exclusive).
+	// +optional
+	To *metav1.Time `json:"to,omitempty"`
+	// startTime is when the controller accepted the request.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// slots is how many of the schedule's slots fall in the range (at most 100).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	Slots int32 `json:"slots,omitempty"`
+	// done is how many of the slots are dealt with: given a Job by this backfill, found with a
+	// Job already (a scheduled run, an earlier backfill), or refused by the API server.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Done int32 `json:"done,omitempty"`
+	// created is how many Jobs this backfill created.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Created int32 `json:"created,omitempty"`
+	// nextSlot is the next slot the backfill runs; unset once it is no longer Running.
+	// +optional
+	NextSlot *metav1.Time `json:"nextSlot,omitempty"`
+	// lastCreateTime is when this backfill last created a Job: the next one is created at
+	// least 10 seconds later.
+	// +optional
+	LastCreateTime *metav1.Time `json:"lastCreateTime,omitempty"`
+	// message says why the request was refused, or what the backfill waits for.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
 }
 
 // ScheduledJob creates Jobs on a cron schedule, like batch/v1 CronJob (same fields and

@@ -1,0 +1,361 @@
+package scheduledjob
+
+// Backfill: the slots of a past range run on request, each once, as its own Job.
+//
+// A user sets the annotation ops.platform-operators.io/backfill to "<from>/<to>" (RFC 3339
+// instants; from inclusive, to exclusive). The request is read once, when the controller first
+// sees the value, and bounded then (backfillRange): at most MaxBackfillSlots slots, from at most
+// MaxBackfillAge back, to not in the future. A refused request is a status (phase Refused, the
+// Backfill condition False) and one Warning; nothing is retried until the value changes.
+//
+// An accepted request walks the schedule's own slots in the range, oldest first, from
+// status.backfill.nextSlot (the cursor), at most one Job per pass and one every BackfillInterval,
+// and never next to a Job of the same pass (a scheduled slot, a run-now request). Under
+// concurrencyPolicy Forbid or Replace a backfill Job starts only when no Job is active, and
+// never replaces one: Replace would otherwise kill each backfilled run with the next one.
+//
+// Idempotency: a backfill Job's name is its slot's (jobs.BackfillName), not the request's, so
+// creating it is the claim. The cursor moves past a slot only in the status write of the pass
+// that got its Job (created, or found after AlreadyExists): a process that dies between the
+// create and that write leaves the cursor on the slot, and the next pass finds the Job (by name)
+// and moves on; the Job is not pruned before the cursor has passed it (backfillRecorded). A slot
+// whose Job exists (a scheduled run, an earlier backfill) or that status.runs lists with a Job
+// is not run again. The same value asked again does nothing (status.backfill.request).
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/cachebounds"
+	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/schedule"
+)
+
+// ConditionBackfill is True while a backfill is running, False with the reason once it finished,
+// was refused or cancelled; absent until one is asked for.
+const ConditionBackfill = "Backfill"
+
+// Backfill condition and Event reasons.
+const (
+	ReasonBackfillRunning   = "BackfillRunning"
+	ReasonBackfillFinished  = "BackfillFinished"
+	ReasonBackfillRefused   = "BackfillRefused"
+	ReasonBackfillCancelled = "BackfillCancelled"
+)
+
+// Bounds of a backfill request: whoever may annotate the ScheduledJob decides how many Jobs it
+// asks for, so the count, the age and the pace are ours.
+const (
+	// MaxBackfillSlots is the most slots one request may name: a larger range is refused (the
+	// message says how to split it), never silently cut.
+	MaxBackfillSlots = 100
+	// MaxBackfillAge is how far back from may lie.
+	MaxBackfillAge = 31 * 24 * time.Hour
+	// BackfillInterval is the least time between two backfill Jobs: 100 slots take 17 minutes.
+	BackfillInterval = 10 * time.Second
+	// maxBackfillRequest is the longest annotation value read (two RFC 3339 times and a slash
+	// are at most 71 characters); a longer one is refused and kept as its digest.
+	maxBackfillRequest = 128
+)
+
+// backfillKey is status.backfill.request for an annotation value: the value, or its digest when
+// it is too long to keep (so it is refused once, not on every pass).
+func backfillKey(value string) string {
+	if len(value) > maxBackfillRequest {
+		return cachebounds.Digest([]byte(value))
+	}
+	return value
+}
+
+// backfillRange parses and bounds a request at now: the range and the schedule's slots in it,
+// or why it is refused.
+func backfillRange(value string, now time.Time, sched schedule.Union) (from, to time.Time, slots []time.Time, err error) {
+	if len(value) > maxBackfillRequest {
+		return from, to, nil, fmt.Errorf("the value is %d characters long, more than %d: want <from>/<to>, two RFC 3339 times", len(value), maxBackfillRequest)
+	}
+	a, b, ok := strings.Cut(value, "/")
+	if !ok {
+		return from, to, nil, fmt.Errorf("%q is not <from>/<to>, two RFC 3339 times", value)
+	}
+	if from, err = time.Parse(time.RFC3339, strings.TrimSpace(a)); err != nil {
+		return from, to, nil, fmt.Errorf("from %q is not an RFC 3339 time (2026-11-20T00:00:00Z)", a)
+	}
+	if to, err = time.Parse(time.RFC3339, strings.TrimSpace(b)); err != nil {
+		return from, to, nil, fmt.Errorf("to %q is not an RFC 3339 time (2026-11-20T00:00:00Z)", b)
+	}
+	switch {
+	case !from.Before(to):
+		return from, to, nil, fmt.Errorf("from %s is not before to %s", a, b)
+	case to.After(now):
+		return from, to, nil, fmt.Errorf("to %s is in the future (now %s): a backfill runs past slots only", b, now.UTC().Format(time.RFC3339))
+	case from.Before(now.Add(-MaxBackfillAge)):
+		return from, to, nil, fmt.Errorf("from %s is more than %d days back", a, int(MaxBackfillAge.Hours()/24))
+	}
+	slots, more := sched.Between(from, to, MaxBackfillSlots)
+	if more {
+		return from, to, nil, fmt.Errorf("the range holds more than %d slots of the schedule: ask for a shorter range (one request after the other)", MaxBackfillSlots)
+	}
+	return from, to, slots, nil
+}
+
+// requestBackfill is the backfill step, after the due slot: it accepts (or refuses) a new
+// request, or moves the running one on by at most one Job (a creation with backfill set;
+// recordCreates moves the cursor).
+func requestBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d dueSlots, p *plan) {
+	value := sj.Annotations[keys.AnnotationBackfill]
+	st := &p.status
+	bf := st.Backfill
+	switch {
+	case value == "":
+		if bf != nil && bf.Phase == v1alpha1.BackfillRunning {
+			msg := fmt.Sprintf("Backfill %s cancelled (the annotation was removed): %d of %d slots done", bf.Request, bf.Done, bf.Slots)
+			bf.Phase, bf.NextSlot, bf.Message = v1alpha1.BackfillCancelled, nil, ""
+			setBackfillCondition(sj, st, metav1.ConditionFalse, ReasonBackfillCancelled, msg)
+			p.events = append(p.events, event{corev1.EventTypeNormal, ReasonBackfillCancelled, msg})
+		}
+		return
+	case bf == nil || bf.Request != backfillKey(value):
+		from, to, slots, err := backfillRange(value, now, d.sched)
+		if err != nil {
+			msg := "Backfill refused: " + err.Error()
+			st.Backfill = &v1alpha1.BackfillStatus{Request: backfillKey(value), Phase: v1alpha1.BackfillRefused, Message: runMessage(msg)}
+			setBackfillCondition(sj, st, metav1.ConditionFalse, ReasonBackfillRefused, runMessage(msg))
+			p.events = append(p.events, event{corev1.EventTypeWarning, ReasonBackfillRefused, msg})
+			return
+		}
+		bf = &v1alpha1.BackfillStatus{Request: value, Phase: v1alpha1.BackfillRunning,
+			From: &metav1.Time{Time: from}, To: &metav1.Time{Time: to}, StartTime: &metav1.Time{Time: now.Truncate(time.Second)}, Slots: int32(len(slots))}
+		if len(slots) > 0 {
+			bf.NextSlot = &metav1.Time{Time: slots[0]}
+		}
+		st.Backfill = bf
+		msg := fmt.Sprintf("Backfill %s started: %d slots", value, len(slots))
+		setBackfillCondition(sj, st, metav1.ConditionTrue, ReasonBackfillRunning, msg)
+		p.events = append(p.events, event{corev1.EventTypeNormal, ReasonBackfillRunning, msg})
+		if bf.NextSlot == nil {
+			finishBackfill(sj, p)
+			return
+		}
+		// The request is accepted by a pass of its own, which writes status.backfill (its
+		// startTime) and creates nothing: every backfill Job is created after a written
+		// acceptance, so a Job found at the cursor after a crash is this request's if it was
+		// created after startTime. The status write's watch event brings the next pass.
+		requeueWithin(p, time.Second)
+		return
+	case bf.Phase != v1alpha1.BackfillRunning:
+		return
+	}
+	stepBackfill(sj, children, now, d, p)
+}
+
+// stepBackfill walks the running backfill's slots from its cursor: slots that have their Job
+// already are counted done and passed; the first that has none gets a Job, unless the pace,
+// another create of this pass, the concurrency policy or the scheduled path holds it back. No
+// slot left: the backfill is finished.
+func stepBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d dueSlots, p *plan) {
+	bf := p.status.Backfill
+	// The cursor is a time: after an edit of the schedule it may be no slot of the new one, so
+	// each step starts at the first slot at or after it. At most MaxBackfillSlots steps a pass
+	// (a schedule edited to a more frequent one may hold more in the rest of the range).
+	for steps := 0; bf.NextSlot != nil; steps++ {
+		if steps == MaxBackfillSlots {
+			requeueWithin(p, BackfillInterval)
+			return
+		}
+		bf.NextSlot = slotFrom(d.sched, bf, bf.NextSlot.Time)
+		if bf.NextSlot == nil {
+			break
+		}
+		slot := bf.NextSlot.Time
+		if j := jobNamed(children, jobs.BackfillName(sj, slot)); j != nil {
+			// Its Job exists: created by this backfill in a pass that died before its status
+			// write (after startTime: the acceptance was written first), or by an earlier
+			// request (before it). startTime is the manager's clock and creationTimestamp the
+			// API server's: a manager clock ahead of the API server's can count such a Job as
+			// found rather than created; done counts it either way.
+			bf.Done++
+			if !j.CreationTimestamp.Time.Before(bf.StartTime.Time) {
+				bf.Created++
+			}
+			bf.NextSlot = nextBackfillSlot(d.sched, bf, slot)
+			continue
+		}
+		if slotRan(sj, children, p.status.Runs, slot) {
+			bf.Done++
+			bf.NextSlot = nextBackfillSlot(d.sched, bf, slot)
+			continue
+		}
+		if why, wait := backfillWait(sj, d, slot, now, p); wait {
+			if why != "" {
+				bf.Message = why
+			}
+			return
+		}
+		bf.Message = ""
+		p.creates = append(p.creates, creation{job: newJob(sj, jobs.BackfillName(sj, slot), slot, d.sched.Location(), ""),
+			backfill: &slot, backfillNext: nextBackfillSlot(d.sched, bf, slot), at: now})
+		requeueWithin(p, BackfillInterval)
+		return
+	}
+	finishBackfill(sj, p)
+}
+
+// backfillWait reports whether the slot's Job waits (is not created in this pass), and why
+// ("": the pace, the message stays what it was); it asks for the pass that can create it if no
+// event will bring one.
+func backfillWait(sj *v1alpha1.ScheduledJob, d dueSlots, slot, now time.Time, p *plan) (string, bool) {
+	bf := p.status.Backfill
+	switch {
+	case slot.After(d.slotNow) || unhandledDue(d, slot):
+		// The scheduled path runs (or reports) this slot itself, in this pass or a later one.
+		requeueWithin(p, BackfillInterval)
+		return fmt.Sprintf("waiting for the scheduled run of %s", formatSlot(slot, d.sched)), true
+	case len(p.creates) > 0 || len(p.replace) > 0:
+		// One Job per pass: the scheduled slot or a run-now request goes first.
+		requeueWithin(p, BackfillInterval)
+		return "waiting for this pass's other run to start", true
+	case bf.LastCreateTime != nil && now.Before(bf.LastCreateTime.Add(BackfillInterval)):
+		requeueWithin(p, bf.LastCreateTime.Add(BackfillInterval).Sub(now))
+		return "", true
+	case sj.Spec.ConcurrencyPolicy != v1alpha1.AllowConcurrent && sj.Spec.ConcurrencyPolicy != "" && len(p.status.Active) > 0:
+		// Forbid and Replace: one run at a time, and a backfill never replaces one. The end
+		// of the active Job brings the next pass.
+		return fmt.Sprintf("waiting for %s to finish (concurrencyPolicy %s)", p.status.Active[0].Name, sj.Spec.ConcurrencyPolicy), true
+	}
+	return "", false
+}
+
+// unhandledDue reports whether slot is the scheduled path's most recent slot, not yet decided.
+func unhandledDue(d dueSlots, slot time.Time) bool {
+	for _, s := range []*time.Time{d.recentOK, d.recent} {
+		if s != nil && s.Equal(slot) && !d.handled(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// slotFrom is the first slot at or after t within the backfill's range, or nil.
+func slotFrom(sched schedule.Union, bf *v1alpha1.BackfillStatus, t time.Time) *metav1.Time {
+	if t.Before(bf.From.Time) {
+		t = bf.From.Time
+	}
+	slots, _ := sched.Between(t, bf.To.Time, 1)
+	if len(slots) == 0 {
+		return nil
+	}
+	return &metav1.Time{Time: slots[0]}
+}
+
+// nextBackfillSlot is the slot after slot within the backfill's range, or nil.
+func nextBackfillSlot(sched schedule.Union, bf *v1alpha1.BackfillStatus, slot time.Time) *metav1.Time {
+	next := sched.Next(slot)
+	if next.IsZero() || !next.Before(bf.To.Time) {
+		return nil
+	}
+	return &metav1.Time{Time: next}
+}
+
+// slotRan reports whether slot has had its run: a Job of the scheduled slot exists, or the run
+// history lists a Job of the slot (scheduled, or backfilled before it was pruned). A slot
+// skipped (JobAlreadyActive, MissedDeadline) or passed over is what a backfill is for.
+func slotRan(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, runs []v1alpha1.ScheduledJobRun, slot time.Time) bool {
+	if slotJobExists(children, sj, slot) {
+		return true
+	}
+	names := []string{jobs.SlotName(sj, slot), jobs.LegacySlotName(sj.Name, slot), jobs.BackfillName(sj, slot)}
+	for _, r := range runs {
+		if r.JobName != "" && r.ScheduledTime.Time.Equal(slot) {
+			for _, n := range names {
+				if r.JobName == n {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// finishBackfill ends the running backfill: every slot of its range is done.
+func finishBackfill(sj *v1alpha1.ScheduledJob, p *plan) {
+	bf := p.status.Backfill
+	bf.Phase, bf.NextSlot, bf.Message = v1alpha1.BackfillFinished, nil, ""
+	msg := fmt.Sprintf("Backfill %s finished: %d slots, %d Jobs created, %d had run already or were refused", bf.Request, bf.Slots, bf.Created, bf.Done-bf.Created)
+	setBackfillCondition(sj, &p.status, metav1.ConditionFalse, ReasonBackfillFinished, msg)
+	p.events = append(p.events, event{corev1.EventTypeNormal, ReasonBackfillFinished, msg})
+}
+
+// recordBackfill records the API server's answer to a backfill create (recordCreates): a Job
+// created or adopted, a refusal or a name taken, each ends the slot, and the cursor moves on.
+func recordBackfill(sj *v1alpha1.ScheduledJob, p *plan, res createResult) {
+	bf := p.status.Backfill
+	if bf == nil || bf.Phase != v1alpha1.BackfillRunning {
+		return
+	}
+	bf.Done++
+	if res.got != nil {
+		bf.Created++
+		bf.LastCreateTime = &metav1.Time{Time: res.at}
+	}
+	bf.NextSlot = res.backfillNext
+	if bf.NextSlot == nil {
+		finishBackfill(sj, p)
+	}
+}
+
+// backfillRecorded reports whether the written status no longer needs backfill Job j as the
+// trace of its slot: j is not at or after the cursor of the backfill running for the value
+// still asked for. Before the cursor has passed it, j is the only proof the slot ran.
+func backfillRecorded(sj *v1alpha1.ScheduledJob, slot time.Time) bool {
+	bf := sj.Status.Backfill
+	return bf == nil || bf.Phase != v1alpha1.BackfillRunning || bf.Request != sj.Annotations[keys.AnnotationBackfill] ||
+		bf.NextSlot == nil || slot.Before(bf.NextSlot.Time)
+}
+
+// backfillSlotOf returns the slot whose backfill Job j is (named by jobs.BackfillName).
+func backfillSlotOf(sj *v1alpha1.ScheduledJob, j *batchv1.Job) (time.Time, bool) {
+	slot, err := time.Parse(time.RFC3339, j.Annotations[jobs.ScheduledTimeAnnotation])
+	if err != nil || j.Name != jobs.BackfillName(sj, slot) {
+		return time.Time{}, false
+	}
+	return slot, true
+}
+
+// claimRecordedOf is claimRecorded for any Job of sj, a backfill Job included.
+func claimRecordedOf(sj *v1alpha1.ScheduledJob, j *batchv1.Job) bool {
+	if slot, ok := backfillSlotOf(sj, j); ok {
+		return backfillRecorded(sj, slot)
+	}
+	return claimRecorded(&sj.Status, sj.Annotations[keys.AnnotationRunNow], j)
+}
+
+func setBackfillCondition(sj *v1alpha1.ScheduledJob, st *v1alpha1.ScheduledJobStatus, status metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: ConditionBackfill, Status: status, Reason: reason, Message: msg, ObservedGeneration: sj.Generation})
+}
+
+// requeueWithin makes p look again within d (d > 0).
+func requeueWithin(p *plan, d time.Duration) {
+	if d <= 0 {
+		d = time.Second
+	}
+	if p.requeueAfter == 0 || d < p.requeueAfter {
+		p.requeueAfter = d
+	}
+}
+
+func jobNamed(js []*batchv1.Job, name string) *batchv1.Job {
+	for _, j := range js {
+		if j.Name == name {
+			return j
+		}
+	}
+	return nil
+}

@@ -1,0 +1,370 @@
+package scheduledjob
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/schedule"
+)
+
+func TestBackfillRange(t *testing.T) {
+	now := mustTime("2026-11-24T12:00:00Z")
+	everyMinute, err := schedule.ParseAll([]string{"* * * * *"}, "", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, value string
+		slots       int
+		refused     string // part of the error; "" accepted
+	}{
+		{name: "a range of three minutes is three slots", value: "2026-11-24T10:00:00Z/2026-11-24T10:03:00Z", slots: 3},
+		{name: "offsets and spaces around the times are read", value: " 2026-11-24T11:00:00+01:00 / 2026-11-24T10:02:00Z", slots: 2},
+		{name: "a range with no slot is accepted and empty", value: "2026-11-24T10:00:10Z/2026-11-24T10:00:50Z"},
+		{name: "to up to now is accepted", value: "2026-11-24T11:59:00Z/2026-11-24T12:00:00Z", slots: 1},
+		{name: "exactly the most slots is accepted", value: "2026-11-24T10:00:00Z/2026-11-24T11:40:00Z", slots: 100},
+		{name: "one slot more than the most is refused", value: "2026-11-24T10:00:00Z/2026-11-24T11:41:00Z", refused: "more than 100 slots"},
+		{name: "from exactly 31 days back is accepted", value: "2026-10-24T12:00:00Z/2026-10-24T12:01:00Z", slots: 1},
+		{name: "from more than 31 days back is refused", value: "2026-10-24T11:59:00Z/2026-10-24T12:01:00Z", refused: "more than 31 days back"},
+		{name: "to in the future is refused", value: "2026-11-24T11:00:00Z/2026-11-24T12:00:01Z", refused: "in the future"},
+		{name: "from after to is refused", value: "2026-11-24T11:00:00Z/2026-11-24T10:00:00Z", refused: "not before"},
+		{name: "an empty range is refused", value: "2026-11-24T11:00:00Z/2026-11-24T11:00:00Z", refused: "not before"},
+		{name: "no slash is refused", value: "2026-11-24T11:00:00Z", refused: "is not <from>/<to>"},
+		{name: "a date without a time is refused", value: "2026-11-24/2026-11-25", refused: "not an RFC 3339 time"},
+		{name: "a bad to is refused", value: "2026-11-24T11:00:00Z/yesterday", refused: `to "yesterday"`},
+		{name: "an over-long value is refused without being parsed", value: strings.Repeat("x", 129), refused: "129 characters"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, slots, err := backfillRange(tc.value, now, everyMinute)
+			switch {
+			case tc.refused == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.refused != "" && (err == nil || !strings.Contains(err.Error(), tc.refused)):
+				t.Fatalf("err = %v, want it to say %q", err, tc.refused)
+			case len(slots) != tc.slots:
+				t.Errorf("%d slots, want %d", len(slots), tc.slots)
+			}
+		})
+	}
+}
+
+// The backfill tests' ScheduledJob runs every minute; its last scheduled slot is now's, so the
+// scheduled path creates nothing and what a pass creates is the backfill's.
+var (
+	bfNow    = justAfterTheHour // 10:01
+	bfFirst  = mustTime("2016-05-19T09:10:00Z")
+	bfSecond = mustTime("2016-05-19T09:11:00Z")
+	bfThird  = mustTime("2016-05-19T09:12:00Z")
+)
+
+const bfRequest = "2016-05-19T09:10:00Z/2016-05-19T09:13:00Z"
+
+func backfillSJ(value string, opts ...sjOpt) *v1alpha1.ScheduledJob {
+	sj := newSJ(append([]sjOpt{spec("* * * * *"), lastSchedule(bfNow)}, opts...)...)
+	if value != "" {
+		sj.Annotations = map[string]string{keys.AnnotationBackfill: value}
+	}
+	return sj
+}
+
+// backfillJob is sj's Job of a backfilled slot, as the API server would hold it.
+func backfillJob(sj *v1alpha1.ScheduledJob, slot, createdAt time.Time, done bool) *batchv1.Job {
+	j := newJob(sj, jobs.BackfillName(sj, slot), slot, time.UTC, "")
+	j.UID = types.UID("uid-" + jobs.BackfillName(sj, slot))
+	j.CreationTimestamp = metav1.NewTime(createdAt)
+	if done {
+		end := metav1.NewTime(createdAt.Add(time.Second))
+		j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: end}}
+		j.Status.CompletionTime = &end
+	}
+	return j
+}
+
+// accept runs the pass that accepts sj's new backfill request, and keeps its status.
+func accept(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time) *v1alpha1.ScheduledJob {
+	sj.Status = pass(sj, children, now).status
+	return sj
+}
+
+// pass decides and records the API server's answer to its creates: each created.
+func pass(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time) plan {
+	p := decide(sj, children, now, noneDeleted, 0)
+	var results []createResult
+	for _, c := range p.creates {
+		results = append(results, createResult{creation: c, got: c.job, ev: event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + c.job.Name}})
+	}
+	recordCreates(sj, &p, results)
+	return p
+}
+
+func TestABackfillRunsEachSlotOnceAtItsPace(t *testing.T) {
+	sj := backfillSJ(bfRequest)
+	p := pass(sj, nil, bfNow)
+	// The pass that accepts the request writes it and creates nothing.
+	if len(p.creates) != 0 || p.status.Backfill == nil || p.status.Backfill.Phase != v1alpha1.BackfillRunning || !p.status.Backfill.NextSlot.Time.Equal(bfFirst) {
+		t.Fatalf("creates %v, status.backfill %+v: want the request accepted, nothing created yet", createdNames(p), p.status.Backfill)
+	}
+	if p.requeueAfter <= 0 || p.requeueAfter > time.Second {
+		t.Errorf("requeueAfter = %v, want the next pass soon", p.requeueAfter)
+	}
+	sj.Status = p.status
+	p = pass(sj, nil, bfNow)
+	if got := createdNames(p); len(got) != 1 || got[0] != jobs.BackfillName(sj, bfFirst) {
+		t.Fatalf("creates %v, want the first slot's backfill Job only", got)
+	}
+	j := p.creates[0].job
+	if j.Annotations[jobs.ScheduledTimeAnnotation] != "2016-05-19T09:10:00Z" || j.Spec.Template.Annotations[jobs.ScheduledTimeAnnotation] != "2016-05-19T09:10:00Z" {
+		t.Errorf("Job annotations %v, pod annotations %v: want the slot's scheduled time", j.Annotations, j.Spec.Template.Annotations)
+	}
+	if env := j.Spec.Template.Spec.Containers[0].Env; len(env) != 1 || env[0].Name != jobs.ScheduledTimeEnv {
+		t.Errorf("env %v, want %s", env, jobs.ScheduledTimeEnv)
+	}
+	bf := p.status.Backfill
+	if bf == nil || bf.Phase != v1alpha1.BackfillRunning || bf.Slots != 3 || bf.Done != 1 || bf.Created != 1 || !bf.NextSlot.Time.Equal(bfSecond) {
+		t.Fatalf("status.backfill = %+v, want Running, 1 of 3 done, next %v", bf, bfSecond)
+	}
+	if c := meta.FindStatusCondition(p.status.Conditions, ConditionBackfill); c == nil || c.Status != metav1.ConditionTrue || c.Reason != ReasonBackfillRunning {
+		t.Errorf("Backfill condition = %+v", c)
+	}
+	if p.requeueAfter <= 0 || p.requeueAfter > BackfillInterval {
+		t.Errorf("requeueAfter = %v, want at most %v", p.requeueAfter, BackfillInterval)
+	}
+
+	// The next pass within the interval creates nothing and wakes at its end.
+	sj.Status = p.status
+	first := backfillJob(sj, bfFirst, bfNow, false)
+	p = pass(sj, []*batchv1.Job{first}, bfNow.Add(4*time.Second))
+	if len(p.creates) != 0 || p.requeueAfter != 6*time.Second {
+		t.Fatalf("creates %v, requeue %v: want none, and a wake-up when the interval is over", createdNames(p), p.requeueAfter)
+	}
+
+	// After it, the second slot; then the third, which finishes the backfill.
+	p = pass(sj, []*batchv1.Job{first}, bfNow.Add(BackfillInterval))
+	if got := createdNames(p); len(got) != 1 || got[0] != jobs.BackfillName(sj, bfSecond) {
+		t.Fatalf("creates %v, want the second slot's", got)
+	}
+	sj.Status = p.status
+	second := backfillJob(sj, bfSecond, bfNow.Add(BackfillInterval), false)
+	p = pass(sj, []*batchv1.Job{first, second}, bfNow.Add(2*BackfillInterval))
+	if got := createdNames(p); len(got) != 1 || got[0] != jobs.BackfillName(sj, bfThird) {
+		t.Fatalf("creates %v, want the third slot's", got)
+	}
+	bf = p.status.Backfill
+	if bf.Phase != v1alpha1.BackfillFinished || bf.Done != 3 || bf.Created != 3 || bf.NextSlot != nil {
+		t.Fatalf("status.backfill = %+v, want Finished, 3 created", bf)
+	}
+	if !strings.Contains(strings.Join(reasons(p), ","), ReasonBackfillFinished) {
+		t.Errorf("events %v, want %s", reasons(p), ReasonBackfillFinished)
+	}
+
+	// Asked again (the same value): nothing more, even after its Jobs were pruned.
+	sj.Status = p.status
+	p = pass(sj, nil, bfNow.Add(time.Hour))
+	if got, evs := backfillCreates(p), backfillEvents(p); len(got) != 0 || len(evs) != 0 {
+		t.Errorf("the same request again: backfill creates %v, events %v; want none", got, evs)
+	}
+}
+
+// A process that died between a backfill Job's create and its status write left the cursor on
+// the slot: the next pass counts the Job (found by its name) and moves on, never creating it again.
+func TestABackfillJobCreatedBeforeACrashIsNotCreatedAgain(t *testing.T) {
+	sj := accept(backfillSJ(bfRequest), nil, bfNow)
+	p := pass(sj, nil, bfNow)
+	before := p.status.DeepCopy()
+	before.Backfill.Done, before.Backfill.Created, before.Backfill.NextSlot, before.Backfill.LastCreateTime = 0, 0, &metav1.Time{Time: bfFirst}, nil
+	sj.Status = *before // the status write that would record the first slot was lost
+	first := backfillJob(sj, bfFirst, bfNow, false)
+	p = pass(sj, []*batchv1.Job{first}, bfNow.Add(time.Second))
+	if got := createdNames(p); len(got) != 1 || got[0] != jobs.BackfillName(sj, bfSecond) {
+		t.Fatalf("creates %v, want the second slot's only", got)
+	}
+	if bf := p.status.Backfill; bf.Done != 2 || bf.Created != 2 {
+		t.Errorf("status.backfill = %+v, want the first slot counted as created", bf)
+	}
+	// And until the cursor has passed it, the first slot's Job is not pruned.
+	if claimRecordedOf(sj, first) {
+		t.Error("the Job at the cursor counts as recorded: pruning it would let the slot run again")
+	}
+	sj.Status = p.status
+	if !claimRecordedOf(sj, first) {
+		t.Error("the Job behind the cursor is not recorded: it would never be pruned")
+	}
+}
+
+func TestABackfillSkipsSlotsThatRanAndWaitsForForbid(t *testing.T) {
+	t.Run("a slot whose scheduled Job exists, or that the run history lists with a Job, does not run again", func(t *testing.T) {
+		sj := backfillSJ(bfRequest)
+		ran := childJob(bfFirst, succeededJob)
+		sj.Status.Runs = []v1alpha1.ScheduledJobRun{{ScheduledTime: metav1.NewTime(bfSecond), JobName: jobs.SlotName(sj, bfSecond), Result: v1alpha1.RunSucceeded}}
+		p := pass(accept(sj, []*batchv1.Job{ran}, bfNow), []*batchv1.Job{ran}, bfNow)
+		if got := createdNames(p); len(got) != 1 || got[0] != jobs.BackfillName(sj, bfThird) {
+			t.Fatalf("creates %v, want the third slot's only", got)
+		}
+		if bf := p.status.Backfill; bf.Phase != v1alpha1.BackfillFinished || bf.Done != 3 || bf.Created != 1 {
+			t.Errorf("status.backfill = %+v, want Finished, 3 done, 1 created", bf)
+		}
+	})
+	t.Run("a skipped slot is run", func(t *testing.T) {
+		sj := backfillSJ(bfRequest)
+		sj.Status.Runs = []v1alpha1.ScheduledJobRun{{ScheduledTime: metav1.NewTime(bfFirst), Result: v1alpha1.RunSkipped, Reason: ReasonJobAlreadyActive}}
+		p := pass(accept(sj, nil, bfNow), nil, bfNow)
+		if got := createdNames(p); len(got) != 1 || got[0] != jobs.BackfillName(sj, bfFirst) {
+			t.Fatalf("creates %v, want the skipped first slot's", got)
+		}
+	})
+	t.Run("under Forbid it waits for the active Job, and says so", func(t *testing.T) {
+		active := childJob(bfNow, running)
+		sj := backfillSJ(bfRequest, policy(v1alpha1.ForbidConcurrent), activeIn(active))
+		p := pass(accept(sj, []*batchv1.Job{active}, bfNow), []*batchv1.Job{active}, bfNow)
+		if len(p.creates) != 0 || len(p.replace) != 0 {
+			t.Fatalf("creates %v, replaces %v: want none while %s runs", createdNames(p), names(p.replace), active.Name)
+		}
+		if bf := p.status.Backfill; bf.Phase != v1alpha1.BackfillRunning || !strings.Contains(bf.Message, active.Name) {
+			t.Errorf("status.backfill = %+v, want Running, waiting for %s", bf, active.Name)
+		}
+	})
+	t.Run("under Replace it waits too, and replaces nothing", func(t *testing.T) {
+		active := childJob(bfNow, running)
+		sj := backfillSJ(bfRequest, policy(v1alpha1.ReplaceConcurrent), activeIn(active))
+		p := pass(accept(sj, []*batchv1.Job{active}, bfNow), []*batchv1.Job{active}, bfNow)
+		if len(p.creates) != 0 || len(p.replace) != 0 {
+			t.Fatalf("creates %v, replaces %v: want none", createdNames(p), names(p.replace))
+		}
+	})
+	t.Run("the scheduled slot due in the same pass goes first", func(t *testing.T) {
+		sj := accept(backfillSJ(bfRequest, lastSchedule(bfNow)), nil, bfNow)
+		sj.Status.LastScheduleTime = &metav1.Time{Time: topOfTheHour} // the slot of 10:01 is due now
+		p := pass(sj, nil, bfNow)
+		if got := createdNames(p); len(got) != 1 || got[0] != jobs.SlotName(sj, bfNow) {
+			t.Fatalf("creates %v, want the scheduled slot's only", got)
+		}
+		if p.requeueAfter <= 0 || p.requeueAfter > BackfillInterval {
+			t.Errorf("requeueAfter = %v, want the backfill looked at again within %v", p.requeueAfter, BackfillInterval)
+		}
+	})
+	t.Run("suspended, nothing moves", func(t *testing.T) {
+		p := pass(backfillSJ(bfRequest, suspended), nil, bfNow)
+		if len(p.creates) != 0 || p.status.Backfill != nil {
+			t.Errorf("creates %v, status.backfill %+v: want nothing while suspended", createdNames(p), p.status.Backfill)
+		}
+	})
+}
+
+func TestABadBackfillRequestIsRefusedOnce(t *testing.T) {
+	sj := backfillSJ("2016-05-19T09:10:00Z/2016-05-20T09:10:00Z") // to is tomorrow
+	p := pass(sj, nil, bfNow)
+	if len(p.creates) != 0 {
+		t.Fatalf("creates %v", createdNames(p))
+	}
+	bf := p.status.Backfill
+	if bf == nil || bf.Phase != v1alpha1.BackfillRefused || !strings.Contains(bf.Message, "in the future") {
+		t.Fatalf("status.backfill = %+v, want Refused, saying why", bf)
+	}
+	c := meta.FindStatusCondition(p.status.Conditions, ConditionBackfill)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonBackfillRefused {
+		t.Errorf("Backfill condition = %+v", c)
+	}
+	if r := meta.FindStatusCondition(p.status.Conditions, ConditionReady); r == nil || r.Status != metav1.ConditionTrue {
+		t.Errorf("Ready = %+v: a bad backfill request does not stop the schedule", r)
+	}
+	if got := reasons(p); len(got) != 1 || got[0] != ReasonBackfillRefused {
+		t.Errorf("events %v, want one %s", got, ReasonBackfillRefused)
+	}
+	sj.Status = p.status
+	if p = pass(sj, nil, bfNow.Add(30*time.Second)); len(p.events) != 0 || p.requeueAfter > time.Minute {
+		t.Errorf("the next pass: events %v, requeue %v; want no Event again, no retry", reasons(p), p.requeueAfter)
+	}
+	long := backfillSJ(strings.Repeat("x", 4000))
+	p = pass(long, nil, bfNow)
+	long.Status = p.status
+	if p = pass(long, nil, bfNow); len(p.events) != 0 || len(long.Status.Backfill.Request) > 128 {
+		t.Errorf("an over-long value: events %v, request %d characters; want refused once and kept short", reasons(p), len(long.Status.Backfill.Request))
+	}
+}
+
+func TestRemovingTheAnnotationCancelsTheBackfill(t *testing.T) {
+	sj := accept(backfillSJ(bfRequest), nil, bfNow)
+	p := pass(sj, nil, bfNow)
+	sj.Status = p.status
+	sj.Annotations = nil
+	p = pass(sj, []*batchv1.Job{backfillJob(sj, bfFirst, bfNow, true)}, bfNow.Add(20*time.Second))
+	if len(p.creates) != 0 || p.status.Backfill.Phase != v1alpha1.BackfillCancelled {
+		t.Errorf("creates %v, status.backfill %+v: want none, Cancelled", createdNames(p), p.status.Backfill)
+	}
+	// A new value starts a new backfill; the slot that ran is not run again.
+	sj.Status = p.status
+	sj.Annotations = map[string]string{keys.AnnotationBackfill: "2016-05-19T09:10:00Z/2016-05-19T09:12:00Z"}
+	accept(sj, []*batchv1.Job{backfillJob(sj, bfFirst, bfNow, true)}, bfNow.Add(40*time.Second))
+	p = pass(sj, []*batchv1.Job{backfillJob(sj, bfFirst, bfNow, true)}, bfNow.Add(40*time.Second))
+	if got := createdNames(p); len(got) != 1 || got[0] != jobs.BackfillName(sj, bfSecond) {
+		t.Errorf("creates %v, want the second slot's only", got)
+	}
+	if bf := p.status.Backfill; bf.Done != 2 || bf.Created != 1 {
+		t.Errorf("status.backfill = %+v, want 2 done, 1 created (the first ran before this request)", bf)
+	}
+}
+
+func TestARefusedBackfillJobEndsItsSlot(t *testing.T) {
+	sj := accept(backfillSJ(bfRequest), nil, bfNow)
+	p := decide(sj, nil, bfNow, noneDeleted, 0)
+	c := p.creates[0]
+	recordCreates(sj, &p, []createResult{{creation: c, ev: event{corev1.EventTypeWarning, ReasonJobRejected, refusalPrefix + c.job.Name + ": exceeded quota"}}})
+	bf := p.status.Backfill
+	if bf.Done != 1 || bf.Created != 0 || !bf.NextSlot.Time.Equal(bfSecond) {
+		t.Errorf("status.backfill = %+v, want the first slot done, none created, next the second", bf)
+	}
+	if len(p.status.Runs) != 1 || p.status.Runs[0].Result != v1alpha1.RunFailed || !p.status.Runs[0].ScheduledTime.Time.Equal(bfFirst) {
+		t.Errorf("runs = %+v, want the first slot's run Failed", p.status.Runs)
+	}
+	if p.status.LastRunNowToken != "" || p.status.LastSkippedTime != nil {
+		t.Errorf("lastRunNowToken %q, lastSkippedTime %v: a backfill refusal touches neither", p.status.LastRunNowToken, p.status.LastSkippedTime)
+	}
+}
+
+// backfillCreates are the names of the backfill Jobs p creates.
+func backfillCreates(p plan) []string {
+	var out []string
+	for _, c := range p.creates {
+		if c.backfill != nil {
+			out = append(out, c.job.Name)
+		}
+	}
+	return out
+}
+
+// backfillEvents are the reasons of p's backfill Events.
+func backfillEvents(p plan) []string {
+	var out []string
+	for _, r := range reasons(p) {
+		if strings.HasPrefix(r, "Backfill") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// The cursor is a time: a schedule edited under a running backfill runs the new schedule's slots
+// from it, never a time that is no slot of it.
+func TestABackfillFollowsAnEditedSchedule(t *testing.T) {
+	sj := accept(backfillSJ("2016-05-19T09:10:00Z/2016-05-19T09:20:00Z"), nil, bfNow)
+	sj.Status.Backfill.NextSlot = &metav1.Time{Time: bfSecond} // 09:11, done up to it
+	sj.Spec.Schedule = "*/5 * * * *"
+	p := pass(sj, nil, bfNow)
+	want := jobs.BackfillName(sj, mustTime("2016-05-19T09:15:00Z"))
+	if got := backfillCreates(p); len(got) != 1 || got[0] != want {
+		t.Fatalf("creates %v, want %s (09:15, the edited schedule's next slot)", got, want)
+	}
+	if bf := p.status.Backfill; bf.Phase != v1alpha1.BackfillFinished {
+		t.Errorf("status.backfill = %+v, want Finished: no slot of */5 after 09:15 before 09:20", bf)
+	}
+}
