@@ -62,6 +62,10 @@ const (
 	// ReasonHeld: a copy (SecretSync or CopyRequest) is being deleted and held there by a
 	// finalizer; nothing is written to it until it is gone, and it is looked at with backoff.
 	ReasonHeld = "Held"
+	// ReasonFieldsTakenBack (an Event on the copy): another field manager (a tenant's kubectl
+	// edit) held a field of the copy that the manager writes (its data, type, or a key of ours);
+	// the apply set it back to the source's, or removed a key the source does not have.
+	ReasonFieldsTakenBack = "FieldsTakenBack"
 )
 
 // readyCondition decides the Ready condition from what the reconcile saw and did. Reasons are
