@@ -40,13 +40,14 @@ var knownAnnotations = []string{
 }
 
 // cacheOnly are the annotations only a cache writes: coming from the API they are a tenant's.
-var cacheOnly = []string{keys.AnnotationDataDigest, keys.AnnotationMetadataDigest, boundedMark}
+var cacheOnly = []string{keys.AnnotationDataDigest, keys.AnnotationMetadataDigest, boundedMark, fieldManagersMark}
 
 // Bounded returns what a cache keeps of s, a copy (a Secret or a ConfigMap's envelope) or a
 // candidate for one: identity, resourceVersion, deletion, type and immutability; our own labels
 // and the annotations of ours the manager reads (knownAnnotations), a value longer than
 // maxCachedValue as its digest; the names of up to maxForeignKeys other keys of ours (so that a
-// repair can remove them); the digest of the data (keys.AnnotationDataDigest, with which keys of
+// repair can remove them); the names of up to maxForeignManagers other field managers holding a
+// field the manager writes (ForeignFieldManagers, so that the writer can say so); the digest of the data (keys.AnnotationDataDigest, with which keys of
 // an envelope are binary) and of the labels and annotations its SecretSync set
 // (keys.AnnotationMetadataDigest). Nothing else: not the data, not the labels and annotations a
 // tenant added, not owner references or managed fields. InStep, NeedsReplace and Merged answer
@@ -74,6 +75,9 @@ func Bounded(s *corev1.Secret) *corev1.Secret {
 	out.Annotations[keys.AnnotationDataDigest] = contentDigest(s)
 	cl, ca := metadataKeys(s)
 	out.Annotations[keys.AnnotationMetadataDigest] = metadataDigest(s, cl, ca)
+	if m := ForeignFieldManagers(s.ManagedFields); len(m) > 0 {
+		out.Annotations[fieldManagersMark] = strings.Join(m, ",")
+	}
 	out.Annotations[boundedMark] = ""
 	return out
 }

@@ -226,3 +226,30 @@ func setKeys(dst, src map[string]string, keys ...string) map[string]string {
 	}
 	return dst
 }
+
+// Leftovers are the keys of cur, a live copy, that want does not have: data keys; labels and
+// annotations of ours (foreignOwnKeys); and the labels and annotations the SecretSync set as
+// before records them (its keys.AnnotationMetadataKeys; before is the copy the write was
+// planned on) and want no longer records. After an apply of want they are keys another field
+// manager holds, which the apply leaves in place.
+func Leftovers(cur, before, want *corev1.Secret) (data, labels, annotations []string) {
+	for _, k := range slices.Sorted(maps.Keys(cur.Data)) {
+		if _, ok := want.Data[k]; !ok {
+			data = append(data, k)
+		}
+	}
+	labels, annotations = foreignOwnKeys(cur, want)
+	bl, ba := metadataKeys(before)
+	wl, wa := metadataKeys(want)
+	for _, k := range bl {
+		if _, ok := cur.Labels[k]; ok && !slices.Contains(wl, k) && !slices.Contains(labels, k) {
+			labels = append(labels, k)
+		}
+	}
+	for _, k := range ba {
+		if _, ok := cur.Annotations[k]; ok && !slices.Contains(wa, k) && !slices.Contains(annotations, k) {
+			annotations = append(annotations, k)
+		}
+	}
+	return data, labels, annotations
+}

@@ -38,6 +38,13 @@ type Action struct {
 	Want *corev1.Secret
 	// Current is the live Secret (update, replace, delete, release, conflict).
 	Current *corev1.Secret
+	// Desired is, for an update, the wanted copy itself (Want is it merged onto Current): exactly
+	// the fields the owner writes, which a server-side apply sends.
+	Desired *corev1.Secret
+	// Adopt marks an update of a copy without a valid proof that already holds the wanted data and
+	// type: it may only be written where no other field manager holds a field it sets (never by
+	// force).
+	Adopt bool
 	// Message explains a conflict or a held copy.
 	Message string
 }
@@ -161,7 +168,7 @@ func ComputeFor(owner Owner, want []*corev1.Secret, live Lookup, owned []*corev1
 		case NeedsReplace(cur, w):
 			p.Actions = append(p.Actions, Action{Op: OpReplace, Key: key, Want: w, Current: cur})
 		default:
-			p.Actions = append(p.Actions, Action{Op: OpUpdate, Key: key, Want: Merged(cur, w), Current: cur})
+			p.Actions = append(p.Actions, Action{Op: OpUpdate, Key: key, Want: Merged(cur, w), Current: cur, Desired: w, Adopt: !owner.proven(cur)})
 		}
 	}
 	for _, o := range owned {

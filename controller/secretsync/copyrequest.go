@@ -318,7 +318,7 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 	// their CopyRequest, through their owner reference).
 	owner := requestOwner(key.Name)
 	owner.Proven = provenBy(r.Proofs, keys.LabelCopyRequest, r.LabelProof.InForce(ctx))
-	w := writer{client: r.Client, reader: r.APIReader, label: keys.LabelCopyRequest, unmanaged: &r.unmanaged}
+	w := writer{client: r.Client, reader: r.APIReader, label: keys.LabelCopyRequest, unmanaged: &r.unmanaged, taken: takenBack(r.Recorder)}
 	for _, kind := range kinds {
 		list := kind.list()
 		if err := r.Copies.List(ctx, list, client.InNamespace(key.Namespace), client.UnsafeDisableDeepCopy); err != nil {

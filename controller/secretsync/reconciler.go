@@ -3,7 +3,6 @@ package secretsync
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -975,10 +974,13 @@ type writer struct {
 	// unmanaged remembers targets found held by an object we do not manage, so later writes
 	// look (a read) instead of trying to create (a failed write) each time.
 	unmanaged *sync.Map
+	// taken, when set, is told of a copy written back after other field managers had set fields
+	// of it that the manager writes (see update).
+	taken func(obj client.Object, managers []string)
 }
 
 func (r *Reconciler) writer() writer {
-	return writer{client: r.Client, reader: r.APIReader, label: keys.LabelSecretSync, unmanaged: &r.unmanaged}
+	return writer{client: r.Client, reader: r.APIReader, label: keys.LabelSecretSync, unmanaged: &r.unmanaged, taken: takenBack(r.Recorder)}
 }
 
 // write performs one action and returns the operation that was written ("" when nothing was).
@@ -997,7 +999,7 @@ func (w writer) write(ctx context.Context, kind *objectKind, a propagation.Actio
 			}
 			w.unmanaged.Delete(tk)
 		}
-		err := w.client.Create(ctx, kind.unwrap(a.Want.DeepCopy()))
+		err := w.client.Create(ctx, kind.unwrap(a.Want.DeepCopy()), client.FieldOwner(propagation.FieldManager))
 		if apierrors.IsAlreadyExists(err) {
 			// Not in our cache, so not labelled by us: someone else's object. Unless it was
 			// created by us a moment ago and the cache is behind, which a read tells apart.
@@ -1015,7 +1017,7 @@ func (w writer) write(ctx context.Context, kind *objectKind, a propagation.Actio
 		}
 		return propagation.OpCreate, err
 	case propagation.OpUpdate:
-		err := w.update(ctx, kind, a.Current, a.Want)
+		err := w.update(ctx, kind, a)
 		if apierrors.IsConflict(err) && w.liveInStep(ctx, kind, a.Key, a.Want) {
 			// Our cache had not caught up with our own last write: the copy already is in step.
 			return "", nil
@@ -1027,13 +1029,13 @@ func (w writer) write(ctx context.Context, kind *objectKind, a propagation.Actio
 		// first, by a dry-run create: the API server runs admission before its storage finds the
 		// name taken, so AlreadyExists says the copy would pass, and a refusal (a webhook, a
 		// policy, a copy too large) leaves the old copy in place rather than none.
-		if err := w.client.Create(ctx, kind.unwrap(a.Want.DeepCopy()), client.DryRunAll); err != nil && !apierrors.IsAlreadyExists(err) && !exceededQuota(err) {
+		if err := w.client.Create(ctx, kind.unwrap(a.Want.DeepCopy()), client.DryRunAll, client.FieldOwner(propagation.FieldManager)); err != nil && !apierrors.IsAlreadyExists(err) && !exceededQuota(err) {
 			return "", err
 		}
 		if err := w.deleteExact(ctx, kind, a.Current); err != nil && !apierrors.IsNotFound(err) {
 			return "", err
 		}
-		if err := w.client.Create(ctx, kind.unwrap(a.Want.DeepCopy())); err != nil {
+		if err := w.client.Create(ctx, kind.unwrap(a.Want.DeepCopy()), client.FieldOwner(propagation.FieldManager)); err != nil {
 			if apierrors.IsAlreadyExists(err) {
 				// Deleted but still there: a finalizer holds it (the next pass sees it held).
 				return "", err
@@ -1051,52 +1053,14 @@ func (w writer) write(ctx context.Context, kind *objectKind, a propagation.Actio
 	case propagation.OpOrphan:
 		// A patch of the one annotation the mark adds, on the version compared.
 		cur := kind.unwrap(a.Current)
-		return propagation.OpOrphan, w.client.Patch(ctx, kind.unwrap(a.Want), client.MergeFromWithOptions(cur, client.MergeFromWithOptimisticLock{}))
+		return propagation.OpOrphan, w.client.Patch(ctx, kind.unwrap(a.Want), client.MergeFromWithOptions(cur, client.MergeFromWithOptimisticLock{}), client.FieldOwner(propagation.FieldManager))
 	case propagation.OpRelease:
 		// A patch of the metadata Released changes, on the version compared: a cached copy
 		// holds no data (boundCopy), so an update from it would empty the Secret we leave behind.
 		cur := kind.unwrap(a.Current)
-		return propagation.OpRelease, w.client.Patch(ctx, kind.unwrap(propagation.Released(a.Current)), client.MergeFromWithOptions(cur, client.MergeFromWithOptimisticLock{}))
+		return propagation.OpRelease, w.client.Patch(ctx, kind.unwrap(propagation.Released(a.Current)), client.MergeFromWithOptions(cur, client.MergeFromWithOptimisticLock{}), client.FieldOwner(propagation.FieldManager))
 	}
 	return "", fmt.Errorf("unknown action %q", a.Op)
-}
-
-// update writes what we own of merged (Merged(cur, want)) onto the copy cur, on the version
-// compared, by a strategic merge patch: our labels and annotations and the SecretSync's, each set
-// or removed; the data replaced whole; immutability. Nothing else of the copy is sent, so the
-// labels and annotations others added stay although the cache does not hold them (boundCopy).
-func (w writer) update(ctx context.Context, kind *objectKind, cur, merged *corev1.Secret) error {
-	ls, as := propagation.Changes(cur, merged)
-	patch := map[string]any{
-		"metadata":  map[string]any{"resourceVersion": cur.ResourceVersion, "labels": ls, "annotations": as},
-		"immutable": merged.Immutable,
-	}
-	if kind == configMapKind {
-		as[keys.AnnotationBinaryKeys] = nil // an envelope's record, never a ConfigMap's
-		cm := propagation.ToConfigMap(merged)
-		patch["data"], patch["binaryData"] = replacing(cm.Data), replacing(cm.BinaryData)
-	} else {
-		patch["data"] = replacing(merged.Data)
-	}
-	raw, err := json.Marshal(patch)
-	if err != nil {
-		return err
-	}
-	obj := kind.object()
-	obj.SetNamespace(cur.Namespace)
-	obj.SetName(cur.Name)
-	return w.client.Patch(ctx, obj, client.RawPatch(types.StrategicMergePatchType, raw))
-}
-
-// replacing is m as a strategic merge patch that replaces the whole map ($patch: replace), so
-// that keys the copy has and m lacks go.
-func replacing[V any](m map[string]V) map[string]any {
-	out := make(map[string]any, len(m)+1)
-	for k, v := range m {
-		out[k] = v
-	}
-	out["$patch"] = "replace"
-	return out
 }
 
 // liveInStep reads the copy past the cache and reports whether it already is what want says.
@@ -1252,7 +1216,7 @@ func (r *Reconciler) patchPullSecrets(ctx context.Context, ssName string, sa *co
 		return false, nil
 	}
 	r.accounts.forget(ssName, key)
-	if err := r.Client.Patch(ctx, updated, client.MergeFromWithOptions(live, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := r.Client.Patch(ctx, updated, client.MergeFromWithOptions(live, client.MergeFromWithOptimisticLock{}), client.FieldOwner(propagation.FieldManager)); err != nil {
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 			return true, nil
 		}

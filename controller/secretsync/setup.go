@@ -75,7 +75,7 @@ func boundSpecAndStatus(obj any) (any, error) {
 // who may label an object can put our label on it, so what the cache holds per object must not
 // be theirs to decide: a 1 MiB ConfigMap with 256 KiB of annotations costs what a pull secret's
 // copy costs (BenchmarkCachedBytes). The reconciler only compares a copy with the wanted one, and
-// writes what it owns by a patch (writer.update) that needs nothing else of the copy; a release
+// writes what it owns by a server-side apply (writer.update) that needs nothing else of the copy; a release
 // patches metadata.
 func boundCopy(obj any) (any, error) {
 	switch o := obj.(type) {

@@ -69,6 +69,10 @@ const (
 	// ReasonNamespaceSelectorUnsupported: a manager limited to namespaces cannot read Namespace
 	// labels, and spec.target.namespaceSelector needs some; nothing is copied or removed.
 	ReasonNamespaceSelectorUnsupported = "NamespaceSelectorUnsupported"
+	// ReasonFieldsTakenBack (an Event on the copy): another field manager (a tenant's kubectl
+	// edit) held a field of the copy that the manager writes (its data, type, or a key of ours);
+	// the apply set it back to the source's, or removed a key the source does not have.
+	ReasonFieldsTakenBack = "FieldsTakenBack"
 )
 
 // readyCondition decides the Ready condition from what the reconcile saw and did. Reasons are
