@@ -265,6 +265,23 @@ manager-linux: ## Build the static linux manager binaries the image holds (bin/m
 		mv -f $(BIN)/manager-linux-$$arch.$$$$ $(BIN)/manager-linux-$$arch || exit 1; \
 	done
 
+# kubectl-platform, the workstation command (docs/cli.md): static binaries for the platforms a
+# release ships it for (tests/release.CLIPlatforms), stamped like the manager.
+CLI_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+
+.PHONY: cli
+cli: ## Build kubectl-platform for this machine into bin/kubectl-platform (on PATH: `kubectl platform ...`).
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/kubectl-platform ./controller/cmd/kubectl-platform
+
+.PHONY: cli-dist
+cli-dist: ## Build kubectl-platform for linux and darwin on amd64 and arm64 (bin/kubectl-platform-<os>-<arch>), as make release ships them.
+	@# Built beside and renamed over, as manager-linux.
+	for p in $(CLI_PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/kubectl-platform-$$os-$$arch.$$$$ ./controller/cmd/kubectl-platform && \
+		mv -f $(BIN)/kubectl-platform-$$os-$$arch.$$$$ $(BIN)/kubectl-platform-$$os-$$arch || exit 1; \
+	done
+
 .PHONY: image-tar
 image-tar: manager-linux ## Assemble the image without Docker into $(IMAGE_TAR), tagged $(IMAGE) (this machine's platform; docker load / kind load image-archive).
 	go run ./tests/imagebuild/cmd/imagebuild manager $(foreach a,$(ARCHES),--binary $(BIN)/manager-linux-$(a)) \
