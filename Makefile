@@ -160,7 +160,7 @@ test-image: host ## Run the built manager and job images in Docker (time zones, 
 	PO_DOCKER_TESTS=1 PO_BUSYBOX_BINARY=$(BIN)/busybox/busybox go test -count=1 -timeout 20m -v -run Docker ./tests/imagebuild/
 
 .PHONY: test-release
-test-release: tools kind-node manager-linux ## Release round trip: `make release` pushes and signs (throwaway cosign key) to a local registry with credentials; the signatures and the signed provenance and SBOM attestations verified with the public key, and verification fails on a tampered image and chart; helm pull oci://, helm upgrade -i on kind with the chart and the image by digest.
+test-release: tools kind-node manager-linux cli-dist ## Release round trip: `make release` pushes and signs (throwaway cosign key) to a local registry with credentials; the signatures and the signed provenance and SBOM attestations verified with the public key, and verification fails on a tampered image and chart; helm pull oci://, helm upgrade -i on kind with the chart and the image by digest.
 	cd $(RELEASE_MODULE) && PO_RELEASE_TEST=1 go test -count=1 -timeout 20m -v -run TestReleaseRoundTrip .
 
 .PHONY: test-e2e-namespaced
@@ -308,7 +308,7 @@ RELEASE_FLAGS = --root $(ROOT) --commit $(shell git rev-parse HEAD) --out $(BIN)
 	$(if $(filter 1 true yes,$(PUSH)),--push) $(if $(filter 1 true yes,$(INSECURE)),--plain-http)
 
 .PHONY: release
-release: manager-linux ## Build a release of VERSION (image index, chart, SBOM, provenance) into bin/release/; PUSH=1 REGISTRY=host/project publishes it and signs it with COSIGN_KEY (password: COSIGN_PASSWORD) (INSECURE=1: plain HTTP).
+release: manager-linux cli-dist ## Build a release of VERSION (image index, chart, kubectl-platform archives and checksums, SBOM, provenance) into bin/release/; PUSH=1 REGISTRY=host/project publishes it and signs it with COSIGN_KEY (password: COSIGN_PASSWORD) (INSECURE=1: plain HTTP).
 	@git diff --quiet HEAD || { echo "the work tree has uncommitted changes: a release is built from a commit"; $(if $(filter 1 true yes,$(PUSH)),exit 1,true); }
 	cd $(RELEASE_MODULE) && go run ./cmd/release $(RELEASE_FLAGS)
 
