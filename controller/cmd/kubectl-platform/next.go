@@ -107,9 +107,14 @@ night (Skipped, listed between the slots). A ScheduledJob's jitter delays each s
 				rep.ScheduledJob = ns + "/" + a[0]
 				rep.Schedules, rep.TimeZone = scheduledjob.Schedules(sj), ptr.Deref(sj.Spec.TimeZone, "")
 				rep.Suspended = ptr.Deref(sj.Spec.Suspend, false)
-				anchor = sj.CreationTimestamp.Truncate(time.Minute)
-				if t := sj.Status.ObservedScheduleTime; t != nil && sj.Status.ObservedSchedule == rep.TimeZone+" "+strings.Join(rep.Schedules, " | ") {
-					anchor = t.Truncate(time.Minute) // findSlots' anchor
+				// findSlots' anchor: when the schedules were first seen (creation), or last edited
+				// (an edit not yet seen is seen on the controller's next pass: about now).
+				observed := rep.TimeZone + " " + strings.Join(rep.Schedules, " | ")
+				switch st := sj.Status; {
+				case st.ObservedSchedule == observed && st.ObservedScheduleTime != nil:
+					anchor = st.ObservedScheduleTime.Truncate(time.Minute)
+				case st.ObservedSchedule == "" || st.ObservedSchedule == observed:
+					anchor = sj.CreationTimestamp.Truncate(time.Minute)
 				}
 				if jitter = scheduledjob.JitterOffset(sj); jitter > 0 {
 					rep.Jitter = jitter.String()
