@@ -167,7 +167,7 @@ test-image: host ## Run the built manager and job images in Docker (time zones, 
 	cd $(TESTS_MODULE) && PO_DOCKER_TESTS=1 PO_BUSYBOX_BINARY=$(BIN)/busybox/busybox go test -count=1 -timeout 20m -v -run Docker ./imagebuild/
 
 .PHONY: test-release
-test-release: tools kind-node manager-linux ## Release round trip: `make release` pushes and signs (throwaway cosign key; throwaway OpenPGP key for the chart's Helm .prov) to a local registry with credentials; the signatures and the signed provenance and SBOM attestations verified with the public key, the chart with helm pull --verify, and verification fails on a tampered image and chart; helm pull oci://, helm upgrade -i on kind with the chart and the image by digest.
+test-release: tools kind-node manager-linux cli-dist ## Release round trip: `make release` pushes and signs (throwaway cosign key; throwaway OpenPGP key for the chart's Helm .prov) to a local registry with credentials, the kubectl-platform archives included; the signatures and the signed provenance and SBOM attestations verified with the public key, the chart with helm pull --verify, and verification fails on a tampered image and chart; helm pull oci://, helm upgrade -i on kind with the chart and the image by digest.
 	cd $(RELEASE_MODULE) && PO_RELEASE_TEST=1 go test -count=1 -timeout 20m -v -run TestReleaseRoundTrip .
 
 .PHONY: test-e2e-namespaced
@@ -285,6 +285,23 @@ manager-linux: ## Build the static linux manager binaries the image holds (bin/m
 		mv -f $(BIN)/manager-linux-$$arch.$$$$ $(BIN)/manager-linux-$$arch || exit 1; \
 	done
 
+# kubectl-platform, the workstation command (docs/cli.md): static binaries for the platforms a
+# release ships it for (tests/release.CLIPlatforms), stamped like the manager.
+CLI_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+
+.PHONY: cli
+cli: ## Build kubectl-platform for this machine into bin/kubectl-platform (on PATH: `kubectl platform ...`).
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/kubectl-platform ./controller/cmd/kubectl-platform
+
+.PHONY: cli-dist
+cli-dist: ## Build kubectl-platform for linux and darwin on amd64 and arm64 (bin/kubectl-platform-<os>-<arch>), as make release ships them.
+	@# Built beside and renamed over, as manager-linux.
+	for p in $(CLI_PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/kubectl-platform-$$os-$$arch.$$$$ ./controller/cmd/kubectl-platform && \
+		mv -f $(BIN)/kubectl-platform-$$os-$$arch.$$$$ $(BIN)/kubectl-platform-$$os-$$arch || exit 1; \
+	done
+
 .PHONY: image-tar
 image-tar: manager-linux ## Assemble the image without Docker into $(IMAGE_TAR), tagged $(IMAGE) (this machine's platform; docker load / kind load image-archive).
 	cd $(TESTS_MODULE) && go run ./imagebuild/cmd/imagebuild manager $(foreach a,$(ARCHES),--binary $(BIN)/manager-linux-$(a)) \
@@ -313,7 +330,7 @@ RELEASE_FLAGS = --root $(ROOT) --commit $(shell git rev-parse HEAD) --out $(BIN)
 	$(if $(filter 1 true yes,$(PUSH)),--push) $(if $(filter 1 true yes,$(INSECURE)),--plain-http)
 
 .PHONY: release
-release: manager-linux ## Build a release of VERSION (image index, chart, SBOM, provenance) into bin/release/; PUSH=1 REGISTRY=host/project publishes it and signs it with COSIGN_KEY (password: COSIGN_PASSWORD) and the chart's .prov with HELM_SIGN_KEY of HELM_SIGN_KEYRING (passphrase: HELM_SIGN_PASSPHRASE) (INSECURE=1: plain HTTP).
+release: manager-linux cli-dist ## Build a release of VERSION (image index, chart, kubectl-platform archives and checksums, SBOM, provenance) into bin/release/; PUSH=1 REGISTRY=host/project publishes it and signs it with COSIGN_KEY (password: COSIGN_PASSWORD) and the chart's .prov with HELM_SIGN_KEY of HELM_SIGN_KEYRING (passphrase: HELM_SIGN_PASSPHRASE) (INSECURE=1: plain HTTP).
 	@git diff --quiet HEAD || { echo "the work tree has uncommitted changes: a release is built from a commit"; $(if $(filter 1 true yes,$(PUSH)),exit 1,true); }
 	cd $(RELEASE_MODULE) && go run ./cmd/release $(RELEASE_FLAGS)
 

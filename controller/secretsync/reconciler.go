@@ -391,7 +391,6 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 		return obs, err
 	}
 	obs.targets = propagation.Targets(nss, nsSel, ss.Spec.Target.IncludeNamespaces, ss.Spec.Target.ExcludeNamespaces, src.Namespace)
-	policy := propagation.DeletionPolicy(string(ss.Spec.DeletionPolicy))
 	tgt := ss.Spec.Target
 	meta := propagation.Metadata{Labels: tgt.Labels, Annotations: tgt.Annotations, SourceLabels: tgt.SourceLabels, SourceAnnotations: tgt.SourceAnnotations}
 	keySel := keysOf(ss.Spec.Keys)
@@ -399,26 +398,24 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 	obs.templates = map[string]*corev1.Secret{}
 	for _, s := range obs.sources {
 		for _, ns := range append([]string{""}, obs.targets...) {
-			w := propagation.Desired(s, ns, ss.Name)
-			if ss.Spec.Target.Name != "" {
-				w.Name = ss.Spec.Target.Name // a renamed copy (admission allows it only with source.name)
-			}
-			propagation.WithMetadata(w, s, meta)
 			if ns == "" { // the template: data and type only
+				w := propagation.Desired(s, ns, ss.Name)
+				if ss.Spec.Target.Name != "" {
+					w.Name = ss.Spec.Target.Name // a renamed copy (admission allows it only with source.name)
+				}
+				propagation.WithMetadata(w, s, meta)
 				propagation.ApplyKeys(w, keySel)
 				obs.templates[w.Name] = w
 				continue
 			}
+			w, missing := WantedCopy(ss, s, ns)
 			r.Proofs.Prove(w, owner)
-			if !keySel.IsZero() {
-				if missing := propagation.ApplyKeys(w, keySel); len(missing) > 0 {
-					if obs.missingKeys == nil {
-						obs.missingKeys = map[string][]string{}
-					}
-					obs.missingKeys[s.Namespace+"/"+s.Name] = missing
+			if len(missing) > 0 {
+				if obs.missingKeys == nil {
+					obs.missingKeys = map[string][]string{}
 				}
+				obs.missingKeys[s.Namespace+"/"+s.Name] = missing
 			}
-			w.Annotations[keys.AnnotationDeletionPolicy] = policy
 			obs.want = append(obs.want, w)
 		}
 	}

@@ -103,6 +103,12 @@ type Result struct {
 	// HelmPublicKeyring the signing key's public half (helm-signing.pubring.gpg, for
 	// `helm verify --keyring`), when the chart is signed.
 	ChartProvenance, HelmPublicKeyring string
+	// CLIArchives are kubectl-platform's archives (cli/ in OutDir), one per CLIPlatforms entry;
+	// CLIChecksums their checksums file. CLI is the OCI artifact holding them
+	// (Registry/kubectl-platform:VERSION), CLIDigest its digest once pushed.
+	CLIArchives    []CLIArchive
+	CLIChecksums   string
+	CLI, CLIDigest string
 }
 
 // Run builds the release and, with Push, publishes it. The manager binaries must exist
@@ -149,6 +155,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	res := Result{Version: version, Image: registryName + "/manager:" + version,
 		Chart:           registryName + "/charts/platform-operators:" + version,
+		CLI:             registryName + "/kubectl-platform:" + version,
 		PlatformDigests: map[string]string{}, SBOMs: map[string]string{}}
 	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
 		return res, err
@@ -230,10 +237,15 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 	}
 
+	// The workstation command, one archive per platform, and their checksums.
+	if res.CLIArchives, res.CLIChecksums, err = CLIArchives(ctx, o.Root, binDir(o.Root), filepath.Join(o.OutDir, "cli"), version); err != nil {
+		return res, err
+	}
+
 	// Provenance: what was built, from which commit, by what, with which inputs.
 	prov, err := Provenance(ProvenanceInput{
 		Version: version, Commit: o.Commit, Image: res.Image, IndexDigest: res.IndexDigest,
-		Chart: res.Chart, ChartSHA256: sha256Hex(chartBytes), Push: o.Push,
+		Chart: res.Chart, ChartSHA256: sha256Hex(chartBytes), CLI: res.CLIArchives, Push: o.Push,
 		Started: started, Finished: time.Now().UTC(),
 	})
 	if err != nil {
@@ -254,8 +266,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		} else {
 			signed += "; no Helm provenance: no " + HelmKeyringEnv
 		}
-		fmt.Fprintf(o.Out, "dry run (PUSH=1 publishes): would push\n  image  %s (index %s; %s)\n  chart  oci://%s\n  sbom   one CycloneDX document per platform image, attached as an OCI referrer\n  provenance SLSA v1 in-toto statement, attached to the index as an OCI referrer\n  signatures %s\nwrote %s\n",
-			res.Image, res.IndexDigest, strings.Join(keys(res.PlatformDigests), ", "), res.Chart, signed, o.OutDir)
+		fmt.Fprintf(o.Out, "dry run (PUSH=1 publishes): would push\n  image  %s (index %s; %s)\n  chart  oci://%s\n  cli    %s (kubectl-platform for %s, and %s)\n  sbom   one CycloneDX document per platform image, attached as an OCI referrer\n  provenance SLSA v1 in-toto statement, attached to the index as an OCI referrer\n  signatures %s\nwrote %s\n",
+			res.Image, res.IndexDigest, strings.Join(keys(res.PlatformDigests), ", "), res.Chart, res.CLI, strings.Join(CLIPlatforms, ", "), CLIChecksums, signed, o.OutDir)
 		return res, nil
 	}
 
@@ -306,11 +318,30 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	res.ChartDigest = pushed.Manifest.Digest
 	fmt.Fprintf(o.Out, "pushed chart oci://%s (%s)\n", res.Chart, res.ChartDigest)
 
+	// The CLI: its archives and checksums as one OCI artifact beside the image.
+	cliRef, err := name.ParseReference(res.CLI, nameOpts...)
+	if err != nil {
+		return res, err
+	}
+	cliArtifact, err := CLIArtifact(res.CLIArchives, res.CLIChecksums)
+	if err != nil {
+		return res, err
+	}
+	if err := remote.Write(cliRef, cliArtifact, remoteOpts...); err != nil {
+		return res, fmt.Errorf("pushing %s: %w", cliRef, err)
+	}
+	cliDigest, err := cliArtifact.Digest()
+	if err != nil {
+		return res, err
+	}
+	res.CLIDigest = cliDigest.String()
+	fmt.Fprintf(o.Out, "pushed %s@%s\n", res.CLI, res.CLIDigest)
+
 	// Sign: every manifest pushed gets a cosign signature; the index and the chart the signed
 	// provenance, each platform image its signed SBOM.
 	predicate, err := ProvenancePredicate(ProvenanceInput{
 		Version: version, Commit: o.Commit, Image: res.Image, IndexDigest: res.IndexDigest,
-		Chart: res.Chart, ChartSHA256: sha256Hex(chartBytes), Push: o.Push, Started: started, Finished: time.Now().UTC(),
+		Chart: res.Chart, ChartSHA256: sha256Hex(chartBytes), CLI: res.CLIArchives, Push: o.Push, Started: started, Finished: time.Now().UTC(),
 	})
 	if err != nil {
 		return res, err
@@ -320,7 +351,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return res, err
 	}
 	if err := signRelease(ctx, signer.With(ociremote.WithRemoteOptions(remoteOpts...), ociremote.WithNameOptions(nameOpts...)), releaseDigests{
-		Index: ref.Context().Digest(res.IndexDigest), Chart: chartRef.Context().Digest(res.ChartDigest),
+		Index: ref.Context().Digest(res.IndexDigest), Chart: chartRef.Context().Digest(res.ChartDigest), CLI: cliRef.Context().Digest(res.CLIDigest),
 		Platforms: platformDigests(ref.Context(), idxManifest), SBOMs: sboms,
 	}, predicate, o.Out); err != nil {
 		return res, err
@@ -338,7 +369,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 
 // releaseDigests names what a release pushed, by digest.
 type releaseDigests struct {
-	Index, Chart name.Digest
+	Index, Chart, CLI name.Digest
 	// Platforms maps os/arch to that platform image's digest; SBOMs holds the same keys.
 	Platforms map[string]name.Digest
 	SBOMs     map[string][]byte
@@ -382,7 +413,13 @@ func signRelease(ctx context.Context, s *signing.Signer, d releaseDigests, prove
 	if err := sign("the chart", d.Chart); err != nil {
 		return err
 	}
-	return attest("the provenance", d.Chart, signing.PredicateSLSAProvenanceV1, provenance)
+	if err := attest("the provenance", d.Chart, signing.PredicateSLSAProvenanceV1, provenance); err != nil {
+		return err
+	}
+	if err := sign("the CLI", d.CLI); err != nil {
+		return err
+	}
+	return attest("the provenance", d.CLI, signing.PredicateSLSAProvenanceV1, provenance)
 }
 
 // platformDigests maps each os/arch of an index to its image's digest in repo.
@@ -447,8 +484,10 @@ func SBOM(binary, version string) ([]byte, error) {
 // ProvenanceInput is what the provenance statement records.
 type ProvenanceInput struct {
 	Version, Commit, Image, IndexDigest, Chart, ChartSHA256 string
-	Push                                                    bool
-	Started, Finished                                       time.Time
+	// CLI are the kubectl-platform archives, subjects by their sha256.
+	CLI               []CLIArchive
+	Push              bool
+	Started, Finished time.Time
 }
 
 // Provenance is an in-toto v1 statement with a SLSA provenance v1 predicate for the image index
@@ -463,12 +502,16 @@ func Provenance(in ProvenanceInput) ([]byte, error) {
 	}
 	repo, _, _ := strings.Cut(in.Image, ":"+in.Version)
 	chartName, _, _ := strings.Cut(in.Chart, ":"+in.Version)
+	subjects := []any{
+		map[string]any{"name": repo, "digest": map[string]string{algo: hexDigest}},
+		map[string]any{"name": chartName, "digest": map[string]string{"sha256": in.ChartSHA256}},
+	}
+	for _, a := range in.CLI {
+		subjects = append(subjects, map[string]any{"name": filepath.Base(a.File), "digest": map[string]string{"sha256": a.SHA256}})
+	}
 	st := map[string]any{
-		"_type": "https://in-toto.io/Statement/v1",
-		"subject": []any{
-			map[string]any{"name": repo, "digest": map[string]string{algo: hexDigest}},
-			map[string]any{"name": chartName, "digest": map[string]string{"sha256": in.ChartSHA256}},
-		},
+		"_type":         "https://in-toto.io/Statement/v1",
+		"subject":       subjects,
 		"predicateType": SLSAProvenanceV1,
 		"predicate":     provenancePredicate(in),
 	}
@@ -496,6 +539,7 @@ func provenancePredicate(in ProvenanceInput) map[string]any {
 			},
 			"internalParameters": map[string]any{
 				"goVersion": runtime.Version(), "cgo": false, "trimpath": true, "platforms": []string{"linux/amd64", "linux/arm64"},
+				"cliPlatforms": CLIPlatforms,
 			},
 			"resolvedDependencies": []any{
 				map[string]any{"uri": "git+" + Source, "digest": map[string]string{"gitCommit": in.Commit}},

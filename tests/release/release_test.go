@@ -171,6 +171,29 @@ func TestReleaseRoundTrip(t *testing.T) {
 		}
 	}
 
+	// The CLI artifact: an archive per platform and checksums.txt, each layer the file the
+	// release wrote (its digest is the sha256 checksums.txt lists).
+	cliImg, err := remote.Image(mustRef(t, res.CLI), auth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cliManifest, err := cliImg.Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums, err := os.ReadFile(res.CLIChecksums)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cliManifest.Layers) != len(CLIPlatforms)+1 || string(cliManifest.Config.MediaType) != CLIArtifactType {
+		t.Errorf("the CLI artifact %s: %d layers of config %s, want %d archives and checksums.txt", res.CLI, len(cliManifest.Layers), cliManifest.Config.MediaType, len(CLIPlatforms))
+	}
+	for _, l := range cliManifest.Layers[:len(cliManifest.Layers)-1] {
+		if line := l.Digest.Hex + "  " + l.Annotations["org.opencontainers.image.title"]; !strings.Contains(string(sums), line) {
+			t.Errorf("checksums.txt lacks the pushed layer %q", line)
+		}
+	}
+
 	// Signatures and attestations, verified with the public key as `cosign verify --key` and
 	// `cosign verify-attestation --key` do; then a tampered image and chart must fail.
 	start = time.Now()
@@ -461,6 +484,9 @@ func checkSignatures(t *testing.T, ctx context.Context, res Result, publicKey []
 	if d, err := v.VerifySignature(ctx, mustRef(t, res.Chart)); err != nil || d.DigestStr() != res.ChartDigest {
 		t.Errorf("cosign verify %s: %s, %v; want the chart %s verified", res.Chart, d, err, res.ChartDigest)
 	}
+	if d, err := v.VerifySignature(ctx, mustRef(t, res.CLI)); err != nil || d.DigestStr() != res.CLIDigest {
+		t.Errorf("cosign verify %s: %s, %v; want the CLI artifact %s verified", res.CLI, d, err, res.CLIDigest)
+	}
 	repo := mustRef(t, res.Image).Context()
 	for p, dg := range res.PlatformDigests {
 		ref := repo.Digest(dg)
@@ -476,7 +502,7 @@ func checkSignatures(t *testing.T, ctx context.Context, res Result, publicKey []
 			t.Errorf("the signed SBOM of %s: %d statements, want one listing %s", p, len(sts), sbomWants)
 		}
 	}
-	for _, ref := range []string{res.Image, res.Chart} {
+	for _, ref := range []string{res.Image, res.Chart, res.CLI} {
 		sts, err := v.VerifyAttestation(ctx, mustRef(t, ref), signing.PredicateSLSAProvenanceV1)
 		if err != nil {
 			t.Errorf("cosign verify-attestation --type slsaprovenance1 %s: %v", ref, err)
@@ -491,7 +517,7 @@ func checkSignatures(t *testing.T, ctx context.Context, res Result, publicKey []
 		t.Fatal(err)
 	}
 	w := verifier(t, other.Public)
-	for _, ref := range []string{res.Image, res.Chart} {
+	for _, ref := range []string{res.Image, res.Chart, res.CLI} {
 		if _, err := w.VerifySignature(ctx, mustRef(t, ref)); err == nil {
 			t.Errorf("cosign verify %s with another key passed", ref)
 		}
