@@ -59,10 +59,10 @@ const (
 	ReasonPodsNotCreated = "PodsNotCreated"
 	// ReasonJobSuspended: the Job is suspended (a queue such as Kueue holds it); the At is
 	// Pending until it is resumed.
-	ReasonJobSuspended = jobs.ReasonJobSuspended
+	ReasonJobSuspended = "JobSuspended" // jobs.ReasonJobSuspended (TestAtReasonsAreTheJobsPackages)
 	// ReasonManagedElsewhere: the Job's spec.managedBy names another controller, which has not
 	// reported it started; the At is Pending until it does.
-	ReasonManagedElsewhere = jobs.ReasonManagedElsewhere
+	ReasonManagedElsewhere = "ManagedElsewhere" // jobs.ReasonManagedElsewhere (TestAtReasonsAreTheJobsPackages)
 	// ReasonLocalTimeResolved: spec.localTime does not exist or occurs twice in spec.timeZone;
 	// the Event says which instant was chosen.
 	ReasonLocalTimeResolved = "LocalTimeResolved"
