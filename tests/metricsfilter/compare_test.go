@@ -16,11 +16,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	authenticationv1 "k8s.io/api/authentication/v1"
-	authorizationv1 "k8s.io/api/authorization/v1"
-	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -28,6 +23,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/platform-operators/platform-operators/controller/metricsauth"
+	"github.com/platform-operators/platform-operators/controller/metricsauth/metricsauthtest"
 )
 
 // counting counts the reviews that reach the API server through it.
@@ -283,47 +279,6 @@ func setUpAccounts(t *testing.T, cfg *rest.Config) tokens {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	const ns = "default"
-	for _, name := range []string{"scraper", "nobody"} {
-		if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The rule of the chart's metrics-reader ClusterRole (templates/metrics-rbac.yaml).
-	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: "metrics-reader"},
-		Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "metrics-reader"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "metrics-reader"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "scraper", Namespace: ns}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	token := func(sa string) string {
-		tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tr.Status.Token
-	}
-	// RBAC answers from its informers' caches: wait until the binding is seen, so that no scenario's
-	// first scrape is refused (and the refusal remembered).
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		sar, err := cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-			User: "system:serviceaccount:" + ns + ":scraper", NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: "/metrics", Verb: "get"},
-		}}, metav1.CreateOptions{})
-		if err == nil && sar.Status.Allowed {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the scraper's binding never took effect: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return tokens{scraper: token("scraper"), nobody: token("nobody")}
+	tok := metricsauthtest.Accounts(ctx, t, cs, "default")
+	return tokens{scraper: tok.Scraper, nobody: tok.Nobody}
 }

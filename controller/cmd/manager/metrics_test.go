@@ -11,15 +11,12 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
-	authenticationv1 "k8s.io/api/authentication/v1"
-	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/platform-operators/platform-operators/controller/enablement"
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
+	"github.com/platform-operators/platform-operators/controller/metricsauth/metricsauthtest"
 )
 
 // The manager's default metrics endpoint, against a real API server (TokenReview and
@@ -35,33 +32,7 @@ func TestSecureMetricsNeedAnAuthorizedToken(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	const ns = "default"
-	for _, name := range []string{"scraper", "nobody"} {
-		if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The rule of the chart's metrics-reader ClusterRole (templates/metrics-rbac.yaml).
-	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: "metrics-reader"},
-		Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "metrics-reader"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "metrics-reader"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "scraper", Namespace: ns}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	token := func(sa string) string {
-		tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tr.Status.Token
-	}
+	tok := metricsauthtest.Accounts(ctx, t, cs, "default")
 
 	addr := freeAddress(t)
 	o, err := parseFlags([]string{"--metrics-bind-address=" + addr, "--health-probe-bind-address=0", "--leader-elect=false", "--controllers=-secretsync,-at,-scheduledjob"})
@@ -118,10 +89,10 @@ func TestSecureMetricsNeedAnAuthorizedToken(t *testing.T) {
 	if code, body, err = get("not-a-token"); err != nil || code != http.StatusUnauthorized {
 		t.Errorf("a token the API server does not know: %d %q %v, want 401", code, body, err)
 	}
-	if code, body, err = get(token("nobody")); err != nil || code != http.StatusForbidden {
+	if code, body, err = get(tok.Nobody); err != nil || code != http.StatusForbidden {
 		t.Errorf("a ServiceAccount without the metrics-reader role: %d %q %v, want 403", code, body, err)
 	}
-	if code, body, err = get(token("scraper")); err != nil || code != http.StatusOK || !strings.Contains(body, "controller_runtime_") {
+	if code, body, err = get(tok.Scraper); err != nil || code != http.StatusOK || !strings.Contains(body, "controller_runtime_") {
 		t.Errorf("a ServiceAccount bound to metrics-reader: %d %v, want 200 with controller-runtime's metrics; body:\n%.300s", code, err, body)
 	}
 	// HTTP/2 is not offered (--metrics-enable-http2 is off): a client that prefers it gets HTTP/1.1.
