@@ -19,7 +19,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -115,21 +114,7 @@ func TestEveryMetricTheAlertsAndDashboardUseExists(t *testing.T) {
 	}
 	// As in production (run): the manager's own metrics go into controller-runtime's registry,
 	// which the metrics endpoint serves. No other test of this package uses that registry.
-	mgr, err := newManager(ctx, o, enabled, cfg, logr.Discard(), crmetrics.Registry, func(opts *ctrl.Options) {
-		// Other tests of this package start managers in the same process: the same controller names.
-		opts.Controller.SkipNameValidation = ptr.To(true)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	}()
-	defer func() { cancel(); <-done }()
+	startTestManager(t, ctx, o, enabled, cfg, crmetrics.Registry, nil)
 
 	// Work for each controller: a SecretSync with a copy, a ScheduledJob, an At, a pod.
 	for _, ns := range []string{"mon-src", "mon-a"} {

@@ -19,8 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
@@ -131,22 +129,7 @@ func TestSecretSyncWithRolesOnlyInListedNamespaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mctx, cancel := context.WithCancel(ctx)
-	mgr, err := newManager(mctx, o, enabled, as, logr.Discard(), prometheus.NewRegistry(), func(opts *ctrl.Options) {
-		// Other tests of the package build a manager in the same process.
-		opts.Controller.SkipNameValidation = ptr.To(true)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(mctx); err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	}()
-	t.Cleanup(func() { cancel(); <-done })
+	mgr := startTestManager(t, ctx, o, enabled, as, prometheus.NewRegistry(), nil)
 
 	t.Run("the self-check finds every permission granted", func(t *testing.T) {
 		cs, err := kubernetes.NewForConfig(as)

@@ -23,7 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -136,21 +135,7 @@ func TestSamplesWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mgr, err := newManager(ctx, o, enabled, cfg, logr.Discard(), prometheus.NewRegistry(), func(opts *ctrl.Options) {
-		// Other tests of this package start managers in the same process: the same controller names.
-		opts.Controller.SkipNameValidation = ptr.To(true)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	}()
-	defer func() { cancel(); <-done }()
+	startTestManager(t, ctx, o, enabled, cfg, prometheus.NewRegistry(), nil)
 
 	exists := func(ns, name string) bool {
 		err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &corev1.Secret{})

@@ -41,22 +41,8 @@ func TestTheManagersCacheRefusesAnUndeclaredKind(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("reads", func(t *testing.T) {
-		mctx, cancel := context.WithCancel(ctx)
-		mgr, err := newManager(mctx, o, enabled, cfg, logr.Discard(), prometheus.NewRegistry(), func(opts *ctrl.Options) {
-			opts.Controller.SkipNameValidation = ptr.To(true) // other tests of the package register the same names
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			if err := mgr.Start(mctx); err != nil {
-				t.Errorf("manager: %v", err)
-			}
-		}()
-		t.Cleanup(func() { cancel(); <-done })
-		if !mgr.GetCache().WaitForCacheSync(mctx) {
+		mgr := startTestManager(t, ctx, o, enabled, cfg, prometheus.NewRegistry(), nil)
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
 			t.Fatal("cache did not sync")
 		}
 		c := mgr.GetClient()
