@@ -134,3 +134,28 @@ func TestProbeReportsEachFailedAttempt(t *testing.T) {
 		t.Errorf("stderr = %q, want %q", stderr.String(), want)
 	}
 }
+
+// A signal during the pause between attempts stops the probe at once; the error says so and
+// keeps the last failure.
+func TestProbeStopsWhenCancelledBetweenAttempts(t *testing.T) {
+	srv, requests := readyzServer(t, 0, 503)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for requests.Load() < 1 {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	var stdout, stderr bytes.Buffer
+	start := time.Now()
+	err := probe(ctx, []string{srv.URL, "--attempts=5", "--interval=1m"}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "context canceled (last: 503 Service Unavailable") {
+		t.Fatalf("err = %v, want the cancellation and the last answer", err)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("the probe took %s after the cancel, want it to stop during the 1m pause", took)
+	}
+	if n := requests.Load(); n != 1 {
+		t.Errorf("requests = %d, want 1", n)
+	}
+}
