@@ -16,6 +16,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/yaml"
@@ -281,8 +282,10 @@ func TestStartRechecksUntilGranted(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- c.Start(ctx) }()
-		for rounds.Load() < 3 {
-			time.Sleep(time.Millisecond)
+		if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			return rounds.Load() >= 3, nil
+		}); err != nil {
+			t.Fatalf("Start did not re-check 3 times in 30 s: %v", err)
 		}
 		cancel()
 		select {

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // readyzServer answers like the manager's /readyz: statuses[i] for the i-th request (the last one
@@ -141,9 +143,10 @@ func TestProbeStopsWhenCancelledBetweenAttempts(t *testing.T) {
 	srv, requests := readyzServer(t, 0, 503)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		for requests.Load() < 1 {
-			time.Sleep(time.Millisecond)
-		}
+		// Cancels after the first answer, or after 30 s (then the request count below fails).
+		_ = wait.PollUntilContextTimeout(ctx, time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			return requests.Load() >= 1, nil
+		})
 		cancel()
 	}()
 	var stdout, stderr bytes.Buffer
