@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -312,18 +313,15 @@ func setUpAccounts(t *testing.T, cfg *rest.Config) tokens {
 	}
 	// RBAC answers from its informers' caches: wait until the binding is seen, so that no scenario's
 	// first scrape is refused (and the refusal remembered).
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		sar, err := cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+	var sarErr error
+	if wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		var sar *authorizationv1.SubjectAccessReview
+		sar, sarErr = cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 			User: "system:serviceaccount:" + ns + ":scraper", NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: "/metrics", Verb: "get"},
 		}}, metav1.CreateOptions{})
-		if err == nil && sar.Status.Allowed {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the scraper's binding never took effect: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return sarErr == nil && sar.Status.Allowed, nil
+	}) != nil {
+		t.Fatalf("the scraper's binding never took effect: %v", sarErr)
 	}
 	return tokens{scraper: token("scraper"), nobody: token("nobody")}
 }
