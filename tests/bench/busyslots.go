@@ -336,16 +336,18 @@ func floorJobName(name string, i int) string { return fmt.Sprintf("%s-%04d", nam
 // they are gone, then gives the cluster 5 s.
 func deleteBusyJobs(ctx context.Context, cs kubernetes.Interface, selector string) error {
 	bg := metav1.DeletePropagationBackground
-	for try := range 3 {
+	// Three tries, 5 s apart; a failure of the last one is left to the wait below.
+	try := 0
+	_ = wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: 5 * time.Second, Steps: 3}, func(ctx context.Context) (bool, error) {
+		try++
 		err := deleteCollection(ctx, func() error {
 			return cs.BatchV1().Jobs(busyNS).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{LabelSelector: selector})
 		})
-		if err == nil || ctx.Err() != nil {
-			break
+		if err != nil && ctx.Err() == nil {
+			logf("busy: deleting Jobs %q (try %d): %v", selector, try, err)
 		}
-		logf("busy: deleting Jobs %q (try %d): %v", selector, try+1, err)
-		time.Sleep(5 * time.Second)
-	}
+		return err == nil, nil
+	})
 	// Errors and running out of time are not fatal here: the Jobs left are counted by what follows.
 	_ = wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		left, err := cs.BatchV1().Jobs(busyNS).List(ctx, metav1.ListOptions{LabelSelector: selector, Limit: 1})

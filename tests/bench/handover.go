@@ -123,24 +123,27 @@ func (r *replica) readyAt() time.Time {
 
 // pollReady records when /readyz first answers 200, polling every 50 ms.
 func (r *replica) pollReady(ctx context.Context) {
-	for {
-		hctx, cancel := context.WithTimeout(ctx, time.Second)
-		_, err := testbed.HTTPGet(hctx, "http://"+r.m.ProbeAddr+"/readyz")
-		cancel()
-		if err == nil {
-			r.mu.Lock()
-			r.ready = time.Now()
-			r.mu.Unlock()
-			return
-		}
+	// The replica exiting ends the polling as ctx ending does.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
 		select {
-		case <-ctx.Done():
-			return
 		case <-r.exited:
-			return
-		case <-time.After(50 * time.Millisecond):
+			stop()
+		case <-ctx.Done():
 		}
-	}
+	}()
+	_ = wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		hctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		if _, err := testbed.HTTPGet(hctx, "http://"+r.m.ProbeAddr+"/readyz"); err != nil {
+			return false, nil
+		}
+		r.mu.Lock()
+		r.ready = time.Now()
+		r.mu.Unlock()
+		return true, nil
+	})
 }
 
 // logMarks are the first times, at or after some instant, that a replica logged a step of its

@@ -164,13 +164,16 @@ func (p *copyProbe) within(ctx context.Context, t *testing.T, limit time.Duratio
 		Data: map[string][]byte{"token": []byte(name)}}); err != nil {
 		t.Fatal(err)
 	}
-	for time.Since(t0) < limit {
-		if err := p.c.Get(ctx, types.NamespacedName{Namespace: p.to, Name: name}, &corev1.Secret{}); err == nil {
-			d := time.Since(t0)
-			t.Logf("a new copy of SecretSync %s reached %s in %s", p.name, p.to, d.Round(time.Millisecond))
-			return d
+	var d time.Duration
+	if wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, limit-time.Since(t0), true, func(ctx context.Context) (bool, error) {
+		if p.c.Get(ctx, types.NamespacedName{Namespace: p.to, Name: name}, &corev1.Secret{}) != nil {
+			return false, nil
 		}
-		time.Sleep(100 * time.Millisecond)
+		d = time.Since(t0)
+		return true, nil
+	}) == nil {
+		t.Logf("a new copy of SecretSync %s reached %s in %s", p.name, p.to, d.Round(time.Millisecond))
+		return d
 	}
 	t.Errorf("a new copy of SecretSync %s did not reach %s within %s", p.name, p.to, limit)
 	return limit
