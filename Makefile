@@ -187,8 +187,9 @@ fresh-machine: host ## README's two commands (or FRESH_TARGETS) in a Debian book
 	scripts/fresh-machine.sh $(FRESH_TARGETS)
 
 .PHONY: bench
-bench: tools ## Benchmarks: bytes the cache keeps per object (Go benchmark), then a kwok cluster (manager vs a bare-client floor), written to docs/benchmarks.md and docs/img/.
+bench: tools ## Benchmarks: bytes the cache keeps per object (Go benchmark), write requests and bytes per copy (envtest), then a kwok cluster (manager vs a bare-client floor), written to docs/benchmarks.md and docs/img/.
 	go test -run '^$$' -bench CachedBytes -benchtime 3x ./controller/secretsync/
+	COPY_WRITE_COST=1 go test -count=1 -run '^TestCopyWriteCost$$' -v ./controller/secretsync/
 	cd $(TESTS_MODULE) && go run ./bench
 
 ##@ Build and generate

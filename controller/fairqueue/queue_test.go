@@ -1,6 +1,7 @@
 package fairqueue
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/workqueue"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -406,18 +408,14 @@ func TestConcurrentWorkersNeverShareAKey(t *testing.T) {
 		}()
 	}
 	pw.Wait()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	n := 0
+	if wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		mu.Lock()
-		n := len(seen)
+		n = len(seen)
 		mu.Unlock()
-		if n == 200 && q.Len() == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d of 200 keys handed out", n)
-		}
-		time.Sleep(5 * time.Millisecond)
+		return n == 200 && q.Len() == 0, nil
+	}) != nil {
+		t.Fatalf("only %d of 200 keys handed out", n)
 	}
 	q.ShutDown()
 	wg.Wait()
@@ -470,12 +468,10 @@ func step(t *testing.T, q *Queue[string], c *clocktesting.FakeClock, d time.Dura
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out")
-		}
-		time.Sleep(time.Millisecond)
+	if wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		return cond(), nil
+	}) != nil {
+		t.Fatal("timed out")
 	}
 }
 

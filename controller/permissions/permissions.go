@@ -15,6 +15,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -210,18 +211,14 @@ func (c *Checker) Start(ctx context.Context) error {
 	if interval <= 0 {
 		interval = 30 * time.Second
 	}
-	for {
+	// A failed check is recorded, not returned: returning it would end the re-checks. The
+	// only error PollUntilContextCancel can then return is ctx's, which is a normal stop.
+	_ = wait.PollUntilContextCancel(ctx, interval, true, func(ctx context.Context) (bool, error) {
 		missing, err := c.Missing(ctx)
 		c.record(missing, err)
-		if err == nil && len(missing) == 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(interval):
-		}
-	}
+		return err == nil && len(missing) == 0, nil
+	})
+	return nil
 }
 
 func (c *Checker) record(missing []Check, err error) {

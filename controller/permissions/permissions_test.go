@@ -2,16 +2,21 @@ package permissions
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/yaml"
@@ -223,4 +228,76 @@ func TestChecker(t *testing.T) {
 	if len(logs) != 2 || !strings.Contains(logs[1], "all granted") {
 		t.Fatalf("logs = %q, want the missing line once, then all granted", logs)
 	}
+}
+
+// TestStartRechecksUntilGranted runs Start against an API that denies one permission for the
+// first rounds of checks and errors once: Start keeps re-checking past the denial and the
+// error, returns once everything is granted, and a cancelled ctx stops it without an error.
+func TestStartRechecksUntilGranted(t *testing.T) {
+	checks := []Check{
+		{Need: Need{Verb: "create", Group: "batch", Resource: "jobs", Namespaced: true}, Namespace: "b"},
+		{Need: Need{Verb: "get", Resource: "secrets", Namespaced: true}, Namespace: "b"},
+	}
+	newChecker := func(grantAfter int) (*Checker, *atomic.Int32) {
+		var rounds atomic.Int32
+		cs := fake.NewClientset()
+		cs.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+			r := a.(k8stesting.CreateAction).GetObject().(*authorizationv1.SelfSubjectAccessReview)
+			attr := r.Spec.ResourceAttributes
+			if attr.Resource == "jobs" {
+				// The first check of each round counts the rounds.
+				n := rounds.Add(1)
+				if n == 2 {
+					return true, nil, errors.New("the API server is restarting")
+				}
+				r.Status.Allowed = grantAfter > 0 && int(n) > grantAfter
+				return true, r, nil
+			}
+			r.Status.Allowed = true
+			return true, r, nil
+		})
+		return &Checker{Reviews: cs.AuthorizationV1().SelfSubjectAccessReviews(), Checks: checks,
+			Log: logr.Discard(), Interval: time.Millisecond}, &rounds
+	}
+
+	t.Run("returns once every permission is granted", func(t *testing.T) {
+		c, rounds := newChecker(3)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := c.Start(ctx); err != nil {
+			t.Fatalf("Start() = %v", err)
+		}
+		if ctx.Err() != nil {
+			t.Fatal("Start returned only when ctx ended, want it to return once granted")
+		}
+		if got := rounds.Load(); got != 4 {
+			t.Fatalf("Start checked %d rounds, want 4 (denied, error, denied, granted)", got)
+		}
+		if err := c.Ready(); err != nil {
+			t.Fatalf("Ready() = %v after Start returned", err)
+		}
+	})
+	t.Run("a cancelled ctx stops the re-checks without an error", func(t *testing.T) {
+		c, rounds := newChecker(0)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- c.Start(ctx) }()
+		if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			return rounds.Load() >= 3, nil
+		}); err != nil {
+			t.Fatalf("Start did not re-check 3 times in 30 s: %v", err)
+		}
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("Start() = %v after ctx was cancelled, want nil", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("Start did not return after ctx was cancelled")
+		}
+		if err := c.Ready(); err == nil || !strings.Contains(err.Error(), "create jobs.batch in namespace b") {
+			t.Fatalf("Ready() = %v, want the denied permission named", err)
+		}
+	})
 }

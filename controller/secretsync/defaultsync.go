@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,6 +29,12 @@ const (
 	defaultRetryFirst = time.Second
 	defaultRetryMax   = 5 * time.Minute
 )
+
+// defaultRetry is the backoff of a failing apply: 1 s, 2 s, 4 s, ... 256 s, then 5 min on every
+// later Step (wait.Backoff stops growing once the next delay would pass Cap).
+func defaultRetry() wait.Backoff {
+	return wait.Backoff{Duration: defaultRetryFirst, Factor: 2, Cap: defaultRetryMax, Steps: math.MaxInt32}
+}
 
 // Default keeps a SecretSync the chart asks for applied: the seed's rule (every Secret of Type in
 // SourceNamespace copied to every namespace), or one named Secret (SourceName), optionally added
@@ -102,7 +110,7 @@ func (d *Default) Start(ctx context.Context) error {
 	defer func() { _ = inf.RemoveEventHandler(reg) }()
 
 	poke()
-	delay := defaultRetryFirst
+	retry := defaultRetry()
 	for {
 		select {
 		case <-ctx.Done():
@@ -114,6 +122,7 @@ func (d *Default) Start(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return nil
 			}
+			delay := retry.Step()
 			d.Log.Error(err, "Applying the default SecretSync failed; retrying", "secretSync", d.Name, "retryAfter", delay)
 			// Events that arrive meanwhile are folded into the one retry.
 			select {
@@ -121,11 +130,10 @@ func (d *Default) Start(ctx context.Context) error {
 				return nil
 			case <-time.After(delay):
 			}
-			delay = min(2*delay, defaultRetryMax)
 			poke()
 			continue
 		}
-		delay = defaultRetryFirst
+		retry = defaultRetry()
 		if applied {
 			d.Log.Info("Default SecretSync applied", "secretSync", d.Name, "sourceNamespace", d.SourceNamespace, "type", d.Type)
 		}

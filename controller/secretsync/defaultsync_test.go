@@ -139,3 +139,23 @@ func TestADefaultSecretSyncWithoutACacheRefusesToStart(t *testing.T) {
 		t.Errorf("Start = %v (context: %v), want an error at once", err, runCtx.Err())
 	}
 }
+
+// The retry of a failing default apply doubles from 1 s and stays at 5 min once doubling would
+// pass it, as the loop it replaced did (min(2*delay, 5 min)).
+func TestTheDefaultSecretSyncsRetryDelaysDoubleUpToFiveMinutes(t *testing.T) {
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second,
+		16 * time.Second, 32 * time.Second, 64 * time.Second, 128 * time.Second, 256 * time.Second,
+		5 * time.Minute, 5 * time.Minute, 5 * time.Minute}
+	retry := defaultRetry()
+	for i, w := range want {
+		if got := retry.Step(); got != w {
+			t.Fatalf("delay %d = %s, want %s", i+1, got, w)
+		}
+	}
+	for range 1000 {
+		retry.Step()
+	}
+	if got := retry.Step(); got != defaultRetryMax {
+		t.Fatalf("delay after 1,000 more failures = %s, want %s", got, defaultRetryMax)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
@@ -770,9 +771,10 @@ func churnServiceAccounts(t *testing.T, sas ...types.NamespacedName) (stop func(
 func whileChurning(t *testing.T, sas []types.NamespacedName, gone func() bool) {
 	t.Helper()
 	stop := churnServiceAccounts(t, sas...)
-	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline) && !gone(); {
-		time.Sleep(50 * time.Millisecond)
-	}
+	// Not gone after 3 s is for the caller to find: the churn stops either way.
+	_ = wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 3*time.Second, true, func(context.Context) (bool, error) {
+		return gone(), nil
+	})
 	stop()
 }
 

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -356,35 +357,33 @@ func ampSetUp(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interfac
 		return err
 	}
 	// Every copy there, and every default ServiceAccount listing the pull secret.
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
-		copies, err := cs.CoreV1().ConfigMaps(ampReqNS).List(ctx, metav1.ListOptions{LabelSelector: keys.LabelCopyRequest})
+	var copies, synced, listed int
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		c, err := cs.CoreV1().ConfigMaps(ampReqNS).List(ctx, metav1.ListOptions{LabelSelector: keys.LabelCopyRequest})
 		if err != nil {
-			return err
+			return false, err
 		}
-		synced, err := cs.CoreV1().Secrets("").List(ctx, metav1.ListOptions{LabelSelector: keys.LabelSecretSync + "=" + ampSync})
+		s, err := cs.CoreV1().Secrets("").List(ctx, metav1.ListOptions{LabelSelector: keys.LabelSecretSync + "=" + ampSync})
 		if err != nil {
-			return err
+			return false, err
 		}
 		sas, err := cs.CoreV1().ServiceAccounts("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=default"})
 		if err != nil {
-			return err
+			return false, err
 		}
-		listed := 0
+		copies, synced, listed = len(c.Items), len(s.Items), 0
 		for _, sa := range sas.Items {
 			if strings.HasPrefix(sa.Namespace, "amp-t-") && slices.Contains(sa.ImagePullSecrets, corev1.LocalObjectReference{Name: ampPull}) {
 				listed++
 			}
 		}
-		if len(copies.Items) >= o.requests && len(synced.Items) >= o.namespaces && listed >= o.namespaces {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("after 5 minutes: %d of %d CopyRequest copies, %d of %d SecretSync copies, %d of %d ServiceAccounts listing %s",
-				len(copies.Items), o.requests, len(synced.Items), o.namespaces, listed, o.namespaces, ampPull)
-		}
-		time.Sleep(time.Second)
+		return copies >= o.requests && synced >= o.namespaces && listed >= o.namespaces, nil
+	})
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		return fmt.Errorf("after 5 minutes: %d of %d CopyRequest copies, %d of %d SecretSync copies, %d of %d ServiceAccounts listing %s",
+			copies, o.requests, synced, o.namespaces, listed, o.namespaces, ampPull)
 	}
+	return err
 }
 
 // ampTearDown deletes what ampSetUp made, so a later scenario in the same run starts clean.

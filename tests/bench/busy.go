@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -467,21 +468,16 @@ func busyFanOut(ctx context.Context, e *env, dyn dynamic.Interface, copies *obse
 	// The copies go with the source (deletionPolicy Delete), so the next fan-out creates them
 	// again. A starved manager may not manage that in time: the next fan-out then updates the
 	// copies left, which the row's count of incomplete fan-outs shows.
-	deadline := time.Now().Add(busyFanOutTimeout)
-	for {
+	err = wait.PollUntilContextTimeout(ctx, time.Second, busyFanOutTimeout, true, func(ctx context.Context) (bool, error) {
 		left, err := cs.CoreV1().Secrets("").List(ctx, metav1.ListOptions{LabelSelector: keys.LabelSecretSync + "=" + busySync, Limit: 1})
-		if err != nil {
-			return 0, 0, err
-		}
-		if len(left.Items) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			logf("busy: copies of %s still there %s after the source was deleted", busySync, busyFanOutTimeout)
-			seen = min(seen, n-1)
-			break
-		}
-		time.Sleep(time.Second)
+		return err == nil && len(left.Items) == 0, err
+	})
+	switch {
+	case wait.Interrupted(err) && ctx.Err() == nil:
+		logf("busy: copies of %s still there %s after the source was deleted", busySync, busyFanOutTimeout)
+		seen = min(seen, n-1)
+	case err != nil:
+		return 0, 0, err
 	}
 	time.Sleep(2 * time.Second)
 	return d, seen, nil

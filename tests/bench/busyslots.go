@@ -14,6 +14,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
@@ -297,18 +298,20 @@ func busyJobFloor(ctx context.Context, e *env, cg *testbed.CPUCgroup, jobs *jobO
 	if _, err := fmt.Fprintln(stdin, "go"); err != nil {
 		return run, err
 	}
-	deadline := t0.Add(busyFanOutTimeout)
-	for i := 0; i < n; {
-		at, ok := jobs.at(busyNS + "/" + floorJobName(name, i))
-		if !ok {
-			if time.Now().After(deadline) {
-				return run, fmt.Errorf("floor Job %s not seen in %s", floorJobName(name, i), busyFanOutTimeout)
+	pctx, cancel := context.WithDeadline(ctx, t0.Add(busyFanOutTimeout))
+	defer cancel()
+	seen := 0
+	if err := wait.PollUntilContextCancel(pctx, 5*time.Millisecond, true, func(context.Context) (bool, error) {
+		for ; seen < n; seen++ {
+			at, ok := jobs.at(busyNS + "/" + floorJobName(name, seen))
+			if !ok {
+				return false, nil
 			}
-			time.Sleep(5 * time.Millisecond)
-			continue
+			run.visible = append(run.visible, at.Sub(t0))
 		}
-		run.visible = append(run.visible, at.Sub(t0))
-		i++
+		return true, nil
+	}); err != nil {
+		return run, fmt.Errorf("floor Job %s not seen in %s: %w", floorJobName(name, seen), busyFanOutTimeout, err)
 	}
 	if !lines.Scan() || lines.Text() != "done" {
 		return run, floorWriterFailed("did not finish", lines)
@@ -333,24 +336,23 @@ func floorJobName(name string, i int) string { return fmt.Sprintf("%s-%04d", nam
 // they are gone, then gives the cluster 5 s.
 func deleteBusyJobs(ctx context.Context, cs kubernetes.Interface, selector string) error {
 	bg := metav1.DeletePropagationBackground
-	for try := range 3 {
+	// Three tries, 5 s apart; a failure of the last one is left to the wait below.
+	try := 0
+	_ = wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: 5 * time.Second, Steps: 3}, func(ctx context.Context) (bool, error) {
+		try++
 		err := deleteCollection(ctx, func() error {
 			return cs.BatchV1().Jobs(busyNS).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{LabelSelector: selector})
 		})
-		if err == nil || ctx.Err() != nil {
-			break
+		if err != nil && ctx.Err() == nil {
+			logf("busy: deleting Jobs %q (try %d): %v", selector, try, err)
 		}
-		logf("busy: deleting Jobs %q (try %d): %v", selector, try+1, err)
-		time.Sleep(5 * time.Second)
-	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
+		return err == nil, nil
+	})
+	// Errors and running out of time are not fatal here: the Jobs left are counted by what follows.
+	_ = wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		left, err := cs.BatchV1().Jobs(busyNS).List(ctx, metav1.ListOptions{LabelSelector: selector, Limit: 1})
-		if err == nil && len(left.Items) == 0 {
-			break
-		}
-		time.Sleep(time.Second)
-	}
+		return err == nil && len(left.Items) == 0, nil
+	})
 	time.Sleep(5 * time.Second)
 	return ctx.Err()
 }

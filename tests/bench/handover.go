@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -122,24 +123,27 @@ func (r *replica) readyAt() time.Time {
 
 // pollReady records when /readyz first answers 200, polling every 50 ms.
 func (r *replica) pollReady(ctx context.Context) {
-	for {
-		hctx, cancel := context.WithTimeout(ctx, time.Second)
-		_, err := testbed.HTTPGet(hctx, "http://"+r.m.ProbeAddr+"/readyz")
-		cancel()
-		if err == nil {
-			r.mu.Lock()
-			r.ready = time.Now()
-			r.mu.Unlock()
-			return
-		}
+	// The replica exiting ends the polling as ctx ending does.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
 		select {
-		case <-ctx.Done():
-			return
 		case <-r.exited:
-			return
-		case <-time.After(50 * time.Millisecond):
+			stop()
+		case <-ctx.Done():
 		}
-	}
+	}()
+	_ = wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		hctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		if _, err := testbed.HTTPGet(hctx, "http://"+r.m.ProbeAddr+"/readyz"); err != nil {
+			return false, nil
+		}
+		r.mu.Lock()
+		r.ready = time.Now()
+		r.mu.Unlock()
+		return true, nil
+	})
 }
 
 // logMarks are the first times, at or after some instant, that a replica logged a step of its
@@ -206,11 +210,13 @@ func (r *replica) leads(ctx context.Context) bool {
 // campaigned returns when the replica logged that it campaigns for the Lease, at or after since,
 // waiting up to 5 s for the line: it follows /readyz by a little (zero if it never came).
 func (r *replica) campaigned(since time.Time) time.Time {
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if c := r.logTimes(since).campaigning; !c.IsZero() || time.Now().After(deadline) {
-			return c
-		}
-	}
+	var c time.Time
+	// Running out of time leaves c zero, which is the answer then.
+	_ = wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		c = r.logTimes(since).campaigning
+		return !c.IsZero(), nil
+	})
+	return c
 }
 
 // holderChange is the Lease naming a new holder ("" once released), as the bench's watch saw it.
@@ -282,16 +288,14 @@ func (w *leaseWatch) find(since time.Time, match func(string) bool) (holderChang
 
 // wait waits for find to succeed.
 func (w *leaseWatch) wait(ctx context.Context, since time.Time, match func(string) bool, timeout time.Duration) (holderChange, error) {
-	deadline := time.Now().Add(timeout)
-	for {
-		if c, ok := w.find(since, match); ok {
-			return c, nil
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return holderChange{}, fmt.Errorf("the Lease did not change as expected within %s (holder now %q)", timeout, w.holder())
-		}
-		time.Sleep(5 * time.Millisecond)
+	var c holderChange
+	if err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, timeout, true, func(context.Context) (ok bool, _ error) {
+		c, ok = w.find(since, match)
+		return ok, nil
+	}); err != nil {
+		return holderChange{}, fmt.Errorf("the Lease did not change as expected within %s (holder now %q)", timeout, w.holder())
 	}
+	return c, nil
 }
 
 // handover runs the manager replicas of the benchmark.
@@ -325,20 +329,25 @@ func (h *handover) start(ctx context.Context) (*replica, error) {
 }
 
 func (h *handover) waitReady(ctx context.Context, r *replica) error {
-	deadline := time.Now().Add(handoverTimeout)
-	for r.readyAt().IsZero() {
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, handoverTimeout, true, func(context.Context) (bool, error) {
+		if !r.readyAt().IsZero() {
+			return true, nil
+		}
 		select {
 		case <-r.exited:
-			return fmt.Errorf("%s exited before it became ready; see %s", r.name, r.m.LogPath)
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
+			return false, fmt.Errorf("%s exited before it became ready; see %s", r.name, r.m.LogPath)
+		default:
+			return false, nil
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not ready after %s; see %s", r.name, handoverTimeout, r.m.LogPath)
-		}
+	})
+	switch {
+	case err == nil || !wait.Interrupted(err):
+		return err
+	case ctx.Err() != nil:
+		return ctx.Err()
+	default:
+		return fmt.Errorf("%s not ready after %s; see %s", r.name, handoverTimeout, r.m.LogPath)
 	}
-	return nil
 }
 
 // stop stops r (SIGTERM, SIGKILL after 45 s: more than the 30 s graceful shutdown) and forgets it.
@@ -513,7 +522,8 @@ func (h *handover) once(ctx context.Context, kase string, i int) (handoverRun, e
 
 	// The winner is the replica whose log says it acquired the Lease after t0.
 	var winner *replica
-	for deadline := time.Now().Add(10 * time.Second); winner == nil && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	// Running out of time (or ctx ending) leaves winner nil: the metrics below are asked then.
+	_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		for _, r := range h.live {
 			if r == old {
 				continue
@@ -524,10 +534,11 @@ func (h *handover) once(ctx context.Context, kase string, i int) (handoverRun, e
 				if !m.workers.IsZero() {
 					run.workersLog = m.workers.Sub(t0)
 				}
-				break
+				return true, nil
 			}
 		}
-	}
+		return false, nil
+	})
 	if winner == nil {
 		// No log line (a changed message?): ask each replica's leader election metric instead.
 		for _, r := range h.live {
@@ -625,35 +636,32 @@ func populate(ctx context.Context, cs kubernetes.Interface, o handoverOptions, r
 
 // waitPerNamespace waits until list names every benchmark namespace.
 func waitPerNamespace(ctx context.Context, namespaces int, what string, list func(context.Context) ([]string, error)) error {
-	deadline := time.Now().Add(45 * time.Minute)
 	last := time.Now()
-	for {
+	n := 0
+	err := wait.PollUntilContextTimeout(ctx, 5*time.Second, 45*time.Minute, true, func(ctx context.Context) (bool, error) {
 		nss, err := list(ctx)
 		if err != nil {
-			return err
+			return false, err
 		}
-		n := 0
+		n = 0
 		for _, ns := range nss {
 			if strings.HasPrefix(ns, "ho-") {
 				n++
 			}
 		}
 		if n >= namespaces {
-			return nil
+			return true, nil
 		}
 		if time.Since(last) > 30*time.Second {
 			logf("handover: %s in %d of %d namespaces", what, n, namespaces)
 			last = time.Now()
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s in only %d of %d namespaces after 45m", what, n, namespaces)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(5 * time.Second):
-		}
+		return false, nil
+	})
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		return fmt.Errorf("%s in only %d of %d namespaces after 45m", what, n, namespaces)
 	}
+	return err
 }
 
 func ignoreExists(err error) error {

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -207,8 +208,9 @@ func (p *copyProbe) once(ctx context.Context, into *copyLatencies) {
 	}
 	t1 := time.Now()
 	_, ferr := p.cs.CoreV1().Secrets(hostileSmallNS).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: floor}, Data: data}, metav1.CreateOptions{})
-	deadline := t0.Add(hostileCopyTimeout)
-	for time.Now().Before(deadline) && ctx.Err() == nil {
+	pctx, cancel := context.WithDeadline(ctx, t0.Add(hostileCopyTimeout))
+	defer cancel()
+	if wait.PollUntilContextCancel(pctx, 10*time.Millisecond, true, func(context.Context) (bool, error) {
 		at, ok := p.seenAt(src)
 		fat, fok := p.seenAt(floor)
 		if ok && (fok || ferr != nil) {
@@ -216,9 +218,11 @@ func (p *copyProbe) once(ctx context.Context, into *copyLatencies) {
 			if ferr == nil {
 				into.floors = append(into.floors, fat.Sub(t1))
 			}
-			return
+			return true, nil
 		}
-		time.Sleep(10 * time.Millisecond)
+		return false, nil
+	}) == nil {
+		return
 	}
 	logf("hostile: copy probe %s: no copy in %s within %s", src, hostileSmallNS, hostileCopyTimeout)
 	into.missed++

@@ -25,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -239,20 +240,20 @@ func deleteCollection(ctx context.Context, del func() error) error {
 // repeatOnTimeout runs del until it returns anything but an API server timeout, pausing between
 // runs, for at most limit.
 func repeatOnTimeout(ctx context.Context, pause, limit time.Duration, del func() error) error {
-	deadline := time.Now().Add(limit)
-	for {
-		err := del()
-		timedOut := apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err)
-		if !timedOut || time.Now().After(deadline) {
-			return err
+	var err error
+	perr := wait.PollUntilContextTimeout(ctx, pause, limit, true, func(context.Context) (bool, error) {
+		err = del()
+		if !apierrors.IsServerTimeout(err) && !apierrors.IsTimeout(err) {
+			return true, nil
 		}
 		logf("a DeleteCollection timed out on the API server (%v); repeating it", err)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(pause):
-		}
+		return false, nil
+	})
+	if perr != nil && ctx.Err() != nil {
+		return ctx.Err()
 	}
+	// Done, or limit passed: the last run's answer (an API server timeout then).
+	return err
 }
 
 // deleteScheduling deletes the ScheduledJobs and Jobs of the namespaces and gives the cluster
@@ -343,18 +344,17 @@ func jobFloor(ctx context.Context, cs kubernetes.Interface, jobs *jobObserver, n
 		return nil, "", err
 	}
 	lat := make([]time.Duration, 0, n)
-	deadline := time.Now().Add(2 * time.Minute)
-	for i := 0; i < n; {
-		at, ok := jobs.at(fmt.Sprintf("%s/%s-%04d", schedNS, name, i))
-		if !ok {
-			if time.Now().After(deadline) {
-				return nil, "", fmt.Errorf("floor job %s-%04d not seen", name, i)
+	if err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		for len(lat) < n {
+			at, ok := jobs.at(fmt.Sprintf("%s/%s-%04d", schedNS, name, len(lat)))
+			if !ok {
+				return false, nil
 			}
-			time.Sleep(5 * time.Millisecond)
-			continue
+			lat = append(lat, at.Sub(t0))
 		}
-		lat = append(lat, at.Sub(t0))
-		i++
+		return true, nil
+	}); err != nil {
+		return nil, "", fmt.Errorf("floor job %s-%04d not seen: %w", name, len(lat), err)
 	}
 	cpu := cpuSummary(c0, sampleCPU(), runtime.NumCPU())
 	bg := metav1.DeletePropagationBackground
@@ -389,20 +389,14 @@ func removeSecretSync(ctx context.Context, cs kubernetes.Interface, dyn dynamic.
 	if err := cs.CoreV1().Secrets(sourceNS).Delete(ctx, source, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
 		left, err := cs.CoreV1().Secrets("").List(ctx, metav1.ListOptions{LabelSelector: keys.LabelSecretSync + "=" + name, Limit: 1})
-		if err != nil {
-			return err
-		}
-		if len(left.Items) == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("copies of %s still there after 5 minutes", name)
-		}
-		time.Sleep(time.Second)
+		return err == nil && len(left.Items) == 0, err
+	})
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		return fmt.Errorf("copies of %s still there after 5 minutes", name)
 	}
+	return err
 }
 
 // writeSource creates the source (first version) or updates it, returning when the call did.

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -137,40 +138,36 @@ func (w *saWatch) listing(entry string) (with, all int) {
 
 // waitListing waits until n ServiceAccounts list entry and returns when the last was first seen.
 func (w *saWatch) waitListing(ctx context.Context, entry string, n int, timeout time.Duration) (time.Time, error) {
-	deadline := time.Now().Add(timeout)
-	for {
-		if with, _ := w.listing(entry); with >= n {
-			w.mu.Lock()
-			var last time.Time
-			for key, t := range w.first[entry] {
-				if slices.Contains(w.last[key], entry) && t.After(last) {
-					last = t
-				}
-			}
-			w.mu.Unlock()
-			return last, nil
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			with, all := w.listing(entry)
-			return time.Time{}, fmt.Errorf("%d of %d ServiceAccounts (%d seen) list %s after %s", with, n, all, entry, timeout)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		with, _ := w.listing(entry)
+		return with >= n, nil
+	}); err != nil {
+		with, all := w.listing(entry)
+		return time.Time{}, fmt.Errorf("%d of %d ServiceAccounts (%d seen) list %s after %s", with, n, all, entry, timeout)
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var last time.Time
+	for key, t := range w.first[entry] {
+		if slices.Contains(w.last[key], entry) && t.After(last) {
+			last = t
+		}
+	}
+	return last, nil
 }
 
 // waitNone waits until no ServiceAccount lists entry and returns when that was seen.
 func (w *saWatch) waitNone(ctx context.Context, entry string, timeout time.Duration) (time.Time, error) {
-	deadline := time.Now().Add(timeout)
-	for {
-		if with, _ := w.listing(entry); with == 0 {
-			return time.Now(), nil
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			with, _ := w.listing(entry)
-			return time.Time{}, fmt.Errorf("%d ServiceAccounts still list %s after %s", with, entry, timeout)
-		}
-		time.Sleep(5 * time.Millisecond)
+	var at time.Time
+	if err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		with, _ := w.listing(entry)
+		at = time.Now()
+		return with == 0, nil
+	}); err != nil {
+		with, _ := w.listing(entry)
+		return time.Time{}, fmt.Errorf("%d ServiceAccounts still list %s after %s", with, entry, timeout)
 	}
+	return at, nil
 }
 
 // firstSeen is when the ServiceAccount was first seen listing entry (zero: not yet).
@@ -218,18 +215,19 @@ func runPullSecrets(ctx context.Context, e *env, o pullSecretsOptions) (*pullSec
 	defer w.close()
 	// kube-controller-manager makes each namespace's default ServiceAccount (20 writes a second):
 	// wait for all of them, and a few quiet seconds, before anything is timed.
-	for deadline := time.Now().Add(max(2*time.Minute, time.Duration(o.namespaces)*time.Second/10)); ; {
-		with, all := w.listing(pullAllSecret)
+	all := 0
+	if err := wait.PollUntilContextTimeout(ctx, time.Second, max(2*time.Minute, time.Duration(o.namespaces)*time.Second/10), true, func(context.Context) (bool, error) {
+		var with int
+		with, all = w.listing(pullAllSecret)
 		if with > 0 {
-			return nil, fmt.Errorf("pullsecrets: %d ServiceAccounts already list %s (a fresh cluster is needed)", with, pullAllSecret)
+			return false, fmt.Errorf("pullsecrets: %d ServiceAccounts already list %s (a fresh cluster is needed)", with, pullAllSecret)
 		}
-		if all >= res.serviceAccounts {
-			break
-		}
-		if time.Now().After(deadline) {
+		return all >= res.serviceAccounts, nil
+	}); err != nil {
+		if wait.Interrupted(err) && ctx.Err() == nil {
 			return nil, fmt.Errorf("pullsecrets: %d of %d ServiceAccounts after waiting for the default ones", all, res.serviceAccounts)
 		}
-		time.Sleep(time.Second)
+		return nil, err
 	}
 	time.Sleep(5 * time.Second)
 	var keys []types.NamespacedName
@@ -369,12 +367,13 @@ func runPullSecrets(ctx context.Context, e *env, o pullSecretsOptions) (*pullSec
 		if _, err := cs.CoreV1().ServiceAccounts(key.Namespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}, metav1.CreateOptions{}); err != nil {
 			return nil, err
 		}
-		deadline := time.Now().Add(30 * time.Second)
-		for w.firstSeen(key, pullAllSecret).IsZero() {
-			if time.Now().After(deadline) {
-				return nil, fmt.Errorf("ServiceAccount %s created later never listed %s", key, pullAllSecret)
+		if err := wait.PollUntilContextTimeout(ctx, 2*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			return !w.firstSeen(key, pullAllSecret).IsZero(), nil
+		}); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
 			}
-			time.Sleep(2 * time.Millisecond)
+			return nil, fmt.Errorf("ServiceAccount %s created later never listed %s", key, pullAllSecret)
 		}
 		res.later = append(res.later, w.firstSeen(key, pullAllSecret).Sub(t0))
 	}

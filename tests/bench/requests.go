@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -69,11 +70,12 @@ func (w *copyWatch) close() { close(w.stop) }
 
 // wait waits until every key was seen and returns when the last one was.
 func (w *copyWatch) wait(ctx context.Context, keys []string, timeout time.Duration) (time.Time, error) {
-	deadline := time.Now().Add(timeout)
-	for {
+	var last time.Time
+	got := 0
+	if err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		w.mu.Lock()
-		var last time.Time
-		got := 0
+		defer w.mu.Unlock()
+		last, got = time.Time{}, 0
 		for _, k := range keys {
 			if t, ok := w.seen[k]; ok {
 				got++
@@ -82,15 +84,11 @@ func (w *copyWatch) wait(ctx context.Context, keys []string, timeout time.Durati
 				}
 			}
 		}
-		w.mu.Unlock()
-		if got == len(keys) {
-			return last, nil
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return time.Time{}, fmt.Errorf("%d of %d CopyRequest copies seen after %s", got, len(keys), timeout)
-		}
-		time.Sleep(5 * time.Millisecond)
+		return got == len(keys), nil
+	}); err != nil {
+		return time.Time{}, fmt.Errorf("%d of %d CopyRequest copies seen after %s", got, len(keys), timeout)
 	}
+	return last, nil
 }
 
 // countBefore is how many keys were seen before t.

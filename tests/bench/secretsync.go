@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -147,46 +148,44 @@ func (o *observer) earliest(version string) time.Time {
 
 // waitAll waits until version was seen in n namespaces and returns when the last one was seen.
 func (o *observer) waitAll(ctx context.Context, version string, n int, timeout time.Duration) (time.Time, error) {
-	deadline := time.Now().Add(timeout)
-	for {
+	var got int
+	var last time.Time
+	if err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		o.mu.Lock()
-		got := len(o.first[version])
-		var last time.Time
-		if got >= n {
-			for _, t := range o.first[version] {
-				if t.After(last) {
-					last = t
-				}
+		defer o.mu.Unlock()
+		got = len(o.first[version])
+		if got < n {
+			return false, nil
+		}
+		for _, t := range o.first[version] {
+			if t.After(last) {
+				last = t
 			}
 		}
-		o.mu.Unlock()
-		if got >= n {
-			return last, nil
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return time.Time{}, fmt.Errorf("version %q seen in %d of %d namespaces after %s", version, got, n, timeout)
-		}
-		time.Sleep(5 * time.Millisecond)
+		return true, nil
+	}); err != nil {
+		return time.Time{}, fmt.Errorf("version %q seen in %d of %d namespaces after %s", version, got, n, timeout)
 	}
+	return last, nil
 }
 
 // waitNS waits for namespace to show version at a resourceVersion above after.
 func (o *observer) waitNS(ctx context.Context, namespace, version string, after int64, timeout time.Duration) (time.Time, error) {
-	deadline := time.Now().Add(timeout)
-	for {
+	var at time.Time
+	if err := wait.PollUntilContextTimeout(ctx, 2*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		o.mu.Lock()
+		defer o.mu.Unlock()
 		for _, s := range o.byNS[namespace] {
 			if s.rv > after && s.version == version {
-				o.mu.Unlock()
-				return s.at, nil
+				at = s.at
+				return true, nil
 			}
 		}
-		o.mu.Unlock()
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return time.Time{}, fmt.Errorf("namespace %s never showed version %q after rv %d", namespace, version, after)
-		}
-		time.Sleep(2 * time.Millisecond)
+		return false, nil
+	}); err != nil {
+		return time.Time{}, fmt.Errorf("namespace %s never showed version %q after rv %d", namespace, version, after)
 	}
+	return at, nil
 }
 
 func parallel(ctx context.Context, n, workers int, fn func(ctx context.Context, i int) error) error {
@@ -511,26 +510,27 @@ func unrelatedBlob() []byte {
 // client's default 20 requests/s, so the wait allows a tenth of a second per namespace (at least
 // two minutes).
 func settle(ctx context.Context, cs kubernetes.Interface, namespaces int) error {
-	wait := max(2*time.Minute, time.Duration(namespaces)*time.Second/10)
-	deadline := time.Now().Add(wait)
-	for {
-		sas, err := cs.CoreV1().ServiceAccounts("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=default"})
+	limit := max(2*time.Minute, time.Duration(namespaces)*time.Second/10)
+	var sas, cms int
+	err := wait.PollUntilContextTimeout(ctx, time.Second, limit, true, func(ctx context.Context) (bool, error) {
+		sa, err := cs.CoreV1().ServiceAccounts("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=default"})
 		if err != nil {
-			return err
+			return false, err
 		}
 		// kube-controller-manager also publishes the cluster's CA into every new namespace:
 		// until it has, its creates share the API server with whatever is measured next.
-		cms, err := cs.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=kube-root-ca.crt"})
+		cm, err := cs.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=kube-root-ca.crt"})
 		if err != nil {
-			return err
+			return false, err
 		}
-		if len(sas.Items) >= namespaces && len(cms.Items) >= namespaces {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("only %d default ServiceAccounts and %d kube-root-ca.crt ConfigMaps of %d after %s", len(sas.Items), len(cms.Items), namespaces, wait)
-		}
-		time.Sleep(time.Second)
+		sas, cms = len(sa.Items), len(cm.Items)
+		return sas >= namespaces && cms >= namespaces, nil
+	})
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		return fmt.Errorf("only %d default ServiceAccounts and %d kube-root-ca.crt ConfigMaps of %d after %s", sas, cms, namespaces, limit)
+	}
+	if err != nil {
+		return err
 	}
 	time.Sleep(5 * time.Second)
 	return nil

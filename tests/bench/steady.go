@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/platform-operators/platform-operators/tests/testbed"
@@ -181,26 +182,24 @@ func auditCounts(ws []auditWrite) map[string]int {
 // waitPullSecretListed waits until every target namespace's default ServiceAccount lists the
 // pull secret.
 func waitPullSecretListed(ctx context.Context, e *env, namespaces int) error {
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
+	n := 0
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
 		sas, err := e.cs.CoreV1().ServiceAccounts("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=default"})
 		if err != nil {
-			return err
+			return false, err
 		}
-		n := 0
+		n = 0
 		for _, sa := range sas.Items {
 			if strings.HasPrefix(sa.Namespace, "bench-") && slices.Contains(sa.ImagePullSecrets, corev1.LocalObjectReference{Name: steadyPull}) {
 				n++
 			}
 		}
-		if n >= namespaces {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d default ServiceAccounts list %s", n, namespaces, steadyPull)
-		}
-		time.Sleep(time.Second)
+		return n >= namespaces, nil
+	})
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		return fmt.Errorf("%d of %d default ServiceAccounts list %s", n, namespaces, steadyPull)
 	}
+	return err
 }
 
 // writeCounts reads the API server's mutating requests by resource and the manager's own write

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
@@ -115,10 +116,10 @@ func leaderKillRecord(ctx context.Context, h *harness, r *result) error {
 		if err := sleepUntil(ctx, slot); err != nil {
 			return err
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for h.recordJobs(slot) == 0 && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
+		// Up to 5 s; if none came, the kill goes ahead and the figure below says 0 were seen.
+		_ = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+			return h.recordJobs(slot) > 0, nil
+		})
 		kill := time.Now()
 		n := h.recordJobs(slot)
 		if err := sendSignal(ctx, lp.node, lp.pid, "KILL"); err != nil {

@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -204,16 +205,12 @@ func (s *apiServer) waitForPolicies(t *testing.T, r rendered) {
 		if !ok {
 			t.Fatalf("no probe for policy %s: add one to waitForPolicies", p.Name)
 		}
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			err := probe()
-			if err != nil && strings.Contains(err.Error(), "ValidatingAdmissionPolicy '"+p.Name+"'") {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("policy %s not in force after 60s; the probe got %v", p.Name, err)
-			}
-			time.Sleep(200 * time.Millisecond)
+		var err error
+		if wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
+			err = probe()
+			return err != nil && strings.Contains(err.Error(), "ValidatingAdmissionPolicy '"+p.Name+"'"), nil
+		}) != nil {
+			t.Fatalf("policy %s not in force after 60s; the probe got %v", p.Name, err)
 		}
 	}
 }
@@ -516,22 +513,22 @@ func testFlowControl(t *testing.T, s *apiServer) {
 		t.Fatalf("%d FlowSchemas of the release, want 2", len(schemas.Items))
 	}
 	for _, fs := range schemas.Items {
-		deadline := time.Now().Add(60 * time.Second)
-		for {
+		var dangling *flowcontrolv1.FlowSchemaCondition
+		if err := wait.PollUntilContextTimeout(s.ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 			var live flowcontrolv1.FlowSchema
-			if err := s.admin.Get(s.ctx, client.ObjectKeyFromObject(&fs), &live); err != nil {
-				t.Fatal(err)
+			if err := s.admin.Get(ctx, client.ObjectKeyFromObject(&fs), &live); err != nil {
+				return false, err
 			}
-			if c := flowSchemaCondition(live, flowcontrolv1.FlowSchemaConditionDangling); c != nil {
-				if c.Status != flowcontrolv1.ConditionFalse {
-					t.Fatalf("FlowSchema %s is dangling: %s", fs.Name, c.Message)
-				}
-				break
-			}
-			if time.Now().After(deadline) {
+			dangling = flowSchemaCondition(live, flowcontrolv1.FlowSchemaConditionDangling)
+			return dangling != nil, nil
+		}); err != nil {
+			if wait.Interrupted(err) {
 				t.Fatalf("FlowSchema %s got no Dangling condition in 60s", fs.Name)
 			}
-			time.Sleep(200 * time.Millisecond)
+			t.Fatal(err)
+		}
+		if dangling.Status != flowcontrolv1.ConditionFalse {
+			t.Fatalf("FlowSchema %s is dangling: %s", fs.Name, dangling.Message)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -92,17 +93,12 @@ func matchedSchema(t *testing.T, ctx context.Context, cfg *rest.Config, admin cl
 // changed FlowSchemas asynchronously.
 func eventuallyMatches(t *testing.T, what, want string, get func() string) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		got := get()
-		if got == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("%s: matched FlowSchema %s, want %s", what, got, want)
-			return
-		}
-		time.Sleep(250 * time.Millisecond)
+	var got string
+	if wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
+		got = get()
+		return got == want, nil
+	}) != nil {
+		t.Errorf("%s: matched FlowSchema %s, want %s", what, got, want)
 	}
 }
 

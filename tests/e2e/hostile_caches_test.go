@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
@@ -163,13 +164,16 @@ func (p *copyProbe) within(ctx context.Context, t *testing.T, limit time.Duratio
 		Data: map[string][]byte{"token": []byte(name)}}); err != nil {
 		t.Fatal(err)
 	}
-	for time.Since(t0) < limit {
-		if err := p.c.Get(ctx, types.NamespacedName{Namespace: p.to, Name: name}, &corev1.Secret{}); err == nil {
-			d := time.Since(t0)
-			t.Logf("a new copy of SecretSync %s reached %s in %s", p.name, p.to, d.Round(time.Millisecond))
-			return d
+	var d time.Duration
+	if wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, limit-time.Since(t0), true, func(ctx context.Context) (bool, error) {
+		if p.c.Get(ctx, types.NamespacedName{Namespace: p.to, Name: name}, &corev1.Secret{}) != nil {
+			return false, nil
 		}
-		time.Sleep(100 * time.Millisecond)
+		d = time.Since(t0)
+		return true, nil
+	}) == nil {
+		t.Logf("a new copy of SecretSync %s reached %s in %s", p.name, p.to, d.Round(time.Millisecond))
+		return d
 	}
 	t.Errorf("a new copy of SecretSync %s did not reach %s within %s", p.name, p.to, limit)
 	return limit
@@ -320,10 +324,10 @@ func TestHostileTenantFillsEveryCachedKind(t *testing.T) {
 			_ = c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 		}
 		for _, ns := range tenants {
-			deadline := time.Now().Add(2 * waitTimeout)
-			for c.Get(ctx, types.NamespacedName{Name: ns}, &corev1.Namespace{}) == nil && time.Now().Before(deadline) {
-				time.Sleep(time.Second)
-			}
+			// Best effort: a namespace still there after the wait is left to the cluster.
+			_ = wait.PollUntilContextTimeout(ctx, time.Second, 2*waitTimeout, true, func(ctx context.Context) (bool, error) {
+				return c.Get(ctx, types.NamespacedName{Name: ns}, &corev1.Namespace{}) != nil, nil
+			})
 		}
 	})
 	var feats []features.Feature
@@ -372,14 +376,13 @@ func TestHostileTenantFillsEveryCachedKind(t *testing.T) {
 					// The manager has them all: it answered each (its status), or for a kind
 					// without a status, a moment for the watch to deliver them.
 					// (Every 2 s: each list reads all their bytes.)
-					for deadline := time.Now().Add(2 * waitTimeout); k.observed != nil; time.Sleep(2 * time.Second) {
-						err := k.observed(ctx, c, ns, to)
-						if err == nil {
-							break
-						}
-						if time.Now().After(deadline) {
+					if k.observed != nil {
+						var err error
+						if wait.PollUntilContextTimeout(ctx, 2*time.Second, 2*waitTimeout, true, func(ctx context.Context) (bool, error) {
+							err = k.observed(ctx, c, ns, to)
+							return err == nil, nil
+						}) != nil {
 							t.Errorf("the manager did not answer every %s of the tenant's within %s: %v", k.kind, 2*waitTimeout, err)
-							break
 						}
 					}
 					time.Sleep(5 * time.Second)

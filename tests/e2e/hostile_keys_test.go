@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -189,11 +190,11 @@ func (k *keyCase) update(ctx context.Context, t *testing.T, token string, key []
 	}
 	start := time.Now()
 	var last error
-	for time.Since(start) < keyFollowWithin {
-		if last = k.copiesSignedWith(ctx, token, key); last == nil {
-			return time.Since(start)
-		}
-		time.Sleep(pollInterval)
+	if wait.PollUntilContextTimeout(ctx, pollInterval, keyFollowWithin, true, func(ctx context.Context) (bool, error) {
+		last = k.copiesSignedWith(ctx, token, key)
+		return last == nil, nil
+	}) == nil {
+		return time.Since(start)
 	}
 	k.report(ctx, t)
 	t.Fatalf("the source update did not reach every copy within %s: %v", keyFollowWithin, last)

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
@@ -100,10 +101,10 @@ func deleteAndWait(t *testing.T, c client.Client, o client.Object) {
 		t.Errorf("deleting %s: %v", o.GetName(), err)
 		return
 	}
-	for deadline := time.Now().Add(waitTimeout); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(o), o); apierrors.IsNotFound(err) {
-			return
-		}
+	if wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, waitTimeout, true, func(ctx context.Context) (bool, error) {
+		return apierrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(o), o)), nil
+	}) == nil {
+		return
 	}
 	t.Errorf("%s still there a minute after its delete", o.GetName())
 }

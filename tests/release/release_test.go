@@ -24,6 +24,7 @@ import (
 	"helm.sh/helm/v3/pkg/registry"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
@@ -280,15 +281,11 @@ func TestReleaseRoundTrip(t *testing.T) {
 	if out, err := kubectl("apply", "-f", work); err != nil {
 		t.Fatalf("kubectl apply: %v\n%s", err, out)
 	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		if _, err := kubectl("-n", "tenant-a", "get", "secret", "shared"); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the SecretSync's copy never appeared in tenant-a")
-		}
-		time.Sleep(time.Second)
+	if wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(context.Context) (bool, error) {
+		_, err := kubectl("-n", "tenant-a", "get", "secret", "shared")
+		return err == nil, nil
+	}) != nil {
+		t.Fatal("the SecretSync's copy never appeared in tenant-a")
 	}
 	run(t, ctx, root, helm, "uninstall", "platform-operators", "--kubeconfig", kubeconfig, "-n", releaseNS, "--wait", "--timeout", "2m")
 	for _, tc := range []struct {

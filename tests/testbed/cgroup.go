@@ -1,6 +1,7 @@
 package testbed
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // MemoryCgroup is a memory cgroup made for one process, as the kubelet makes one for a container
@@ -112,18 +115,15 @@ func cgroupHolds(dir string, pid int) bool {
 // removeCgroup deletes the cgroup at dir (a kind one: memory, cpu), waiting up to timeout for its
 // processes to be gone. A cgroup already gone is fine.
 func removeCgroup(kind, dir string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		err := os.Remove(dir)
-		if err == nil || errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			procs, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
-			return fmt.Errorf("removing %s cgroup %s (processes %q): %w", kind, dir, strings.Fields(string(procs)), err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var err error
+	if wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		err = os.Remove(dir)
+		return err == nil || errors.Is(err, os.ErrNotExist), nil
+	}) == nil {
+		return nil
 	}
+	procs, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	return fmt.Errorf("removing %s cgroup %s (processes %q): %w", kind, dir, strings.Fields(string(procs)), err)
 }
 
 // memoryCgroupDir finds the directory of the memory cgroup a process is in from its

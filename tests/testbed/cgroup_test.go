@@ -1,12 +1,15 @@
 package testbed
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 func TestMemoryCgroupDir(t *testing.T) {
@@ -64,16 +67,12 @@ func TestMemoryCgroupRunsACommandInIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := cmd.Process.Pid
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		comm, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
-		if strings.TrimSpace(string(comm)) == "sleep" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pid %d is %q, not sleep: the shell did not exec it", pid, comm)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var comm []byte
+	if err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		comm, _ = os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+		return strings.TrimSpace(string(comm)) == "sleep", nil
+	}); err != nil {
+		t.Fatalf("pid %d is %q, not sleep: the shell did not exec it", pid, comm)
 	}
 	if !c.Holds(pid) {
 		t.Errorf("pid %d is not in %s", pid, c.Dir)

@@ -18,6 +18,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -315,12 +316,10 @@ func StopPID(pid int, grace time.Duration) error {
 		}
 		return err
 	}
-	deadline := time.Now().Add(grace)
-	for time.Now().Before(deadline) {
-		if !alive(pid) {
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
+	if wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, grace, true, func(context.Context) (bool, error) {
+		return !alive(pid), nil
+	}) == nil {
+		return nil
 	}
 	return p.Kill()
 }

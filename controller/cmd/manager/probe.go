@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // probeUsage opens `manager probe --help`.
@@ -65,24 +67,30 @@ func probe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	transport.Proxy = nil
 	client := &http.Client{Timeout: *timeout, Transport: transport}
 	var last error
-	for i := 1; i <= *attempts; i++ {
+	attempt := 0
+	// A Backoff without Factor pauses Duration between attempts; Steps counts the attempts.
+	err = wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: *interval, Steps: *attempts}, func(ctx context.Context) (bool, error) {
+		attempt++
 		answer, err := get(ctx, client, target)
-		if err == nil {
-			fmt.Fprintln(stdout, answer)
-			return nil
+		if err != nil {
+			last = err
+			fmt.Fprintf(stderr, "attempt %d/%d: %v\n", attempt, *attempts, err)
+			return false, nil
 		}
-		last = err
-		fmt.Fprintf(stderr, "attempt %d/%d: %v\n", i, *attempts, err)
-		if i == *attempts {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("manager not ready at %s: %w (last: %w)", target, ctx.Err(), last)
-		case <-time.After(*interval):
-		}
+		fmt.Fprintln(stdout, answer)
+		return true, nil
+	})
+	switch {
+	case err == nil:
+		return nil
+	case attempt == *attempts:
+		return fmt.Errorf("manager not ready at %s after %d attempts: %w", target, *attempts, last)
+	case last == nil:
+		// ctx ended before the first attempt.
+		return fmt.Errorf("manager not ready at %s: %w", target, ctx.Err())
+	default:
+		return fmt.Errorf("manager not ready at %s: %w (last: %w)", target, ctx.Err(), last)
 	}
-	return fmt.Errorf("manager not ready at %s after %d attempts: %w", target, *attempts, last)
 }
 
 // get makes one request and returns "<status>: <body>" on 200, or an error holding the same

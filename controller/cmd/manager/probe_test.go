@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // readyzServer answers like the manager's /readyz: statuses[i] for the i-th request (the last one
@@ -132,5 +134,31 @@ func TestProbeReportsEachFailedAttempt(t *testing.T) {
 		"attempt 2/5: 503 Service Unavailable: [+]ping ok; [-]informers failed: reason withheld; readyz check failed\n"
 	if stderr.String() != want {
 		t.Errorf("stderr = %q, want %q", stderr.String(), want)
+	}
+}
+
+// A signal during the pause between attempts stops the probe at once; the error says so and
+// keeps the last failure.
+func TestProbeStopsWhenCancelledBetweenAttempts(t *testing.T) {
+	srv, requests := readyzServer(t, 0, 503)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		// Cancels after the first answer, or after 30 s (then the request count below fails).
+		_ = wait.PollUntilContextTimeout(ctx, time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			return requests.Load() >= 1, nil
+		})
+		cancel()
+	}()
+	var stdout, stderr bytes.Buffer
+	start := time.Now()
+	err := probe(ctx, []string{srv.URL, "--attempts=5", "--interval=1m"}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "context canceled (last: 503 Service Unavailable") {
+		t.Fatalf("err = %v, want the cancellation and the last answer", err)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("the probe took %s after the cancel, want it to stop during the 1m pause", took)
+	}
+	if n := requests.Load(); n != 1 {
+		t.Errorf("requests = %d, want 1", n)
 	}
 }

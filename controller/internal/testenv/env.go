@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -228,14 +229,11 @@ func (e *Env) NoJobsQuota(t *testing.T, ns string) *corev1.ResourceQuota {
 // Eventually polls cond every 50ms for up to 10s and fails the test with msg if it never holds.
 func Eventually(t *testing.T, msg string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
+	if err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return cond(), nil
+	}); err != nil {
+		t.Fatalf("timed out: %s", msg)
 	}
-	t.Fatalf("timed out: %s", msg)
 }
 
 // WaitCacheCurrent waits until the manager's cache holds obj at the API server's current
