@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
@@ -46,6 +48,42 @@ type jobFeature struct {
 	// own checks the Job's own status: that the feature did what it does (the test is about the
 	// real Job controller's result, so it must be the one the feature leads to).
 	own func(t *testing.T, j *batchv1.Job)
+	// minMinor is the first Kubernetes minor whose API server keeps the feature's field by
+	// default (a beta feature gate on): on an older one (make test-e2e-kind-oldest, v1.30) the
+	// field is dropped and the Job is an ordinary one, so the case is left out, and said.
+	minMinor int
+}
+
+// serverMinor is the cluster's Kubernetes minor (TestJobFeatures' Setup); 0 until known.
+var serverMinor int
+
+// available keeps the features the cluster's Kubernetes has.
+func available(fs []jobFeature) []jobFeature {
+	var out []jobFeature
+	for _, f := range fs {
+		if serverMinor == 0 || serverMinor >= f.minMinor {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// minorOf reads the cluster's minor version ("30", or "30+" from some providers).
+func minorOf(t *testing.T, cfg *envconf.Config) int {
+	t.Helper()
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg.Client().RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := dc.ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := strconv.Atoi(strings.TrimRight(v.Minor, "+"))
+	if err != nil {
+		t.Fatalf("server version %q: minor %q: %v", v.GitVersion, v.Minor, err)
+	}
+	return m
 }
 
 // busyboxJob is a Job spec of one container running script in the suite's job image.
@@ -84,7 +122,11 @@ func jobCondition(j *batchv1.Job, typ batchv1.JobConditionType) *batchv1.JobCond
 	return nil
 }
 
-func finishingFeatures() []jobFeature {
+func finishingFeatures() []jobFeature { return available(allFinishingFeatures()) }
+
+func waitingFeatures() []jobFeature { return available(allWaitingFeatures()) }
+
+func allFinishingFeatures() []jobFeature {
 	return []jobFeature{{
 		// podFailurePolicy: exit code 42 fails the Job at once, though backoffLimit allows 6 retries.
 		name: "fail-job",
@@ -105,7 +147,8 @@ func finishingFeatures() []jobFeature {
 		// once race: on a loaded node the failing one may not have started when the other ends);
 		// backoffLimitPerIndex 0 keeps index 0 from being retried, and 3 completions keep the
 		// failed and succeeded indexes (2) short of the count that would fail the Job first.
-		name: "success-policy",
+		name:     "success-policy",
+		minMinor: 31, // JobSuccessPolicy: alpha (off) in 1.30, beta in 1.31, GA in 1.33
 		spec: busyboxJob(`[ "$JOB_COMPLETION_INDEX" = 1 ]`, func(s *batchv1.JobSpec) {
 			s.CompletionMode, s.Completions, s.Parallelism = ptr.To(batchv1.IndexedCompletion), ptr.To[int32](3), ptr.To[int32](1)
 			s.BackoffLimitPerIndex = ptr.To[int32](0)
@@ -136,7 +179,7 @@ func finishingFeatures() []jobFeature {
 	}}
 }
 
-func waitingFeatures() []jobFeature {
+func allWaitingFeatures() []jobFeature {
 	return []jobFeature{{
 		// Kueue's shape: created suspended with a queue label; Kueue resumes it once admitted.
 		name:   "queued",
@@ -149,8 +192,9 @@ func waitingFeatures() []jobFeature {
 		},
 	}, {
 		// MultiKueue's shape: another controller manages it; the built-in one leaves it alone.
-		name: "multikueue",
-		spec: busyboxJob("true", func(s *batchv1.JobSpec) { s.ManagedBy = ptr.To(multiKueue) }),
+		name:     "multikueue",
+		minMinor: 32, // JobManagedBy: alpha (off) in 1.30 and 1.31, beta in 1.32, GA in 1.35
+		spec:     busyboxJob("true", func(s *batchv1.JobSpec) { s.ManagedBy = ptr.To(multiKueue) }),
 		own: func(t *testing.T, j *batchv1.Job) {
 			if len(j.Status.Conditions) != 0 || j.Status.StartTime != nil || j.Status.Active != 0 {
 				t.Errorf("Job %s: status %+v; want none: the built-in Job controller ignores a Job managed by %s", j.Name, j.Status, multiKueue)
@@ -208,6 +252,12 @@ func TestJobFeatures(t *testing.T) {
 	f = withNamespace(f, jobFeaturesNamespace)
 	f = f.Setup(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 		skipUnlessKind(t)
+		serverMinor = minorOf(t, cfg)
+		for _, f := range append(allFinishingFeatures(), allWaitingFeatures()...) {
+			if serverMinor < f.minMinor {
+				t.Logf("Kubernetes 1.%d: the %s case needs 1.%d (its feature gate is off before), left out", serverMinor, f.name, f.minMinor)
+			}
+		}
 		c := opsClient(t, cfg)
 		var err error
 		if metricsBefore, err = bed.ManagerMetrics(ctx, cfg); err != nil {
