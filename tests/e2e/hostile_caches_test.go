@@ -56,7 +56,11 @@ const (
 	// it (GOGC=100 lets the heap reach twice the live heap before a collection; measured on kind
 	// v1.30.14: working set +8.4 MiB with the live heap +2.4 MiB for 18 MiB of Ats). A cache that
 	// keeps the objects still grows past it by all of their bytes; the live heap is weighed at the
-	// tighter floor.
+	// tighter floor. The working set may grow by the objects' bytes (at least this floor): the
+	// garbage of decoding them is collected when the GC decides, and the runtime keeps freed
+	// pages; .ci/run at 576d032 saw +16.4 MiB for 18 MiB of ScheduledJobs with the live heap
+	// +2.7 MiB. A cache that keeps them whole grows the live heap by all of them (weighed at a
+	// third) and the working set by about twice their bytes.
 	hostileRSSGrowthFloor = 12 << 20
 )
 
@@ -404,12 +408,12 @@ func TestHostileTenantFillsEveryCachedKind(t *testing.T) {
 				rssAfter, liveAfter := managerMemory(ctx, t, cfg)
 				growth := rssAfter - rssBefore
 				allowed := max(raw/hostileGrowthShare, hostileGrowthFloor)
-				allowedRSS := max(raw/hostileGrowthShare, hostileRSSGrowthFloor)
+				allowedRSS := max(raw, hostileRSSGrowthFloor)
 				t.Logf("second half: manager RSS %.1f -> %.1f MiB (live heap %.1f -> %.1f MiB) with %.0f MiB more of %s; allowed growth %.1f MiB",
 					rssBefore/(1<<20), rssAfter/(1<<20), liveBefore/(1<<20), liveAfter/(1<<20), raw/(1<<20), k.kind, allowed/(1<<20))
 				if growth > allowedRSS {
-					t.Errorf("the manager's working set grew by %.1f MiB for %.0f MiB more of a tenant's %s (allowed: 1/%d of it, at least %d MiB): the cache keeps what the tenant wrote",
-						growth/(1<<20), raw/(1<<20), k.kind, hostileGrowthShare, hostileRSSGrowthFloor>>20)
+					t.Errorf("the manager's working set grew by %.1f MiB for %.0f MiB more of a tenant's %s (allowed: their bytes, at least %d MiB): the cache keeps what the tenant wrote",
+						growth/(1<<20), raw/(1<<20), k.kind, hostileRSSGrowthFloor>>20)
 				}
 				// The working set can hide a cache that grew: the runtime reuses memory it freed
 				// before without asking the kernel for more. The live heap (after the last GC,
