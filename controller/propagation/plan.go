@@ -160,8 +160,10 @@ func ComputeFor(owner Owner, want []*corev1.Secret, live Lookup, owned []*corev1
 		case !owner.proven(cur) && NeedsReplace(cur, w):
 			// Adoption leaves the rest of the object as it was; a replace would not.
 			p.Actions = append(p.Actions, Action{Op: OpConflict, Key: key, Current: cur, Message: unprovenReplaceMessage(cur, key, owner)})
-		case cur.Annotations[keys.AnnotationOrphaned] != "" && cur.Annotations[keys.AnnotationOrphaned] != ContentDigest(cur):
-			// Kept while its source was gone, and changed since: someone's now.
+		case cur.Annotations[keys.AnnotationOrphaned] != "" && cur.Annotations[keys.AnnotationOrphaned] != ContentDigest(cur) && !SameContent(cur, w):
+			// Kept while its source was gone, and changed since: someone's now. A copy that already
+			// holds the returning source's content loses nothing by being written: the manager's own
+			// apply brought it there and died (or conflicted) before the marker was removed.
 			p.Actions = append(p.Actions, Action{Op: OpConflict, Key: key, Current: cur, Message: orphanChangedMessage(cur, key, owner)})
 		case InStep(cur, w):
 			p.InStep++

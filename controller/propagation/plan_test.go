@@ -526,6 +526,9 @@ func TestComputeKeepsOrphanedCopiesForAReturningSource(t *testing.T) {
 	kept := liveIn("team-a", credsName)
 	marked := liveIn("team-a", credsName, withAnnotation(keys.AnnotationOrphaned, ContentDigest(kept)))
 	changed := liveIn("team-a", credsName, withData("user", "tenant"), withAnnotation(keys.AnnotationOrphaned, ContentDigest(kept)))
+	// The manager's apply brought the copy to the returning source's data and the process died (or
+	// the merge patch that removes the mark conflicted) before the mark was gone.
+	halfway := liveIn("team-a", credsName, withData("user", "new"), withAnnotation(keys.AnnotationOrphaned, ContentDigest(kept)))
 	for _, tc := range []struct {
 		name   string
 		want   []*corev1.Secret
@@ -540,6 +543,8 @@ func TestComputeKeepsOrphanedCopiesForAReturningSource(t *testing.T) {
 		{"when the source returns, a marked copy nobody changed follows it (the update drops the mark)", []*corev1.Secret{wantIn("team-a", credsName, withData("user", "new"))}, marked, PolicyOrphan, OpUpdate},
 		{"when the source returns, a marked copy someone changed is a conflict", []*corev1.Secret{wantIn("team-a", credsName, withData("user", "new"))}, changed, PolicyOrphan, OpConflict},
 		{"the same, as the cache holds it", []*corev1.Secret{wantIn("team-a", credsName, withData("user", "new"))}, Bounded(changed), PolicyOrphan, OpConflict},
+		{"a marked copy changed to exactly the returning source's content loses nothing: the update drops the mark", []*corev1.Secret{wantIn("team-a", credsName, withData("user", "new"))}, halfway, PolicyOrphan, OpUpdate},
+		{"the halfway copy as the cache holds it", []*corev1.Secret{wantIn("team-a", credsName, withData("user", "new"))}, Bounded(halfway), PolicyOrphan, OpUpdate},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := ComputeFor(owner, tc.want, liveLookup(t, []*corev1.Secret{tc.live}), []*corev1.Secret{tc.live}, tc.policy)
