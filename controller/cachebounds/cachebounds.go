@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -84,14 +85,15 @@ func options(inv Inventory, base cache.Options) (cache.Options, error) {
 		next = toolscache.NewSharedIndexInformer
 	}
 	base.NewInformer = func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, idx toolscache.Indexers) toolscache.SharedIndexInformer {
-		inf := next(releaseStoppedWatches(lw), obj, resync, idx)
+		renewed := new(atomic.Int64)
+		inf := next(releaseStoppedWatches(lw, renewed), obj, resync, idx)
 		t := typeName(obj)
 		if !declared[t] {
 			// Not reached through New or ManagerOptions, which refuse an undeclared kind before
 			// any informer starts; should one start another way, it keeps identities only.
 			logf.Log.WithName("cachebounds").Error(nil, "An informer of a kind no inventory declares keeps only each object's identity; declare the kind with its bound", "cache", inv.Name, "type", t)
 		}
-		record(Informer{Cache: inv.Name, Type: t, Declared: declared[t], Store: inf.GetStore()})
+		record(Informer{Cache: inv.Name, Type: t, Declared: declared[t], Store: inf.GetStore(), Renewed: renewed})
 		return inf
 	}
 	return base, nil
@@ -145,6 +147,9 @@ type Informer struct {
 	// Refused, when set, says this is no informer but a request for a kind the cache refused
 	// (UndeclaredError): the form and GroupVersionKind asked for.
 	Refused string
+	// Renewed counts the informer's watches renewed after a heavy event (HeavyEventBytes);
+	// nil for a refusal.
+	Renewed *atomic.Int64
 }
 
 var built struct {

@@ -111,6 +111,14 @@ func ManagerOptions(inv Inventory, base cache.Options, opts *manager.Options) er
 }
 
 func newBounded(cfg *rest.Config, inv Inventory, opts cache.Options) (cache.Cache, error) {
+	hc := opts.HTTPClient
+	if hc == nil {
+		var err error
+		if hc, err = rest.HTTPClientFor(cfg); err != nil {
+			return nil, err
+		}
+	}
+	opts.HTTPClient = metered(hc) // the watches' bytes per event (watches.go)
 	c, err := cache.New(cfg, opts)
 	if err != nil {
 		return nil, err
