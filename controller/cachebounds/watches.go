@@ -183,8 +183,21 @@ func (r *releasingWatch) Stop() {
 	r.w = nil
 	r.mu.Unlock()
 	if w != nil {
-		w.Stop()
+		release(w)
 	}
+}
+
+// release stops w and reads what it still sends until it closes. A watch may have an event in
+// flight when it is stopped, and not every watch gives it up: apimachinery's watch.Filter
+// (controller-runtime wraps every metadata-only watch in one) blocks on sending it for ever, with
+// the stopped watch, its decoder and its buffers: one goroutine and up to a large object's bytes
+// per watch renewed in a flood, without this (TestRenewedWatchesLeaveNoGoroutine).
+func release(w watch.Interface) {
+	w.Stop()
+	go func() {
+		for range w.ResultChan() {
+		}
+	}()
 }
 
 // swap makes next the wrapped watch, unless the watch was stopped meanwhile.
@@ -196,10 +209,10 @@ func (r *releasingWatch) swap(next watch.Interface) bool {
 	}
 	r.mu.Unlock()
 	if prev == nil {
-		next.Stop()
+		release(next)
 		return false
 	}
-	prev.Stop()
+	release(prev)
 	return true
 }
 
@@ -228,13 +241,15 @@ func (r *releasingWatch) run(w watch.Interface, m *meter, listing bool, reopen f
 		case <-r.done:
 			return
 		}
+		end := listing && initialEventsEnd(ev)
+		if end {
+			listing = false // what follows on this watch is an ordinary watch's
+		}
 		switch {
 		case !heavy || ev.Type == watch.Error:
 		case listing:
-			if !initialEventsEnd(ev) {
-				continue
-			}
-			listing = false
+			// Ending the list before its end restarts it: renewed at the end bookmark.
+		case end:
 			rv := resourceVersion(ev)
 			if rv == "" {
 				continue
