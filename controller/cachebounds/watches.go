@@ -191,7 +191,9 @@ func (r *releasingWatch) Stop() {
 // flight when it is stopped, and not every watch gives it up: apimachinery's watch.Filter
 // (controller-runtime wraps every metadata-only watch in one) blocks on sending it for ever, with
 // the stopped watch, its decoder and its buffers: one goroutine and up to a large object's bytes
-// per watch renewed in a flood, without this (TestRenewedWatchesLeaveNoGoroutine).
+// per watch renewed in a flood, without this (TestRenewedWatchesLeaveNoGoroutine). Upstream:
+// kubernetes/kubernetes#113254; draining the result is what its maintainers ask of a consumer
+// (kubernetes/kubernetes#139321, closed).
 func release(w watch.Interface) {
 	w.Stop()
 	go func() {
@@ -263,10 +265,12 @@ func (r *releasingWatch) run(w watch.Interface, m *meter, listing bool, reopen f
 			}
 			w, m, heavy = next, nm, false
 			renewed.Add(1)
+			returner.heavy()
 		default:
 			// Received by the reflector, which has recorded its resourceVersion before it reads
 			// the channel again and finds it closed.
 			renewed.Add(1)
+			returner.heavy()
 			return
 		}
 	}

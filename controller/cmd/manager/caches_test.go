@@ -126,7 +126,7 @@ func TestEveryInformerTheManagerStartsIsBounded(t *testing.T) {
 		}
 	}
 
-	built := len(cachebounds.Built())
+	built, returnsBefore := len(cachebounds.Built()), cachebounds.MemoryReturns()
 	o, err := parseFlags([]string{"--metrics-bind-address=0", "--health-probe-bind-address=0", "--leader-elect=false",
 		"--controllers=*,podwatcher", "--manager-namespace=po-system"})
 	if err != nil {
@@ -234,6 +234,8 @@ func TestEveryInformerTheManagerStartsIsBounded(t *testing.T) {
 		return out
 	}
 	eventually(t, func() string { return fmt.Sprintf("watches renewed where they should not be, or not where they should: %v", unrenewed()) }, func() bool { return len(unrenewed()) == 0 })
+	// And the memory they took is handed back once the heavy events have stopped.
+	eventually(t, func() string { return "no memory handed back after the heavy events" }, func() bool { return cachebounds.MemoryReturns() > returnsBefore })
 	// The controllers still run from the bounded forms: the Jobs of the At and of the
 	// ScheduledJob's run-now are created from the whole templates, read from the API.
 	jobOf := func(owner string) func() bool {
