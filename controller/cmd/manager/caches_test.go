@@ -233,7 +233,9 @@ func TestEveryInformerTheManagerStartsIsBounded(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	eventually(t, func() string { return fmt.Sprintf("watches renewed where they should not be, or not where they should: %v", unrenewed()) }, func() bool { return len(unrenewed()) == 0 })
+	eventually(t, func() string {
+		return fmt.Sprintf("watches renewed where they should not be, or not where they should: %v", unrenewed())
+	}, func() bool { return len(unrenewed()) == 0 })
 	// And the memory they took is handed back once the heavy events have stopped.
 	eventually(t, func() string { return "no memory handed back after the heavy events" }, func() bool { return cachebounds.MemoryReturns() > returnsBefore })
 	// The controllers still run from the bounded forms: the Jobs of the At and of the
