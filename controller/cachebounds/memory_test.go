@@ -1,8 +1,14 @@
 package cachebounds
 
 import (
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 )
 
 func TestReturnDue(t *testing.T) {
@@ -54,4 +60,42 @@ func TestMemoryIsReturnedOnceAfterABurst(t *testing.T) {
 		t.Error("freed again within the gap")
 	case <-time.After(200 * time.Millisecond):
 	}
+}
+
+func TestTheCollectorCountsRenewalsAndReturns(t *testing.T) {
+	renewed := new(atomic.Int64)
+	renewed.Add(3)
+	record(Informer{Cache: "collector-test", Type: "*v1.ConfigMap", Declared: true, Renewed: renewed})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(NewCollector())
+	got, err := testutil.GatherAndCount(reg, "platform_operators_cache_watch_renewals_total", "platform_operators_cache_memory_returns_total")
+	if err != nil || got < 2 {
+		t.Fatalf("gathered %d series (%v), want the renewals of the informer and the returns", got, err)
+	}
+	want := strings.NewReader(`# HELP platform_operators_cache_watch_renewals_total Watches of the manager's caches renewed right after an event over 64 KiB, so that their decode buffers do not outlive it (controller/cachebounds).
+# TYPE platform_operators_cache_watch_renewals_total counter
+platform_operators_cache_watch_renewals_total{cache="collector-test",type="*v1.ConfigMap"} 3
+`)
+	if err := testutil.GatherAndCompare(onlyCache(reg, "collector-test"), want, "platform_operators_cache_watch_renewals_total"); err != nil {
+		t.Error(err)
+	}
+}
+
+// onlyCache keeps the series of one cache (other tests of the package record informers too).
+func onlyCache(g prometheus.Gatherer, cache string) prometheus.Gatherer {
+	return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		mfs, err := g.Gather()
+		for _, mf := range mfs {
+			var keep []*dto.Metric
+			for _, m := range mf.Metric {
+				for _, l := range m.Label {
+					if l.GetName() == "cache" && l.GetValue() == cache {
+						keep = append(keep, m)
+					}
+				}
+			}
+			mf.Metric = keep
+		}
+		return mfs, err
+	})
 }
