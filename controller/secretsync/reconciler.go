@@ -111,6 +111,9 @@ type Reconciler struct {
 	// namespacePasses takes the passes of one namespace a whole pass asks for
 	// (queueNamespacePasses) to the queue; nil until SetupWithManager.
 	namespacePasses chan event.GenericEvent
+	// gone holds, per SecretSync name, when a whole pass found it gone (time.Time): for goneFor
+	// after, the passes of its namespaces clean up the copies they find (cleanedUp).
+	gone sync.Map
 	// accounts remembers ServiceAccounts found in step past the cache (see accountMemory).
 	accounts accountMemory
 	// batching holds, for the passes of one namespace (reconcile.Request with a namespace) that
@@ -148,8 +151,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			if req.Namespace != "" {
 				settled = true
-				return ctrl.Result{}, nil // the whole pass cleans up
+				// The whole pass cleans up what it sees; a copy in this namespace it could not see
+				// (created by a pass of this namespace that ran beside the deletion, after the
+				// whole pass had listed) queues this pass, which removes it. Only after a whole
+				// pass found the SecretSync gone: a copy seen before its SecretSync (restored
+				// first from a backup, or a cache behind) is left to the SecretSync's passes.
+				if r.cleanedUp(req.Name) {
+					return r.cleanupNamespace(ctx, req)
+				}
+				return ctrl.Result{}, nil
 			}
+			r.gone.Store(req.Name, r.now())
 			r.lastStatus.Delete(req.Name)
 			r.waiting.Delete(req.Name)
 			r.accounts.keepOnly(req.Name, nil)
@@ -164,6 +176,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 
+	r.gone.Delete(req.Name)
 	kind := kindOf(ss.Spec.Source.Kind)
 	obs, err := r.observe(ctx, ss, kind, req.Namespace)
 	if err != nil {
@@ -1250,10 +1263,51 @@ func (r *Reconciler) cleanup(ctx context.Context, name string) (ctrl.Result, err
 	return ctrl.Result{}, nil
 }
 
-// cleanupKind is cleanup for the copies of one kind; retry says to look again shortly.
-func (r *Reconciler) cleanupKind(ctx context.Context, name string, kind *objectKind) (retry bool, err error) {
+// goneFor is how long after a whole pass found a SecretSync gone the passes of its namespaces
+// clean up the copies they find (cleanedUp).
+const goneFor = 10 * time.Minute
+
+// cleanedUp says whether a whole pass found the named SecretSync gone within goneFor; it forgets
+// the older ones.
+func (r *Reconciler) cleanedUp(name string) bool {
+	now := r.now()
+	found := false
+	r.gone.Range(func(k, v any) bool {
+		switch {
+		case now.Sub(v.(time.Time)) > goneFor:
+			r.gone.Delete(k)
+		case k.(string) == name:
+			found = true
+		}
+		return true
+	})
+	return found
+}
+
+// cleanupNamespace is cleanup for the copies in the namespace of req, a pass of one namespace
+// of a SecretSync that is gone.
+func (r *Reconciler) cleanupNamespace(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	again := false
+	for _, kind := range kinds {
+		retry, err := r.cleanupKind(ctx, req.Name, kind, client.InNamespace(req.Namespace))
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		again = again || retry
+	}
+	if again {
+		return requeue(r.stale.next(req, r.RetryBase, r.RetryCap)), nil
+	}
+	r.stale.forget(req)
+	return ctrl.Result{}, nil
+}
+
+// cleanupKind is cleanup for the copies of one kind (in a namespace, with scope); retry says to
+// look again shortly.
+func (r *Reconciler) cleanupKind(ctx context.Context, name string, kind *objectKind, scope ...client.ListOption) (retry bool, err error) {
 	copies := kind.list()
-	if err := r.Client.List(ctx, copies, client.MatchingLabels{keys.LabelSecretSync: name}, client.UnsafeDisableDeepCopy); err != nil {
+	opts := append([]client.ListOption{client.MatchingLabels{keys.LabelSecretSync: name}, client.UnsafeDisableDeepCopy}, scope...)
+	if err := r.Client.List(ctx, copies, opts...); err != nil {
 		return false, err
 	}
 	obs := observation{lookup: func(types.NamespacedName) *corev1.Secret { return nil }, owned: kind.items(copies)}
