@@ -232,10 +232,11 @@ type noWatches struct{ controller.Controller }
 
 func (noWatches) Watch(source.TypedSource[reconcile.Request]) error { return nil }
 
-// A pod of a new namespace takes its ServiceAccount's imagePullSecrets when it is created: the
-// namespace's own pass, the first one, must list the copy it creates, not a later pass.
-func TestANewNamespacesOwnPassListsTheCopyItCreates(t *testing.T) {
-	const c = "pullfirst"
+// sourcesBesideTheSuite makes namespace <c>-src with a pull secret regcred in the suite's API
+// server, and source caches of its own for a Reconciler the test drives against a fake client
+// (the suite's manager never sees that client's SecretSyncs).
+func sourcesBesideTheSuite(t *testing.T, c string) (string, *Sources) {
+	t.Helper()
 	src := namespace(t, c+"-src", nil)
 	pullSource(t, src, "regcred")
 	sources := &Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme(), APIReader: mgr.GetAPIReader()}
@@ -243,6 +244,14 @@ func TestANewNamespacesOwnPassListsTheCopyItCreates(t *testing.T) {
 	srcCtx, stop := context.WithCancel(ctx)
 	t.Cleanup(stop)
 	go func() { _ = sources.Start(srcCtx) }()
+	return src, sources
+}
+
+// A pod of a new namespace takes its ServiceAccount's imagePullSecrets when it is created: the
+// namespace's own pass, the first one, must list the copy it creates, not a later pass.
+func TestANewNamespacesOwnPassListsTheCopyItCreates(t *testing.T) {
+	const c = "pullfirst"
+	src, sources := sourcesBesideTheSuite(t, c)
 
 	// The SecretSync, the namespace and its ServiceAccount live in a fake client only, so the
 	// suite's manager never sees them: the one pass below is the only one.
@@ -439,13 +448,7 @@ func equalSets(a, b map[string]bool) bool {
 // the SecretSync's passes: a pass of its namespace alone does not delete it.
 func TestACopyMadeBesideTheDeletionIsRemovedByItsNamespacesPass(t *testing.T) {
 	const c = "latecopy"
-	src := namespace(t, c+"-src", nil)
-	pullSource(t, src, "regcred")
-	sources := &Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme(), APIReader: mgr.GetAPIReader()}
-	sources.SetController(noWatches{})
-	srcCtx, stop := context.WithCancel(ctx)
-	t.Cleanup(stop)
-	go func() { _ = sources.Start(srcCtx) }()
+	src, sources := sourcesBesideTheSuite(t, c)
 
 	// The SecretSync and the namespace live in a fake client only, so the suite's manager never
 	// sees them: the passes below are the only ones.
