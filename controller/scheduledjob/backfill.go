@@ -101,10 +101,24 @@ func backfillRange(value string, now time.Time, sched schedule.Union) (from, to 
 	}
 	slots, more := sched.Between(from, to, MaxBackfillSlots)
 	if more {
-		return from, to, nil, fmt.Errorf("the range holds more than %d slots of the schedule: ask for a shorter range (one request after the other)", MaxBackfillSlots)
+		held := fmt.Sprint(len(slots))
+		if all, more := sched.Between(from, to, maxCountedSlots); more {
+			held = fmt.Sprintf("more than %d", len(all))
+		} else {
+			held = fmt.Sprint(len(all))
+		}
+		return from, to, nil, fmt.Errorf("the range holds %s slots of the schedule, more than %d: ask for a shorter range (one request after the other)", held, MaxBackfillSlots)
 	}
 	return from, to, slots, nil
 }
+
+// maxCountedSlots bounds the count a refusal for size names (a minute schedule over 31 days has
+// 44,640 slots).
+const maxCountedSlots = 50000
+
+// scheduleKey is status.backfill.schedule for the observed schedule: itself, or its digest when
+// it is too long to keep.
+func scheduleKey(observed string) string { return backfillKey(observed) }
 
 // requestBackfill is the backfill step, after the due slot: it accepts (or refuses) a new
 // request, or moves the running one on by at most one Job (a creation with backfill set;
@@ -131,8 +145,13 @@ func requestBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now tim
 			p.events = append(p.events, event{corev1.EventTypeWarning, ReasonBackfillRefused, msg})
 			return
 		}
-		bf = &v1alpha1.BackfillStatus{Request: value, Phase: v1alpha1.BackfillRunning,
+		bf = &v1alpha1.BackfillStatus{Request: value, Phase: v1alpha1.BackfillRunning, Schedule: scheduleKey(st.ObservedSchedule),
 			From: &metav1.Time{Time: from}, To: &metav1.Time{Time: to}, StartTime: &metav1.Time{Time: now.Truncate(time.Second)}, Slots: int32(len(slots))}
+		if st.Backfill != nil {
+			// The pace is the ScheduledJob's, not the request's: a new value does not start a
+			// new interval.
+			bf.LastCreateTime = st.Backfill.LastCreateTime
+		}
 		if len(slots) > 0 {
 			bf.NextSlot = &metav1.Time{Time: slots[0]}
 		}
@@ -152,48 +171,51 @@ func requestBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now tim
 		return
 	case bf.Phase != v1alpha1.BackfillRunning:
 		return
+	case bf.Schedule != scheduleKey(st.ObservedSchedule):
+		// The slots were the accepted schedule's: an edit of the schedule or time zone ends the
+		// request, and the ledger (status.backfilled) keeps the slots it dealt with from running
+		// again when the rest is asked for.
+		msg := fmt.Sprintf("Backfill %s cancelled (the schedule or time zone changed): %d of %d slots done; ask again for the rest, slots already run are not run again", bf.Request, bf.Done, bf.Slots)
+		bf.Phase, bf.NextSlot, bf.Message = v1alpha1.BackfillCancelled, nil, ""
+		setBackfillCondition(sj, st, metav1.ConditionFalse, ReasonBackfillCancelled, msg)
+		p.events = append(p.events, event{corev1.EventTypeNormal, ReasonBackfillCancelled, msg})
+		return
 	}
 	stepBackfill(sj, children, now, d, p)
 }
 
-// stepBackfill walks the running backfill's slots from its cursor: slots that have their Job
-// already are counted done and passed; the first that has none gets a Job, unless the pace,
-// another create of this pass, the concurrency policy or the scheduled path holds it back. No
-// slot left: the backfill is finished.
+// stepBackfill walks the running backfill's slots from its cursor, asking the ledger about each:
+// a slot that had its run (a Job under any of its names, a run recorded with one, the scheduled
+// record, an earlier backfill) or whose record is no longer known is counted done and passed; the
+// first that did not run gets a Job, unless the pace, another create of this pass, the concurrency
+// policy or the scheduled path holds it back. No slot left: the backfill is finished.
 func stepBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d dueSlots, p *plan) {
 	bf := p.status.Backfill
-	// The cursor is a time: after an edit of the schedule it may be no slot of the new one, so
-	// each step starts at the first slot at or after it. At most MaxBackfillSlots steps a pass
-	// (a schedule edited to a more frequent one may hold more in the rest of the range).
-	for steps := 0; bf.NextSlot != nil; steps++ {
-		if steps == MaxBackfillSlots {
-			requeueWithin(p, BackfillInterval)
-			return
-		}
+	for bf.NextSlot != nil {
 		bf.NextSlot = slotFrom(d.sched, bf, bf.NextSlot.Time)
 		if bf.NextSlot == nil {
 			break
 		}
 		slot := bf.NextSlot.Time
-		if j := jobNamed(children, jobs.BackfillName(sj, slot)); j != nil {
-			// Its Job exists: created by this backfill in a pass that died before its status
-			// write (after startTime: the acceptance was written first), or by an earlier
-			// request (before it). startTime is the manager's clock and creationTimestamp the
-			// API server's: a manager clock ahead of the API server's can count such a Job as
-			// found rather than created; done counts it either way.
+		e := slotLedger(sj, &p.status, children, slot)
+		runIt := e.State == SlotNotRun || e.State == SlotBeforeSchedule ||
+			(e.State == SlotDue && !slot.After(d.slotNow) && !unhandledDue(d, slot))
+		if !runIt && e.State != SlotDue {
+			// Its run happened (or cannot be told): by this backfill in a pass that died before
+			// its status write (a backfill Job created after startTime: the acceptance was
+			// written first), by an earlier request, or on schedule. startTime is the manager's
+			// clock and creationTimestamp the API server's: a manager clock ahead of the API
+			// server's can count such a Job as found rather than created; done counts it either
+			// way.
 			bf.Done++
-			if !j.CreationTimestamp.Time.Before(bf.StartTime.Time) {
+			if e.Job != nil && e.Job.Name == jobs.BackfillName(sj, slot) && !e.Job.CreationTimestamp.Time.Before(bf.StartTime.Time) {
 				bf.Created++
 			}
+			recordBackfilled(&p.status, d.sched, slot)
 			bf.NextSlot = nextBackfillSlot(d.sched, bf, slot)
 			continue
 		}
-		if slotRan(sj, children, p.status.Runs, slot) {
-			bf.Done++
-			bf.NextSlot = nextBackfillSlot(d.sched, bf, slot)
-			continue
-		}
-		if why, wait := backfillWait(sj, d, slot, now, p); wait {
+		if why, wait := backfillWait(sj, d, slot, now, p); wait || !runIt {
 			if why != "" {
 				bf.Message = why
 			}
@@ -264,26 +286,6 @@ func nextBackfillSlot(sched schedule.Union, bf *v1alpha1.BackfillStatus, slot ti
 	return &metav1.Time{Time: next}
 }
 
-// slotRan reports whether slot has had its run: a Job of the scheduled slot exists, or the run
-// history lists a Job of the slot (scheduled, or backfilled before it was pruned). A slot
-// skipped (JobAlreadyActive, MissedDeadline) or passed over is what a backfill is for.
-func slotRan(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, runs []v1alpha1.ScheduledJobRun, slot time.Time) bool {
-	if slotJobExists(children, sj, slot) {
-		return true
-	}
-	names := []string{jobs.SlotName(sj, slot), jobs.LegacySlotName(sj.Name, slot), jobs.BackfillName(sj, slot)}
-	for _, r := range runs {
-		if r.JobName != "" && r.ScheduledTime.Time.Equal(slot) {
-			for _, n := range names {
-				if r.JobName == n {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
 // finishBackfill ends the running backfill: every slot of its range is done.
 func finishBackfill(sj *v1alpha1.ScheduledJob, p *plan) {
 	bf := p.status.Backfill
@@ -305,6 +307,7 @@ func recordBackfill(sj *v1alpha1.ScheduledJob, p *plan, res createResult) {
 		bf.Created++
 		bf.LastCreateTime = &metav1.Time{Time: res.at}
 	}
+	recordBackfilled(&p.status, p.sched, *res.backfill)
 	bf.NextSlot = res.backfillNext
 	if bf.NextSlot == nil {
 		finishBackfill(sj, p)

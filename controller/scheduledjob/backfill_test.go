@@ -1,6 +1,7 @@
 package scheduledjob
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +34,7 @@ func TestBackfillRange(t *testing.T) {
 		{name: "a range with no slot is accepted and empty", value: "2026-11-24T10:00:10Z/2026-11-24T10:00:50Z"},
 		{name: "to up to now is accepted", value: "2026-11-24T11:59:00Z/2026-11-24T12:00:00Z", slots: 1},
 		{name: "exactly the most slots is accepted", value: "2026-11-24T10:00:00Z/2026-11-24T11:40:00Z", slots: 100},
-		{name: "one slot more than the most is refused", value: "2026-11-24T10:00:00Z/2026-11-24T11:41:00Z", refused: "more than 100 slots"},
+		{name: "one slot more than the most is refused", value: "2026-11-24T10:00:00Z/2026-11-24T11:41:00Z", refused: "holds 101 slots of the schedule, more than 100"},
 		{name: "from exactly 31 days back is accepted", value: "2026-10-24T12:00:00Z/2026-10-24T12:01:00Z", slots: 1},
 		{name: "from more than 31 days back is refused", value: "2026-10-24T11:59:00Z/2026-10-24T12:01:00Z", refused: "more than 31 days back"},
 		{name: "to in the future is refused", value: "2026-11-24T11:00:00Z/2026-11-24T12:00:01Z", refused: "in the future"},
@@ -70,7 +71,8 @@ var (
 const bfRequest = "2016-05-19T09:10:00Z/2016-05-19T09:13:00Z"
 
 func backfillSJ(value string, opts ...sjOpt) *v1alpha1.ScheduledJob {
-	sj := newSJ(append([]sjOpt{spec("* * * * *"), lastSchedule(bfNow)}, opts...)...)
+	// Created after the range: its slots were never the schedule's (the ledger's BeforeSchedule).
+	sj := newSJ(append([]sjOpt{spec("* * * * *"), lastSchedule(bfNow), created(topOfTheHour)}, opts...)...)
 	if value != "" {
 		sj.Annotations = map[string]string{keys.AnnotationBackfill: value}
 	}
@@ -103,7 +105,7 @@ func pass(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time) pla
 	for _, c := range p.creates {
 		results = append(results, createResult{creation: c, got: c.job, ev: event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + c.job.Name}})
 	}
-	recordCreates(sj, &p, results)
+	recordCreates(sj, &p, results, now)
 	return p
 }
 
@@ -318,7 +320,7 @@ func TestARefusedBackfillJobEndsItsSlot(t *testing.T) {
 	sj := accept(backfillSJ(bfRequest), nil, bfNow)
 	p := decide(sj, nil, bfNow, noneDeleted, 0)
 	c := p.creates[0]
-	recordCreates(sj, &p, []createResult{{creation: c, ev: event{corev1.EventTypeWarning, ReasonJobRejected, refusalPrefix + c.job.Name + ": exceeded quota"}}})
+	recordCreates(sj, &p, []createResult{{creation: c, ev: event{corev1.EventTypeWarning, ReasonJobRejected, refusalPrefix + c.job.Name + ": exceeded quota"}}}, bfNow)
 	bf := p.status.Backfill
 	if bf.Done != 1 || bf.Created != 0 || !bf.NextSlot.Time.Equal(bfSecond) {
 		t.Errorf("status.backfill = %+v, want the first slot done, none created, next the second", bf)
@@ -355,16 +357,29 @@ func backfillEvents(p plan) []string {
 
 // The cursor is a time: a schedule edited under a running backfill runs the new schedule's slots
 // from it, never a time that is no slot of it.
-func TestABackfillFollowsAnEditedSchedule(t *testing.T) {
+func TestABackfillIsCancelledByAnEditOfTheScheduleAndAskedAgainRunsTheRest(t *testing.T) {
 	sj := accept(backfillSJ("2016-05-19T09:10:00Z/2016-05-19T09:20:00Z"), nil, bfNow)
-	sj.Status.Backfill.NextSlot = &metav1.Time{Time: bfSecond} // 09:11, done up to it
+	done := backfillJob(sj, bfFirst, bfNow, true)
+	p := pass(sj, nil, bfNow) // the first slot's Job
+	sj.Status = p.status
 	sj.Spec.Schedule = "*/5 * * * *"
-	p := pass(sj, nil, bfNow)
-	want := jobs.BackfillName(sj, mustTime("2016-05-19T09:15:00Z"))
-	if got := backfillCreates(p); len(got) != 1 || got[0] != want {
-		t.Fatalf("creates %v, want %s (09:15, the edited schedule's next slot)", got, want)
+	sj.Generation++
+	p = pass(sj, []*batchv1.Job{done}, bfNow.Add(BackfillInterval))
+	if got := backfillCreates(p); len(got) != 0 || p.status.Backfill.Phase != v1alpha1.BackfillCancelled {
+		t.Fatalf("creates %v, status.backfill %+v: want none, Cancelled by the edit", got, p.status.Backfill)
 	}
-	if bf := p.status.Backfill; bf.Phase != v1alpha1.BackfillFinished {
-		t.Errorf("status.backfill = %+v, want Finished: no slot of */5 after 09:15 before 09:20", bf)
+	// Asked again: the edited schedule's slots, the one dealt with (09:10) not again.
+	sj.Status = p.status
+	sj.Annotations[keys.AnnotationBackfill] = "2016-05-19T09:10:00Z/2016-05-19T09:20:00Z "
+	var created []string
+	now := bfNow.Add(time.Minute)
+	for range 6 {
+		p = pass(sj, nil, now)
+		created = append(created, backfillCreates(p)...)
+		sj.Status = p.status
+		now = now.Add(BackfillInterval)
+	}
+	if want := []string{jobs.BackfillName(sj, mustTime("2016-05-19T09:15:00Z"))}; !slices.Equal(created, want) {
+		t.Errorf("created %v, want %v (09:10 was dealt with before the edit)", created, want)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
@@ -111,14 +110,12 @@ func (m *ObjectMetrics) observe(sj *v1alpha1.ScheduledJob, st *v1alpha1.Schedule
 	}
 	v := objectValues{
 		created:        sj.CreationTimestamp.Time,
-		active:         len(st.Active),
+		active:         max(len(st.Active), int(st.ActiveCount)),
 		interval:       interval,
-		suspended:      ptr.Deref(sj.Spec.Suspend, false),
+		suspended:      ptr.Deref(sj.Spec.Suspend, false) || st.Stop != nil,
 		noSuccessAfter: NoSuccessAfter(sj),
 	}
-	if c := meta.FindStatusCondition(st.Conditions, ConditionReady); c != nil && ptr.Deref(sj.Spec.Suspend, false) {
-		v.stoppedAfterFailures = c.Reason == ReasonStoppedAfterFailures
-	}
+	v.stoppedAfterFailures = st.Stop != nil && st.Stop.Reason == ReasonStoppedAfterFailures
 	if st.LastScheduleTime != nil {
 		v.lastSchedule = st.LastScheduleTime.Time
 	}

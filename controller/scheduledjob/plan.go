@@ -93,6 +93,8 @@ const (
 	ReasonJobRejected = "JobRejected"
 	// ReasonPodsNotCreated: an active Job has had no pod for --job-pods-stuck-after.
 	ReasonPodsNotCreated = "PodsNotCreated"
+	// ReasonStatusRepaired: the status read held what the steps cannot read (sanitize).
+	ReasonStatusRepaired = "StatusRepaired"
 	// ReasonMissedSlots: slots before the one being handled passed without being looked at
 	// while they were due (the manager was stopped, had no leader, or was behind).
 	ReasonMissedSlots = "MissedSlots"
@@ -129,6 +131,8 @@ type plan struct {
 	// passedOver are the reasons of the Events that name slots passed over (MissedSlots,
 	// TooManyMissedTimes, Suspended on resume): counted in the metric once per Event.
 	passedOver []string
+	// sched is the schedule the pass decided on (zero when it could not be read).
+	sched schedule.Union
 	// requeueAfter is when to look again; 0 means only on a change.
 	requeueAfter time.Duration
 	// due is when the next slot starts (its jitter included), the instant requeueAfter aims
@@ -147,9 +151,6 @@ type plan struct {
 	// the reconciler reads them from the API server before creating, and decides again with
 	// the ones it finds (unconfirmedSlots).
 	confirm []string
-	// stop is whether the stop strategy asks to suspend the ScheduledJob (stop.go): the
-	// reconciler sets spec.suspend and decides again; nothing else of this plan is carried out.
-	stop bool
 }
 
 // decide is the whole ScheduledJob logic as a function of the object, its Jobs, now, which Jobs
@@ -158,22 +159,27 @@ type plan struct {
 // order, each reading the object and what the steps before it wrote to the plan, and writing its
 // own part of the plan:
 //
+//   - sanitize (sanitize, ledger.go): any status the schema admits is made one the steps can read;
 //   - history (observeJobs): the active list, finished runs, the run history, history to prune;
 //   - record (recordClaims): every slot Job the status does not record yet is recorded, whatever
 //     else the pass finds (past the deadline, the next slot due, suspended, a bad schedule);
 //   - pods (observePods): active Jobs whose pods are not created (refused by admission);
 //   - schedule (readSchedule): parse, or say once why it cannot be;
 //   - slot (findSlots): which slots are due and whether each was handled, when to wake next;
-//   - stop (stopDue, stop.go): enough consecutive failed (or successful) runs for the stop
-//     strategy plan the suspension, and nothing else;
-//   - suspend (suspend): a suspended object creates nothing and does nothing per slot;
-//   - run-now (requestRunNow): a new run-now token becomes a Job, or is spent on a refusal;
+//   - stop (stopStep, stop.go): enough consecutive failed (or successful) runs for the stop
+//     strategy record the stop in status.stop, which holds until the spec changes;
+//   - suspend (suspend): a suspended (or stopped) object creates nothing and does nothing per slot;
 //   - the due slot (runDueSlot): a Job, a skip, or nothing, through the concurrency step
-//     (admit), which both run-now and the slot ask;
+//     (admit), which both the slot and run-now ask;
+//   - run-now (requestRunNow): a new run-now token becomes a Job, is spent on a refusal, or waits
+//     for the pass after the due slot's Job;
 //   - backfill (requestBackfill, backfill.go): a new backfill request is read and bounded, a
 //     running one gets at most one Job, when nothing else of this pass creates one.
 func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, deletedByUs func(types.UID) bool, stuckAfter time.Duration) plan {
 	p := plan{status: *sj.Status.DeepCopy()}
+	if fixed := sanitize(&p.status); len(fixed) > 0 {
+		p.events = append(p.events, event{corev1.EventTypeWarning, ReasonStatusRepaired, sanitized(fixed)})
+	}
 	p.status.ObservedGeneration = sj.Generation
 	p.status.ScheduleSummary = ScheduleSummary(sj)
 	observeJobs(sj, children, deletedByUs, &p)
@@ -187,20 +193,16 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 		return p
 	}
 	due := findSlots(sj, sched, now, &p)
-	if ptr.Deref(sj.Spec.Suspend, false) {
+	if held := stopStep(sj, now, &p); held || ptr.Deref(sj.Spec.Suspend, false) {
 		suspend(sj, &p)
-		return p
-	}
-	if reason, _ := stopDue(sj, p.status.Runs, sj.Status.StopCountAfter); reason != "" {
-		p.stop = true
 		return p
 	}
 	p.scheduled = "Next run at " + formatNext(p.status.NextScheduleTime, sched)
 	if !jobRejected(sj) {
 		setReady(sj, &p.status, metav1.ConditionTrue, ReasonScheduled, p.scheduled)
 	}
-	requestRunNow(sj, children, now, sched, &p)
 	runDueSlot(sj, children, due, &p)
+	requestRunNow(sj, children, now, sched, &p)
 	requestBackfill(sj, children, now, due, &p)
 	p.confirm = unconfirmedSlots(sj, children, due, &p)
 	return p
@@ -215,15 +217,17 @@ const (
 	maxConfirm    = 5
 )
 
-// unconfirmedSlots returns the Jobs whose existence would change the creates p plans, and that
-// neither the status (lastScheduleTime) nor the Job cache (children) account for: under Forbid a
-// slot Job the previous pass created, whose record it left to this pass, blocks a new Job even
-// while the cache does not show it (a run-now request right after the slot, or on a new leader);
-// under Replace it must be replaced. They are the Jobs of the slots after lastScheduleTime within
-// confirmWindow before now, at most maxConfirm, most recent first. None under Allow, or when
-// nothing is to be created.
+// unconfirmedSlots returns the Jobs whose existence would change what p plans, and that neither
+// the status (lastScheduleTime) nor the Job cache (children) account for: under Forbid a slot Job
+// the previous pass created, whose record it left to this pass, blocks a new Job even while the
+// cache does not show it (a run-now request right after the slot, or on a new leader); under
+// Replace it must be replaced; and under any policy a slot whose Job exists is not passed over
+// (MissedSlots) for a cache behind. They are the Jobs of the slots after lastScheduleTime within
+// confirmWindow before now, at most maxConfirm, most recent first. None when nothing is created
+// under Allow and nothing is passed over.
 func unconfirmedSlots(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *plan) []string {
-	if len(p.creates) == 0 || sj.Spec.ConcurrencyPolicy == v1alpha1.AllowConcurrent || sj.Spec.ConcurrencyPolicy == "" {
+	allow := sj.Spec.ConcurrencyPolicy == v1alpha1.AllowConcurrent || sj.Spec.ConcurrencyPolicy == ""
+	if len(p.passedOver) == 0 && (len(p.creates) == 0 || allow) {
 		return nil
 	}
 	from := d.slotNow.Add(-confirmWindow)
@@ -280,7 +284,10 @@ func observeJobs(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, deletedByUs
 			p.events = append(p.events, event{corev1.EventTypeNormal, ReasonMissingJob, "Active job went missing: " + ref.Name})
 		}
 	}
-	st.Active = active
+	// Bounded: a tenant decides how many Jobs stay active (suspended Jobs, pods refused). The
+	// list keeps the first by name; one more active Job changes only the count.
+	st.ActiveCount = int32(len(active))
+	st.Active = active[:min(len(active), maxActiveRefs)]
 	st.Runs = runHistory(sj.Status.Runs, children, runHistoryLimit(sj))
 	p.prune = historyToPrune(sj, succeeded, failed)
 }
@@ -350,16 +357,23 @@ func observePods(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Ti
 		meta.RemoveStatusCondition(&p.status.Conditions, ConditionJobsStuck)
 		return
 	}
+	// Bounded: the condition names the first maxStuckNamed (by name) and counts the rest, and
+	// a Warning goes out once for each Job it names.
 	old := meta.FindStatusCondition(sj.Status.Conditions, ConditionJobsStuck)
-	for _, name := range stuck {
+	named := stuck[:min(len(stuck), maxStuckNamed)]
+	for _, name := range named {
 		if old == nil || !mentions(old.Message, name) {
 			p.events = append(p.events, event{corev1.EventTypeWarning, ReasonPodsNotCreated, jobs.PodsNotCreatedMessage(name, stuckAfter)})
 		}
 	}
 	msg := jobs.PodsNotCreatedMessage(stuck[0], stuckAfter)
 	if len(stuck) > 1 {
+		list := strings.Join(named, ", ")
+		if more := len(stuck) - len(named); more > 0 {
+			list += fmt.Sprintf(" and %d more", more)
+		}
 		msg = fmt.Sprintf("Jobs %s have created no pod in %s: their pods are refused (Pod Security admission, a ResourceQuota, an admission webhook) or cannot be created; "+
-			"\"kubectl describe job <name>\" shows the Job controller's FailedCreate events. They may still run once the cause is removed", strings.Join(stuck, ", "), stuckAfter)
+			"\"kubectl describe job <name>\" shows the Job controller's FailedCreate events. They may still run once the cause is removed", list, stuckAfter)
 	}
 	meta.SetStatusCondition(&p.status.Conditions, metav1.Condition{Type: ConditionJobsStuck, Status: metav1.ConditionTrue,
 		Reason: ReasonPodsNotCreated, Message: msg, ObservedGeneration: sj.Generation})
@@ -453,6 +467,7 @@ func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p
 	// or the last edit), so it fires on its own grid next to other entries (schedule.Anchored),
 	// on whole minutes: a Job is named after its slot's minute, and @every is whole minutes.
 	sched = sched.Anchored(st.ObservedScheduleTime.Truncate(time.Minute))
+	p.sched = sched
 	d := dueSlots{sched: sched}
 	if st.LastScheduleTime != nil {
 		d.last = &st.LastScheduleTime.Time
@@ -488,10 +503,11 @@ func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p
 }
 
 // skip reports slot as getting no Job, for reason: in the run history, lastSkippedTime, the
-// metric and a Warning.
-func skip(sj *v1alpha1.ScheduledJob, p *plan, slot time.Time, reason, note string) {
+// ledger (notRun), the metric and a Warning.
+func skip(sj *v1alpha1.ScheduledJob, p *plan, sched schedule.Union, slot time.Time, reason, note string) {
 	p.status.Runs = addSkipped(p.status.Runs, slot, reason, runHistoryLimit(sj))
 	p.status.LastSkippedTime = &metav1.Time{Time: slot}
+	recordNotRun(&p.status, sched, slot, slot, reason)
 	p.skipped = reason
 	p.events = append(p.events, event{corev1.EventTypeWarning, reason, note})
 }
@@ -506,11 +522,13 @@ func skip(sj *v1alpha1.ScheduledJob, p *plan, slot time.Time, reason, note strin
 // suspended it (stop.go), and runs scheduled until now stop counting (status.stopCountAfter).
 func suspend(sj *v1alpha1.ScheduledJob, p *plan) {
 	st := &p.status
-	status, reason, msg, kind := suspendedReady(sj, st.Runs)
+	status, reason, msg, kind := suspendedReady(sj, st)
 	if setReady(sj, st, status, reason, msg) {
 		p.events = append(p.events, event{kind, reason, msg})
 	}
-	st.StopCountAfter = countAfter(st.StopCountAfter, st.Runs)
+	if st.Stop == nil {
+		st.StopCountAfter = countAfter(st.StopCountAfter, st.Runs)
+	}
 	st.NextScheduleTime = nil
 	p.requeueAfter, p.due, p.interval = 0, time.Time{}, 0
 	st.RunNowWaiting = ""
@@ -524,7 +542,7 @@ func suspend(sj *v1alpha1.ScheduledJob, p *plan) {
 // or by its stop strategy).
 func wasSuspended(sj *v1alpha1.ScheduledJob) bool {
 	c := meta.FindStatusCondition(sj.Status.Conditions, ConditionReady)
-	return c != nil && (c.Reason == ReasonSuspended || stopped(sj) != nil)
+	return (c != nil && c.Reason == ReasonSuspended) || sj.Status.Stop != nil
 }
 
 // RunNowInterval is the least time between two run-now Jobs of one ScheduledJob: each new token
@@ -538,13 +556,24 @@ func newRunNowToken(sj *v1alpha1.ScheduledJob) (string, bool) {
 	return token, token != "" && token != sj.Status.LastRunNowToken
 }
 
-// requestRunNow is the run-now step: a new token becomes a Job named after it, unless the
-// concurrency step refuses, which spends the token with a Warning. Within RunNowInterval of the
-// last run-now Job the token waits (runNowWait).
+// requestRunNow is the run-now step, after the due slot: a new token becomes a Job named after
+// it, unless the concurrency step refuses, which spends the token with a Warning. Within
+// RunNowInterval of the last run-now Job the token waits (runNowWait); under Forbid and Replace
+// it waits one pass for the due slot's Job this pass creates (then blocked by it, or replacing
+// it), so its outcome is decided on what exists. A token whose Job exists already (created by a
+// pass that died before its status write) is recorded, not created again.
 func requestRunNow(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, sched schedule.Union, p *plan) {
 	token, ok := newRunNowToken(sj)
 	if !ok {
 		p.status.RunNowWaiting = ""
+		return
+	}
+	name := jobs.RunNowName(sj, token)
+	if j := jobNamed(children, name); j != nil {
+		p.status.RunNowWaiting = ""
+		p.status.LastRunNowToken = token
+		p.status.LastRunNowTime = runNowTime(creation{job: j})
+		p.events = append(p.events, event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + name})
 		return
 	}
 	if wait := runNowWait(sj.Status.LastRunNowTime, now); wait > 0 {
@@ -554,19 +583,21 @@ func requestRunNow(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.
 				fmt.Sprintf("Run-now %q starts in %v: at most one run-now Job a minute", token, wait.Round(time.Second))})
 		}
 		// One wake-up at the end of the interval, not a poll.
-		if p.requeueAfter == 0 || wait < p.requeueAfter {
-			p.requeueAfter = wait
-		}
+		requeueWithin(p, wait)
 		return
 	}
 	p.status.RunNowWaiting = ""
-	if blockers := admit(sj, children, p); len(blockers) > 0 {
+	a := admit(sj, children, p)
+	switch {
+	case a.wait != "":
+		requeueWithin(p, time.Second)
+	case len(a.blockers) > 0:
 		p.status.LastRunNowToken = token
 		p.events = append(p.events, event{corev1.EventTypeWarning, ReasonRunNowSkipped,
-			fmt.Sprintf("Run-now %q not started: concurrencyPolicy is Forbid and %v is active", token, blockers)})
-		return
+			fmt.Sprintf("Run-now %q not started: concurrencyPolicy is Forbid and %v is active", token, a.blockers)})
+	default:
+		p.creates = append(p.creates, creation{job: newJob(sj, name, now, sched.Location(), token), token: token})
 	}
-	p.creates = append(p.creates, creation{job: newJob(sj, jobs.RunNowName(sj, token), now, sched.Location(), token), token: token})
 }
 
 // runNowWait is how long a new run-now token waits at now when the last run-now Job was created
@@ -580,95 +611,161 @@ func runNowWait(last *metav1.Time, now time.Time) time.Duration {
 	return min(max(wait, 0), RunNowInterval)
 }
 
-// admit is the concurrency step, asked before each new Job: under Forbid it returns the Jobs in
-// the way (active ones, and those this pass creates), and the new Job must not start; under
-// Replace it plans the deletion of the active Jobs (once per pass) and admits.
-func admit(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *plan) (blockers []string) {
-	switch sj.Spec.ConcurrencyPolicy {
-	case v1alpha1.ForbidConcurrent:
-		for _, a := range p.status.Active {
-			blockers = append(blockers, a.Name)
-		}
-		for _, c := range p.creates {
-			blockers = append(blockers, c.job.Name)
-		}
-	case v1alpha1.ReplaceConcurrent:
-		// A Job this pass already plans (a run-now request asked in the same pass as a due
-		// slot) would start next to the new one, and Replace allows one run at a time: it is
-		// replaced before it exists. Its token is spent, and the Warning says by what.
-		for _, c := range p.creates {
-			if c.token != "" {
-				p.status.LastRunNowToken = c.token
-				p.events = append(p.events, event{corev1.EventTypeWarning, ReasonRunNowSkipped,
-					fmt.Sprintf("Run-now %q not started: concurrencyPolicy is Replace and the scheduled run due in the same pass replaces it", c.token)})
-			}
-		}
-		p.creates = nil
-		if len(p.replace) > 0 {
-			break
-		}
-		for _, a := range p.status.Active {
-			if j := byUID(children, a.UID); j != nil {
-				p.replace = append(p.replace, j)
-			}
-		}
-	}
-	return blockers
+// admission is the concurrency step's answer to a new Job: admitted (neither field set), refused
+// because of the Jobs in blockers (Forbid), or to wait for a later pass (wait says why).
+type admission struct {
+	blockers []string
+	wait     string
 }
 
-// runDueSlot decides the due slot: a Job, a skip, or nothing.
+// admit is the concurrency step, asked before each new Job. A Job this pass already creates
+// makes the new one wait under Forbid and Replace: which of the two runs is decided when the
+// first exists. Under Forbid the active Jobs refuse it. Under Replace it plans the deletion of the
+// active Jobs, but only of those a written status accounts for (claimRecordedOf): a Job whose slot
+// only it records is recorded by this pass first, and replaced by the next (deleting it now, and
+// then losing this pass's status write, would leave the slot with neither a Job nor a record).
+func admit(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *plan) admission {
+	policy := sj.Spec.ConcurrencyPolicy
+	if policy != v1alpha1.ForbidConcurrent && policy != v1alpha1.ReplaceConcurrent {
+		return admission{}
+	}
+	if len(p.creates) > 0 {
+		return admission{wait: "this pass's other run starts first"}
+	}
+	active := unfinished(children)
+	if policy == v1alpha1.ForbidConcurrent {
+		var a admission
+		for _, j := range active {
+			a.blockers = append(a.blockers, j.Name)
+		}
+		return a
+	}
+	if len(p.replace) > 0 {
+		return admission{}
+	}
+	var replace []*batchv1.Job
+	for _, j := range active {
+		if !claimRecordedOf(sj, j) {
+			return admission{wait: "the active Job " + j.Name + " is recorded before it is replaced"}
+		}
+		replace = append(replace, j)
+	}
+	p.replace = replace
+	return admission{}
+}
+
+// runDueSlot decides the due slot: a Job, a skip, or nothing. The slots before it that no pass
+// looked at while they were due are passed over: named in one Event and recorded in the ledger
+// (status.notRun), where a backfill finds them.
 func runDueSlot(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *plan) {
-	switch {
-	case d.recentOK == nil:
+	slot := d.recentOK
+	if slot == nil {
 		// A slot passed but is older than startingDeadlineSeconds: upstream is silent here.
-		if !d.handled(d.recent) {
-			skip(sj, p, *d.recent, ReasonMissedDeadline, fmt.Sprintf("Missed scheduled time to start a job: %s (startingDeadlineSeconds %d)",
+		if !d.handled(d.recent) && !decided(sj, children, p, *d.recent) {
+			passOver(sj, d, p, *d.recent)
+			skip(sj, p, d.sched, *d.recent, ReasonMissedDeadline, fmt.Sprintf("Missed scheduled time to start a job: %s (startingDeadlineSeconds %d)",
 				formatSlot(*d.recent, d.sched), ptr.Deref(sj.Spec.StartingDeadlineSeconds, 0)))
 		}
 		return
-	case d.handled(d.recentOK) && !rejectedThenEdited(sj):
+	}
+	switch {
+	case decided(sj, children, p, *slot):
+		// Its Job exists under one of its names, or a backfill ran it: never create twice.
+		return
+	case d.handled(slot) && !refusedThenEdited(sj, p, *slot):
 		// Each slot has one outcome, final once written: a Job (lastScheduleTime) or a skip
-		// (lastSkippedTime, the run history). A slot skipped under Forbid does not run later
-		// when the active Job ends: it was reported skipped. The one exception is a slot whose
-		// Job the API server refused: an edit of the template retries it.
-		return
-	case slotJobExists(children, sj, *d.recentOK):
-		// A refused slot retried after an edit whose Job exists: the record step recorded it.
-		// Never create twice.
+		// (lastSkippedTime, notRun). A slot skipped under Forbid does not run later when the
+		// active Job ends: it was reported skipped. The one exception is a slot whose Job the
+		// API server refused: an edit of the spec retries it.
 		return
 	}
-	slot := *d.recentOK
-	if d.missed == schedule.ManyMissed {
-		p.events = append(p.events, event{corev1.EventTypeWarning, ReasonTooManyMissedTimes, "too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew"})
-		p.passedOver = append(p.passedOver, ReasonTooManyMissedTimes)
-	} else if first := passedOver(d.sched, d.earliestOK, sj.Status.LastSkippedTime, slot); first != nil && !d.handled(&slot) {
-		// Only the most recent slot runs (as upstream); the ones before it, never looked at
-		// while they were due (suspended, or the manager was stopped, had no leader, or was
-		// behind), are said to be lost rather than lost silently.
-		// After a suspension that was the user's choice: a Normal Suspended Event, outside the
-		// missed-runs metric and alert, which are about the manager's availability.
-		ev := event{corev1.EventTypeWarning, ReasonMissedSlots, "the controller was stopped or behind"}
-		if wasSuspended(sj) {
-			ev = event{corev1.EventTypeNormal, ReasonSuspended, "the ScheduledJob was suspended"}
+	if !d.handled(slot) {
+		passOver(sj, d, p, *slot)
+	}
+	a := admit(sj, children, p)
+	switch {
+	case a.wait != "":
+		// Nothing is decided: the pass records what holds the slot back, and the next decides.
+		requeueWithin(p, time.Second)
+	case len(a.blockers) > 0:
+		if !d.handled(slot) {
+			skip(sj, p, d.sched, *slot, ReasonJobAlreadyActive, fmt.Sprintf("Not starting the run of %s because prior execution is running and concurrency policy is Forbid: %v", formatSlot(*slot, d.sched), a.blockers))
 		}
-		ev.note = fmt.Sprintf("Slots from %s up to %s were not run: only the most recent missed slot runs (%s)", formatSlot(*first, d.sched), formatSlot(slot, d.sched), ev.note)
-		p.events = append(p.events, ev)
-		p.passedOver = append(p.passedOver, ev.reason)
+	default:
+		p.creates = append(p.creates, creation{job: newJob(sj, jobs.SlotName(sj, *slot), *slot, d.sched.Location(), ""), slot: slot})
 	}
-	if blockers := admit(sj, children, p); len(blockers) > 0 {
-		if !d.handled(&slot) {
-			skip(sj, p, slot, ReasonJobAlreadyActive, fmt.Sprintf("Not starting the run of %s because prior execution is running and concurrency policy is Forbid: %v", formatSlot(slot, d.sched), blockers))
-		}
-		return
-	}
-	p.creates = append(p.creates, creation{job: newJob(sj, jobs.SlotName(sj, slot), slot, d.sched.Location(), ""), slot: &slot})
 }
 
-// rejectedThenEdited reports whether Ready says the API server refused a Job built from an
-// earlier generation of the spec: the refused slot (lastSkippedTime) may be tried again.
-func rejectedThenEdited(sj *v1alpha1.ScheduledJob) bool {
+// decided reports whether the ledger says slot had its run: its Job exists (under any of its
+// names), or a backfill dealt with it.
+func decided(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *plan, slot time.Time) bool {
+	e := slotLedger(sj, &p.status, children, slot)
+	return e.Job != nil || e.State == SlotBackfilled
+}
+
+// passOver names and records the slots before slot that passed without being looked at while
+// they were due (suspended or stopped, or the manager was stopped, had no leader, or was behind):
+// only the most recent slot runs, as upstream, and the ones before it are said to be lost rather
+// than lost silently: one Event, one range in status.notRun (what a backfill can run). After a
+// suspension that was the user's choice: a Normal Suspended Event, outside the missed-runs metric
+// and alert, which are about the manager's availability.
+func passOver(sj *v1alpha1.ScheduledJob, d dueSlots, p *plan, slot time.Time) {
+	// The Event names the slots within startingDeadlineSeconds, as before; the ledger records
+	// the older ones too (a backfill may run them), under MissedDeadline when none is named.
+	first := passedOver(d.sched, d.earliestOK, sj.Status.LastSkippedTime, slot)
+	if all := passedOver(d.sched, d.earliestAll, sj.Status.LastSkippedTime, slot); all != nil && (first == nil || all.Before(*first)) {
+		if inRanges(sj.Status.NotRun, *all) == nil {
+			last := slot.Add(-time.Second)
+			if first != nil {
+				last = first.Add(-time.Second)
+			}
+			recordNotRun(&p.status, d.sched, *all, last, ReasonMissedDeadline)
+		}
+	}
+	// Slots the ledger already lists were named by the pass that wrote them (a pass whose
+	// create then failed writes its status, and its retry must not name them again).
+	for first != nil {
+		r := inRanges(sj.Status.NotRun, *first)
+		if r == nil {
+			break
+		}
+		if next := d.sched.Next(r.Last.Time); !next.IsZero() && next.Before(slot) {
+			first = &next
+		} else {
+			first = nil
+		}
+	}
+	if first == nil {
+		return
+	}
+	last := *first
+	if between, more := d.sched.Between(*first, slot, MaxBackfillSlots); len(between) > 0 && !more {
+		last = between[len(between)-1]
+	} else {
+		last = slot.Add(-time.Second) // every slot before it
+	}
+	ev := event{corev1.EventTypeWarning, ReasonMissedSlots, "the controller was stopped or behind"}
+	switch {
+	case wasSuspended(sj):
+		ev = event{corev1.EventTypeNormal, ReasonSuspended, "the ScheduledJob was suspended"}
+	case d.missed == schedule.ManyMissed:
+		ev = event{corev1.EventTypeWarning, ReasonTooManyMissedTimes, "too many missed start times: set or decrease .spec.startingDeadlineSeconds or check clock skew"}
+	}
+	ev.note = fmt.Sprintf("Slots from %s up to %s were not run: only the most recent missed slot runs (%s)", formatSlot(*first, d.sched), formatSlot(slot, d.sched), ev.note)
+	p.events = append(p.events, ev)
+	p.passedOver = append(p.passedOver, ev.reason)
+	recordNotRun(&p.status, d.sched, *first, last, ev.reason)
+}
+
+// refusedThenEdited reports whether slot is the scheduled slot whose Job the API server refused
+// (the ledger says so) and the spec changed since (Ready's generation): it may be tried again.
+func refusedThenEdited(sj *v1alpha1.ScheduledJob, p *plan, slot time.Time) bool {
 	c := meta.FindStatusCondition(sj.Status.Conditions, ConditionReady)
-	return c != nil && c.Reason == ReasonJobRejected && c.ObservedGeneration != sj.Generation
+	if c == nil || c.Reason != ReasonJobRejected || c.ObservedGeneration == sj.Generation {
+		return false
+	}
+	r := inRanges(p.status.NotRun, slot)
+	return r != nil && r.Reason == ReasonJobRejected && sj.Status.LastSkippedTime != nil && sj.Status.LastSkippedTime.Time.Equal(slot)
 }
 
 // passedOver returns the first slot after earliest (and after the last reported skip) that comes
@@ -746,6 +843,17 @@ func findRef(refs []corev1.ObjectReference, uid types.UID) (corev1.ObjectReferen
 func wasActive(sj *v1alpha1.ScheduledJob, uid types.UID) bool {
 	_, ok := findRef(sj.Status.Active, uid)
 	return ok
+}
+
+// unfinished are the Jobs of js that have not finished and are not being deleted: the runs.
+func unfinished(js []*batchv1.Job) []*batchv1.Job {
+	var out []*batchv1.Job
+	for _, j := range js {
+		if finished, _, _ := jobs.Finished(j); !finished && j.DeletionTimestamp == nil {
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
 func hasJobNamed(js []*batchv1.Job, name string) bool {

@@ -439,12 +439,12 @@ func TestDecide(t *testing.T) {
 			sj: newSJ(policy(v1alpha1.ReplaceConcurrent), lastSchedule(thePriorHour), activeIn(prior), runNow("t3")), jobs: []*batchv1.Job{prior}, now: thePriorHour.Add(10 * time.Minute),
 			wantCreate: []string{jobs.RunNowName(newSJ(), "t3")}, wantReplace: []string{prior.Name}, wantActive: 1, wantRequeue: 50*time.Minute + schedule.Padding},
 		// Both used to be created in one pass, and ran together under Replace.
-		{name: "run-now and a due slot in one pass under Replace: one Job, the slot's; the token is spent with a Warning",
+		{name: "run-now and a due slot in one pass under Replace: the slot's Job; the token waits a pass for it",
 			sj: newSJ(policy(v1alpha1.ReplaceConcurrent), lastSchedule(thePriorHour), activeIn(prior), runNow("t6")), jobs: []*batchv1.Job{prior}, now: justAfterTheHour,
-			wantCreate: []string{slotName(topOfTheHour)}, wantReplace: []string{prior.Name}, wantActive: 1, wantEvents: []string{ReasonRunNowSkipped}, wantRequeue: 59*time.Minute + schedule.Padding,
+			wantCreate: []string{slotName(topOfTheHour)}, wantReplace: []string{prior.Name}, wantActive: 1, wantRequeue: time.Second,
 			check: func(t *testing.T, p plan) {
-				if p.status.LastRunNowToken != "t6" {
-					t.Errorf("lastRunNowToken = %q, want t6 spent", p.status.LastRunNowToken)
+				if p.status.LastRunNowToken != "" {
+					t.Errorf("lastRunNowToken = %q, want t6 still pending", p.status.LastRunNowToken)
 				}
 			}},
 		{name: "run-now while suspended is skipped",
@@ -482,9 +482,9 @@ func TestDecide(t *testing.T) {
 					t.Errorf("runNowWaiting %q lastRunNowToken %q, want none waiting and t8 spent", p.status.RunNowWaiting, p.status.LastRunNowToken)
 				}
 			}},
-		{name: "run-now and a due slot under Forbid: the run-now Job holds the slot back",
+		{name: "run-now and a due slot under Forbid: the slot's Job; the token waits a pass for it (decided on what exists)",
 			sj: newSJ(policy(v1alpha1.ForbidConcurrent), lastSchedule(thePriorHour), runNow("t5")), now: justAfterTheHour,
-			wantCreate: []string{jobs.RunNowName(newSJ(), "t5")}, wantEvents: []string{ReasonJobAlreadyActive}, wantSkipped: ReasonJobAlreadyActive, wantRequeue: 59*time.Minute + schedule.Padding},
+			wantCreate: []string{slotName(topOfTheHour)}, wantRequeue: time.Second},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -666,8 +666,8 @@ func TestUnconfirmedSlots(t *testing.T) {
 	}{
 		{name: "the pass at a slot under Forbid: none",
 			sj: newSJ(forbid, lastSchedule(thePriorHour)), now: justAfterTheHour},
-		{name: "a run-now request under Forbid with the slot unrecorded: the slot's Job",
-			sj: newSJ(forbid, lastSchedule(thePriorHour), runNow("t")), now: topOfTheHour.Add(5 * time.Second), want: []string{slotName(topOfTheHour)}},
+		{name: "a run-now request under Forbid with the slot unrecorded: none (the slot goes first; its create adopts the Job)",
+			sj: newSJ(forbid, lastSchedule(thePriorHour), runNow("t")), now: topOfTheHour.Add(5 * time.Second)},
 		{name: "the same, the slot's Job in the cache: none",
 			sj: newSJ(forbid, lastSchedule(thePriorHour), runNow("t")), jobs: []*batchv1.Job{childJob(topOfTheHour, running)}, now: topOfTheHour.Add(5 * time.Second)},
 		{name: "the same under Allow: none",
@@ -699,14 +699,14 @@ func TestARunNowJobRecordsItsTime(t *testing.T) {
 	}
 	got := p.creates[0].job.DeepCopy()
 	got.UID = "new"
-	recordCreates(sj, &p, []createResult{{creation: p.creates[0], got: got, ev: event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + got.Name}}})
+	recordCreates(sj, &p, []createResult{{creation: p.creates[0], got: got, ev: event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + got.Name}}}, justAfterTheHour)
 	if p.status.LastRunNowToken != "t1" || p.status.LastRunNowTime == nil || !p.status.LastRunNowTime.Time.Equal(justAfterTheHour) {
 		t.Errorf("lastRunNowToken %q lastRunNowTime %v, want t1 at %v", p.status.LastRunNowToken, p.status.LastRunNowTime, justAfterTheHour)
 	}
 
 	sj = newSJ(lastSchedule(topOfTheHour), runNow("t2"))
 	p = decide(sj, nil, justAfterTheHour, noneDeleted, 0)
-	recordCreates(sj, &p, []createResult{{creation: p.creates[0], ev: event{corev1.EventTypeWarning, ReasonJobRejected, "refused"}}})
+	recordCreates(sj, &p, []createResult{{creation: p.creates[0], ev: event{corev1.EventTypeWarning, ReasonJobRejected, "refused"}}}, justAfterTheHour)
 	if p.status.LastRunNowToken != "t2" || p.status.LastRunNowTime == nil || !p.status.LastRunNowTime.Time.Equal(justAfterTheHour) {
 		t.Errorf("refused: lastRunNowToken %q lastRunNowTime %v, want t2 at %v", p.status.LastRunNowToken, p.status.LastRunNowTime, justAfterTheHour)
 	}

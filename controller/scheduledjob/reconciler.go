@@ -29,9 +29,8 @@ import (
 // Name is the controller's name in --controllers.
 const Name = "scheduledjob"
 
-// patch: spec.stopStrategy suspends a ScheduledJob by setting spec.suspend (stop.go), as Argo's
-// CronWorkflow stopStrategy does; the controller writes no other field of a spec.
-// +kubebuilder:rbac:groups=ops.platform-operators.io,resources=scheduledjobs,verbs=get;list;watch;patch
+// The controller writes no field of a spec: the stop strategy's stop is a status record (stop.go).
+// +kubebuilder:rbac:groups=ops.platform-operators.io,resources=scheduledjobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=ops.platform-operators.io,resources=scheduledjobs/status,verbs=get;update;patch
 // The Job's owner reference sets blockOwnerDeletion, which the OwnerReferencesPermissionEnforcement
 // admission plugin (OpenShift, hardened clusters) allows only to who may update the owner's
@@ -184,18 +183,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	now := r.Clock.Now()
 	p := r.decide(&sj, children, now)
-	if p.stop {
-		// The stop strategy (stop.go): suspend, then decide again on the same inputs, which
-		// records the stop (a pass after a crash between the two writes records it the same).
-		ok, err := r.stopBySuspending(ctx, &sj)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if !ok {
-			return ctrl.Result{RequeueAfter: conflictRequeue}, nil
-		}
-		p = r.decide(&sj, children, now)
-	}
 	if len(p.confirm) > 0 {
 		// Under Forbid or Replace, a recent slot's Job the cache does not show yet (created by
 		// the previous pass, which left its record to this one) must block or be replaced:
@@ -272,8 +259,8 @@ func (r *Reconciler) children(ctx context.Context, sj *v1alpha1.ScheduledJob) ([
 		seen[list.Items[i].Name] = true
 	}
 	for _, ref := range sj.Status.Active {
-		if seen[ref.Name] {
-			continue
+		if seen[ref.Name] || ref.Name == "" {
+			continue // a reference without a name is dropped by decide's sanitize step
 		}
 		var j batchv1.Job
 		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: sj.Namespace, Name: ref.Name}, &j)
@@ -379,4 +366,5 @@ func removeActive(st *v1alpha1.ScheduledJobStatus, j *batchv1.Job) {
 		}
 	}
 	st.Active = out
+	st.ActiveCount = max(st.ActiveCount-1, int32(len(out)))
 }

@@ -106,9 +106,9 @@ func TestRecordCreates(t *testing.T) {
 	sj := newSJ(lastSchedule(thePriorHour))
 	p := decide(sj, nil, justAfterTheHour, noneDeleted, 0)
 	p.events = nil
-	created, wasRefused := recordCreates(sj, &p, []createResult{refusedAt(topOfTheHour)})
-	if created || !wasRefused || p.skipped != ReasonJobRejected || !p.status.LastSkippedTime.Time.Equal(topOfTheHour) {
-		t.Fatalf("created %v, refused %v, skipped %q, lastSkippedTime %v; want a refused, decided slot", created, wasRefused, p.skipped, p.status.LastSkippedTime)
+	recordCreates(sj, &p, []createResult{refusedAt(topOfTheHour)}, justAfterTheHour)
+	if p.skipped != ReasonJobRejected || !p.status.LastSkippedTime.Time.Equal(topOfTheHour) || slotLedger(sj, &p.status, nil, topOfTheHour).Reason != ReasonJobRejected {
+		t.Fatalf("skipped %q, lastSkippedTime %v, ledger %+v; want a refused, decided slot", p.skipped, p.status.LastSkippedTime, slotLedger(sj, &p.status, nil, topOfTheHour))
 	}
 	if r := p.status.Runs[0]; r.Result != v1alpha1.RunFailed || r.Reason != ReasonJobRejected || !strings.Contains(r.Message, "exceeded quota") || r.JobName != "" {
 		t.Errorf("runs[0] = %+v, want Failed/JobRejected with the quota's message", r)
@@ -125,7 +125,7 @@ func TestRecordCreates(t *testing.T) {
 	next := topOfTheHour.Add(time.Hour)
 	p = decide(sj, nil, next.Add(time.Second), noneDeleted, 0)
 	p.events = nil
-	recordCreates(sj, &p, []createResult{refusedAt(next)})
+	recordCreates(sj, &p, []createResult{refusedAt(next)}, next)
 	if got := reasons(p); len(got) != 0 || len(p.status.Runs) != 2 {
 		t.Errorf("events %v and %d runs after the same refusal, want none and 2", got, len(p.status.Runs))
 	}
@@ -136,7 +136,7 @@ func TestRecordCreates(t *testing.T) {
 	p.events = nil
 	other := refusedAt(later)
 	other.ev.note = refusalMessage(other.job.Name, fmt.Errorf(`admission webhook "deny.example.com" denied the request: no`))
-	recordCreates(sj, &p, []createResult{other})
+	recordCreates(sj, &p, []createResult{other}, later)
 	if got := reasons(p); !slices.Equal(got, []string{ReasonJobRejected}) {
 		t.Errorf("events %v after a different refusal, want one JobRejected", got)
 	}
@@ -145,9 +145,9 @@ func TestRecordCreates(t *testing.T) {
 	last := later.Add(time.Hour)
 	p = decide(sj, nil, last.Add(time.Second), noneDeleted, 0)
 	p.events = nil
-	created, wasRefused = recordCreates(sj, &p, []createResult{createdAt(last)})
-	if !created || wasRefused || !p.status.LastScheduleTime.Time.Equal(last) || len(p.status.Active) != 1 || ready(p).Status != metav1.ConditionTrue {
-		t.Errorf("created %v, refused %v, lastScheduleTime %v, active %d, Ready %+v; want the slot recorded and Ready True", created, wasRefused, p.status.LastScheduleTime, len(p.status.Active), ready(p))
+	recordCreates(sj, &p, []createResult{createdAt(last)}, last)
+	if !p.status.LastScheduleTime.Time.Equal(last) || len(p.status.Active) != 1 || ready(p).Status != metav1.ConditionTrue {
+		t.Errorf("lastScheduleTime %v, active %d, Ready %+v; want the slot recorded and Ready True", p.status.LastScheduleTime, len(p.status.Active), ready(p))
 	}
 }
 

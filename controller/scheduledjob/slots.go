@@ -182,13 +182,13 @@ func (c *confirmations) wrote(sj *v1alpha1.ScheduledJob) {
 func (c *confirmations) forget(key client.ObjectKey) { c.versions.Delete(key) }
 
 // carryOut applies plan p to sj in the protocol's order: replace, create (the claim), status
-// write (the record, with an optimistic lock), prune, then Events.
+// write (the record, with an optimistic lock), prune, then Events and metrics, which say only
+// what a written status records.
 func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p *plan) (ctrl.Result, error) {
 	st := &p.status
-	// A failing create still lets the status write happen; its error is returned afterwards so
-	// the request backs off.
+	// A failing delete or create still lets the status write happen; its error is returned
+	// afterwards so the request backs off.
 	var actErr error
-	slotCreated := false
 	for _, j := range p.replace {
 		if err := r.deleteJob(ctx, j); err != nil {
 			p.events = append(p.events, event{corev1.EventTypeWarning, "FailedDelete", fmt.Sprintf("Deleting job %s: %v", j.Name, err)})
@@ -199,10 +199,14 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 		removeActive(st, j)
 		p.events = append(p.events, event{corev1.EventTypeNormal, "SuccessfulDelete", "Deleted job " + j.Name})
 	}
-	// Step 1, the claims. What the API server answered is recorded after the loop, by the pure
+	// Step 1, the claims, only once every replaced Job is gone (Replace never runs two at
+	// once). What the API server answered is recorded after the loop, by the pure
 	// recordCreates: the loop itself changes no status.
 	var results []createResult
 	for _, c := range p.creates {
+		if actErr != nil {
+			break
+		}
 		job, ev, err := r.createJob(ctx, sj, c.job)
 		if err != nil {
 			// Not an answer about the Job (a timeout, the API server or a webhook unavailable):
@@ -218,20 +222,14 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 			r.Metrics.CreationSkew.Observe(r.Clock.Since(*c.slot).Seconds())
 		}
 	}
-	slotCreated, refused := recordCreates(sj, p, results)
-	if actErr == nil && slotCreated && !refused && len(p.replace) == 0 && st.LastRunNowToken == sj.Status.LastRunNowToken && !jobRejected(sj) {
-		// Step 2: the slot's Job is the only thing this pass did; the next pass records it.
-		// The backstop requeue covers a lost watch event.
-		for _, e := range p.events {
-			if slices.Contains(p.passedOver, e.reason) { // the slots passed over (runDueSlot)
-				r.Recorder.Eventf(sj, nil, e.kind, e.reason, "Schedule", "%s", e.note)
-			}
-		}
-		for _, reason := range p.passedOver {
-			r.Metrics.SkippedSlots.WithLabelValues(reason).Inc()
-		}
-		r.Objects.observe(sj, st, p.interval) // the record is the next pass's; the run has started
-		// The slot's priority is spent: the backstop waits behind other ScheduledJobs' slots.
+	recordCreates(sj, p, results, r.Clock.Now())
+	if actErr == nil && onlyRecordsSlotJobs(sj, p) {
+		r.Objects.observe(sj, st, p.interval) // the run has started
+		// Step 2: the slot's Job is the only thing this pass did; the next pass, which the Job's
+		// watch event starts within milliseconds, records it from the Job (recordClaims) with
+		// the same status and the same Event, so this one writes nothing. The backstop requeue
+		// covers a lost watch event. The slot's priority is spent: the backstop waits behind
+		// other ScheduledJobs' slots.
 		return ctrl.Result{RequeueAfter: StatusBackstop, Priority: ptr.To(0)}, nil
 	}
 	// What follows can wait: at a slot shared by many ScheduledJobs, the passes that record
@@ -315,24 +313,47 @@ type createResult struct {
 	ev  event
 }
 
-// recordCreates is the record of a pass's creates, decided from the API server's answers (pure,
-// slots.go step 2), so that the loop that creates changes no status:
+// onlyRecordsSlotJobs reports whether all this pass did is create slot Jobs, and all its status
+// write would say is their record: the status planned differs from the one read only in
+// lastScheduleTime and the active Jobs, and its only Events are the creates'. The next pass
+// computes exactly that from the Jobs (recordClaims), so this one may leave it to it.
+func onlyRecordsSlotJobs(sj *v1alpha1.ScheduledJob, p *plan) bool {
+	if len(p.creates) == 0 || len(p.replace) > 0 || p.skipped != "" || len(p.passedOver) > 0 || len(p.finished) > 0 {
+		return false
+	}
+	for _, c := range p.creates {
+		if c.slot == nil {
+			return false
+		}
+	}
+	for _, e := range p.events {
+		if e.reason != ReasonSuccessfulCreate {
+			return false
+		}
+	}
+	read, planned := sj.Status.DeepCopy(), p.status.DeepCopy()
+	for _, st := range []*v1alpha1.ScheduledJobStatus{read, planned} {
+		st.LastScheduleTime, st.Active, st.ActiveCount = nil, nil, 0
+	}
+	return equality.Semantic.DeepEqual(read, planned)
+}
+
+// recordCreates is the record of a pass's creates, decided from the API server's answers at now
+// (pure, slots.go step 2), so that the loop that creates changes no status:
 //
 //   - created or adopted: the Job is active; a run-now token is recorded; a slot is recorded
-//     here too (lastScheduleTime), though carryOut leaves that write to the next pass when the
-//     slot's Job is all the pass did (the next pass's record step finds the Job by its name);
+//     (lastScheduleTime), though carryOut leaves that write to the next pass when the slot's Job
+//     is all the pass did (onlyRecordsSlotJobs); a backfill's slot moves its cursor;
 //   - refused by the API server (admission: a webhook, a ValidatingAdmissionPolicy, a
 //     ResourceQuota; or an invalid template): refusedRun;
-//   - the name taken by a Job this ScheduledJob does not control: nothing recorded (the Event).
-//
-// It reports whether a slot's Job was created and whether a create was refused.
-func recordCreates(sj *v1alpha1.ScheduledJob, p *plan, results []createResult) (slotCreated, refused bool) {
+//   - the name taken by a Job this ScheduledJob does not control: nothing recorded (the Event),
+//     but a backfill's slot is dealt with.
+func recordCreates(sj *v1alpha1.ScheduledJob, p *plan, results []createResult, now time.Time) {
 	st := &p.status
 	for _, res := range results {
 		switch {
 		case res.ev.reason == ReasonJobRejected:
-			refusedRun(sj, p, res.creation, res.ev.note)
-			refused = true
+			refusedRun(sj, p, res.creation, res.ev.note, now)
 			if res.backfill != nil {
 				recordBackfill(sj, p, res)
 			}
@@ -348,54 +369,62 @@ func recordCreates(sj *v1alpha1.ScheduledJob, p *plan, results []createResult) (
 		}
 		if _, known := findRef(st.Active, res.got.UID); !known {
 			if finished, _, _ := jobs.Finished(res.got); !finished {
-				st.Active = append(st.Active, jobRef(res.got))
+				st.ActiveCount++
+				if len(st.Active) < maxActiveRefs {
+					st.Active = append(st.Active, jobRef(res.got))
+				}
 			}
 		}
-		if res.ev.reason == ReasonSuccessfulCreate && readyReason(st) == ReasonJobRejected {
+		if res.slot != nil && res.ev.reason == ReasonSuccessfulCreate && readyReason(st) == ReasonJobRejected {
 			// The template works again (or what refused it changed).
 			setReady(sj, st, metav1.ConditionTrue, ReasonScheduled, p.scheduled)
 		}
-		if res.backfill != nil {
-			continue
-		}
-		if res.slot == nil {
+		switch {
+		case res.backfill != nil:
+		case res.slot == nil:
 			st.LastRunNowToken = res.token
 			st.LastRunNowTime = runNowTime(res.creation)
-			continue
-		}
-		if st.LastScheduleTime == nil || res.slot.After(st.LastScheduleTime.Time) {
+		case st.LastScheduleTime == nil || res.slot.After(st.LastScheduleTime.Time):
 			st.LastScheduleTime = &metav1.Time{Time: *res.slot}
 		}
-		slotCreated = slotCreated || res.ev.reason == ReasonSuccessfulCreate
 	}
-	return slotCreated, refused
 }
 
-// refusedRun records a Job the API server refused: the run is Failed with reason JobRejected and
-// the API server's message in status.runs; a slot is decided (lastSkippedTime: it is not retried,
-// the next slot tries again, and an edit of the spec retries it), a run-now token spent; Ready is
-// False (JobRejected, naming the refusal) until a create succeeds or the spec changes. The
-// Warning is sent once per distinct refusal: the same quota refusing every slot of an
-// every-minute schedule is one Warning, not one a minute.
-func refusedRun(sj *v1alpha1.ScheduledJob, p *plan, c creation, msg string) {
+// refusedRun records a Job the API server refused at now: the run is Failed with reason
+// JobRejected and the API server's message in status.runs (in place of a skip recorded for the
+// same slot). A scheduled slot is decided (lastSkippedTime and the ledger: it is not retried, the
+// next slot tries again, and an edit of the spec retries it), and Ready is False (JobRejected,
+// naming the refusal) until a slot's create succeeds or the spec changes: Ready is about the
+// schedule's runs. A run-now token is spent; a backfill's slot is dealt with (its cursor moves on):
+// neither touches Ready, their Warning says it. The Warning is sent once per distinct refusal for
+// the scheduled slots: the same quota refusing every slot of an every-minute schedule is one
+// Warning, not one a minute.
+func refusedRun(sj *v1alpha1.ScheduledJob, p *plan, c creation, msg string, now time.Time) {
 	st := &p.status
-	when := c.job.Annotations[jobs.ScheduledTimeAnnotation]
-	at, err := time.Parse(time.RFC3339, when)
+	var at time.Time
 	switch {
 	case c.slot != nil:
-		at, err = *c.slot, nil
-		st.LastSkippedTime = &metav1.Time{Time: *c.slot}
+		at = *c.slot
+		st.LastSkippedTime = &metav1.Time{Time: at}
 		p.skipped = ReasonJobRejected
+		recordNotRunSlot(st, at, ReasonJobRejected)
 	case c.backfill != nil:
-		// A backfilled slot: its run failed; the scheduled slots' record is not its own.
-		at, err = *c.backfill, nil
+		at = *c.backfill
 	default:
 		st.LastRunNowToken = c.token
 		st.LastRunNowTime = runNowTime(c)
+		if st.LastRunNowTime != nil {
+			at = st.LastRunNowTime.Time
+		} else {
+			at = now
+		}
 	}
-	if err == nil {
-		st.Runs = addRun(st.Runs, v1alpha1.ScheduledJobRun{ScheduledTime: metav1.NewTime(at), Result: v1alpha1.RunFailed,
-			Reason: ReasonJobRejected, Message: runMessage(msg)}, runHistoryLimit(sj))
+	st.Runs = slices.DeleteFunc(st.Runs, func(r v1alpha1.ScheduledJobRun) bool { return r.JobName == "" && r.ScheduledTime.Time.Equal(at) })
+	st.Runs = addRun(st.Runs, v1alpha1.ScheduledJobRun{ScheduledTime: metav1.NewTime(at), Result: v1alpha1.RunFailed,
+		Reason: ReasonJobRejected, Message: runMessage(msg), CompletionTime: &metav1.Time{Time: now.Truncate(time.Second)}}, runHistoryLimit(sj))
+	if c.slot == nil {
+		p.events = append(p.events, event{corev1.EventTypeWarning, ReasonJobRejected, msg})
+		return
 	}
 	old := meta.FindStatusCondition(st.Conditions, ConditionReady)
 	if old == nil || old.Reason != ReasonJobRejected || refusalCause(old.Message) != refusalCause(msg) {
@@ -443,13 +472,6 @@ func readyReason(st *v1alpha1.ScheduledJobStatus) string {
 		return c.Reason
 	}
 	return ""
-}
-
-// slotJobExists reports whether sj's Job for slot is among its children: named as SlotName
-// names it, or as it was named up to 0.1.0 (a slot created just before an upgrade and recorded
-// after it must not run again under its new name).
-func slotJobExists(children []*batchv1.Job, sj *v1alpha1.ScheduledJob, slot time.Time) bool {
-	return hasJobNamed(children, jobs.SlotName(sj, slot)) || hasJobNamed(children, jobs.LegacySlotName(sj.Name, slot))
 }
 
 // runNowTime is when the run-now Job of c was created, as its scheduled-time annotation says

@@ -1,52 +1,65 @@
 package scheduledjob
 
 import (
-	"context"
 	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 )
 
-// The stop strategy (spec.stopStrategy): a ScheduledJob suspends itself after a number of
-// consecutive failed (or successful) runs. Nothing is counted in memory: the streak is read from
-// the run history the status records (status.runs), so a restart or a new leader counts the same.
+// The stop strategy (spec.stopStrategy): a ScheduledJob stops itself after a number of
+// consecutive failed (or successful) runs. Nothing is counted in memory and nothing of the spec
+// is written: the streak is read from the run history the status records (status.runs), and the
+// stop is a status record (status.stop), so a restart, a new leader or a GitOps tool that owns
+// the spec sees the same.
 //
-//  1. Trigger. A pass that finds the streak long enough while spec.suspend is false plans only
-//     the stop (plan.stop): the reconciler sets spec.suspend to true with an optimistic lock
-//     (stopBySuspending) and decides again on the same inputs.
-//  2. Record. The suspend step of that second decision, or of the next pass if the process died
-//     between the two writes, finds the ScheduledJob suspended while the streak (counted as the
-//     status read says) still reaches the threshold: Ready says StoppedAfterFailures (False) or
-//     StoppedAfterSuccesses (True), with one Event, sent when Ready changes to it and only after
-//     the status write succeeded. While suspended, Ready keeps saying so.
-//  3. Resume. While suspended (by a user or by the stop) every pass moves status.stopCountAfter
-//     to the newest run recorded, and only runs scheduled after it count: when a user sets
-//     spec.suspend back to false, the runs that stopped it (and those still running then) are
-//     not counted again, so it runs until a new streak reaches the threshold.
+//  1. Stop. A pass that finds the streak long enough while the ScheduledJob is not suspended
+//     writes status.stop (reason, the spec's generation), Ready StoppedAfterFailures (False) or
+//     StoppedAfterSuccesses (True) and one Event, in its one status write; from then on every
+//     pass treats it as suspended (no Job, the backfill held, slots passed over).
+//  2. Resume. Any change of the spec (metadata.generation past status.stop.generation: a fixed
+//     template, a toggle of spec.suspend) ends the stop: status.stopCountAfter moves to the
+//     newest run recorded, so the runs that stopped it, and those still running then, are not
+//     counted again, and it runs until a new streak reaches the threshold.
+//  3. Suspension by a user also moves status.stopCountAfter while it lasts, as before a resume.
+//
+// A run counts by when it started (a Job's startTime; a refused run: when it was refused; else its
+// slot): a backfill run of an old slot started after a resume counts.
 
-// Reasons of the Ready condition and of the Event when the stop strategy suspends a ScheduledJob.
+// Reasons of the Ready condition and of the Event when the stop strategy stops a ScheduledJob, and
+// the Event when a spec change resumes it.
 const (
 	ReasonStoppedAfterFailures  = "StoppedAfterFailures"
 	ReasonStoppedAfterSuccesses = "StoppedAfterSuccesses"
+	ReasonResumed               = "Resumed"
 )
 
-// streak returns the result of the newest finished run scheduled after `after` (nil: all count),
-// how many consecutive runs before it ended the same way, and a name for the newest of them (its
-// Job, or the time of a run whose Job the API server refused). runs are newest first, as
-// status.runs; Running, Skipped and Deleted runs are passed over: they neither count nor break
-// the streak.
+// runKey is when run r counts for the stop strategy: its start, or when it ended without a
+// start (a refused Job), or its slot.
+func runKey(r v1alpha1.ScheduledJobRun) time.Time {
+	switch {
+	case r.StartTime != nil:
+		return r.StartTime.Time
+	case r.CompletionTime != nil:
+		return r.CompletionTime.Time
+	}
+	return r.ScheduledTime.Time
+}
+
+// streak returns the result of the newest finished run counted after `after` (nil: all count),
+// how many consecutive counted runs before it ended the same way, and a name for the newest of
+// them (its Job, or the time of a run whose Job the API server refused). runs are newest first,
+// as status.runs; Running, Skipped and Deleted runs are passed over: they neither count nor
+// break the streak.
 func streak(runs []v1alpha1.ScheduledJobRun, after *metav1.Time) (result v1alpha1.RunResult, n int, newest string) {
 	for _, r := range runs {
-		if after != nil && !r.ScheduledTime.After(after.Time) {
-			break
+		if after != nil && !runKey(r).After(after.Time) {
+			continue
 		}
 		if r.Result != v1alpha1.RunFailed && r.Result != v1alpha1.RunSucceeded {
 			continue
@@ -64,6 +77,9 @@ func streak(runs []v1alpha1.ScheduledJobRun, after *metav1.Time) (result v1alpha
 	return result, n, newest
 }
 
+// resumeHint ends a stop's message: how to resume.
+const resumeHint = "change the spec to resume (fix what failed; or set spec.suspend to true, then back to false)"
+
 // stopDue returns the reason and message of the stop sj's stop strategy asks for, given its
 // runs and the time after which runs count; "" when none.
 func stopDue(sj *v1alpha1.ScheduledJob, runs []v1alpha1.ScheduledJobRun, after *metav1.Time) (reason, msg string) {
@@ -74,32 +90,52 @@ func stopDue(sj *v1alpha1.ScheduledJob, runs []v1alpha1.ScheduledJobRun, after *
 	result, n, newest := streak(runs, after)
 	switch {
 	case result == v1alpha1.RunFailed && ss.AfterFailures != nil && n >= int(*ss.AfterFailures):
-		return ReasonStoppedAfterFailures, fmt.Sprintf("Suspended after %d consecutive failed runs (stopStrategy.afterFailures %d; the last: %s): set spec.suspend to false to resume", n, *ss.AfterFailures, newest)
+		return ReasonStoppedAfterFailures, fmt.Sprintf("Stopped after %d consecutive failed runs (stopStrategy.afterFailures %d; the last: %s): %s", n, *ss.AfterFailures, newest, resumeHint)
 	case result == v1alpha1.RunSucceeded && ss.AfterSuccesses != nil && n >= int(*ss.AfterSuccesses):
-		return ReasonStoppedAfterSuccesses, fmt.Sprintf("Suspended after %d consecutive successful runs (stopStrategy.afterSuccesses %d; the last: %s): set spec.suspend to false to resume", n, *ss.AfterSuccesses, newest)
+		return ReasonStoppedAfterSuccesses, fmt.Sprintf("Stopped after %d consecutive successful runs (stopStrategy.afterSuccesses %d; the last: %s): %s", n, *ss.AfterSuccesses, newest, resumeHint)
 	}
 	return "", ""
 }
 
-// stopped returns Ready as read when it says the stop strategy suspended sj.
-func stopped(sj *v1alpha1.ScheduledJob) *metav1.Condition {
-	c := meta.FindStatusCondition(sj.Status.Conditions, ConditionReady)
-	if c != nil && (c.Reason == ReasonStoppedAfterFailures || c.Reason == ReasonStoppedAfterSuccesses) {
-		return c
+// stopStep is the stop step: it reports whether the stop strategy holds sj stopped in this pass,
+// recording a new stop (status.stop) or ending one whose spec changed.
+func stopStep(sj *v1alpha1.ScheduledJob, now time.Time, p *plan) bool {
+	st := &p.status
+	if st.Stop != nil {
+		if st.Stop.Generation == sj.Generation {
+			return true
+		}
+		st.Stop = nil
+		st.StopCountAfter = countAfter(st.StopCountAfter, st.Runs)
+		p.events = append(p.events, event{corev1.EventTypeNormal, ReasonResumed, fmt.Sprintf("Resumed: the spec changed since the stop (generation %d); runs recorded until now no longer count", sj.Generation)})
+		return false
 	}
-	return nil
+	if ptr.Deref(sj.Spec.Suspend, false) {
+		return false
+	}
+	if reason, _ := stopDue(sj, st.Runs, st.StopCountAfter); reason != "" {
+		st.Stop = &v1alpha1.StopRecord{Reason: reason, Generation: sj.Generation, Time: &metav1.Time{Time: now.Truncate(time.Second)}}
+		return true
+	}
+	return false
 }
 
-// suspendedReady is Ready while sj is suspended (spec.suspend): stopped by its stop strategy,
-// as Ready read already says, or as the streak counted from the status read says (the pass that
-// records the stop); else suspended by a user. It returns the condition's status, reason and
-// message and the type of the Event sent when Ready changes to it.
-func suspendedReady(sj *v1alpha1.ScheduledJob, runs []v1alpha1.ScheduledJobRun) (status metav1.ConditionStatus, reason, msg, eventType string) {
+// suspendedReady is Ready while sj is held: stopped by its stop strategy (st.Stop), with the
+// streak as the runs now say (a run that started before the stop and failed after it lengthens
+// it) or, once it no longer reaches the threshold, as Ready said; else suspended by a user. It
+// returns the condition's status, reason and message and the type of the Event sent when Ready
+// changes to it.
+func suspendedReady(sj *v1alpha1.ScheduledJob, st *v1alpha1.ScheduledJobStatus) (status metav1.ConditionStatus, reason, msg, eventType string) {
 	reason, msg = ReasonSuspended, "Suspended: no new Jobs are created"
-	if c := stopped(sj); c != nil {
-		reason, msg = c.Reason, c.Message
-	} else if r, m := stopDue(sj, runs, sj.Status.StopCountAfter); r != "" {
-		reason, msg = r, m
+	if st.Stop != nil {
+		reason = st.Stop.Reason
+		if r, m := stopDue(sj, st.Runs, st.StopCountAfter); r == reason {
+			msg = m
+		} else if c := meta.FindStatusCondition(st.Conditions, ConditionReady); c != nil && c.Reason == reason {
+			msg = c.Message
+		} else {
+			msg = "Stopped by spec.stopStrategy: " + resumeHint
+		}
 	}
 	if reason == ReasonStoppedAfterFailures {
 		// The runs fail: something to fix, as Argo CD (Degraded) and kstatus (Failed) show it.
@@ -108,32 +144,14 @@ func suspendedReady(sj *v1alpha1.ScheduledJob, runs []v1alpha1.ScheduledJobRun) 
 	return metav1.ConditionTrue, reason, msg, corev1.EventTypeNormal
 }
 
-// countAfter is status.stopCountAfter while suspended: the newest run recorded (runs are newest
-// first), never earlier than it was.
+// countAfter is status.stopCountAfter after a suspension or a stop: the newest run recorded (by
+// runKey), never earlier than it was.
 func countAfter(old *metav1.Time, runs []v1alpha1.ScheduledJobRun) *metav1.Time {
-	if len(runs) == 0 || (old != nil && !runs[0].ScheduledTime.After(old.Time)) {
-		return old
+	out := old
+	for _, r := range runs {
+		if k := runKey(r); out == nil || k.After(out.Time) {
+			out = &metav1.Time{Time: k}
+		}
 	}
-	t := runs[0].ScheduledTime
-	return &t
-}
-
-// stopBySuspending sets sj's spec.suspend to true, with an optimistic lock: a ScheduledJob read
-// from a cache behind the API server (the user resumed or edited it meanwhile) is not suspended
-// on what it no longer says. It reports false when the object changed or is gone; sj is then
-// the API server's object, suspended.
-func (r *Reconciler) stopBySuspending(ctx context.Context, sj *v1alpha1.ScheduledJob) (bool, error) {
-	before := sj.DeepCopy()
-	sj.Spec.Suspend = ptr.To(true)
-	// A merge patch of the difference: spec.suspend and the resourceVersion, nothing of the
-	// cache's bounded form (bounded.go) is sent.
-	err := r.Client.Patch(ctx, sj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
-	switch {
-	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("suspending after the stop strategy: %w", err)
-	}
-	r.confirmed.wrote(sj)
-	return true, nil
+	return out
 }

@@ -1,6 +1,7 @@
 package scheduledjob
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,7 +69,7 @@ func TestStopDue(t *testing.T) {
 		message string
 	}{
 		{"no stop strategy never stops", newSJ(), "FFFFFFFFFF", nil, "", ""},
-		{"three failures in a row stop at three", newSJ(stopAfter(3, 0)), "FFF", nil, ReasonStoppedAfterFailures, "Suspended after 3 consecutive failed runs (stopStrategy.afterFailures 3; the last: job-0900)"},
+		{"three failures in a row stop at three", newSJ(stopAfter(3, 0)), "FFF", nil, ReasonStoppedAfterFailures, "Stopped after 3 consecutive failed runs (stopStrategy.afterFailures 3; the last: job-0900)"},
 		{"two failures do not stop at three", newSJ(stopAfter(3, 0)), "FF", nil, "", ""},
 		{"a success between the failures starts the count over", newSJ(stopAfter(3, 0)), "FFSF", nil, "", ""},
 		{"the newest run succeeding ends a failure streak", newSJ(stopAfter(3, 0)), "SFFF", nil, "", ""},
@@ -76,7 +77,7 @@ func TestStopDue(t *testing.T) {
 		{"a refused run is a failure", newSJ(stopAfter(1, 0)), "F", nil, ReasonStoppedAfterFailures, ""},
 		{"only runs after stopCountAfter count", newSJ(stopAfter(3, 0)), "FFFFF", hoursAgo(3), "", ""},
 		{"runs after stopCountAfter reaching the count stop", newSJ(stopAfter(2, 0)), "FFFFF", hoursAgo(3), ReasonStoppedAfterFailures, ""},
-		{"one success stops after one success", newSJ(stopAfter(0, 1)), "SFFF", nil, ReasonStoppedAfterSuccesses, "Suspended after 1 consecutive successful runs (stopStrategy.afterSuccesses 1; the last: job-0900)"},
+		{"one success stops after one success", newSJ(stopAfter(0, 1)), "SFFF", nil, ReasonStoppedAfterSuccesses, "Stopped after 1 consecutive successful runs (stopStrategy.afterSuccesses 1; the last: job-0900)"},
 		{"failures do not stop a success-only strategy", newSJ(stopAfter(0, 1)), "FFFF", nil, "", ""},
 		{"both: whichever streak the newest runs make", newSJ(stopAfter(2, 2)), "SSF", nil, ReasonStoppedAfterSuccesses, ""},
 		{"no runs, nothing to count", newSJ(stopAfter(1, 1)), "", nil, "", ""},
@@ -95,9 +96,9 @@ func TestStopDue(t *testing.T) {
 	}
 }
 
-// TestStopStep runs decide through a stop: the pass that finds the streak plans the suspension
-// only; the pass on the suspended object (the same pass after the write, or the next after a
-// crash) records it once; later passes keep it without a second Event; a resume counts anew.
+// TestStopStep runs decide through a stop: the pass that finds the streak records the stop
+// (status.stop, Ready, one Event) and creates nothing; later passes keep it without a second
+// Event and never write the spec; a change of the spec resumes, and the old runs do not count.
 func TestStopStep(t *testing.T) {
 	now := justAfterTheHour
 	notDeleted := func(types.UID) bool { return false }
@@ -106,23 +107,13 @@ func TestStopStep(t *testing.T) {
 	}
 	lastSlot := lastSchedule(topOfTheHour)
 
-	t.Run("at N failures the pass plans the suspension and nothing else", func(t *testing.T) {
-		p := decide(newSJ(stopAfter(3, 0), withRuns("FFF"), lastSlot), nil, now, notDeleted, 0)
-		if !p.stop || len(p.creates) != 0 {
-			t.Fatalf("stop %v, creates %d; want a stop and no create", p.stop, len(p.creates))
-		}
-	})
-	t.Run("at N-1 failures the slot runs", func(t *testing.T) {
-		p := decide(newSJ(stopAfter(3, 0), withRuns("FF")), nil, now, notDeleted, 0)
-		if p.stop || len(p.creates) != 1 {
-			t.Fatalf("stop %v, creates %d; want no stop, the slot's Job", p.stop, len(p.creates))
-		}
-	})
-
 	var recorded *v1alpha1.ScheduledJob
-	t.Run("the suspended pass records the stop once, with a Warning", func(t *testing.T) {
-		sj := newSJ(stopAfter(3, 0), withRuns("FFF"), lastSlot, suspended)
+	t.Run("at N failures the pass records the stop, with a Warning, and creates nothing", func(t *testing.T) {
+		sj := newSJ(stopAfter(3, 0), withRuns("FFF"), lastSlot)
 		p := decide(sj, nil, now, notDeleted, 0)
+		if len(p.creates) != 0 || p.status.Stop == nil || p.status.Stop.Generation != sj.Generation || p.status.Stop.Reason != ReasonStoppedAfterFailures {
+			t.Fatalf("creates %d, status.stop %+v; want a stop of generation %d and no create", len(p.creates), p.status.Stop, sj.Generation)
+		}
 		c := meta.FindStatusCondition(p.status.Conditions, ConditionReady)
 		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonStoppedAfterFailures || !meta.IsStatusConditionTrue(p.status.Conditions, ConditionStalled) {
 			t.Fatalf("Ready = %+v, want False StoppedAfterFailures (and Stalled)", c)
@@ -130,54 +121,88 @@ func TestStopStep(t *testing.T) {
 		if len(p.events) != 1 || p.events[0].kind != corev1.EventTypeWarning || p.events[0].reason != ReasonStoppedAfterFailures {
 			t.Errorf("events = %+v, want one Warning StoppedAfterFailures", p.events)
 		}
-		if p.status.StopCountAfter == nil || !p.status.StopCountAfter.Equal(&sj.Status.Runs[0].ScheduledTime) {
-			t.Errorf("stopCountAfter = %v, want the newest run %v", p.status.StopCountAfter, sj.Status.Runs[0].ScheduledTime)
+		if ptr.Deref(sj.Spec.Suspend, false) {
+			t.Errorf("spec.suspend written")
 		}
 		recorded = sj.DeepCopy()
 		recorded.Status = p.status
 	})
-	t.Run("a later pass while stopped keeps the condition and sends nothing", func(t *testing.T) {
+	t.Run("at N-1 failures the slot runs", func(t *testing.T) {
+		p := decide(newSJ(stopAfter(3, 0), withRuns("FF")), nil, now, notDeleted, 0)
+		if p.status.Stop != nil || len(p.creates) != 1 {
+			t.Fatalf("status.stop %+v, creates %d; want no stop, the slot's Job", p.status.Stop, len(p.creates))
+		}
+	})
+	t.Run("a later pass while stopped keeps the condition, creates nothing and sends nothing", func(t *testing.T) {
 		p := decide(recorded.DeepCopy(), nil, now.Add(time.Hour), notDeleted, 0)
-		if c := meta.FindStatusCondition(p.status.Conditions, ConditionReady); c == nil || c.Reason != ReasonStoppedAfterFailures || len(p.events) != 0 {
-			t.Errorf("Ready %+v, events %+v; want StoppedAfterFailures kept, no Event", c, p.events)
+		if c := meta.FindStatusCondition(p.status.Conditions, ConditionReady); c == nil || c.Reason != ReasonStoppedAfterFailures || len(p.events) != 0 || len(p.creates) != 0 {
+			t.Errorf("Ready %+v, events %+v, creates %d; want StoppedAfterFailures kept, no Event, no Job", c, p.events, len(p.creates))
 		}
 	})
-	t.Run("resumed, the old failures do not stop it again", func(t *testing.T) {
+	t.Run("a run that started before the stop and failed after it is in the message", func(t *testing.T) {
 		sj := recorded.DeepCopy()
-		sj.Spec.Suspend = ptr.To(false)
+		late := run(0, "F")
+		late.StartTime = &metav1.Time{Time: topOfTheHour}
+		sj.Status.Runs = append([]v1alpha1.ScheduledJobRun{late}, sj.Status.Runs...)
+		p := decide(sj, nil, now.Add(time.Hour), notDeleted, 0)
+		if c := meta.FindStatusCondition(p.status.Conditions, ConditionReady); c == nil || !strings.Contains(c.Message, "Stopped after 4 consecutive failed runs") {
+			t.Errorf("Ready = %+v, want the 4 failures named", c)
+		}
+	})
+	t.Run("a change of the spec resumes, and the old failures do not stop it again", func(t *testing.T) {
+		sj := recorded.DeepCopy()
 		sj.Generation++
-		p := decide(sj, nil, now, notDeleted, 0)
+		p := decide(sj, nil, now.Add(time.Hour), notDeleted, 0)
 		c := meta.FindStatusCondition(p.status.Conditions, ConditionReady)
-		if p.stop || c == nil || c.Status != metav1.ConditionTrue || c.Reason != ReasonScheduled || meta.FindStatusCondition(p.status.Conditions, ConditionStalled) != nil {
-			t.Errorf("stop %v, Ready %+v; want no stop, Ready True Scheduled, no Stalled", p.stop, c)
+		if p.status.Stop != nil || c == nil || c.Status != metav1.ConditionTrue || c.Reason != ReasonScheduled || meta.FindStatusCondition(p.status.Conditions, ConditionStalled) != nil {
+			t.Errorf("status.stop %+v, Ready %+v; want no stop, Ready True Scheduled, no Stalled", p.status.Stop, c)
 		}
-	})
-	t.Run("resumed, new failures count to N again", func(t *testing.T) {
-		sj := recorded.DeepCopy()
-		sj.Spec.Suspend = ptr.To(false)
-		// Two new failed runs after the resume (newer than the three that stopped it).
+		if !slices.ContainsFunc(p.events, func(e event) bool { return e.reason == ReasonResumed }) || len(p.creates) != 1 {
+			t.Errorf("events %+v, creates %d; want Resumed and the slot's Job", p.events, len(p.creates))
+		}
+		// Two, then three new failed runs that started after the resume.
+		sj.Status = p.status
 		newer := []v1alpha1.ScheduledJobRun{run(-2, "F"), run(-1, "F")}
+		for i := range newer {
+			newer[i].StartTime = &metav1.Time{Time: now.Add(time.Duration(3-i) * time.Hour)}
+		}
 		sj.Status.Runs = append(newer, sj.Status.Runs...)
-		if p := decide(sj, nil, now.Add(3*time.Hour), notDeleted, 0); p.stop {
+		if p := decide(sj, nil, now.Add(3*time.Hour), notDeleted, 0); p.status.Stop != nil {
 			t.Errorf("stopped after 2 new failures, want 3")
 		}
-		sj.Status.Runs = append([]v1alpha1.ScheduledJobRun{run(-3, "F")}, sj.Status.Runs...)
-		if p := decide(sj, nil, now.Add(4*time.Hour), notDeleted, 0); !p.stop {
+		third := run(-3, "F")
+		third.StartTime = &metav1.Time{Time: now.Add(4 * time.Hour)}
+		sj.Status.Runs = append([]v1alpha1.ScheduledJobRun{third}, sj.Status.Runs...)
+		if p := decide(sj, nil, now.Add(4*time.Hour), notDeleted, 0); p.status.Stop == nil {
 			t.Errorf("not stopped after 3 new failures")
+		}
+	})
+	t.Run("a backfill's failures after a resume count, though their slots are old", func(t *testing.T) {
+		sj := newSJ(stopAfter(2, 0), withRuns("FF"), lastSlot)
+		sj.Status.StopCountAfter = &metav1.Time{Time: now}
+		p := decide(sj, nil, now, notDeleted, 0)
+		if p.status.Stop != nil {
+			t.Fatalf("stopped on runs before stopCountAfter")
+		}
+		for i := range sj.Status.Runs {
+			sj.Status.Runs[i].StartTime = &metav1.Time{Time: now.Add(time.Minute)}
+		}
+		if p := decide(sj, nil, now.Add(2*time.Minute), notDeleted, 0); p.status.Stop == nil {
+			t.Errorf("backfill runs that started after stopCountAfter did not count")
 		}
 	})
 	t.Run("a user's suspension is not a stop, and moves where the count starts", func(t *testing.T) {
 		sj := newSJ(stopAfter(3, 0), withRuns("FF"), lastSlot, suspended)
 		p := decide(sj, nil, now, notDeleted, 0)
-		if c := meta.FindStatusCondition(p.status.Conditions, ConditionReady); c == nil || c.Reason != ReasonSuspended {
-			t.Errorf("Ready = %+v, want Suspended", c)
+		if c := meta.FindStatusCondition(p.status.Conditions, ConditionReady); c == nil || c.Reason != ReasonSuspended || p.status.Stop != nil {
+			t.Errorf("Ready = %+v, stop %+v; want Suspended, no stop", c, p.status.Stop)
 		}
 		if p.status.StopCountAfter == nil || !p.status.StopCountAfter.Equal(&sj.Status.Runs[0].ScheduledTime) {
 			t.Errorf("stopCountAfter = %v, want the newest run", p.status.StopCountAfter)
 		}
 	})
 	t.Run("stopped after successes: Ready True, a Normal Event", func(t *testing.T) {
-		p := decide(newSJ(stopAfter(0, 1), withRuns("S"), lastSlot, suspended), nil, now, notDeleted, 0)
+		p := decide(newSJ(stopAfter(0, 1), withRuns("S"), lastSlot), nil, now, notDeleted, 0)
 		c := meta.FindStatusCondition(p.status.Conditions, ConditionReady)
 		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != ReasonStoppedAfterSuccesses || len(p.events) != 1 || p.events[0].kind != corev1.EventTypeNormal {
 			t.Errorf("Ready %+v, events %+v; want True StoppedAfterSuccesses and one Normal Event", c, p.events)

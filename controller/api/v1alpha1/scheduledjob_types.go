@@ -315,6 +315,67 @@ type ScheduledJobStatus struct {
 	// ops.platform-operators.io/backfill annotation; unset until one is asked for.
 	// +optional
 	Backfill *BackfillStatus `json:"backfill,omitempty"`
+
+	// notRun is the ledger of the scheduled slots that got no Job (skipped, refused, passed over
+	// while the manager was stopped or the ScheduledJob suspended), as ranges of consecutive
+	// slots, newest first, at most 20: what a backfill may run. A slot since creation up to
+	// lastScheduleTime that it does not list ran (or was backfilled since).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=20
+	NotRun []SlotRange `json:"notRun,omitempty"`
+
+	// notRunKnownAfter is set once notRun dropped its oldest range to stay within its bound:
+	// whether a slot at or before it ran is no longer known, and a backfill does not run it.
+	// +optional
+	NotRunKnownAfter *metav1.Time `json:"notRunKnownAfter,omitempty"`
+
+	// backfilled are the ranges whose slots backfills have dealt with (run, found run, or
+	// refused), merged, newest first, at most 10: a later backfill over them runs none again.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=10
+	Backfilled []SlotRange `json:"backfilled,omitempty"`
+
+	// activeCount is how many Jobs of this ScheduledJob have not finished; active lists at most
+	// 10 of them.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	ActiveCount int32 `json:"activeCount,omitempty"`
+
+	// stop is set while spec.stopStrategy holds the ScheduledJob stopped: no new Jobs are created
+	// until the spec changes (metadata.generation moves past stop.generation).
+	// +optional
+	Stop *StopRecord `json:"stop,omitempty"`
+}
+
+// SlotRange is a range of consecutive slots, first and last included.
+type SlotRange struct {
+	// first is the first slot of the range.
+	// +required
+	First metav1.Time `json:"first"`
+	// last is the last slot of the range (first for a single slot).
+	// +required
+	Last metav1.Time `json:"last"`
+	// reason says why the slots got no Job (MissedSlots, TooManyMissedTimes, Suspended,
+	// Stopped, JobAlreadyActive, MissedDeadline, JobRejected); empty in backfilled.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Reason string `json:"reason,omitempty"`
+}
+
+// StopRecord is the stop strategy's stop: why, and the spec generation it holds for.
+type StopRecord struct {
+	// reason is StoppedAfterFailures or StoppedAfterSuccesses.
+	// +required
+	// +kubebuilder:validation:MaxLength=64
+	Reason string `json:"reason"`
+	// generation is the metadata.generation that was stopped: a spec change resumes.
+	// +required
+	Generation int64 `json:"generation"`
+	// time is when the stop was recorded.
+	// +optional
+	Time *metav1.Time `json:"time,omitempty"`
 }
 
 // BackfillPhase is where a backfill stands.
@@ -353,6 +414,12 @@ type BackfillStatus struct {
 	// startTime is when the controller accepted the request.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// schedule is the schedule and time zone the range's slots were computed from at acceptance
+	// (status.observedSchedule then; its sha256 when longer than 128 characters): an edit of
+	// either cancels a running backfill.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	Schedule string `json:"schedule,omitempty"`
 	// slots is how many of the schedule's slots fall in the range (at most 100).
 	// +optional
 	// +kubebuilder:validation:Minimum=0

@@ -90,6 +90,7 @@ night (Skipped, listed between the slots). A ScheduledJob's jitter delays each s
 			}
 			rep := nextReport{Schedules: specs, TimeZone: tz}
 			var jitter time.Duration
+			stopped := false
 			anchor := now.Truncate(time.Minute) // a schedule created now: @every counts from here
 			if len(a) == 1 {
 				cl, err := c.client()
@@ -106,7 +107,8 @@ night (Skipped, listed between the slots). A ScheduledJob's jitter delays each s
 				}
 				rep.ScheduledJob = ns + "/" + a[0]
 				rep.Schedules, rep.TimeZone = scheduledjob.Schedules(sj), ptr.Deref(sj.Spec.TimeZone, "")
-				rep.Suspended = ptr.Deref(sj.Spec.Suspend, false)
+				stopped = sj.Status.Stop != nil
+				rep.Suspended = ptr.Deref(sj.Spec.Suspend, false) || stopped
 				// findSlots' anchor: when the schedules were first seen (creation), or last edited
 				// (an edit not yet seen is seen on the controller's next pass: about now).
 				observed := rep.TimeZone + " " + strings.Join(rep.Schedules, " | ")
@@ -126,7 +128,10 @@ night (Skipped, listed between the slots). A ScheduledJob's jitter delays each s
 			}
 			sched = sched.Anchored(anchor)
 			rep.Slots = nextSlots(sched.Plan(now, count), sched.Location(), jitter)
-			if rep.Suspended {
+			switch {
+			case stopped:
+				c.warn("scheduledjob %s is stopped by its stopStrategy (status.stop): these slots do not run until its spec changes", rep.ScheduledJob)
+			case rep.Suspended:
 				c.warn("scheduledjob %s is suspended: these slots do not run until spec.suspend is false", rep.ScheduledJob)
 			}
 			return c.print(rep, func(w io.Writer) { nextTable(w, rep) })

@@ -1,0 +1,255 @@
+package scheduledjob
+
+// The slot ledger: where each slot of the schedule stands, computed by one function (slotLedger)
+// from the status read and the Jobs that exist. Every step of decide that asks about a slot (the
+// due slot, the record step, a backfill, the retry of a refused slot) asks it, and every record a
+// pass writes about a slot goes into the status fields it reads:
+//
+//	state           what says so (first match wins)                                    a backfill
+//	Created         a Job of the slot under any of its names (jobOfSlot), or a run in     finds it run
+//	                status.runs with one, or the slot at or before lastScheduleTime
+//	                that notRun does not list
+//	Backfilled      status.backfilled lists it (a backfill dealt with it)                finds it run
+//	NotRun          status.notRun lists it (skipped, refused, passed over), or          runs it
+//	                status.runs has it without a Job
+//	BeforeSchedule  before the ScheduledJob existed                                     runs it
+//	Unknown         at or before status.notRunKnownAfter: notRun dropped its range       leaves it (counted)
+//	Due             none of the above: no pass decided it yet                           waits for the
+//	                                                                                     scheduled pass, or
+//	                                                                                     runs it when no
+//	                                                                                     pass will
+//
+// The records are bounded (notRun 20 ranges, backfilled 10), and each bound gives way towards
+// "ran": a slot whose record was dropped is never run twice, and a backfill says how many it left.
+// docs/scheduling.md draws the same table (TestLedgerStatesAreDocumented).
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/schedule"
+)
+
+// SlotState is where one slot stands in the ledger.
+type SlotState string
+
+// The ledger's states, in the order slotLedger tests them.
+const (
+	SlotCreated        SlotState = "Created"
+	SlotBackfilled     SlotState = "Backfilled"
+	SlotNotRun         SlotState = "NotRun"
+	SlotBeforeSchedule SlotState = "BeforeSchedule"
+	SlotUnknown        SlotState = "Unknown"
+	SlotDue            SlotState = "Due"
+)
+
+// SlotStates lists every state (docs/scheduling.md draws each).
+var SlotStates = []SlotState{SlotCreated, SlotBackfilled, SlotNotRun, SlotBeforeSchedule, SlotUnknown, SlotDue}
+
+// Bounds of the ledger's records.
+const (
+	maxNotRun     = 20
+	maxBackfilled = 10
+	// maxActiveRefs is the most Jobs status.active lists (status.activeCount counts them all):
+	// a tenant decides how many Jobs stay active.
+	maxActiveRefs = 10
+	// maxStuckNamed is the most Jobs the JobsStuck condition names.
+	maxStuckNamed = 5
+)
+
+// ledgerEntry is one slot's place in the ledger.
+type ledgerEntry struct {
+	State SlotState
+	// Reason is why a NotRun slot got no Job.
+	Reason string
+	// Job is the slot's Job when it exists.
+	Job *batchv1.Job
+}
+
+// slotNames are every name sj's Job of slot can have: the scheduled one, the one used up to 0.1.0
+// and the backfill's.
+func slotNames(sj *v1alpha1.ScheduledJob, slot time.Time) [3]string {
+	return [3]string{jobs.SlotName(sj, slot), jobs.LegacySlotName(sj.Name, slot), jobs.BackfillName(sj, slot)}
+}
+
+// jobOfSlot returns sj's Job of slot under any of its names, or nil.
+func jobOfSlot(children []*batchv1.Job, sj *v1alpha1.ScheduledJob, slot time.Time) *batchv1.Job {
+	for _, name := range slotNames(sj, slot) {
+		if j := jobNamed(children, name); j != nil {
+			return j
+		}
+	}
+	return nil
+}
+
+// slotLedger is where slot stands, from status st (the status read, or the one this pass plans)
+// and the Jobs that exist.
+func slotLedger(sj *v1alpha1.ScheduledJob, st *v1alpha1.ScheduledJobStatus, children []*batchv1.Job, slot time.Time) ledgerEntry {
+	if j := jobOfSlot(children, sj, slot); j != nil {
+		return ledgerEntry{State: SlotCreated, Job: j}
+	}
+	names := slotNames(sj, slot)
+	for _, r := range st.Runs {
+		if r.ScheduledTime.Time.Equal(slot) && r.JobName != "" && slices.Contains(names[:], r.JobName) {
+			return ledgerEntry{State: SlotCreated}
+		}
+	}
+	if inRanges(st.Backfilled, slot) != nil {
+		return ledgerEntry{State: SlotBackfilled}
+	}
+	if r := inRanges(st.NotRun, slot); r != nil {
+		return ledgerEntry{State: SlotNotRun, Reason: r.Reason}
+	}
+	for _, r := range st.Runs {
+		if r.ScheduledTime.Time.Equal(slot) && r.JobName == "" {
+			return ledgerEntry{State: SlotNotRun, Reason: r.Reason}
+		}
+	}
+	switch {
+	case slot.Before(sj.CreationTimestamp.Time):
+		return ledgerEntry{State: SlotBeforeSchedule}
+	case st.NotRunKnownAfter != nil && !slot.After(st.NotRunKnownAfter.Time):
+		return ledgerEntry{State: SlotUnknown}
+	case st.LastScheduleTime != nil && !slot.After(st.LastScheduleTime.Time):
+		return ledgerEntry{State: SlotCreated}
+	}
+	return ledgerEntry{State: SlotDue}
+}
+
+// inRanges returns the range of rs that holds t, or nil.
+func inRanges(rs []v1alpha1.SlotRange, t time.Time) *v1alpha1.SlotRange {
+	for i := range rs {
+		if !t.Before(rs[i].First.Time) && !t.After(rs[i].Last.Time) {
+			return &rs[i]
+		}
+	}
+	return nil
+}
+
+// recordNotRun adds the slots from first to last (inclusive) that got no Job, for reason, to
+// status.notRun: merged into the newest range when it has the same reason and no slot of sched
+// lies between them; past maxNotRun ranges the oldest is dropped and notRunKnownAfter moves to
+// its end.
+func recordNotRun(st *v1alpha1.ScheduledJobStatus, sched schedule.Union, first, last time.Time, reason string) {
+	addNotRun(st, sched.Next, first, last, reason)
+}
+
+// recordNotRunSlot is recordNotRun of one slot, where the schedule is not at hand (a refused
+// create): merged only into a range that holds it.
+func recordNotRunSlot(st *v1alpha1.ScheduledJobStatus, slot time.Time, reason string) {
+	addNotRun(st, nil, slot, slot, reason)
+}
+
+func addNotRun(st *v1alpha1.ScheduledJobStatus, next func(time.Time) time.Time, first, last time.Time, reason string) {
+	if last.Before(first) {
+		return
+	}
+	if len(st.NotRun) > 0 {
+		n := &st.NotRun[0]
+		if n.Reason == reason && !first.Before(n.First.Time) && (!first.After(n.Last.Time) || next != nil && !next(n.Last.Time).Before(first)) {
+			if last.After(n.Last.Time) {
+				n.Last = metav1.Time{Time: last}
+			}
+			return
+		}
+		if inRanges(st.NotRun, first) != nil && inRanges(st.NotRun, last) != nil {
+			return // already said
+		}
+	}
+	st.NotRun = insertRange(st.NotRun, v1alpha1.SlotRange{First: metav1.Time{Time: first}, Last: metav1.Time{Time: last}, Reason: reason})
+	for len(st.NotRun) > maxNotRun {
+		dropped := st.NotRun[len(st.NotRun)-1]
+		st.NotRun = st.NotRun[:len(st.NotRun)-1]
+		if st.NotRunKnownAfter == nil || dropped.Last.After(st.NotRunKnownAfter.Time) {
+			st.NotRunKnownAfter = &metav1.Time{Time: dropped.Last.Time}
+		}
+	}
+}
+
+// recordBackfilled adds slot to status.backfilled: into a range it continues (no slot of sched
+// between them), or as a range of its own; past maxBackfilled ranges the two closest are merged,
+// so the slots between them count as backfilled too (never run by a later backfill: the bound
+// gives way towards "ran").
+func recordBackfilled(st *v1alpha1.ScheduledJobStatus, sched schedule.Union, slot time.Time) {
+	if inRanges(st.Backfilled, slot) != nil {
+		return
+	}
+	for i := range st.Backfilled {
+		r := &st.Backfilled[i]
+		if sched.Next(r.Last.Time).Equal(slot) {
+			r.Last = metav1.Time{Time: slot}
+			return
+		}
+		if sched.Next(slot).Equal(r.First.Time) {
+			r.First = metav1.Time{Time: slot}
+			return
+		}
+	}
+	st.Backfilled = insertRange(st.Backfilled, v1alpha1.SlotRange{First: metav1.Time{Time: slot}, Last: metav1.Time{Time: slot}})
+	for len(st.Backfilled) > maxBackfilled {
+		// Newest first: st.Backfilled[i+1] is before st.Backfilled[i].
+		closest := 0
+		for i := 1; i+1 < len(st.Backfilled); i++ {
+			if gap(st.Backfilled, i) < gap(st.Backfilled, closest) {
+				closest = i
+			}
+		}
+		st.Backfilled[closest+1].Last = st.Backfilled[closest].Last
+		st.Backfilled = slices.Delete(st.Backfilled, closest, closest+1)
+	}
+}
+
+func gap(rs []v1alpha1.SlotRange, i int) time.Duration {
+	return rs[i].First.Sub(rs[i+1].Last.Time)
+}
+
+// insertRange puts r into rs, newest (by first) first.
+func insertRange(rs []v1alpha1.SlotRange, r v1alpha1.SlotRange) []v1alpha1.SlotRange {
+	i := 0
+	for i < len(rs) && rs[i].First.After(r.First.Time) {
+		i++
+	}
+	return slices.Insert(rs, i, r)
+}
+
+// sanitize is the first step of every pass: it makes any status the CRD's schema admits one that
+// the steps can read (every field of the status is optional in the schema, and a user with the
+// status subresource, a backup restore or an older manager may write it). It reports what it
+// changed, for the Event of the pass that writes the repair.
+func sanitize(st *v1alpha1.ScheduledJobStatus) []string {
+	var fixed []string
+	if bf := st.Backfill; bf != nil && bf.Phase == v1alpha1.BackfillRunning && (bf.From == nil || bf.To == nil || bf.StartTime == nil || !bf.From.Before(bf.To)) {
+		bf.Phase, bf.NextSlot, bf.Message = v1alpha1.BackfillCancelled, nil, "status.backfill was incomplete (from, to or startTime missing or out of order): the request is cancelled; set the annotation to a new value to ask again"
+		fixed = append(fixed, "status.backfill")
+	}
+	active := slices.DeleteFunc(slices.Clone(st.Active), func(a corev1.ObjectReference) bool { return a.Name == "" || a.UID == "" })
+	if len(active) != len(st.Active) {
+		st.Active = active
+		fixed = append(fixed, "status.active")
+	}
+	for _, rs := range []*[]v1alpha1.SlotRange{&st.NotRun, &st.Backfilled} {
+		kept := slices.DeleteFunc(slices.Clone(*rs), func(r v1alpha1.SlotRange) bool { return r.Last.Before(&r.First) })
+		if len(kept) != len(*rs) {
+			*rs = kept
+			fixed = append(fixed, "a slot range")
+		}
+		slices.SortStableFunc(*rs, func(a, b v1alpha1.SlotRange) int { return b.First.Compare(a.First.Time) })
+	}
+	if st.Stop != nil && st.Stop.Reason != ReasonStoppedAfterFailures && st.Stop.Reason != ReasonStoppedAfterSuccesses {
+		st.Stop = nil
+		fixed = append(fixed, "status.stop")
+	}
+	return fixed
+}
+
+// sanitized is the Event note of a pass that repaired the status.
+func sanitized(fixed []string) string {
+	return fmt.Sprintf("The status read could not be used as it was (%v): repaired", fixed)
+}

@@ -1,0 +1,362 @@
+package scheduledjob
+
+import (
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/schedule"
+)
+
+func slotRange(first, last time.Time, reason string) v1alpha1.SlotRange {
+	return v1alpha1.SlotRange{First: metav1.NewTime(first), Last: metav1.NewTime(last), Reason: reason}
+}
+
+func minutes(t time.Time, n int) time.Time { return t.Add(time.Duration(n) * time.Minute) }
+
+func everyMinuteSchedule(t *testing.T) schedule.Union {
+	t.Helper()
+	u, err := schedule.ParseAll([]string{"* * * * *"}, "", topOfTheHour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func TestSlotLedger(t *testing.T) {
+	sj := newSJ(spec("* * * * *"), created(thePriorHour), lastSchedule(topOfTheHour))
+	at := func(n int) time.Time { return minutes(thePriorHour, n) }
+	backfilled := newJob(sj, jobs.BackfillName(sj, at(7)), at(7), time.UTC, "")
+	scheduled := newJob(sj, jobs.SlotName(sj, at(8)), at(8), time.UTC, "")
+	legacy := newJob(sj, jobs.LegacySlotName(sj.Name, at(9)), at(9), time.UTC, "")
+	children := []*batchv1.Job{backfilled, scheduled, legacy}
+	st := sj.Status.DeepCopy()
+	st.NotRun = []v1alpha1.SlotRange{slotRange(at(20), at(24), ReasonMissedSlots)}
+	st.Backfilled = []v1alpha1.SlotRange{slotRange(at(30), at(31), "")}
+	st.Runs = []v1alpha1.ScheduledJobRun{
+		{ScheduledTime: metav1.NewTime(at(40)), JobName: jobs.SlotName(sj, at(40)), Result: v1alpha1.RunSucceeded},
+		{ScheduledTime: metav1.NewTime(at(41)), Result: v1alpha1.RunSkipped, Reason: ReasonJobAlreadyActive},
+	}
+	st.NotRunKnownAfter = ptr.To(metav1.NewTime(at(5)))
+	for _, tc := range []struct {
+		name   string
+		slot   time.Time
+		want   SlotState
+		reason string
+		job    string
+	}{
+		{"a backfill Job is the slot's Job", at(7), SlotCreated, "", backfilled.Name},
+		{"the scheduled Job", at(8), SlotCreated, "", scheduled.Name},
+		{"the name used up to 0.1.0", at(9), SlotCreated, "", legacy.Name},
+		{"a run recorded with its Job, the Job pruned", at(40), SlotCreated, "", ""},
+		{"listed as not run", at(22), SlotNotRun, ReasonMissedSlots, ""},
+		{"a run recorded without a Job", at(41), SlotNotRun, ReasonJobAlreadyActive, ""},
+		{"a backfill dealt with it", at(31), SlotBackfilled, "", ""},
+		{"before the ScheduledJob existed", minutes(thePriorHour, -5), SlotBeforeSchedule, "", ""},
+		{"older than the ledger keeps", at(3), SlotUnknown, "", ""},
+		{"at or before lastScheduleTime, not listed: ran", at(50), SlotCreated, "", ""},
+		{"after lastScheduleTime: no pass decided it", minutes(topOfTheHour, 1), SlotDue, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := slotLedger(sj, st, children, tc.slot)
+			job := ""
+			if e.Job != nil {
+				job = e.Job.Name
+			}
+			if e.State != tc.want || e.Reason != tc.reason || job != tc.job {
+				t.Errorf("slotLedger = %+v (job %q), want %s %q job %q", e, job, tc.want, tc.reason, tc.job)
+			}
+		})
+	}
+}
+
+func TestLedgerStatesAreDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/scheduling.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range SlotStates {
+		if !strings.Contains(string(doc), "| `"+string(s)+"` |") {
+			t.Errorf("docs/scheduling.md has no row for the ledger state %s", s)
+		}
+	}
+}
+
+func TestRecordNotRunMergesConsecutiveSlotsAndStaysBounded(t *testing.T) {
+	sched := everyMinuteSchedule(t)
+	var st v1alpha1.ScheduledJobStatus
+	recordNotRun(&st, sched, minutes(topOfTheHour, 0), minutes(topOfTheHour, 4), ReasonMissedSlots)
+	recordNotRun(&st, sched, minutes(topOfTheHour, 5), minutes(topOfTheHour, 5), ReasonMissedSlots)
+	if len(st.NotRun) != 1 || !st.NotRun[0].Last.Time.Equal(minutes(topOfTheHour, 5)) {
+		t.Fatalf("notRun = %+v, want one range to 10:05", st.NotRun)
+	}
+	recordNotRun(&st, sched, minutes(topOfTheHour, 6), minutes(topOfTheHour, 6), ReasonJobAlreadyActive)
+	if len(st.NotRun) != 2 || st.NotRun[0].Reason != ReasonJobAlreadyActive {
+		t.Fatalf("notRun = %+v, want a second range for another reason, newest first", st.NotRun)
+	}
+	// Every other slot skipped: ranges that cannot merge, 40 of them.
+	for i := 10; i < 90; i += 2 {
+		recordNotRun(&st, sched, minutes(topOfTheHour, i), minutes(topOfTheHour, i), ReasonJobAlreadyActive)
+	}
+	if len(st.NotRun) != maxNotRun || st.NotRunKnownAfter == nil {
+		t.Fatalf("%d ranges, knownAfter %v: want %d and the end of the dropped ones", len(st.NotRun), st.NotRunKnownAfter, maxNotRun)
+	}
+	oldest := st.NotRun[len(st.NotRun)-1]
+	if !st.NotRunKnownAfter.Before(&oldest.First) {
+		t.Errorf("knownAfter %v is not before the oldest range kept %v", st.NotRunKnownAfter, oldest.First)
+	}
+	if b, _ := json.Marshal(st.NotRun); len(b) > 2048 {
+		t.Errorf("notRun is %d bytes", len(b))
+	}
+}
+
+func TestRecordBackfilledMergesTheClosestRangesPastItsBound(t *testing.T) {
+	sched := everyMinuteSchedule(t)
+	var st v1alpha1.ScheduledJobStatus
+	for i := 0; i < 3; i++ {
+		recordBackfilled(&st, sched, minutes(topOfTheHour, i))
+	}
+	if len(st.Backfilled) != 1 {
+		t.Fatalf("backfilled = %+v, want one range", st.Backfilled)
+	}
+	for i := 0; i < 2*maxBackfilled; i++ {
+		recordBackfilled(&st, sched, minutes(topOfTheHour, 10+i*3+i%2))
+	}
+	if len(st.Backfilled) != maxBackfilled {
+		t.Fatalf("%d ranges, want %d", len(st.Backfilled), maxBackfilled)
+	}
+	// Every slot once backfilled is still in a range: the bound gives way towards "ran".
+	for i := 0; i < 2*maxBackfilled; i++ {
+		if inRanges(st.Backfilled, minutes(topOfTheHour, 10+i*3+i%2)) == nil {
+			t.Errorf("slot %d forgotten", i)
+		}
+	}
+}
+
+func TestAnyStatusTheSchemaAdmitsIsSurvivable(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		st    v1alpha1.ScheduledJobStatus
+		check func(*testing.T, plan)
+	}{
+		{"a running backfill without from, to or startTime", v1alpha1.ScheduledJobStatus{Backfill: &v1alpha1.BackfillStatus{Request: "x", Phase: v1alpha1.BackfillRunning}},
+			func(t *testing.T, p plan) {
+				if p.status.Backfill.Phase != v1alpha1.BackfillCancelled {
+					t.Errorf("backfill %+v, want Cancelled", p.status.Backfill)
+				}
+			}},
+		{"an active entry without a name", v1alpha1.ScheduledJobStatus{Active: []corev1.ObjectReference{{UID: "u"}}},
+			func(t *testing.T, p plan) {
+				if len(p.status.Active) != 0 || len(p.creates) != 1 {
+					t.Errorf("active %v, creates %v: want the entry dropped and the slot run", p.status.Active, createdNames(p))
+				}
+			}},
+		{"a slot range backwards and a stop of no reason", v1alpha1.ScheduledJobStatus{NotRun: []v1alpha1.SlotRange{slotRange(topOfTheHour, thePriorHour, "x")}, Stop: &v1alpha1.StopRecord{Generation: 2}},
+			func(t *testing.T, p plan) {
+				if len(p.status.NotRun) != 0 || p.status.Stop != nil {
+					t.Errorf("notRun %v, stop %v: want both dropped", p.status.NotRun, p.status.Stop)
+				}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sj := newSJ(lastSchedule(thePriorHour))
+			sj.Annotations = map[string]string{keys.AnnotationBackfill: "x"}
+			sj.Status.LastScheduleTime = ptr.To(metav1.NewTime(thePriorHour))
+			tc.st.LastScheduleTime = sj.Status.LastScheduleTime
+			sj.Status = tc.st
+			p := decide(sj, nil, justAfterTheHour, noneDeleted, 0)
+			if !slices.Contains(reasons(p), ReasonStatusRepaired) {
+				t.Errorf("events %v, want StatusRepaired", reasons(p))
+			}
+			tc.check(t, p)
+		})
+	}
+}
+
+// The seams of issue 43, each as the pure decision sees it.
+func TestTheLedgerAtTheSeams(t *testing.T) {
+	t.Run("Replace records an unrecorded active Job before it replaces it", func(t *testing.T) {
+		prev := childJob(thePriorHour, running) // created by a pass whose record was lost
+		sj := newSJ(policy(v1alpha1.ReplaceConcurrent), lastSchedule(thePriorHour.Add(-time.Hour)))
+		p := decide(sj, []*batchv1.Job{prev}, justAfterTheHour, noneDeleted, 0)
+		if len(p.replace) != 0 || len(p.creates) != 0 || !p.status.LastScheduleTime.Time.Equal(thePriorHour) {
+			t.Fatalf("replace %v, creates %v, lastScheduleTime %v: want the record only", names(p.replace), createdNames(p), p.status.LastScheduleTime)
+		}
+		sj.Status = p.status
+		p = decide(sj, []*batchv1.Job{prev}, justAfterTheHour, noneDeleted, 0)
+		if len(p.replace) != 1 || !slices.Equal(createdNames(p), []string{slotName(topOfTheHour)}) {
+			t.Errorf("replace %v, creates %v: want the recorded Job replaced by the slot's", names(p.replace), createdNames(p))
+		}
+	})
+	t.Run("Forbid: a run-now token waits for the due slot's Job, then is refused by it", func(t *testing.T) {
+		sj := newSJ(policy(v1alpha1.ForbidConcurrent), lastSchedule(thePriorHour), runNow("t"))
+		p := decide(sj, nil, justAfterTheHour, noneDeleted, 0)
+		if !slices.Equal(createdNames(p), []string{slotName(topOfTheHour)}) || p.status.LastRunNowToken != "" || p.skipped != "" {
+			t.Fatalf("creates %v, token %q, skipped %q: want the slot's Job and the token pending", createdNames(p), p.status.LastRunNowToken, p.skipped)
+		}
+		sj.Status = p.status
+		j := childJob(topOfTheHour, running)
+		p = decide(sj, []*batchv1.Job{j}, justAfterTheHour, noneDeleted, 0)
+		if p.status.LastRunNowToken != "t" || !slices.Contains(reasons(p), ReasonRunNowSkipped) || len(p.creates) != 0 {
+			t.Errorf("token %q, events %v: want the token spent against the slot's Job", p.status.LastRunNowToken, reasons(p))
+		}
+	})
+	t.Run("a refused run-now and an edit do not re-run a skipped slot", func(t *testing.T) {
+		sj := newSJ(policy(v1alpha1.ForbidConcurrent), lastSchedule(thePriorHour))
+		sj.Status.LastSkippedTime = ptr.To(metav1.NewTime(topOfTheHour))
+		sj.Status.NotRun = []v1alpha1.SlotRange{slotRange(topOfTheHour, topOfTheHour, ReasonJobAlreadyActive)}
+		meta.SetStatusCondition(&sj.Status.Conditions, metav1.Condition{Type: ConditionReady, Status: metav1.ConditionFalse, Reason: ReasonJobRejected, ObservedGeneration: 1})
+		p := decide(sj, nil, minutes(topOfTheHour, 30), noneDeleted, 0)
+		if len(p.creates) != 0 {
+			t.Errorf("creates %v, want none: the slot was skipped, not refused", createdNames(p))
+		}
+	})
+	t.Run("a refused scheduled slot is retried after an edit, once", func(t *testing.T) {
+		sj := newSJ(lastSchedule(thePriorHour))
+		sj.Status.LastSkippedTime = ptr.To(metav1.NewTime(topOfTheHour))
+		sj.Status.NotRun = []v1alpha1.SlotRange{slotRange(topOfTheHour, topOfTheHour, ReasonJobRejected)}
+		meta.SetStatusCondition(&sj.Status.Conditions, metav1.Condition{Type: ConditionReady, Status: metav1.ConditionFalse, Reason: ReasonJobRejected, ObservedGeneration: 1})
+		p := decide(sj, nil, justAfterTheHour, noneDeleted, 0)
+		if !slices.Equal(createdNames(p), []string{slotName(topOfTheHour)}) {
+			t.Fatalf("creates %v, want the refused slot retried", createdNames(p))
+		}
+		// Its backfill Job exists (a backfill ran the refused slot): not created again.
+		bj := newJob(sj, jobs.BackfillName(sj, topOfTheHour), topOfTheHour, time.UTC, "")
+		if p := decide(sj, []*batchv1.Job{bj}, justAfterTheHour, noneDeleted, 0); len(p.creates) != 0 {
+			t.Errorf("creates %v, want none: the slot's backfill Job exists", createdNames(p))
+		}
+	})
+	t.Run("slots passed over are recorded, and named once", func(t *testing.T) {
+		sj := newSJ(spec("* * * * *"), lastSchedule(topOfTheHour), created(thePriorHour))
+		now := minutes(topOfTheHour, 30).Add(time.Second)
+		p := decide(sj, nil, now, noneDeleted, 0)
+		if !slices.Contains(reasons(p), ReasonMissedSlots) || len(p.status.NotRun) != 1 {
+			t.Fatalf("events %v, notRun %+v: want MissedSlots and one range", reasons(p), p.status.NotRun)
+		}
+		r := p.status.NotRun[0]
+		if !r.First.Time.Equal(minutes(topOfTheHour, 1)) || !r.Last.Time.Equal(minutes(topOfTheHour, 29)) {
+			t.Errorf("range %v..%v, want 10:01..10:29", r.First, r.Last)
+		}
+		// The create timed out; the status was written; the retry names nothing again.
+		sj.Status = p.status
+		sj.Status.LastScheduleTime = ptr.To(metav1.NewTime(topOfTheHour))
+		if p := decide(sj, nil, now.Add(time.Second), noneDeleted, 0); slices.Contains(reasons(p), ReasonMissedSlots) {
+			t.Errorf("events %v on the retry, want MissedSlots once", reasons(p))
+		}
+	})
+	t.Run("a backfill runs only the slots the ledger says did not run", func(t *testing.T) {
+		// Every minute since 9:00, the slots 9:10 to 9:14 passed over, the rest ran and were
+		// pruned long ago (no Job, no run in the history).
+		sj := newSJ(spec("* * * * *"), created(thePriorHour), lastSchedule(topOfTheHour))
+		sj.Status.NotRun = []v1alpha1.SlotRange{slotRange(minutes(thePriorHour, 10), minutes(thePriorHour, 14), ReasonMissedSlots)}
+		sj.Annotations = map[string]string{keys.AnnotationBackfill: "2016-05-19T09:00:00Z/2016-05-19T09:30:00Z"}
+		var created []string
+		children := []*batchv1.Job{}
+		now := justAfterTheHour
+		for range 60 {
+			p := decide(sj, children, now, noneDeleted, 0)
+			var results []createResult
+			for _, c := range p.creates {
+				if c.backfill != nil {
+					created = append(created, c.job.Name)
+				}
+				j := c.job.DeepCopy()
+				j.UID = types.UID("u-" + c.job.Name)
+				results = append(results, createResult{creation: c, got: j, ev: event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + j.Name}})
+			}
+			recordCreates(sj, &p, results, now)
+			sj.Status = p.status
+			now = now.Add(BackfillInterval)
+		}
+		var want []string
+		for i := 10; i <= 14; i++ {
+			want = append(want, jobs.BackfillName(sj, minutes(thePriorHour, i)))
+		}
+		if !slices.Equal(created, want) {
+			t.Errorf("created %v, want %v", created, want)
+		}
+		if bf := sj.Status.Backfill; bf.Phase != v1alpha1.BackfillFinished || bf.Done != 30 || bf.Created != 5 {
+			t.Errorf("backfill %+v, want Finished, 30 done, 5 created", bf)
+		}
+		// A wider range minutes later runs none of them again, though their Jobs are gone.
+		sj.Annotations[keys.AnnotationBackfill] = "2016-05-19T08:55:00Z/2016-05-19T09:31:00Z"
+		created = nil
+		for range 60 {
+			p := decide(sj, nil, now, noneDeleted, 0)
+			for _, c := range p.creates {
+				if c.backfill != nil {
+					created = append(created, c.job.Name)
+				}
+			}
+			var results []createResult
+			for _, c := range p.creates {
+				j := c.job.DeepCopy()
+				results = append(results, createResult{creation: c, got: j, ev: event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + j.Name}})
+			}
+			recordCreates(sj, &p, results, now)
+			sj.Status = p.status
+			now = now.Add(BackfillInterval)
+		}
+		for _, name := range created {
+			for i := 10; i <= 14; i++ {
+				if name == jobs.BackfillName(sj, minutes(thePriorHour, i)) {
+					t.Errorf("%s ran again", name)
+				}
+			}
+		}
+		if len(created) != 5 { // 8:55 to 8:59, before the ScheduledJob existed
+			t.Errorf("created %v, want the 5 slots before creation", created)
+		}
+	})
+	t.Run("an edit of the schedule mid-backfill cancels it", func(t *testing.T) {
+		sj := accept(backfillSJ(bfRequest), nil, bfNow)
+		sj.Spec.Schedule = "*/2 * * * *"
+		sj.Generation++
+		p := decide(sj, nil, bfNow.Add(time.Second), noneDeleted, 0)
+		if len(p.creates) != 0 || p.status.Backfill.Phase != v1alpha1.BackfillCancelled || !strings.Contains(meta.FindStatusCondition(p.status.Conditions, ConditionBackfill).Message, "schedule or time zone changed") {
+			t.Errorf("creates %v, backfill %+v: want Cancelled for the edit", createdNames(p), p.status.Backfill)
+		}
+	})
+	t.Run("a refused backfill Job does not touch Ready", func(t *testing.T) {
+		sj := accept(backfillSJ(bfRequest), nil, bfNow)
+		p := decide(sj, nil, bfNow, noneDeleted, 0)
+		c := p.creates[0]
+		recordCreates(sj, &p, []createResult{{creation: c, ev: event{corev1.EventTypeWarning, ReasonJobRejected, refusalPrefix + c.job.Name + ": exceeded quota"}}}, bfNow)
+		if r := meta.FindStatusCondition(p.status.Conditions, ConditionReady); r == nil || r.Status != metav1.ConditionTrue {
+			t.Errorf("Ready = %+v, want True: the schedule's runs are fine", r)
+		}
+	})
+	t.Run("status stays bounded whatever number of Jobs are active or stuck", func(t *testing.T) {
+		sj := newSJ(lastSchedule(topOfTheHour))
+		var children []*batchv1.Job
+		for i := range 1000 {
+			j := childJob(minutes(thePriorHour, -i), running)
+			j.CreationTimestamp = metav1.NewTime(thePriorHour.Add(-time.Hour))
+			children = append(children, j)
+		}
+		sortJobs(children)
+		p := decide(sj, children, justAfterTheHour, noneDeleted, time.Minute)
+		if len(p.status.Active) != maxActiveRefs || p.status.ActiveCount != 1000 {
+			t.Errorf("active %d, activeCount %d: want %d listed of 1000", len(p.status.Active), p.status.ActiveCount, maxActiveRefs)
+		}
+		if b, _ := json.Marshal(p.status); len(b) > 8192 {
+			t.Errorf("status is %d bytes, over the 8 KiB the cache keeps", len(b))
+		}
+		if n := len(reasons(p)); n > maxStuckNamed+2 {
+			t.Errorf("%d events, want at most one per Job the condition names", n)
+		}
+	})
+}
