@@ -453,6 +453,7 @@ func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p
 		t := sj.CreationTimestamp
 		if st.ObservedSchedule != "" {
 			t = metav1.Time{Time: now}
+			passOverEdited(sj, now, p)
 		}
 		st.ObservedSchedule, st.ObservedScheduleTime = observed, &t
 	case st.ObservedScheduleTime == nil:
@@ -500,6 +501,49 @@ func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p
 		st.NextScheduleTime = nil
 	}
 	return d
+}
+
+// passOverEdited names and records the slots of the schedule observed until now (status as read)
+// that were due and that no pass decided before the edit was seen (the manager was stopped or
+// behind across them): the edited schedule never runs the past, and the old one's slots are not
+// lost silently. Nothing when the old schedule cannot be read back, or the ScheduledJob was held.
+func passOverEdited(sj *v1alpha1.ScheduledJob, now time.Time, p *plan) {
+	st := &sj.Status
+	if ptr.Deref(sj.Spec.Suspend, false) || st.Stop != nil || st.ObservedScheduleTime == nil {
+		return
+	}
+	tz, specs, ok := strings.Cut(st.ObservedSchedule, " ")
+	if !ok {
+		return
+	}
+	old, err := schedule.ParseAll(strings.Split(specs, " | "), tz, now)
+	if err != nil {
+		return
+	}
+	old = old.Anchored(st.ObservedScheduleTime.Truncate(time.Minute))
+	from := st.ObservedScheduleTime.Time
+	for _, t := range []*metav1.Time{st.LastScheduleTime, st.LastSkippedTime} {
+		if t != nil && t.After(from) {
+			from = t.Time
+		}
+	}
+	upTo := now.Add(-JitterOffset(sj))
+	slots, more := old.Between(from.Add(time.Second), upTo.Add(time.Second), MaxBackfillSlots)
+	if len(slots) == 0 {
+		return
+	}
+	last := slots[len(slots)-1]
+	if more {
+		last = upTo
+	}
+	if inRanges(st.NotRun, slots[0]) != nil {
+		return // named by a pass before (its status written, the edit seen again)
+	}
+	ev := event{corev1.EventTypeWarning, ReasonMissedSlots, fmt.Sprintf("Slots from %s up to %s were not run: the schedule was edited before they were handled (the controller was stopped or behind)",
+		formatSlot(slots[0], old), now.In(old.Location()).Format(time.RFC3339))}
+	p.events = append(p.events, ev)
+	p.passedOver = append(p.passedOver, ev.reason)
+	recordNotRun(&p.status, old, slots[0], last, ReasonMissedSlots)
 }
 
 // skip reports slot as getting no Job, for reason: in the run history, lastSkippedTime, the

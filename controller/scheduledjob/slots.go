@@ -410,6 +410,7 @@ func refusedRun(sj *v1alpha1.ScheduledJob, p *plan, c creation, msg string, now 
 		recordNotRunSlot(st, at, ReasonJobRejected)
 	case c.backfill != nil:
 		at = *c.backfill
+		recordNotRunSlot(st, at, ReasonJobRejected) // lasting: the run history keeps only its limit
 	default:
 		st.LastRunNowToken = c.token
 		st.LastRunNowTime = runNowTime(c)
