@@ -157,9 +157,6 @@ func oneRunAtATime(p v1alpha1.ConcurrencyPolicy) bool {
 	return p == v1alpha1.ForbidConcurrent || p == v1alpha1.ReplaceConcurrent
 }
 
-// attempt is called before the API server answers a Job create.
-func (l *ledger) attempt(*modelWorld, *batchv1.Job) {}
-
 // refused records a 403 for a Job create.
 func (l *ledger) refused(w *modelWorld, j *batchv1.Job) {
 	sj := w.sj()
@@ -221,8 +218,6 @@ func (l *ledger) passedRange(slot int64) (string, bool) {
 	return r, ok
 }
 
-func (l *ledger) deleted(*modelWorld, string) {}
-
 // claimRecorded is the model's own reading of when a Job is no longer the only trace of its
 // run (for the TTL): the written status records its slot, token or backfill step.
 func (l *ledger) claimRecorded(w *modelWorld, j *batchv1.Job) bool {
@@ -266,7 +261,9 @@ func (l *ledger) afterPass(w *modelWorld, sj *v1alpha1.ScheduledJob, js []batchv
 	l.specWriteOf(w, sj)
 	st := sj.Status
 	if b, err := json.Marshal(st); err != nil || len(b) >= maxStatusBytes {
-		l.violate("status-too-large", "status is %d bytes (err %v), bound %d", len(b), err, maxStatusBytes)
+		size := func(v any) int { b, _ := json.Marshal(v); return len(b) }
+		l.violate("status-too-large", "status is %d bytes (err %v), bound %d: runs %d (%d entries), conditions %d, active %d (%d entries), backfill %d",
+			len(b), err, maxStatusBytes, size(st.Runs), len(st.Runs), size(st.Conditions), size(st.Active), len(st.Active), size(st.Backfill))
 	}
 	cur := l.epochs[len(l.epochs)-1]
 	if cur.observed == nil && st.ObservedScheduleTime != nil && st.ObservedSchedule == observedString(sj) {

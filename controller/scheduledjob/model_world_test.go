@@ -26,6 +26,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clienttesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -164,6 +165,8 @@ type modelWorld struct {
 	rec                *modelRecorder
 	led                *ledger
 	edits              int
+	// logf adds a line to the walk's trace.
+	logf func(format string, args ...any)
 	// readPolicy is the concurrencyPolicy of the ScheduledJob the current pass read.
 	readPolicy v1alpha1.ConcurrencyPolicy
 }
@@ -172,7 +175,9 @@ type modelWorld struct {
 type modelRecorder struct{ w *modelWorld }
 
 func (r *modelRecorder) Eventf(_ runtime.Object, _ runtime.Object, eventtype, reason, _ string, note string, args ...interface{}) {
-	r.w.led.event(r.w, eventtype, reason, fmt.Sprintf(note, args...))
+	msg := fmt.Sprintf(note, args...)
+	r.w.logf("      event %s %s: %.200s", eventtype, reason, msg)
+	r.w.led.event(r.w, eventtype, reason, msg)
 }
 
 // newProcess starts a manager process with fresh memory; its caches start current.
@@ -283,14 +288,15 @@ func (w *modelWorld) clientFuncs(p *modelProcess) interceptor.Funcs {
 			if !isJob {
 				return fmt.Errorf("model: unexpected create of %T", obj)
 			}
-			w.led.attempt(w, j)
 			switch {
 			case w.quota:
+				w.logf("      create %s: 403 (quota)", j.Name)
 				err := apierrors.NewForbidden(jobsResource, j.Name, errors.New("exceeded quota: jobs, requested: count/jobs.batch=1, used: count/jobs.batch=3, limited: count/jobs.batch=3"))
 				w.led.refused(w, j)
 				return err
 			case w.faults.createTimeoutBefore:
 				w.faults.createTimeoutBefore = false
+				w.logf("      create %s: timeout before it was stored", j.Name)
 				return timeoutErr()
 			}
 			w.uids++
@@ -303,8 +309,10 @@ func (w *modelWorld) clientFuncs(p *modelProcess) interceptor.Funcs {
 			w.wrote(p)
 			if w.faults.createTimeoutAfter {
 				w.faults.createTimeoutAfter = false
+				w.logf("      create %s: stored, then a timeout", j.Name)
 				return timeoutErr()
 			}
+			w.logf("      create %s", j.Name)
 			return nil
 		},
 		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
@@ -312,6 +320,7 @@ func (w *modelWorld) clientFuncs(p *modelProcess) interceptor.Funcs {
 				return errModelKilled
 			}
 			if w.deleteFails {
+				w.logf("      delete %s: refused (webhook)", obj.GetName())
 				return apierrors.NewForbidden(jobsResource, obj.GetName(), errors.New(`admission webhook "deny-job-deletes.example.com" denied the request`))
 			}
 			o := client.DeleteOptions{}
@@ -325,7 +334,7 @@ func (w *modelWorld) clientFuncs(p *modelProcess) interceptor.Funcs {
 			if err := c.Delete(ctx, obj, opts...); err != nil {
 				return err
 			}
-			w.led.deleted(w, obj.GetName())
+			w.logf("      delete %s", obj.GetName())
 			w.wrote(p)
 			return nil
 		},
@@ -348,6 +357,7 @@ func (w *modelWorld) clientFuncs(p *modelProcess) interceptor.Funcs {
 				return err
 			}
 			w.bumpGeneration(&before, sj)
+			w.logf("      spec patched: suspend %v", ptr.Deref(sj.Spec.Suspend, false))
 			w.led.specWrite(w, "the controller patched the spec")
 			w.wrote(p)
 			return nil
@@ -362,19 +372,24 @@ func (w *modelWorld) clientFuncs(p *modelProcess) interceptor.Funcs {
 			if w.faults.conflict {
 				w.faults.conflict = false
 				w.touch()
+				w.logf("      (a concurrent edit of the ScheduledJob)")
 			}
 			if w.faults.statusLostBefore {
 				w.faults.statusLostBefore = false
+				w.logf("      status write: timeout before it was applied")
 				return timeoutErr()
 			}
 			if err := c.SubResource(sub).Patch(ctx, obj, patch, opts...); err != nil {
+				w.logf("      status write: %v", err)
 				return err
 			}
 			w.wrote(p)
 			if w.faults.statusLostAfter {
 				w.faults.statusLostAfter = false
+				w.logf("      status write: applied, then a timeout")
 				return timeoutErr()
 			}
+			w.logf("      status write")
 			return nil
 		},
 	}
@@ -491,7 +506,6 @@ func (w *modelWorld) ttl(j *batchv1.Job) bool {
 	if err := w.api.Delete(w.ctx, j); err != nil && !apierrors.IsNotFound(err) {
 		panic(err)
 	}
-	w.led.deleted(w, j.Name)
 	return true
 }
 
