@@ -111,14 +111,13 @@ type ledger struct {
 	// createdInPass: a Job was created by the current pass.
 	createdInPass bool
 	violations    []violation
-	seen          map[string]bool
 }
 
 func newLedger(created time.Time) *ledger {
 	return &ledger{createdAt: created, jobsOf: map[int64][]string{}, schedJob: map[int64]bool{}, tokenJobs: map[string][]string{},
 		refusedSlots: map[int64][]string{}, refusedTokens: map[string]time.Time{}, skips: map[int64]map[string]bool{},
 		rejected: map[int64]bool{}, passed: map[int64]string{}, bfCount: map[string]int{}, bfBound: map[string]int{},
-		bfReported: map[string]bool{}, seen: map[string]bool{}}
+		bfReported: map[string]bool{}}
 }
 
 func (l *ledger) violate(class, format string, args ...any) {
@@ -352,7 +351,6 @@ func slotsOf(schedules []string, tz string, from, to time.Time) []time.Time {
 func (l *ledger) final(w *modelWorld) {
 	end := w.clock.Now()
 	sj := w.sj()
-	checked := 0
 	for _, e := range l.epochs {
 		if e.suspended || e.observed == nil {
 			continue
@@ -371,7 +369,6 @@ func (l *ledger) final(w *modelWorld) {
 			if !s.After(from) {
 				continue
 			}
-			checked++
 			l.checkSlot(w, s)
 		}
 	}
@@ -396,7 +393,6 @@ func (l *ledger) final(w *modelWorld) {
 			l.violate("run-now-refusal-dropped", "the API server refused run-now %q's Job; no status recorded the refusal and no Job ran", token)
 		}
 	}
-	_ = checked
 }
 
 func orScheduled(req string) string {
