@@ -181,6 +181,14 @@ CHAOS_FLAGS ?=
 chaos: tools kind-node ## Fault harness on a kind cluster (2 in-cluster replicas; leader kill/freeze, API server/etcd restarts, 429/stall proxy, upgrade) with invariants; writes its table into docs/reliability.md. Not in `make test`: ~30 min.
 	cd $(TESTS_MODULE) && go run ./chaos -root $(ROOT) $(CHAOS_FLAGS)
 
+# MODEL_WALKS, MODEL_STEPS: how many seeded walks `make model` runs, of how many steps each.
+MODEL_WALKS ?= 2000
+MODEL_STEPS ?= 120
+
+.PHONY: model
+model: ## The ScheduledJob slot protocol's model-based test (controller/scheduledjob/model_test.go) over MODEL_WALKS seeded walks: each violated invariant is printed with a seed that replays it (SCHEDULEDJOB_MODEL_SEED=<n>). Not in `make test`.
+	SCHEDULEDJOB_MODEL_WALKS=$(MODEL_WALKS) SCHEDULEDJOB_MODEL_STEPS=$(MODEL_STEPS) go test -count=1 -timeout 180m -run '^TestModel$$' ./controller/scheduledjob/
+
 .PHONY: fresh-machine
 FRESH_TARGETS ?=
 fresh-machine: host ## README's two commands (or FRESH_TARGETS) in a Debian bookworm container with only Go, make and git, on a clone of HEAD; each timed. Not in `make test`.

@@ -1,0 +1,436 @@
+package scheduledjob
+
+// The ledger of the model-based test: what the API server accepted and answered, what every
+// status the API server held and every Event said about each slot, and the invariants over them.
+//
+// Readings chosen where the invariants of issue 43 are open to more than one:
+//   - A slot is an instant. Its Jobs are the Jobs whose scheduled-time annotation names it, under
+//     its slot name, its legacy name or its backfill name (jobs.SlotName, LegacySlotName,
+//     BackfillName); a run-now Job belongs to its token, not to a slot.
+//   - "Due since creation while not suspended": a slot of the schedule (and time zone) the spec
+//     had at that instant, after the ScheduledJob's creation, after the edit that brought that
+//     schedule and after the status first recorded it (observedScheduleTime: slots before the
+//     controller saw a schedule never run, as upstream), while spec.suspend was false, up to the
+//     end of the walk. The spec's history is taken from the API server after every write.
+//   - A slot's outcome is one of: a Job under its slot name, a Skipped run in status.runs
+//     (JobAlreadyActive, MissedDeadline), being named in a MissedSlots / Suspended Event (passed
+//     over), or a JobRejected run (the API server refused its Job). Each is evidence once seen in
+//     any status the API server held (the run history is capped, so evidence is collected after
+//     every pass, not read at the end) or in any Event sent. A refusal may be followed by one more
+//     outcome (the documented retry after an edit of the spec); any other two outcomes of one slot
+//     are a violation, and so is none. A backfill Job is the user's second request for a slot, not
+//     its outcome: it only must not be a second Job of the slot.
+//   - TooManyMissedTimes names no slot: it accounts for every slot before it that has no other
+//     outcome.
+//   - A JobAlreadyActive skip is true if an unfinished Job of the ScheduledJob existed before or
+//     after the pass that recorded it.
+//   - Two unfinished Jobs: checked at every Job create the API server accepts, when both the spec
+//     the API server has and the spec the creating pass read say Forbid or Replace.
+//   - The backfill bound: the backfill Jobs created while the annotation holds one value are at
+//     most the slots status.backfill.slots said when that value was accepted (MaxBackfillSlots if
+//     no status said so).
+//   - Refusals: a refused create of a slot (scheduled or backfill) or a run-now token must end in
+//     a JobRejected run in some status, or in a Job created later; a backfill refusal whose request
+//     was replaced or removed afterwards is exempt (the user cancelled it).
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/keys"
+)
+
+// maxStatusBytes bounds the serialized status.
+const maxStatusBytes = 8 << 10
+
+// violation is one invariant broken.
+type violation struct {
+	class string
+	step  int
+	msg   string
+}
+
+// epoch is a stretch of time over which the spec's schedule, time zone and suspend held.
+type epoch struct {
+	start, end time.Time // end zero: still holds
+	schedules  []string
+	tz         string
+	suspended  bool
+	// observed is the status's observedScheduleTime for this schedule, once a status recorded
+	// it while the epoch held (nil: the controller never recorded it).
+	observed *time.Time
+}
+
+func (e *epoch) key() string {
+	return fmt.Sprintf("%s %q %v", e.tz, e.schedules, e.suspended)
+}
+
+// observedString is status.observedSchedule for a spec (findSlots).
+func observedString(sj *v1alpha1.ScheduledJob) string {
+	return ptr.Deref(sj.Spec.TimeZone, "") + " " + strings.Join(Schedules(sj), " | ")
+}
+
+type slotKind int
+
+const (
+	kindNotOurs slotKind = iota
+	kindScheduled
+	kindBackfill
+	kindRunNow
+)
+
+// ledger is one walk's record.
+type ledger struct {
+	step      int
+	createdAt time.Time
+	epochs    []*epoch
+	jobsOf    map[int64][]string // slot → names of its Jobs created (slot, legacy, backfill)
+	schedJob  map[int64]bool     // slot → a Job under its slot or legacy name was created
+	tokenJobs map[string][]string
+	// refusedSlots: slot → the backfill request in effect ("" for a scheduled slot) at a
+	// refused create; refusedTokens: token → the run-now Job's time.
+	refusedSlots  map[int64][]string
+	refusedTokens map[string]time.Time
+	skips         map[int64]map[string]bool // slot → Skipped reasons seen in a status
+	rejected      map[int64]bool            // slot (or run-now time) → a JobRejected run seen
+	passed        map[int64]string          // slot → the Event that named it passed over
+	tooMany       []time.Time
+	bfCount       map[string]int
+	bfBound       map[string]int
+	bfReported    map[string]bool
+	// createdInPass: a Job was created by the current pass.
+	createdInPass bool
+	violations    []violation
+}
+
+func newLedger(created time.Time) *ledger {
+	return &ledger{createdAt: created, jobsOf: map[int64][]string{}, schedJob: map[int64]bool{}, tokenJobs: map[string][]string{},
+		refusedSlots: map[int64][]string{}, refusedTokens: map[string]time.Time{}, skips: map[int64]map[string]bool{},
+		rejected: map[int64]bool{}, passed: map[int64]string{}, bfCount: map[string]int{}, bfBound: map[string]int{},
+		bfReported: map[string]bool{}}
+}
+
+func (l *ledger) violate(class, format string, args ...any) {
+	l.violations = append(l.violations, violation{class: class, step: l.step, msg: fmt.Sprintf(format, args...)})
+}
+
+// classify names what a Job of sj is: a scheduled slot's, a backfill's, a run-now token's.
+func classify(sj *v1alpha1.ScheduledJob, j *batchv1.Job) (slotKind, time.Time, string) {
+	slot, err := time.Parse(time.RFC3339, j.Annotations[jobs.ScheduledTimeAnnotation])
+	if token, ok := j.Annotations[keys.AnnotationRunNowToken]; ok {
+		return kindRunNow, slot, token
+	}
+	if err != nil {
+		return kindNotOurs, slot, ""
+	}
+	switch j.Name {
+	case jobs.SlotName(sj, slot), jobs.LegacySlotName(sj.Name, slot):
+		return kindScheduled, slot, ""
+	case jobs.BackfillName(sj, slot):
+		return kindBackfill, slot, ""
+	}
+	return kindNotOurs, slot, ""
+}
+
+func unfinished(js []batchv1.Job, except string) []string {
+	var out []string
+	for i := range js {
+		if done, _, _ := jobs.Finished(&js[i]); !done && js[i].Name != except && js[i].DeletionTimestamp == nil {
+			out = append(out, js[i].Name)
+		}
+	}
+	return out
+}
+
+func oneRunAtATime(p v1alpha1.ConcurrencyPolicy) bool {
+	return p == v1alpha1.ForbidConcurrent || p == v1alpha1.ReplaceConcurrent
+}
+
+// refused records a 403 for a Job create.
+func (l *ledger) refused(w *modelWorld, j *batchv1.Job) {
+	sj := w.sj()
+	kind, slot, token := classify(sj, j)
+	switch kind {
+	case kindScheduled:
+		l.refusedSlots[slot.Unix()] = append(l.refusedSlots[slot.Unix()], "")
+	case kindBackfill:
+		l.refusedSlots[slot.Unix()] = append(l.refusedSlots[slot.Unix()], "backfill "+sj.Annotations[keys.AnnotationBackfill])
+	case kindRunNow:
+		l.refusedTokens[token] = slot
+	}
+}
+
+// created records a Job create the API server accepted, and checks the invariants of a create.
+func (l *ledger) created(w *modelWorld, j *batchv1.Job) {
+	l.createdInPass = true
+	sj := w.sj()
+	kind, slot, token := classify(sj, j)
+	switch kind {
+	case kindNotOurs:
+		l.violate("job-not-of-a-slot", "created Job %s whose name names no slot, backfill or run-now token", j.Name)
+	case kindRunNow:
+		if prev := l.tokenJobs[token]; len(prev) > 0 {
+			l.violate("run-now-token-run-twice", "run-now token %q got Job %s after %v", token, j.Name, prev)
+		}
+		l.tokenJobs[token] = append(l.tokenJobs[token], j.Name)
+	default:
+		if prev := l.jobsOf[slot.Unix()]; len(prev) > 0 {
+			l.violate("slot-run-twice", "slot %s got Job %s after %v", fmtT(w, slot), j.Name, prev)
+		}
+		l.jobsOf[slot.Unix()] = append(l.jobsOf[slot.Unix()], j.Name)
+		if kind == kindScheduled {
+			l.schedJob[slot.Unix()] = true
+		}
+		if rng, ok := l.passedRange(slot.Unix()); ok && kind == kindScheduled {
+			l.violate("job-for-a-slot-reported-passed-over", "slot %s got Job %s after an Event said it was not run (%s)", fmtT(w, slot), j.Name, rng)
+		}
+	}
+	if kind == kindBackfill {
+		v := sj.Annotations[keys.AnnotationBackfill]
+		l.bfCount[v]++
+		bound, ok := l.bfBound[v]
+		if !ok {
+			bound = MaxBackfillSlots
+		}
+		if l.bfCount[v] > bound && !l.bfReported[v] {
+			l.bfReported[v] = true
+			l.violate("backfill-over-its-slots", "backfill %q created %d Jobs, its request had %d slots", v, l.bfCount[v], bound)
+		}
+	}
+	if others := unfinished(w.jobs(), j.Name); len(others) > 0 && oneRunAtATime(sj.Spec.ConcurrencyPolicy) && oneRunAtATime(w.readPolicy) {
+		l.violate("two-unfinished-jobs", "concurrencyPolicy %s: created %s while %v had not finished", sj.Spec.ConcurrencyPolicy, j.Name, others)
+	}
+}
+
+func (l *ledger) passedRange(slot int64) (string, bool) {
+	r, ok := l.passed[slot]
+	return r, ok
+}
+
+// claimRecorded is the model's own reading of when a Job is no longer the only trace of its
+// run (for the TTL): the written status records its slot, token or backfill step.
+func (l *ledger) claimRecorded(w *modelWorld, j *batchv1.Job) bool {
+	sj := w.sj()
+	st := sj.Status
+	kind, slot, token := classify(sj, j)
+	switch kind {
+	case kindScheduled:
+		return st.LastScheduleTime != nil && !slot.After(st.LastScheduleTime.Time)
+	case kindRunNow:
+		return st.LastRunNowToken == token
+	case kindBackfill:
+		bf := st.Backfill
+		return bf != nil && (bf.Phase != v1alpha1.BackfillRunning || bf.NextSlot != nil && slot.Before(bf.NextSlot.Time))
+	}
+	return false
+}
+
+// specWrite follows the spec's history: a changed schedule, time zone or suspend starts an epoch.
+func (l *ledger) specWrite(w *modelWorld, _ string) { l.specWriteOf(w, w.sj()) }
+
+func (l *ledger) specWriteOf(w *modelWorld, sj *v1alpha1.ScheduledJob) {
+	e := &epoch{start: w.clock.Now(), schedules: slices.Clone(Schedules(sj)), tz: ptr.Deref(sj.Spec.TimeZone, ""), suspended: ptr.Deref(sj.Spec.Suspend, false)}
+	if n := len(l.epochs); n > 0 {
+		last := l.epochs[n-1]
+		if last.key() == e.key() {
+			return
+		}
+		last.end = e.start
+		if last.schedulesKey() == e.schedulesKey() {
+			e.observed = last.observed // a suspend toggle: the schedule stays observed
+		}
+	}
+	l.epochs = append(l.epochs, e)
+}
+
+func (e *epoch) schedulesKey() string { return fmt.Sprintf("%s %q", e.tz, e.schedules) }
+
+// afterPass reads what the pass left in the API server: the status's size and its evidence.
+func (l *ledger) afterPass(w *modelWorld, sj *v1alpha1.ScheduledJob, js []batchv1.Job, activeBefore []string) {
+	l.specWriteOf(w, sj)
+	st := sj.Status
+	if b, err := json.Marshal(st); err != nil || len(b) >= maxStatusBytes {
+		size := func(v any) int { b, _ := json.Marshal(v); return len(b) }
+		l.violate("status-too-large", "status is %d bytes (err %v), bound %d: runs %d (%d entries), conditions %d, active %d (%d entries), backfill %d",
+			len(b), err, maxStatusBytes, size(st.Runs), len(st.Runs), size(st.Conditions), size(st.Active), len(st.Active), size(st.Backfill))
+	}
+	cur := l.epochs[len(l.epochs)-1]
+	if cur.observed == nil && st.ObservedScheduleTime != nil && st.ObservedSchedule == observedString(sj) {
+		t := st.ObservedScheduleTime.Time
+		cur.observed = &t
+	}
+	if bf := st.Backfill; bf != nil && bf.Phase == v1alpha1.BackfillRunning && bf.Request == sj.Annotations[keys.AnnotationBackfill] {
+		if _, ok := l.bfBound[bf.Request]; !ok {
+			l.bfBound[bf.Request] = int(bf.Slots)
+		}
+	}
+	activeAfter := unfinished(js, "")
+	for _, r := range st.Runs {
+		s := r.ScheduledTime.Unix()
+		switch {
+		case r.Reason == ReasonJobRejected && r.JobName == "":
+			l.rejected[s] = true
+		case r.Result == v1alpha1.RunSkipped && r.JobName == "":
+			if l.skips[s] == nil {
+				l.skips[s] = map[string]bool{}
+			}
+			if !l.skips[s][r.Reason] {
+				l.skips[s][r.Reason] = true
+				if r.Reason == ReasonJobAlreadyActive && len(activeBefore) == 0 && len(activeAfter) == 0 && !l.createdInPass {
+					l.violate("false-JobAlreadyActive", "slot %s recorded skipped as JobAlreadyActive, but no Job was active before or after the pass", fmtT(w, r.ScheduledTime.Time))
+				}
+				if l.schedJob[s] {
+					l.violate("skip-recorded-for-a-slot-that-ran", "slot %s recorded Skipped (%s) although its Job %v was created", fmtT(w, r.ScheduledTime.Time), r.Reason, l.jobsOf[s])
+				}
+			}
+		}
+	}
+	l.createdInPass = false
+}
+
+// event reads an Event the Reconciler sent.
+func (l *ledger) event(w *modelWorld, _, reason, note string) {
+	switch reason {
+	case ReasonTooManyMissedTimes:
+		l.tooMany = append(l.tooMany, w.clock.Now())
+	case ReasonMissedSlots, ReasonSuspended:
+		var from, upTo string
+		if _, err := fmt.Sscanf(note, "Slots from %s up to %s were not run", &from, &upTo); err != nil {
+			return // Suspended is also Ready's Event (no slots named)
+		}
+		a, errA := time.Parse(time.RFC3339, from)
+		b, errB := time.Parse(time.RFC3339, upTo)
+		if errA != nil || errB != nil {
+			l.violate("unreadable-passed-over-event", "%s: %q", reason, note)
+			return
+		}
+		sj := w.sj()
+		for _, s := range slotsOf(Schedules(sj), ptr.Deref(sj.Spec.TimeZone, ""), a.Add(-time.Second), b.Add(-time.Second)) {
+			if names := l.jobsOf[s.Unix()]; len(names) > 0 {
+				l.violate("false-"+reason, "%s Event names slot %s, whose Job %v exists: %q", reason, fmtT(w, s), names, note)
+			}
+			if _, ok := l.passed[s.Unix()]; !ok {
+				l.passed[s.Unix()] = reason
+			}
+		}
+	}
+}
+
+// slotsOf lists the slots of the schedules in tz in (from, to].
+func slotsOf(schedules []string, tz string, from, to time.Time) []time.Time {
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return nil
+	}
+	var out []time.Time
+	for _, spec := range schedules {
+		s, err := cron.ParseStandard(spec)
+		if err != nil {
+			continue
+		}
+		for t := s.Next(from.In(loc)); !t.IsZero() && !t.After(to); t = s.Next(t) {
+			out = append(out, t)
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Before(out[b]) })
+	return slices.CompactFunc(out, func(a, b time.Time) bool { return a.Equal(b) })
+}
+
+// final checks, at the end of a walk (after a pass without faults), that every slot due has
+// exactly one outcome and that no refusal was dropped.
+func (l *ledger) final(w *modelWorld) {
+	end := w.clock.Now()
+	sj := w.sj()
+	for _, e := range l.epochs {
+		if e.suspended || e.observed == nil {
+			continue
+		}
+		from := e.start
+		for _, t := range []time.Time{l.createdAt, *e.observed} {
+			if t.After(from) {
+				from = t
+			}
+		}
+		to := end
+		if !e.end.IsZero() && e.end.Before(to) {
+			to = e.end.Add(-time.Nanosecond) // a slot at the instant of an edit belongs to neither
+		}
+		for _, s := range slotsOf(e.schedules, e.tz, from, to) {
+			if !s.After(from) {
+				continue
+			}
+			l.checkSlot(w, s)
+		}
+	}
+	for s, requests := range l.refusedSlots {
+		if l.rejected[s] || len(l.jobsOf[s]) > 0 {
+			continue
+		}
+		for _, req := range requests {
+			if req != "" && req != "backfill "+sj.Annotations[keys.AnnotationBackfill] {
+				continue // the backfill was replaced or removed after the refusal
+			}
+			class := "refusal-dropped"
+			if req != "" {
+				class = "backfill-refusal-dropped"
+			}
+			l.violate(class, "the API server refused the Job of slot %s (%s); no status recorded the refusal and no Job ran", fmtT(w, time.Unix(s, 0)), orScheduled(req))
+			break
+		}
+	}
+	for token, at := range l.refusedTokens {
+		if !l.rejected[at.Unix()] && len(l.tokenJobs[token]) == 0 {
+			l.violate("run-now-refusal-dropped", "the API server refused run-now %q's Job; no status recorded the refusal and no Job ran", token)
+		}
+	}
+}
+
+func orScheduled(req string) string {
+	if req == "" {
+		return "scheduled"
+	}
+	return req
+}
+
+// checkSlot checks the outcomes of one due slot.
+func (l *ledger) checkSlot(w *modelWorld, s time.Time) {
+	k := s.Unix()
+	var outcomes []string
+	if l.schedJob[k] {
+		outcomes = append(outcomes, "Job")
+	}
+	for reason := range l.skips[k] {
+		outcomes = append(outcomes, "Skipped/"+reason)
+	}
+	if reason, ok := l.passed[k]; ok {
+		outcomes = append(outcomes, "passed over/"+reason)
+	}
+	sort.Strings(outcomes)
+	if len(outcomes) == 0 && slices.ContainsFunc(l.tooMany, func(t time.Time) bool { return t.After(s) }) {
+		outcomes = append(outcomes, "TooManyMissedTimes")
+	}
+	switch {
+	case len(outcomes) > 1:
+		l.violate("slot-with-two-outcomes", "slot %s has outcomes %v (Jobs %v)", fmtT(w, s), outcomes, l.jobsOf[k])
+	case len(outcomes) == 0 && !l.rejected[k]:
+		if len(l.refusedSlots[k]) > 0 {
+			return // reported as a dropped refusal
+		}
+		l.violate("slot-without-outcome", "slot %s was due and has no Job, no skip, no refusal and no passed-over Event (backfill Jobs %v)", fmtT(w, s), l.jobsOf[k])
+	}
+}
+
+// fmtT shows a time as the walk's offset and the instant.
+func fmtT(w *modelWorld, t time.Time) string {
+	return fmt.Sprintf("%s (+%s)", t.UTC().Format(time.RFC3339), t.Sub(modelStart).Round(time.Second))
+}
