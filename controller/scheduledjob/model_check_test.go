@@ -142,7 +142,7 @@ func classify(sj *v1alpha1.ScheduledJob, j *batchv1.Job) (slotKind, time.Time, s
 	return kindNotOurs, slot, ""
 }
 
-func unfinished(js []batchv1.Job, except string) []string {
+func modelUnfinished(js []batchv1.Job, except string) []string {
 	var out []string
 	for i := range js {
 		if done, _, _ := jobs.Finished(&js[i]); !done && js[i].Name != except && js[i].DeletionTimestamp == nil {
@@ -207,7 +207,7 @@ func (l *ledger) created(w *modelWorld, j *batchv1.Job) {
 			l.violate("backfill-over-its-slots", "backfill %q created %d Jobs, its request had %d slots", v, l.bfCount[v], bound)
 		}
 	}
-	if others := unfinished(w.jobs(), j.Name); len(others) > 0 && oneRunAtATime(sj.Spec.ConcurrencyPolicy) && oneRunAtATime(w.readPolicy) {
+	if others := modelUnfinished(w.jobs(), j.Name); len(others) > 0 && oneRunAtATime(sj.Spec.ConcurrencyPolicy) && oneRunAtATime(w.readPolicy) {
 		l.violate("two-unfinished-jobs", "concurrencyPolicy %s: created %s while %v had not finished", sj.Spec.ConcurrencyPolicy, j.Name, others)
 	}
 }
@@ -239,7 +239,8 @@ func (l *ledger) claimRecorded(w *modelWorld, j *batchv1.Job) bool {
 func (l *ledger) specWrite(w *modelWorld, _ string) { l.specWriteOf(w, w.sj()) }
 
 func (l *ledger) specWriteOf(w *modelWorld, sj *v1alpha1.ScheduledJob) {
-	e := &epoch{start: w.clock.Now(), schedules: slices.Clone(Schedules(sj)), tz: ptr.Deref(sj.Spec.TimeZone, ""), suspended: ptr.Deref(sj.Spec.Suspend, false)}
+	// Stopped by the stop strategy (status.stop) is suspended as far as slots go.
+	e := &epoch{start: w.clock.Now(), schedules: slices.Clone(Schedules(sj)), tz: ptr.Deref(sj.Spec.TimeZone, ""), suspended: ptr.Deref(sj.Spec.Suspend, false) || sj.Status.Stop != nil}
 	if n := len(l.epochs); n > 0 {
 		last := l.epochs[n-1]
 		if last.key() == e.key() {
@@ -274,7 +275,15 @@ func (l *ledger) afterPass(w *modelWorld, sj *v1alpha1.ScheduledJob, js []batchv
 			l.bfBound[bf.Request] = int(bf.Slots)
 		}
 	}
-	activeAfter := unfinished(js, "")
+	activeAfter := modelUnfinished(js, "")
+	// The ledger's lasting record of refused slots (status.runs keeps only runHistoryLimit).
+	for _, r := range st.NotRun {
+		if r.Reason == ReasonJobRejected {
+			for t := r.First.Time; !t.After(r.Last.Time); t = t.Add(time.Minute) {
+				l.rejected[t.Unix()] = true
+			}
+		}
+	}
 	for _, r := range st.Runs {
 		s := r.ScheduledTime.Unix()
 		switch {

@@ -54,11 +54,6 @@ var (
 // TestModel runs the walks: the fixed seeds, SCHEDULEDJOB_MODEL_WALKS of them, or the one
 // SCHEDULEDJOB_MODEL_SEED names (with its whole trace).
 func TestModel(t *testing.T) {
-	if os.Getenv("SCHEDULEDJOB_MODEL") == "" && os.Getenv("SCHEDULEDJOB_MODEL_WALKS") == "" && os.Getenv("SCHEDULEDJOB_MODEL_SEED") == "" {
-		// Issue 43: the current slot protocol breaks these invariants (the issue's table); the
-		// fix of the protocol removes this guard, and the fixed seeds then run in `make test`.
-		t.Skip("issue 43: the model finds the protocol's known defects; set SCHEDULEDJOB_MODEL=1 (make model) to run it")
-	}
 	seeds := make([]uint64, 0, modelWalks)
 	steps := modelSteps
 	if v := os.Getenv("SCHEDULEDJOB_MODEL_STEPS"); v != "" {
@@ -307,7 +302,7 @@ func (w *walk) step() {
 		w.deleteFails = !w.deleteFails
 		say("Job deletes refused: %v", w.deleteFails)
 	case r < 83:
-		js := unfinished(w.jobs(), "")
+		js := modelUnfinished(w.jobs(), "")
 		if len(js) == 0 {
 			say("no Job to finish")
 			break
@@ -453,7 +448,7 @@ func (w *walk) pass() (res ctrl.Result, err error, wrote bool) {
 		w.view = nil
 		p.sjSeen, p.jobsSeen = len(w.snaps)-1, len(w.snaps)-1
 	}
-	activeBefore := unfinished(w.snaps[len(w.snaps)-1].jobs, "")
+	activeBefore := modelUnfinished(w.snaps[len(w.snaps)-1].jobs, "")
 	p.writes = 0
 	nv := len(w.led.violations)
 	func() {

@@ -1,6 +1,7 @@
 package scheduledjob
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -703,10 +704,15 @@ func admit(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *plan) admissio
 // (status.notRun), where a backfill finds them.
 func runDueSlot(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *plan) {
 	slot := d.recentOK
+	if recent := cmp.Or(slot, d.recent); recent != nil {
+		// Whether this pass decides the most recent slot or a pass before it did (its Job
+		// recorded by this pass's record step, its own status write lost), the slots before it
+		// are named and recorded once.
+		passOver(sj, children, d, p, *recent)
+	}
 	if slot == nil {
 		// A slot passed but is older than startingDeadlineSeconds: upstream is silent here.
 		if !d.handled(d.recent) && !decided(sj, children, p, *d.recent) {
-			passOver(sj, d, p, *d.recent)
 			skip(sj, p, d.sched, *d.recent, ReasonMissedDeadline, fmt.Sprintf("Missed scheduled time to start a job: %s (startingDeadlineSeconds %d)",
 				formatSlot(*d.recent, d.sched), ptr.Deref(sj.Spec.StartingDeadlineSeconds, 0)))
 		}
@@ -722,9 +728,6 @@ func runDueSlot(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, 
 		// active Job ends: it was reported skipped. The one exception is a slot whose Job the
 		// API server refused: an edit of the spec retries it.
 		return
-	}
-	if !d.handled(slot) {
-		passOver(sj, d, p, *slot)
 	}
 	a := admit(sj, children, p)
 	switch {
@@ -753,17 +756,35 @@ func decided(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *plan, slot t
 // than lost silently: one Event, one range in status.notRun (what a backfill can run). After a
 // suspension that was the user's choice: a Normal Suspended Event, outside the missed-runs metric
 // and alert, which are about the manager's availability.
-func passOver(sj *v1alpha1.ScheduledJob, d dueSlots, p *plan, slot time.Time) {
+func passOver(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *plan, slot time.Time) {
+	// From the status read, not the one this pass plans: the record step may have recorded a
+	// slot whose creating pass lost its status write, and with it the slots it passed over. The
+	// latest slot before this one whose Job exists bounds them (it ran).
+	var last *time.Time
+	if sj.Status.LastScheduleTime != nil {
+		last = &sj.Status.LastScheduleTime.Time
+	}
+	for _, j := range children {
+		if s, ok := slotOf(sj, j); ok && s.Before(slot) && (last == nil || s.After(*last)) {
+			last = &s
+		}
+	}
+	var seenAt *time.Time
+	if p.status.ObservedScheduleTime != nil {
+		seenAt = &p.status.ObservedScheduleTime.Time
+	}
+	earliestOK := schedule.Earliest(sj.CreationTimestamp.Time, last, seenAt, sj.Spec.StartingDeadlineSeconds, d.slotNow, true)
+	earliestAll := schedule.Earliest(sj.CreationTimestamp.Time, last, seenAt, sj.Spec.StartingDeadlineSeconds, d.slotNow, false)
 	// The Event names the slots within startingDeadlineSeconds, as before; the ledger records
 	// the older ones too (a backfill may run them), under MissedDeadline when none is named.
-	first := passedOver(d.sched, d.earliestOK, sj.Status.LastSkippedTime, slot)
-	if all := passedOver(d.sched, d.earliestAll, sj.Status.LastSkippedTime, slot); all != nil && (first == nil || all.Before(*first)) {
+	first := passedOver(d.sched, earliestOK, sj.Status.LastSkippedTime, slot)
+	if all := passedOver(d.sched, earliestAll, sj.Status.LastSkippedTime, slot); all != nil && (first == nil || all.Before(*first)) {
 		if inRanges(sj.Status.NotRun, *all) == nil {
-			last := slot.Add(-time.Second)
+			upTo := slot.Add(-time.Second)
 			if first != nil {
-				last = first.Add(-time.Second)
+				upTo = first.Add(-time.Second)
 			}
-			recordNotRun(&p.status, d.sched, *all, last, ReasonMissedDeadline)
+			recordNotRun(&p.status, d.sched, *all, upTo, ReasonMissedDeadline)
 		}
 	}
 	// Slots the ledger already lists were named by the pass that wrote them (a pass whose
@@ -782,11 +803,9 @@ func passOver(sj *v1alpha1.ScheduledJob, d dueSlots, p *plan, slot time.Time) {
 	if first == nil {
 		return
 	}
-	last := *first
+	upTo := slot.Add(-time.Second) // every slot before it
 	if between, more := d.sched.Between(*first, slot, MaxBackfillSlots); len(between) > 0 && !more {
-		last = between[len(between)-1]
-	} else {
-		last = slot.Add(-time.Second) // every slot before it
+		upTo = between[len(between)-1]
 	}
 	ev := event{corev1.EventTypeWarning, ReasonMissedSlots, "the controller was stopped or behind"}
 	switch {
@@ -798,7 +817,7 @@ func passOver(sj *v1alpha1.ScheduledJob, d dueSlots, p *plan, slot time.Time) {
 	ev.note = fmt.Sprintf("Slots from %s up to %s were not run: only the most recent missed slot runs (%s)", formatSlot(*first, d.sched), formatSlot(slot, d.sched), ev.note)
 	p.events = append(p.events, ev)
 	p.passedOver = append(p.passedOver, ev.reason)
-	recordNotRun(&p.status, d.sched, *first, last, ev.reason)
+	recordNotRun(&p.status, d.sched, *first, upTo, ev.reason)
 }
 
 // refusedThenEdited reports whether slot is the scheduled slot whose Job the API server refused

@@ -315,8 +315,9 @@ type createResult struct {
 
 // onlyRecordsSlotJobs reports whether all this pass did is create slot Jobs, and all its status
 // write would say is their record: the status planned differs from the one read only in
-// lastScheduleTime and the active Jobs, and its only Events are the creates'. The next pass
-// computes exactly that from the Jobs (recordClaims), so this one may leave it to it.
+// lastScheduleTime, the active Jobs, nextScheduleTime and Ready's "Next run at" (the clock's), and its only Events are
+// the creates'. The next pass computes exactly that from the Jobs (recordClaims) and the clock,
+// so this one may leave it to it.
 func onlyRecordsSlotJobs(sj *v1alpha1.ScheduledJob, p *plan) bool {
 	if len(p.creates) == 0 || len(p.replace) > 0 || p.skipped != "" || len(p.passedOver) > 0 || len(p.finished) > 0 {
 		return false
@@ -333,7 +334,10 @@ func onlyRecordsSlotJobs(sj *v1alpha1.ScheduledJob, p *plan) bool {
 	}
 	read, planned := sj.Status.DeepCopy(), p.status.DeepCopy()
 	for _, st := range []*v1alpha1.ScheduledJobStatus{read, planned} {
-		st.LastScheduleTime, st.Active, st.ActiveCount = nil, nil, 0
+		st.LastScheduleTime, st.Active, st.ActiveCount, st.NextScheduleTime = nil, nil, 0, nil
+		if c := meta.FindStatusCondition(st.Conditions, ConditionReady); c != nil && c.Reason == ReasonScheduled {
+			c.Message = "" // "Next run at ...": the clock's too
+		}
 	}
 	return equality.Semantic.DeepEqual(read, planned)
 }

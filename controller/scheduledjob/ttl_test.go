@@ -78,6 +78,7 @@ func TestAJobDeletedByItsTTLBeforeThePassKeepsItsResult(t *testing.T) {
 	t.Run("a slot not yet recorded", func(t *testing.T) {
 		sj := everyMinute(f.env.Namespace(t, "sj-ttl-unrecorded"), "ttl")
 		f.create(t, sj)
+		f.reconcile(t, sj) // first sight: the schedule observed, Ready written
 		slot := f.nextMinute()
 		f.reconcile(t, sj) // the slot's Job, recorded by the next pass
 		if sj.Status.LastScheduleTime != nil {
