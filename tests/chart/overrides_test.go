@@ -41,8 +41,19 @@ func TestOverrides(t *testing.T) {
 			if *d.Spec.RevisionHistoryLimit != 10 || d.Spec.Strategy.Type != "" {
 				t.Errorf("revisionHistoryLimit %d, strategy %+v; want 10 and Kubernetes' default", *d.Spec.RevisionHistoryLimit, d.Spec.Strategy)
 			}
-			if c.LivenessProbe.PeriodSeconds != 20 || c.ReadinessProbe.PeriodSeconds != 10 || c.LivenessProbe.HTTPGet.Path != "/healthz" {
-				t.Errorf("probes = %+v / %+v", c.LivenessProbe, c.ReadinessProbe)
+			if c.LivenessProbe.HTTPGet.Path != "/healthz" || c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.StartupProbe.HTTPGet.Path != "/healthz" {
+				t.Errorf("probe paths = %+v / %+v / %+v", c.LivenessProbe, c.ReadinessProbe, c.StartupProbe)
+			}
+			// kube-controller-manager's and cert-manager's timings: a slow manager on a busy node is
+			// not restarted (issue 46): 8 failures 10 s apart, each allowed 15 s.
+			if l := c.LivenessProbe; l.PeriodSeconds != 10 || l.TimeoutSeconds != 15 || l.FailureThreshold != 8 || l.InitialDelaySeconds != 0 {
+				t.Errorf("liveness = %+v, want period 10, timeout 15, failureThreshold 8, no initial delay", l)
+			}
+			if r := c.ReadinessProbe; r.PeriodSeconds != 10 || r.TimeoutSeconds != 15 || r.FailureThreshold != 3 {
+				t.Errorf("readiness = %+v, want period 10, timeout 15, failureThreshold 3", r)
+			}
+			if s := c.StartupProbe; s.TimeoutSeconds != 15 || s.PeriodSeconds != 5 || s.FailureThreshold != 30 {
+				t.Errorf("startup = %+v, want the liveness timeout (15), period 5, failureThreshold 30 (120 s wait + 30 s)", s)
 			}
 		}},
 		{"security contexts merge key by key and a null removes a key", "podSecurityContext:\n  runAsUser: 1000\n  fsGroup: null\nsecurityContext:\n  readOnlyRootFilesystem: false\n", func(t *testing.T, r rendered) {
@@ -92,7 +103,7 @@ func TestOverrides(t *testing.T) {
 				t.Errorf("priority %q, dnsPolicy %q, dnsConfig %+v, grace %d", p.PriorityClassName, p.DNSPolicy, p.DNSConfig, *p.TerminationGracePeriodSeconds)
 			}
 			c := p.Containers[0]
-			if c.LivenessProbe.PeriodSeconds != 7 || c.LivenessProbe.FailureThreshold != 9 || c.LivenessProbe.InitialDelaySeconds != 15 || c.ReadinessProbe.TimeoutSeconds != 4 || c.ReadinessProbe.HTTPGet.Path != "/readyz" {
+			if c.LivenessProbe.PeriodSeconds != 7 || c.LivenessProbe.FailureThreshold != 9 || c.LivenessProbe.TimeoutSeconds != 15 || c.ReadinessProbe.TimeoutSeconds != 4 || c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.StartupProbe.TimeoutSeconds != 15 {
 				t.Errorf("liveness %+v, readiness %+v", c.LivenessProbe, c.ReadinessProbe)
 			}
 		}},

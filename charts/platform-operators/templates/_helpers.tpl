@@ -102,8 +102,8 @@ hostNetwork: false
 dnsPolicy: ""
 dnsConfig: {}
 terminationGracePeriodSeconds: 45
-livenessProbe: {initialDelaySeconds: 15, periodSeconds: 20, timeoutSeconds: 1, failureThreshold: 3}
-readinessProbe: {initialDelaySeconds: 5, periodSeconds: 10, timeoutSeconds: 1, failureThreshold: 3}
+livenessProbe: {periodSeconds: 10, timeoutSeconds: 15, failureThreshold: 8}
+readinessProbe: {initialDelaySeconds: 5, periodSeconds: 10, timeoutSeconds: 15, failureThreshold: 3}
 extraVolumes: []
 extraVolumeMounts: []
 extraObjects: []
