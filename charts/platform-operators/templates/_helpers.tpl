@@ -407,7 +407,7 @@ namespaced needs namespaces, and the pod watcher may only watch namespaces of th
 {{- $scope := .Values.rbac.scope | default "cluster" }}
 {{- if eq $scope "namespaced" }}
 {{- if not .Values.rbac.namespaces }}
-{{- fail "rbac.scope=namespaced needs rbac.namespaces: the namespaces the manager may work in" }}
+{{- fail "rbac.scope=namespaced needs rbac.namespaces, the namespaces the manager works in, and it is empty: set it (values: `rbac: {scope: namespaced, namespaces: [team-a, team-b]}`, or `--set 'rbac.namespaces={team-a,team-b}'`), or set rbac.scope=cluster to let the manager work in every namespace" }}
 {{- end }}
 {{- range .Values.podWatcher.namespaces }}
 {{- if not (has . $.Values.rbac.namespaces) }}
