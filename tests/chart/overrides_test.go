@@ -107,6 +107,16 @@ func TestOverrides(t *testing.T) {
 				t.Errorf("liveness %+v, readiness %+v", c.LivenessProbe, c.ReadinessProbe)
 			}
 		}},
+		{"the startup probe takes the liveness probe's timeout", "livenessProbe: {timeoutSeconds: 20}\n", func(t *testing.T, r rendered) {
+			if c := podOf(t, r).Containers[0]; c.StartupProbe.TimeoutSeconds != 20 || c.LivenessProbe.TimeoutSeconds != 20 {
+				t.Errorf("startup %+v, liveness %+v; want both timeoutSeconds 20", c.StartupProbe, c.LivenessProbe)
+			}
+		}},
+		{"a null liveness probe gets the chart's timings back (addedValues), the startup probe's timeout with them", "livenessProbe: null\n", func(t *testing.T, r rendered) {
+			if c := podOf(t, r).Containers[0]; c.StartupProbe.TimeoutSeconds != 15 || c.LivenessProbe.TimeoutSeconds != 15 || c.LivenessProbe.FailureThreshold != 8 {
+				t.Errorf("startup %+v, liveness %+v; want the defaults (timeout 15, 8 failures)", c.StartupProbe, c.LivenessProbe)
+			}
+		}},
 		{"hostNetwork switches the DNS policy to the cluster's", "hostNetwork: true\nreplicaCount: 1\n", func(t *testing.T, r rendered) {
 			if p := podOf(t, r); !p.HostNetwork || p.DNSPolicy != corev1.DNSClusterFirstWithHostNet {
 				t.Errorf("hostNetwork %t, dnsPolicy %q", p.HostNetwork, p.DNSPolicy)
