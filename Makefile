@@ -50,13 +50,17 @@ CHART_TEST_PACKAGES := ./chart/...
 # the machine can run containers, else kwok (fake nodes; the manager as a local process).
 UP_PROVIDER ?= $(shell [ "$$(id -u)" = 0 ] || docker info >/dev/null 2>&1 && echo kind || echo kwok)
 
+# `make up` builds only the tools it runs (scripts/tools.sh's sets `up` and `up-kwok`); the test tools
+# (kwok on kind, kube-oldest, golangci-lint, controller-gen, helm-docs, ct) wait for `make test`.
 .PHONY: up
-up: tools ## Local cluster with the chart installed and the manager running in it from the project's image (kind; kwok where containers cannot run).
+up: ## Local cluster with the chart installed and the manager running in it from the project's image (kind; kwok where containers cannot run).
 ifeq ($(UP_PROVIDER),kind)
+	scripts/tools.sh up
 	$(MAKE) --no-print-directory kind-node
 	cd $(TESTS_MODULE) && go run ./testbed/cmd/testbed up --provider kind --root $(ROOT) --values $(ROOT)/scripts/dev-values.yaml
 else
 	@echo "==> no container engine can run here (not root, no Docker): falling back to kwok (fake nodes, the manager as a local process)"
+	scripts/tools.sh up-kwok
 	$(MAKE) --no-print-directory manager
 	cd $(TESTS_MODULE) && go run ./testbed/cmd/testbed up --provider kwok --root $(ROOT) --values $(ROOT)/scripts/dev-values.yaml
 endif
@@ -98,7 +102,8 @@ host: host-packages ## host-packages, then start Docker if no engine answers (st
 	$(HOST) busybox
 
 .PHONY: kind-node
-kind-node: tools host ## Build the kind node image offline (cached by content: seconds when built).
+kind-node: host ## Build the kind node image offline (cached by content: seconds when built).
+	scripts/tools.sh node
 	scripts/kind-node.sh
 
 ##@ Tests
@@ -208,7 +213,7 @@ bench: tools ## Benchmarks: bytes the cache keeps per object (Go benchmark), wri
 CHART_UPGRADE_FROM ?= 9745751
 
 .PHONY: tools
-tools: ## Build the pinned tools into bin/ (cold ~15 min, then seconds).
+tools: ## Build every pinned tool into bin/ (cold ~15 min, then seconds); `make up` builds only its own (scripts/tools.sh up).
 	scripts/tools.sh
 
 .PHONY: manager

@@ -3,8 +3,9 @@
 # Versions come from scripts/versions.env. A tool is rebuilt only when its version (or the Go
 # toolchain) changed, so a second run with nothing changed takes seconds.
 #
-#   scripts/tools.sh            build whatever is missing or stale
+#   scripts/tools.sh            build whatever is missing or stale (every tool: what make test needs)
 #   scripts/tools.sh kube helm  build only the named tools
+#   scripts/tools.sh up         build only a named set (sets below): what `make up` runs, no test tools
 #
 # Cold run on 2 cores: ~25 min (kube-apiserver alone ~8 min, kubelet ~3, coredns ~2). Progress goes to stderr; the full
 # output of a step is in bin/.build/<tool>.log, and a failed step names the tool and shows its tail.
@@ -202,7 +203,26 @@ build_govulncheck() { run govulncheck go install -trimpath -ldflags "-s -w" "gol
 
 # govulncheck is not in the default set: only `make vulncheck` uses it (it needs vuln.go.dev).
 all=(etcd kwok helm kind controller-gen helm-docs ct golangci-lint kube kube-node coredns pause kube-oldest)
-want=("$@"); [ ${#want[@]} -gt 0 ] || want=("${all[@]}")
+# Named sets, so each make target builds only what it runs (the Makefile names them):
+#   node     the binaries scripts/kind-node.sh puts in the kind node image (v1.36 server and node
+#            binaries, etcd, CoreDNS, pause)
+#   up       make up on kind: the node set, kind and helm
+#   up-kwok  make up's kwok fallback: kwok, the v1.36 server binaries, etcd, helm
+#   all      every tool above (make tools, make test and its suites)
+set_node=(kube kube-node etcd coredns pause)
+set_up=(kind helm "${set_node[@]}")
+set_up_kwok=(kwok kube etcd helm)
+want=()
+for a in "$@"; do
+  case $a in
+    node) want+=("${set_node[@]}") ;;
+    up) want+=("${set_up[@]}") ;;
+    up-kwok) want+=("${set_up_kwok[@]}") ;;
+    all) want+=("${all[@]}") ;;
+    *) want+=("$a") ;;
+  esac
+done
+[ ${#want[@]} -gt 0 ] || want=("${all[@]}")
 t_all=$SECONDS
 for t in "${want[@]}"; do
   case $t in
@@ -221,7 +241,7 @@ for t in "${want[@]}"; do
     ct) step ct "$CT_VERSION" ct -- build_ct ;;
     govulncheck) step govulncheck "$GOVULNCHECK_VERSION" govulncheck -- build_govulncheck ;;
     golangci-lint) step golangci-lint "$GOLANGCI_LINT_VERSION+$KUBE_API_LINTER_VERSION" golangci-lint -- build_golangci_lint ;;
-    *) log "unknown tool '$t' (known: ${all[*]} govulncheck)"; exit 2 ;;
+    *) log "unknown tool '$t' (known: ${all[*]} govulncheck; sets: node up up-kwok all)"; exit 2 ;;
   esac
 done
 log "all tools ready in $BIN ($((SECONDS - t_all))s)"

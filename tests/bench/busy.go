@@ -58,6 +58,10 @@ type busyOptions struct {
 	// jobFloors are the Job floors per identity before a cell's slots; jobFloorWorkers their
 	// writers.
 	jobFloors, jobFloorWorkers int
+	// together runs fan-outs back to back while a cell's slots are measured (issue 46: the
+	// ScheduledJobs and the fan-out at once, for minutes), and sorts every slot's Jobs two minutes
+	// after the last slot into on time, late and missing.
+	together bool
 }
 
 // busyCell is one (request, mode) of the scenario.
@@ -81,6 +85,10 @@ type busyCell struct {
 	cpu string
 	// restarts counts the manager's exits during the cell (each restarted, as the kubelet would).
 	restarts int
+	// during are the fan-outs run while the slots were measured (-busy-together); outcomes the
+	// slots' Jobs sorted after the last slot (-busy-together).
+	during   []fanOutRun
+	outcomes slotOutcomes
 }
 
 // supervisor restarts the manager, as the kubelet restarts a container, when it exits (a
@@ -410,7 +418,12 @@ func runBusy(ctx context.Context, e *env, o busyOptions) (*busyResult, error) {
 						logf("busy: %s Job floor %d %s", label, i+1, f)
 					}
 				}
-				runs, err := busySlots(ctx, e, dyn, jobs, o, label)
+				stopDuring := func() []fanOutRun { return nil }
+				if o.together {
+					stopDuring = fanOutsDuring(ctx, e, dyn, copies, o.namespaces, label, fmt.Sprintf("t%d%s", milli, mode))
+				}
+				runs, outcomes, err := busySlots(ctx, e, dyn, jobs, o, label)
+				cell.during, cell.outcomes = stopDuring(), outcomes
 				for _, r := range runs {
 					cell.slotRuns = append(cell.slotRuns, r)
 					cell.slots = append(cell.slots, r.t)
@@ -481,6 +494,44 @@ func busyFanOut(ctx context.Context, e *env, dyn dynamic.Interface, copies *obse
 	}
 	time.Sleep(2 * time.Second)
 	return d, seen, nil
+}
+
+// fanOutRun is one fan-out of -busy-together: its time, and the copies seen of n.
+type fanOutRun struct {
+	d       time.Duration
+	seen, n int
+}
+
+// fanOutsDuring runs fan-outs one after the other until the returned stop is called, which lets
+// the fan-out in flight finish (each is bounded by busyFanOutTimeout, and leaves no source or
+// copy behind) and returns them all. The sources' versions are prefix-1, -2, ...
+func fanOutsDuring(ctx context.Context, e *env, dyn dynamic.Interface, copies *observer, n int, label, prefix string) (stop func() []fanOutRun) {
+	quit := make(chan struct{})
+	done := make(chan []fanOutRun)
+	go func() {
+		var runs []fanOutRun
+		for i := 1; ; i++ {
+			select {
+			case <-quit:
+				done <- runs
+				return
+			default:
+			}
+			d, seen, err := busyFanOut(ctx, e, dyn, copies, n, fmt.Sprintf("%s-%d", prefix, i))
+			if err != nil {
+				logf("busy: %s fan-out during the slots: %v", label, err)
+				<-quit
+				done <- runs
+				return
+			}
+			runs = append(runs, fanOutRun{d: d, seen: seen, n: n})
+			logf("busy: %s fan-out %d during the slots: %s (%d/%d copies), load %.2f", label, len(runs), secs(d), seen, n, loadAvg())
+		}
+	}()
+	return func() []fanOutRun {
+		close(quit)
+		return <-done
+	}
 }
 
 // busyFloor has the floor client, a process of its own in the floor's cgroup, create one Secret
@@ -716,6 +767,37 @@ func writeBusyReport(path, imgDir string, r *busyResult, o busyOptions, cmd stri
 	for _, c := range r.cells {
 		fmt.Fprintf(&b, "- %dm %s: %s\n", c.milli, c.mode, c.cpu)
 	}
+	writeTogether(&b, r, o)
 	writeSlotFloors(&b, r, o)
 	return replaceSection(path, "busy", b.String())
+}
+
+// writeTogether adds what -busy-together measured: the fan-outs run during the slots, and every
+// slot's Jobs sorted two minutes after the last slot (issue 46's target: no restart, no slot
+// missing, late slots late and not lost, every fan-out complete).
+func writeTogether(b *strings.Builder, r *busyResult, o busyOptions) {
+	if !o.together {
+		return
+	}
+	fmt.Fprintf(b, "\n### Slots and fan-outs at once\n\n")
+	fmt.Fprintf(b, "While each row's %d slots were measured, fan-outs to %d namespaces ran one after the other (each until every copy was visible, or %s; then the source deleted and its copies gone). "+
+		"Two minutes after the last slot, each slot's %d ScheduledJobs are sorted by when their Job appeared: within the slot's minute (on time), after it (late), or not at all (missing).\n\n",
+		o.slots, o.namespaces, busyFanOutTimeout, o.schedules)
+	fmt.Fprintf(b, "| CPU request | node | fan-outs during the slots (complete / run) | their times | slots on time / late / missing | manager restarts | target (0 restarts, 0 missing, fan-outs complete) |\n|---|---|---|---|---|---|---|\n")
+	for _, c := range r.cells {
+		if len(c.slots) == 0 {
+			continue
+		}
+		complete := 0
+		var times []string
+		for _, f := range c.during {
+			if f.seen == f.n {
+				complete++
+			}
+			times = append(times, secs(f.d))
+		}
+		ok := c.restarts == 0 && c.outcomes.missing == 0 && complete == len(c.during) && len(c.during) > 0
+		fmt.Fprintf(b, "| %dm | %s | %d / %d | %s | %d / %d / %d | %d | %s |\n", c.milli, c.mode, complete, len(c.during), cmp.Or(strings.Join(times, ", "), "–"),
+			c.outcomes.onTime, c.outcomes.late, c.outcomes.missing, c.restarts, verdict(ok))
+	}
 }

@@ -360,12 +360,13 @@ func deleteBusyJobs(ctx context.Context, cs kubernetes.Interface, selector strin
 // busySlots creates the every-minute ScheduledJobs, measures o.slots slots with the metrics over
 // each, and deletes the ScheduledJobs and their Jobs again: they exist only while slots are
 // measured, so no slot falls on a fan-out or a floor.
-func busySlots(ctx context.Context, e *env, dyn dynamic.Interface, jobs *jobObserver, o busyOptions, label string) ([]slotRun, error) {
+func busySlots(ctx context.Context, e *env, dyn dynamic.Interface, jobs *jobObserver, o busyOptions, label string) ([]slotRun, slotOutcomes, error) {
+	var outcomes slotOutcomes
 	logf("busy: %s: creating %d every-minute ScheduledJobs", label, o.schedules)
 	t0 := time.Now()
 	owners, err := createScheduledJobs(ctx, dyn, busyNS, "sj", o.schedules)
 	if err != nil {
-		return nil, err
+		return nil, outcomes, err
 	}
 	logf("busy: %s: created in %s", label, secs(time.Since(t0)))
 	defer func() {
@@ -399,17 +400,17 @@ func busySlots(ctx context.Context, e *env, dyn dynamic.Interface, jobs *jobObse
 	for range o.slots {
 		logf("busy: %s: waiting for the slot %s", label, slot.Format("15:04"))
 		if !sleepUntil(ctx, slot.Add(-3*time.Second)) {
-			return runs, ctx.Err()
+			return runs, outcomes, ctx.Err()
 		}
 		m0, c0 := snapshotMetrics(ctx, e), sampleCPU()
 		if !sleepUntil(ctx, slot.Add(25*time.Second)) {
-			return runs, ctx.Err()
+			return runs, outcomes, ctx.Err()
 		}
 		t := jobs.slot(busyNS, owners, slot)
 		if t.ran < t.expected {
 			// The rest of the minute: a Job that comes within it still counts.
 			if !sleepUntil(ctx, slot.Add(58*time.Second)) {
-				return runs, ctx.Err()
+				return runs, outcomes, ctx.Err()
 			}
 			t = jobs.slot(busyNS, owners, slot)
 		}
@@ -420,7 +421,20 @@ func busySlots(ctx context.Context, e *env, dyn dynamic.Interface, jobs *jobObse
 			ms(percentile(t.skews, 0)), ms(percentile(t.skews, 0.5)), ms(percentile(t.skews, 0.99)), ms(percentile(t.skews, 1)), r.diag, r.load)
 		slot = slot.Add(time.Minute)
 	}
-	return runs, nil
+	if o.together {
+		// A late Job still counts as its slot run: sort them once the last slot is two minutes
+		// old (the ScheduledJobs keep running meanwhile; only the measured slots are sorted).
+		last := slot.Add(-time.Minute)
+		if !sleepUntil(ctx, last.Add(2*time.Minute)) {
+			return runs, outcomes, ctx.Err()
+		}
+		for i := range runs {
+			got := jobs.outcomes(busyNS, owners, runs[i].t.at)
+			outcomes.add(got)
+			logf("busy: %s slot %s: %d on time, %d late, %d missing", label, runs[i].t.at.Format("15:04"), got.onTime, got.late, got.missing)
+		}
+	}
+	return runs, outcomes, nil
 }
 
 // floorSummary is a floor run in a line.

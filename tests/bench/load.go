@@ -133,6 +133,31 @@ func (o *jobObserver) at(key string) (time.Time, bool) {
 	return t, ok
 }
 
+// slotOutcomes sorts one slot's ScheduledJobs by when their Job appeared: within the slot's
+// minute (onTime), after it (late: the slot ran, late), or not yet (missing).
+type slotOutcomes struct{ onTime, late, missing int }
+
+func (s *slotOutcomes) add(o slotOutcomes) {
+	s.onTime, s.late, s.missing = s.onTime+o.onTime, s.late+o.late, s.missing+o.missing
+}
+
+// outcomes sorts the Jobs of owners in namespace for the slot as seen so far.
+func (o *jobObserver) outcomes(namespace string, owners []string, slot time.Time) slotOutcomes {
+	var out slotOutcomes
+	for _, owner := range owners {
+		at, ok := o.at(slotKey(namespace, owner, slot))
+		switch {
+		case !ok:
+			out.missing++
+		case at.Sub(slot) < time.Minute:
+			out.onTime++
+		default:
+			out.late++
+		}
+	}
+	return out
+}
+
 // slot tallies the Jobs of owners in namespace for the slot: a Job counts if it appeared
 // within the minute.
 func (o *jobObserver) slot(namespace string, owners []string, slot time.Time) tally {

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,6 +38,21 @@ func (h *harness) leader(ctx context.Context) (*corev1.Pod, string, error) {
 		}
 	}
 	return nil, "", fmt.Errorf("no manager pod holds a Lease in %s", releaseNamespace)
+}
+
+// leaseDuration is the leader Lease's duration as the leader wrote it (leader must have run).
+func (h *harness) leaseDuration(ctx context.Context) (time.Duration, error) {
+	h.rec.mu.Lock()
+	key := h.rec.leaseKey
+	h.rec.mu.Unlock()
+	l, err := h.cs.CoordinationV1().Leases(releaseNamespace).Get(ctx, key, metav1.GetOptions{})
+	if err != nil {
+		return 0, err
+	}
+	if l.Spec.LeaseDurationSeconds == nil {
+		return 0, fmt.Errorf("Lease %s/%s has no leaseDurationSeconds", releaseNamespace, key)
+	}
+	return time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second, nil
 }
 
 // containerPID finds the host pid (in the node container's pid namespace) of a pod's container:

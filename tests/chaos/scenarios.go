@@ -73,7 +73,7 @@ var scenarios = []scenario{
 	{"leader-kill-record", loadSlot + "; 30 every-minute Forbid SJs with startingDeadlineSeconds 10 (cheap, long, quota 0)",
 		"kill -9 the leader as soon as a slot's first Jobs exist, 3 slots in a row, then 2 slots without a fault", checkAll + "; every slot one record with its true reason, each outcome seen", leaderKillRecord},
 	{"failover-graceful", "source update; " + loadFanout, "delete the leader pod (standby running)", checkAll + "; Lease handover, first write after it", failoverGraceful},
-	{"leader-frozen", loadSlot, "SIGSTOP the leader 0.5 s after the minute for 22 s (Lease 15 s), then SIGCONT", checkAll + "; the old process exits instead of acting", leaderFrozen},
+	{"leader-frozen", loadSlot, "SIGSTOP the leader 0.5 s after the minute for the Lease duration + 7 s (90 s + 7 s by default), then SIGCONT", checkAll + "; the old process exits instead of acting", leaderFrozen},
 	{"apiserver-restart", loadSlot, "kill -9 kube-apiserver 0.5 s after the minute (kubelet restarts it)", checkAll, controlPlaneRestart("kube-apiserver")},
 	{"etcd-restart", loadSlot, "kill -9 etcd 0.5 s after the minute (kubelet restarts it)", checkAll, controlPlaneRestart("etcd")},
 	{"upgrade", loadSlot, "helm upgrade to a new image tag across the minute; source update 0.5 s after it", checkAll, upgrade},
@@ -439,13 +439,20 @@ func leaderFrozen(ctx context.Context, h *harness, r *result) error {
 	}
 	fault := func(slot time.Time) error {
 		node, pid, holder, podName, restartsBefore := lp.node, lp.pid, lp.holder, lp.podName, lp.restarts
+		// Frozen past the Lease, whatever the chart's leaderElection.leaseDuration: a standby then
+		// takes it, and the old leader must exit, not act, once it runs again.
+		lease, err := h.leaseDuration(ctx)
+		if err != nil {
+			return err
+		}
+		freeze := lease + 7*time.Second
 		stop := time.Now()
 		if err := sendSignal(ctx, node, pid, "STOP"); err != nil {
 			return err
 		}
 		// Whatever happens next, the process is continued.
 		cont := func() { _ = sendSignal(context.Background(), node, pid, "CONT") }
-		if err := sleepUntil(ctx, stop.Add(22*time.Second)); err != nil {
+		if err := sleepUntil(ctx, stop.Add(freeze)); err != nil {
 			cont()
 			return err
 		}
@@ -458,7 +465,10 @@ func leaderFrozen(ctx context.Context, h *harness, r *result) error {
 		} else {
 			r.figure("the Lease did not change hands while the leader was stopped")
 		}
-		end, exited := h.rec.waitFor(ctx, time.Minute, func() bool {
+		// client-go may begin the frozen leader's next renewal round only when it runs again, and
+		// gives up a renew deadline (less than the Lease) later; its writes are fenced meanwhile.
+		exitWithin := lease + 10*time.Second
+		end, exited := h.rec.waitFor(ctx, exitWithin, func() bool {
 			p := h.rec.pods[podName]
 			return p != nil && p.restarts > restartsBefore
 		})
@@ -467,7 +477,7 @@ func leaderFrozen(ctx context.Context, h *harness, r *result) error {
 			r.figure("old leader's container exited and restarted %.1f s after SIGCONT", end.Sub(contAt).Seconds())
 		case took:
 			r.Violations = append(r.Violations, invariants.Violation{Invariant: invariants.OldLeaderActed, Object: releaseNamespace + "/" + podName,
-				Detail: "still running 60 s after SIGCONT although another replica took the Lease"})
+				Detail: fmt.Sprintf("still running %s after SIGCONT although another replica took the Lease", exitWithin)})
 		}
 		return nil
 	}

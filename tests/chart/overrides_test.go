@@ -41,8 +41,19 @@ func TestOverrides(t *testing.T) {
 			if *d.Spec.RevisionHistoryLimit != 10 || d.Spec.Strategy.Type != "" {
 				t.Errorf("revisionHistoryLimit %d, strategy %+v; want 10 and Kubernetes' default", *d.Spec.RevisionHistoryLimit, d.Spec.Strategy)
 			}
-			if c.LivenessProbe.PeriodSeconds != 20 || c.ReadinessProbe.PeriodSeconds != 10 || c.LivenessProbe.HTTPGet.Path != "/healthz" {
-				t.Errorf("probes = %+v / %+v", c.LivenessProbe, c.ReadinessProbe)
+			if c.LivenessProbe.HTTPGet.Path != "/healthz" || c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.StartupProbe.HTTPGet.Path != "/healthz" {
+				t.Errorf("probe paths = %+v / %+v / %+v", c.LivenessProbe, c.ReadinessProbe, c.StartupProbe)
+			}
+			// kube-controller-manager's and cert-manager's timings: a slow manager on a busy node is
+			// not restarted (issue 46): 8 failures 10 s apart, each allowed 15 s.
+			if l := c.LivenessProbe; l.PeriodSeconds != 10 || l.TimeoutSeconds != 15 || l.FailureThreshold != 8 || l.InitialDelaySeconds != 0 {
+				t.Errorf("liveness = %+v, want period 10, timeout 15, failureThreshold 8, no initial delay", l)
+			}
+			if r := c.ReadinessProbe; r.PeriodSeconds != 10 || r.TimeoutSeconds != 15 || r.FailureThreshold != 3 {
+				t.Errorf("readiness = %+v, want period 10, timeout 15, failureThreshold 3", r)
+			}
+			if s := c.StartupProbe; s.TimeoutSeconds != 15 || s.PeriodSeconds != 5 || s.FailureThreshold != 30 {
+				t.Errorf("startup = %+v, want the liveness timeout (15), period 5, failureThreshold 30 (120 s wait + 30 s)", s)
 			}
 		}},
 		{"security contexts merge key by key and a null removes a key", "podSecurityContext:\n  runAsUser: 1000\n  fsGroup: null\nsecurityContext:\n  readOnlyRootFilesystem: false\n", func(t *testing.T, r rendered) {
@@ -92,8 +103,18 @@ func TestOverrides(t *testing.T) {
 				t.Errorf("priority %q, dnsPolicy %q, dnsConfig %+v, grace %d", p.PriorityClassName, p.DNSPolicy, p.DNSConfig, *p.TerminationGracePeriodSeconds)
 			}
 			c := p.Containers[0]
-			if c.LivenessProbe.PeriodSeconds != 7 || c.LivenessProbe.FailureThreshold != 9 || c.LivenessProbe.InitialDelaySeconds != 15 || c.ReadinessProbe.TimeoutSeconds != 4 || c.ReadinessProbe.HTTPGet.Path != "/readyz" {
+			if c.LivenessProbe.PeriodSeconds != 7 || c.LivenessProbe.FailureThreshold != 9 || c.LivenessProbe.TimeoutSeconds != 15 || c.ReadinessProbe.TimeoutSeconds != 4 || c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.StartupProbe.TimeoutSeconds != 15 {
 				t.Errorf("liveness %+v, readiness %+v", c.LivenessProbe, c.ReadinessProbe)
+			}
+		}},
+		{"the startup probe takes the liveness probe's timeout", "livenessProbe: {timeoutSeconds: 20}\n", func(t *testing.T, r rendered) {
+			if c := podOf(t, r).Containers[0]; c.StartupProbe.TimeoutSeconds != 20 || c.LivenessProbe.TimeoutSeconds != 20 {
+				t.Errorf("startup %+v, liveness %+v; want both timeoutSeconds 20", c.StartupProbe, c.LivenessProbe)
+			}
+		}},
+		{"a null liveness probe gets the chart's timings back (addedValues), the startup probe's timeout with them", "livenessProbe: null\n", func(t *testing.T, r rendered) {
+			if c := podOf(t, r).Containers[0]; c.StartupProbe.TimeoutSeconds != 15 || c.LivenessProbe.TimeoutSeconds != 15 || c.LivenessProbe.FailureThreshold != 8 {
+				t.Errorf("startup %+v, liveness %+v; want the defaults (timeout 15, 8 failures)", c.StartupProbe, c.LivenessProbe)
 			}
 		}},
 		{"hostNetwork switches the DNS policy to the cluster's", "hostNetwork: true\nreplicaCount: 1\n", func(t *testing.T, r rendered) {

@@ -440,8 +440,13 @@ func TestRBACScopeRejectsWhatCannotWork(t *testing.T) {
 		name, values string
 		want         string
 	}{
-		{"namespaced scope without namespaces is refused",
-			"rbac:\n  scope: namespaced\nsecretSync:\n  enabled: false\n", "/rbac/namespaces"},
+		// The error says what to set, not only which schema keyword failed (issue 46).
+		{"namespaced scope without namespaces is refused, saying what to set",
+			"rbac:\n  scope: namespaced\nsecretSync:\n  enabled: false\n", "rbac.scope=namespaced needs rbac.namespaces, the namespaces the manager works in, and it is empty: set it"},
+		{"namespaced scope with SecretSync on and no namespaces is refused the same way",
+			"rbac:\n  scope: namespaced\n", "or set rbac.scope=cluster"},
+		{"namespaced scope with namespaces set to null is refused the same way",
+			"rbac:\n  scope: namespaced\n  namespaces: null\n", "rbac.scope=namespaced needs rbac.namespaces"},
 		{"a pod watcher namespace outside the namespaced scope is refused",
 			namespacedValues + "podWatcher:\n  enabled: true\n  namespaces: [elsewhere]\n", `"elsewhere"`},
 		{"an unknown scope is refused", "rbac:\n  scope: global\n", "/rbac/scope"},

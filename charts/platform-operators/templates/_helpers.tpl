@@ -102,8 +102,8 @@ hostNetwork: false
 dnsPolicy: ""
 dnsConfig: {}
 terminationGracePeriodSeconds: 45
-livenessProbe: {initialDelaySeconds: 15, periodSeconds: 20, timeoutSeconds: 1, failureThreshold: 3}
-readinessProbe: {initialDelaySeconds: 5, periodSeconds: 10, timeoutSeconds: 1, failureThreshold: 3}
+livenessProbe: {periodSeconds: 10, timeoutSeconds: 15, failureThreshold: 8}
+readinessProbe: {initialDelaySeconds: 5, periodSeconds: 10, timeoutSeconds: 15, failureThreshold: 3}
 extraVolumes: []
 extraVolumeMounts: []
 extraObjects: []
@@ -407,7 +407,7 @@ namespaced needs namespaces, and the pod watcher may only watch namespaces of th
 {{- $scope := .Values.rbac.scope | default "cluster" }}
 {{- if eq $scope "namespaced" }}
 {{- if not .Values.rbac.namespaces }}
-{{- fail "rbac.scope=namespaced needs rbac.namespaces: the namespaces the manager may work in" }}
+{{- fail "rbac.scope=namespaced needs rbac.namespaces, the namespaces the manager works in, and it is empty: set it (values: `rbac: {scope: namespaced, namespaces: [team-a, team-b]}`, or `--set 'rbac.namespaces={team-a,team-b}'`), or set rbac.scope=cluster to let the manager work in every namespace" }}
 {{- end }}
 {{- range .Values.podWatcher.namespaces }}
 {{- if not (has . $.Values.rbac.namespaces) }}

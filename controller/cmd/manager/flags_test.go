@@ -34,8 +34,8 @@ func TestParseFlags(t *testing.T) {
 			if !o.metricsSecure || o.metricsCertDir != "" {
 				t.Errorf("metricsSecure = %t, metricsCertDir = %q; want true and empty (a self-signed certificate)", o.metricsSecure, o.metricsCertDir)
 			}
-			if o.leaseDuration != 15*time.Second || o.renewDeadline != 10*time.Second || o.retryPeriod != 2*time.Second {
-				t.Errorf("leader election = %s/%s/%s, want 15s/10s/2s", o.leaseDuration, o.renewDeadline, o.retryPeriod)
+			if o.leaseDuration != 90*time.Second || o.renewDeadline != 70*time.Second || o.retryPeriod != 2*time.Second {
+				t.Errorf("leader election = %s/%s/%s, want 90s/70s/2s", o.leaseDuration, o.renewDeadline, o.retryPeriod)
 			}
 			m := metricsOptions(o)
 			if !m.SecureServing || m.FilterProvider == nil {
@@ -83,8 +83,8 @@ func TestParseFlags(t *testing.T) {
 			}
 		}},
 		{name: "a negative --job-pods-stuck-after is an error", args: []string{"--job-pods-stuck-after=-1s"}, wantErr: "--job-pods-stuck-after must not be negative"},
-		{name: "a lease no longer than the renew deadline is an error", args: []string{"--leader-elect-lease-duration=10s"}, wantErr: "must be greater than --leader-elect-renew-deadline"},
-		{name: "a renew deadline within 1.2 retry periods is an error", args: []string{"--leader-elect-retry-period=9s"}, wantErr: "1.2 x --leader-elect-retry-period"},
+		{name: "a lease no longer than the renew deadline is an error", args: []string{"--leader-elect-lease-duration=70s"}, wantErr: "must be greater than --leader-elect-renew-deadline"},
+		{name: "a renew deadline within 1.2 retry periods is an error", args: []string{"--leader-elect-retry-period=59s"}, wantErr: "1.2 x --leader-elect-retry-period"},
 		{name: "a zero retry period is an error", args: []string{"--leader-elect-retry-period=0"}, wantErr: "must be positive"},
 		{name: "the pull secret sync's ServiceAccounts are split", args: []string{"--pull-secret-sync-name=p", "--pull-secret-sync-secret=harbor", "--pull-secret-sync-service-accounts=default, builder"},
 			check: func(t *testing.T, o options) {

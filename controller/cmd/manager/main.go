@@ -198,9 +198,9 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.leaderElectionID, "leader-election-id", "platform-operators", "Name of the leader election Lease.")
 	fs.StringVar(&o.leaderNS, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the pod's namespace; required out of cluster).")
 	// controller-runtime's defaults (pkg/manager: 15s, 10s, 2s).
-	fs.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a standby waits after the leader's last renewal before it takes the Lease: the longest failover when the leader dies without releasing it.")
-	fs.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps retrying to renew the Lease before it gives up leadership (and exits); must be less than the lease duration.")
-	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often the leader renews and a standby tries to take the Lease.")
+	fs.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", defaultLeaseDuration, "How long a standby waits after the leader's last renewal before it takes the Lease: the longest failover when the leader dies without releasing it.")
+	fs.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", defaultRenewDeadline, "How long the leader keeps retrying to renew the Lease before it gives up leadership (and exits); must be less than the lease duration.")
+	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", defaultRetryPeriod, "How often the leader renews and a standby tries to take the Lease.")
 	fs.StringVar(&o.controllers, "controllers", "*", "Controllers to run: '*' (all on by default), 'name' to add, '-name' to remove, comma-separated. Known: "+knownNames()+".")
 	fs.StringVar(&o.logFormat, "log-format", "json", "Log format: json or text.")
 	fs.StringVar(&o.logLevel, "log-level", "info", "Log level: debug, info, warn (the same as error: the manager logs info and error lines only), error, or a verbosity number.")
@@ -264,6 +264,24 @@ func validate(o *options) error {
 	}
 	return nil
 }
+
+// The leader election timings (docs/reliability.md, "Leader election timings"). A leader keeps the
+// Lease through a starved minute: client-go gives up leadership (and controller-runtime exits) only
+// when no renewal succeeded for defaultRenewDeadline after a round began, a round beginning
+// defaultRetryPeriod after the last success, so about 72 s without one successful renewal is
+// ridden out. Two leaders never act: a standby takes the Lease only defaultLeaseDuration after it
+// last saw it change, and the leaderfence refuses this replica's writes from defaultRenewDeadline
+// after its last renewal was sent; the 20 s between the two (cert-manager's margin) absorb a write
+// that passed the fence just before it and reached the API server late. The price: a leader that
+// dies without releasing the Lease (SIGKILL, node loss) is replaced after about 90 s instead of
+// 15 s; a graceful stop releases it, and the standby takes it at its next retry (2-4.4 s).
+// controller-runtime's defaults (15 s/10 s/2 s, kube-controller-manager's) give the Lease up after
+// 10 s without a renewal, which a busy node's load exceeds (issue 46).
+const (
+	defaultLeaseDuration = 90 * time.Second
+	defaultRenewDeadline = 70 * time.Second
+	defaultRetryPeriod   = 2 * time.Second
+)
 
 // checkLeaderElectionTimings refuses what client-go's leader elector would refuse at the start of
 // the election (leaderelection.NewLeaderElector): better a flag error than a manager that starts,

@@ -123,6 +123,24 @@ func (r *replica) ready() (bool, string) {
 	return resp.StatusCode == http.StatusOK, string(body)
 }
 
+// healthzChecks lists the checks /healthz?verbose reports, one "[+]name ok" or "[-]name ..." each.
+func (r *replica) healthzChecks(t *testing.T) []string {
+	t.Helper()
+	resp, err := http.Get(strings.TrimSuffix(r.readyz, "/readyz") + "/healthz?verbose")
+	if err != nil {
+		t.Fatalf("/healthz: %v", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, _ := io.ReadAll(resp.Body)
+	var checks []string
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(line, "[+]") || strings.HasPrefix(line, "[-]") {
+			checks = append(checks, line)
+		}
+	}
+	return checks
+}
+
 func (r *replica) elected() bool {
 	select {
 	case <-r.mgr.Elected():
@@ -166,7 +184,7 @@ func startReplica(t *testing.T, cfg *rest.Config, args []string) *replica {
 			r.informers = &informerLog{Cache: c, scheme: co.Scheme, before: map[string]bool{}, lazy: map[string]bool{}}
 			return r.informers, err
 		}
-		// A quick handover; the chart keeps controller-runtime's defaults (15s/10s/2s).
+		// A quick handover; the chart's defaults are 90s/70s/2s (defaultLeaseDuration).
 		opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod = ptr.To(3*time.Second), ptr.To(2*time.Second), ptr.To(200*time.Millisecond)
 	})
 	if err != nil {
@@ -262,6 +280,14 @@ func TestReplicasAreReadyWithWarmCachesAndHandOver(t *testing.T) {
 	}
 	if standby.elected() {
 		t.Fatalf("both replicas lead: %s", state())
+	}
+	// Liveness restarts the pod, so /healthz holds only what a restart cures: the ping (a process
+	// that cannot answer). Anything that can fail for slowness or for the cluster's state belongs
+	// on /readyz (issue 46, docs/reliability.md "Probes").
+	for i, r := range replicas {
+		if checks := r.healthzChecks(t); !slices.Equal(checks, []string{"[+]ping ok"}) {
+			t.Errorf("replica %d: /healthz checks %q, want only [+]ping ok", i, checks)
+		}
 	}
 	// The standby's client writes nothing (controller/leaderfence): it has never held the Lease.
 	probe := func(r *replica, name string) error {
