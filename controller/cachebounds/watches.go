@@ -66,7 +66,7 @@ func boundWatches(lw toolscache.ListerWatcher) toolscache.ListerWatcher {
 		}
 		return &releasingWatch{w: w, ch: w.ResultChan()}, nil
 	}
-	c.WatchFunc = nil // the reflector watches through WatchWithContext, which prefers the above
+	c.WatchFunc = nil // so that Watch, the form without a context, goes through the above too
 	return &c
 }
 
