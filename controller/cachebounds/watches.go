@@ -43,8 +43,8 @@ import (
 // informer's initial objects excepted.
 const MaxWatchTimeout = time.Minute
 
-// maxWatchSeconds is MaxWatchTimeout, in the unit of a watch request; a var for the tests.
-var maxWatchSeconds = int64(MaxWatchTimeout / time.Second)
+// maxWatchSeconds is MaxWatchTimeout, in the unit of a watch request.
+const maxWatchSeconds = int64(MaxWatchTimeout / time.Second)
 
 // boundWatches returns lw with every watch it opens bounded as above. controller-runtime passes a
 // ListWatch; a copy keeps its other fields.
