@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,11 +51,11 @@ type Inventory struct {
 
 // options returns base with the inventory's kinds as its ByObject, Identity as the default
 // transform (a second line behind the refusal of undeclared kinds: New, ManagerOptions), and a
-// NewInformer that records each informer built (Built) and releases each of its watches once
-// stopped (releaseStoppedWatches). base must set neither ByObject nor
-// DefaultTransform: everything a cache holds goes through the inventory. Unexported: options
-// alone would build a cache that starts undeclared informers; New and ManagerOptions refuse them.
-func options(inv Inventory, base cache.Options) (cache.Options, error) {
+// NewInformer that records each informer built into rec (Built) and bounds its watches
+// (boundWatches). base must set neither ByObject nor DefaultTransform: everything a cache holds
+// goes through the inventory. Unexported: options alone would build a cache that starts
+// undeclared informers; New and ManagerOptions refuse them.
+func options(inv Inventory, base cache.Options, rec *record) (cache.Options, error) {
 	if len(base.ByObject) > 0 || base.DefaultTransform != nil {
 		return base, fmt.Errorf("cache %s: ByObject and DefaultTransform come from its inventory (cachebounds.Kind), not the options", inv.Name)
 	}
@@ -85,15 +84,14 @@ func options(inv Inventory, base cache.Options) (cache.Options, error) {
 		next = toolscache.NewSharedIndexInformer
 	}
 	base.NewInformer = func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, idx toolscache.Indexers) toolscache.SharedIndexInformer {
-		renewed := new(atomic.Int64)
-		inf := next(releaseStoppedWatches(lw, renewed), obj, resync, idx)
+		inf := next(boundWatches(lw), obj, resync, idx)
 		t := typeName(obj)
 		if !declared[t] {
 			// Not reached through New or ManagerOptions, which refuse an undeclared kind before
 			// any informer starts; should one start another way, it keeps identities only.
 			logf.Log.WithName("cachebounds").Error(nil, "An informer of a kind no inventory declares keeps only each object's identity; declare the kind with its bound", "cache", inv.Name, "type", t)
 		}
-		record(Informer{Cache: inv.Name, Type: t, Declared: declared[t], Store: inf.GetStore(), Renewed: renewed})
+		rec.add(Informer{Cache: inv.Name, Type: t, Declared: declared[t], Store: inf.GetStore()})
 		return inf
 	}
 	return base, nil
@@ -135,7 +133,8 @@ func Identity(in any) (any, error) {
 	return out, nil
 }
 
-// Informer is an informer a cache built here started, or a kind it refused, as Built reports it.
+// Informer is an informer a running cache built here started, or a kind it refused, as Built
+// reports it.
 type Informer struct {
 	// Cache is the name of its inventory; Type the Go type (and, for metadata, nothing more) of
 	// what it holds.
@@ -147,29 +146,43 @@ type Informer struct {
 	// Refused, when set, says this is no informer but a request for a kind the cache refused
 	// (UndeclaredError): the form and GroupVersionKind asked for.
 	Refused string
-	// Renewed counts the informer's watches renewed after a heavy event (HeavyEventBytes);
-	// nil for a refusal.
-	Renewed *atomic.Int64
 }
 
-var built struct {
-	sync.Mutex
+// record is what one cache built here started and refused, oldest first.
+type record struct {
+	mu  sync.Mutex
 	all []Informer
 }
 
-func record(i Informer) {
-	built.Lock()
-	defer built.Unlock()
-	built.all = append(built.all, i)
+func (r *record) add(i Informer) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.all = append(r.all, i)
 }
 
-// Built returns every informer built by a cache of this package in this process, and every kind
-// such a cache refused (Refused), oldest first.
-// Informers of stopped caches stay listed: a test compares the list before and after.
+func (r *record) list() []Informer {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.all)
+}
+
+// running is every cache built here whose Start has not returned.
+var running struct {
+	sync.Mutex
+	caches []*bounded
+}
+
+// Built returns, for every cache built here that is running (Start called and not returned), each
+// informer it built and each kind it refused (Refused), in the order the caches started. A cache
+// leaves the list when it stops, with what it held: the list keeps no stopped cache's Store.
 func Built() []Informer {
-	built.Lock()
-	defer built.Unlock()
-	return append([]Informer(nil), built.all...)
+	running.Lock()
+	defer running.Unlock()
+	var out []Informer
+	for _, b := range running.caches {
+		out = append(out, b.rec.list()...)
+	}
+	return out
 }
 
 func typeName(o runtime.Object) string {

@@ -1,8 +1,10 @@
 package cachebounds
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,7 +34,7 @@ func TestOptions(t *testing.T) {
 		{name: "options that bring their own default transform are refused", inv: Inventory{Name: "c"}, base: cache.Options{DefaultTransform: keep}, wantErr: "come from its inventory"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			opts, err := options(c.inv, c.base)
+			opts, err := options(c.inv, c.base, &record{})
 			switch {
 			case c.wantErr == "" && err != nil:
 				t.Fatalf("unexpected error: %v", err)
@@ -101,17 +103,43 @@ func TestBoundedMetaKeepsOursBounded(t *testing.T) {
 	}
 }
 
-// Every informer a cache built from an inventory starts is recorded, declared or not.
-func TestEveryInformerBuiltIsRecorded(t *testing.T) {
-	opts, err := options(Inventory{Name: "recorded", Kinds: []Kind{{Object: &corev1.Secret{}, Transform: keep}}}, cache.Options{})
+// Every informer a cache built from an inventory starts is recorded, declared or not, and listed
+// by Built while the cache runs, and no longer once it has stopped.
+func TestEveryInformerBuiltIsListedWhileItsCacheRuns(t *testing.T) {
+	rec := &record{}
+	opts, err := options(Inventory{Name: "recorded", Kinds: []Kind{{Object: &corev1.Secret{}, Transform: keep}}}, cache.Options{}, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := len(Built())
 	opts.NewInformer(&toolscache.ListWatch{}, &corev1.Secret{}, 0, toolscache.Indexers{})
 	opts.NewInformer(&toolscache.ListWatch{}, &corev1.Pod{}, 0, toolscache.Indexers{})
-	got := Built()[before:]
-	if len(got) != 2 || got[0].Cache != "recorded" || got[0].Type != "*v1.Secret" || !got[0].Declared || got[1].Type != "*v1.Pod" || got[1].Declared {
-		t.Errorf("recorded %+v", got)
+	c, err := wrap(&calls{}, Inventory{Name: "recorded"}, nil, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := func() (out []Informer) {
+		for _, i := range Built() {
+			if i.Cache == "recorded" {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	if got := mine(); len(got) != 0 {
+		t.Errorf("listed before its cache started: %+v", got)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = c.Start(ctx) }()
+	for deadline := time.Now().Add(5 * time.Second); len(mine()) == 0 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	}
+	got := mine()
+	if len(got) != 2 || got[0].Type != "*v1.Secret" || !got[0].Declared || got[0].Store == nil || got[1].Type != "*v1.Pod" || got[1].Declared {
+		t.Errorf("listed %+v, want the Secret informer (declared) and the Pod one (not)", got)
+	}
+	cancel()
+	<-done
+	if got := mine(); len(got) != 0 {
+		t.Errorf("still listed after its cache stopped: %+v", got)
 	}
 }

@@ -15,7 +15,12 @@
 // such a cache; should an informer of an undeclared kind start some other way, it keeps only each
 // object's identity (Identity).
 //
-// It owns the inventory's types, the refusal of undeclared kinds, the default transform and the
-// record of every informer built and kind refused (Built). It must not know any controller's kinds: each controller package
-// declares its own (CacheKinds), and the manager's wiring puts them together.
+// Each informer's watches are bounded too (watches.go): a watch lasts at most MaxWatchTimeout
+// (the streaming list of the initial objects excepted), and a stopped watch is dropped and
+// drained, so a tenant's largest objects cost each informer at most one watch's decode buffers.
+//
+// It owns the inventory's types, the refusal of undeclared kinds, the default transform, the
+// bound of the watches and the list of what the running caches built and refused (Built). It
+// must not know any controller's kinds: each controller package declares its own (CacheKinds),
+// and the manager's wiring puts them together.
 package cachebounds

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -74,6 +75,7 @@ type bounded struct {
 
 	mu      sync.Mutex
 	refused map[string]bool // recorded once each, however often a controller asks
+	rec     *record         // what it built and refused (Built)
 }
 
 // Bounded reports whether c is a cache built by this package (New, or the manager's through
@@ -86,11 +88,12 @@ func Bounded(c cache.Cache) bool {
 // New builds a cache from the inventory: only its kinds, each through its bound; any other kind
 // is refused (UndeclaredError).
 func New(cfg *rest.Config, inv Inventory, base cache.Options) (cache.Cache, error) {
-	opts, err := options(inv, base)
+	rec := &record{}
+	opts, err := options(inv, base, rec)
 	if err != nil {
 		return nil, err
 	}
-	return newBounded(cfg, inv, opts)
+	return newBounded(cfg, inv, opts, rec)
 }
 
 // ManagerOptions sets the manager's cache from the inventory: opts.Cache from base and the
@@ -99,36 +102,29 @@ func New(cfg *rest.Config, inv Inventory, base cache.Options) (cache.Cache, erro
 // reading or watching an undeclared kind gets an UndeclaredError (a reconcile fails and backs off;
 // a watch fails the manager's start) rather than a tenant's objects whole or empty ones.
 func ManagerOptions(inv Inventory, base cache.Options, opts *manager.Options) error {
-	co, err := options(inv, base)
+	rec := &record{}
+	co, err := options(inv, base, rec)
 	if err != nil {
 		return err
 	}
 	opts.Cache = co
 	opts.NewCache = func(cfg *rest.Config, co cache.Options) (cache.Cache, error) {
-		return newBounded(cfg, inv, co)
+		return newBounded(cfg, inv, co, rec)
 	}
 	return nil
 }
 
-func newBounded(cfg *rest.Config, inv Inventory, opts cache.Options) (cache.Cache, error) {
-	hc := opts.HTTPClient
-	if hc == nil {
-		var err error
-		if hc, err = rest.HTTPClientFor(cfg); err != nil {
-			return nil, err
-		}
-	}
-	opts.HTTPClient = metered(hc) // the watches' bytes per event (watches.go)
+func newBounded(cfg *rest.Config, inv Inventory, opts cache.Options, rec *record) (cache.Cache, error) {
 	c, err := cache.New(cfg, opts)
 	if err != nil {
 		return nil, err
 	}
-	return wrap(c, inv, opts.Scheme)
+	return wrap(c, inv, opts.Scheme, rec)
 }
 
-// wrap makes c refuse every kind inv does not declare; s is the scheme c maps types with (nil:
-// client-go's, as cache.New).
-func wrap(c cache.Cache, inv Inventory, s *runtime.Scheme) (*bounded, error) {
+// wrap makes c refuse every kind inv does not declare, recording into rec what it refuses; s is
+// the scheme c maps types with (nil: client-go's, as cache.New).
+func wrap(c cache.Cache, inv Inventory, s *runtime.Scheme, rec *record) (*bounded, error) {
 	if s == nil {
 		s = scheme.Scheme
 	}
@@ -140,7 +136,20 @@ func wrap(c cache.Cache, inv Inventory, s *runtime.Scheme) (*bounded, error) {
 		}
 		declared[kindKey(formOf(k.Object), gvk)] = true
 	}
-	return &bounded{Cache: c, name: inv.Name, scheme: s, declared: declared, refused: map[string]bool{}}, nil
+	return &bounded{Cache: c, name: inv.Name, scheme: s, declared: declared, refused: map[string]bool{}, rec: rec}, nil
+}
+
+// Start runs the cache until ctx is done; while it runs, Built lists what it holds.
+func (b *bounded) Start(ctx context.Context) error {
+	running.Lock()
+	running.caches = append(running.caches, b)
+	running.Unlock()
+	defer func() {
+		running.Lock()
+		running.caches = slices.DeleteFunc(running.caches, func(c *bounded) bool { return c == b })
+		running.Unlock()
+	}()
+	return b.Cache.Start(ctx)
 }
 
 // refuse returns an UndeclaredError, and records the refusal (Built), when o's kind in o's form
@@ -161,7 +170,7 @@ func (b *bounded) refuseKey(key, goType string) error {
 	b.mu.Lock()
 	if !b.refused[key] {
 		b.refused[key] = true
-		record(Informer{Cache: b.name, Type: goType, Refused: key})
+		b.rec.add(Informer{Cache: b.name, Type: goType, Refused: key})
 	}
 	b.mu.Unlock()
 	return &UndeclaredError{Cache: b.name, Kind: key}

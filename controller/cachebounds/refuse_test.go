@@ -20,7 +20,8 @@ type calls struct {
 	got []string
 }
 
-func (c *calls) note(op string, o any) { c.got = append(c.got, fmt.Sprintf("%s %T", op, o)) }
+func (c *calls) Start(ctx context.Context) error { <-ctx.Done(); return nil }
+func (c *calls) note(op string, o any)           { c.got = append(c.got, fmt.Sprintf("%s %T", op, o)) }
 func (c *calls) Get(_ context.Context, _ client.ObjectKey, o client.Object, _ ...client.GetOption) error {
 	c.note("get", o)
 	return nil
@@ -104,7 +105,7 @@ func TestAnUndeclaredKindIsRefused(t *testing.T) {
 	for _, r := range allowed {
 		t.Run(r.name, func(t *testing.T) {
 			inner := &calls{}
-			c, err := wrap(inner, inv, scheme.Scheme)
+			c, err := wrap(inner, inv, scheme.Scheme, &record{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,11 +120,10 @@ func TestAnUndeclaredKindIsRefused(t *testing.T) {
 	for _, r := range refused {
 		t.Run(r.name, func(t *testing.T) {
 			inner := &calls{}
-			c, err := wrap(inner, inv, scheme.Scheme)
+			c, err := wrap(inner, inv, scheme.Scheme, &record{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			before := len(Built())
 			err = r.do(c)
 			if !IsUndeclared(err) {
 				t.Fatalf("error %v, want an UndeclaredError", err)
@@ -132,14 +132,14 @@ func TestAnUndeclaredKindIsRefused(t *testing.T) {
 				t.Errorf("the cache below got %v (it would start an informer)", inner.got)
 			}
 			_ = r.do(c) // asked again: still refused, recorded once
-			got := Built()[before:]
+			got := c.rec.list()
 			if len(got) != 1 || got[0].Cache != "refusing" || got[0].Refused == "" || got[0].Declared || got[0].Store != nil {
 				t.Errorf("recorded %+v, want the refusal once", got)
 			}
 		})
 	}
 	t.Run("the error says what to do", func(t *testing.T) {
-		c, err := wrap(&calls{}, inv, scheme.Scheme)
+		c, err := wrap(&calls{}, inv, scheme.Scheme, &record{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +151,7 @@ func TestAnUndeclaredKindIsRefused(t *testing.T) {
 	})
 	t.Run("a type the scheme does not know is refused, the cache below not asked", func(t *testing.T) {
 		inner := &calls{}
-		c, err := wrap(inner, inv, scheme.Scheme)
+		c, err := wrap(inner, inv, scheme.Scheme, &record{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +160,7 @@ func TestAnUndeclaredKindIsRefused(t *testing.T) {
 		}
 	})
 	t.Run("a cache built here is known as one", func(t *testing.T) {
-		c, err := wrap(&calls{}, inv, nil)
+		c, err := wrap(&calls{}, inv, nil, &record{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,7 +169,7 @@ func TestAnUndeclaredKindIsRefused(t *testing.T) {
 		}
 	})
 	t.Run("metadata declared without its kind is refused when the cache is built", func(t *testing.T) {
-		if _, err := wrap(&calls{}, Inventory{Name: "c", Kinds: []Kind{{Object: &metav1.PartialObjectMetadata{}, Transform: keep}}}, nil); err == nil {
+		if _, err := wrap(&calls{}, Inventory{Name: "c", Kinds: []Kind{{Object: &metav1.PartialObjectMetadata{}, Transform: keep}}}, nil, &record{}); err == nil {
 			t.Error("built")
 		}
 	})

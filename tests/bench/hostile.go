@@ -52,8 +52,9 @@ type hostileOptions struct {
 	// phase but the flood (where they are timed one after the other for as long as it lasts).
 	copySamples int
 	// late, when longer than the after row's 30 s, adds a last row that long after the objects
-	// were deleted: each informer's watch is renewed within 5 to 10 minutes (client-go's
-	// reflector), which frees the decode buffers it grew to the largest object it carried.
+	// were deleted: each informer's watch ends within a minute (cachebounds.MaxWatchTimeout; its
+	// first, the streaming list, within 5 to 10), which frees the decode buffers it grew to the
+	// largest object it carried.
 	late time.Duration
 	// few, when over 0, is a first, small tenant of the same kinds: before the flood the tenant
 	// creates the first few objects of each kind and the manager restarts with them in place (a

@@ -464,9 +464,6 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 	// The writes users wait for (Job creates, copies) go before the ones that can wait, across
 	// controllers (writegate).
 	writes := &writegate.Gate{}
-	if err := reg.Register(cachebounds.NewCollector()); err != nil {
-		return nil, err
-	}
 	if isOn(secretsync.Name) {
 		m, err := secretsync.NewMetrics(reg)
 		if err != nil {

@@ -85,17 +85,28 @@ func TestTheManagersCacheRefusesAnUndeclaredKind(t *testing.T) {
 			Complete(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, nil })); err != nil {
 			t.Fatal(err)
 		}
-		before := len(cachebounds.Built())
 		// controller-runtime retries the informer until the sync timeout and then fails the start
-		// (its log, not the error, carries the refusal; Built records it).
+		// (its log, not the error, carries the refusal; Built lists it while the cache runs).
+		refused := make(chan bool, 1)
+		go func() {
+			for mctx.Err() == nil {
+				if slices.ContainsFunc(cachebounds.Built(), func(i cachebounds.Informer) bool {
+					return i.Cache == "manager" && i.Refused == "typed /v1, Kind=Event"
+				}) {
+					refused <- true
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			refused <- false
+		}()
 		err = mgr.Start(mctx)
 		if err == nil || !strings.Contains(err.Error(), "kind source: *v1.Event") {
 			t.Fatalf("manager start: %v, want it failed on the Event watch", err)
 		}
-		if !slices.ContainsFunc(cachebounds.Built()[before:], func(i cachebounds.Informer) bool {
-			return i.Cache == "manager" && i.Refused == "typed /v1, Kind=Event"
-		}) {
-			t.Errorf("the manager's cache did not refuse the Event informer: %+v", cachebounds.Built()[before:])
+		cancel()
+		if !<-refused {
+			t.Errorf("the manager's cache did not refuse the Event informer: %+v", cachebounds.Built())
 		}
 	})
 }
