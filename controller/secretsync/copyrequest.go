@@ -288,7 +288,7 @@ func (r *RequestReconciler) offeredSource(ctx context.Context, kind *objectKind,
 			r.Reads = NewSourceReads(r.APIReader, MaxSourceReadBytes)
 		}
 	})
-	src, err := r.Reads.Read(ctx, kind, key, meta.ResourceVersion)
+	src, err := r.Reads.Read(ctx, namespace, kind, key, meta.ResourceVersion)
 	if err != nil || src == nil {
 		return nil, err
 	}

@@ -209,7 +209,7 @@ func (s *Sources) Full(ctx context.Context, kind *objectKind, b *corev1.Secret) 
 	if s.Reads == nil {
 		return nil, fmt.Errorf("reading source %s/%s: Sources has no APIReader", b.Namespace, b.Name)
 	}
-	return s.Reads.Read(ctx, kind, types.NamespacedName{Namespace: b.Namespace, Name: b.Name}, b.ResourceVersion)
+	return s.Reads.Read(ctx, "", kind, types.NamespacedName{Namespace: b.Namespace, Name: b.Name}, b.ResourceVersion)
 }
 
 // sourceMark marks the bounded form of a source; sourceLabelsDropped one whose labels were over
