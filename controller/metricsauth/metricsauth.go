@@ -97,10 +97,15 @@ type Guard struct {
 	clock   cache.Clock
 	// allowed and denied hold decisions by the digest of token, verb and path; failed holds the
 	// digests of tokens the API server did not accept; known the keys once allowed.
+	// store: with sources, metricsauth.MaxBytes bytes (1.4 MiB) in all, fixed-size keys; paid by
+	// any client of the metrics port, bounded whatever it sends.
 	allowed, denied, failed, known *ttlCache[[sha256.Size]byte, int]
 	// sources holds each source address's review budget.
+	// store: maxSources × (entryBytes+limiterBytes) bytes, counted in MaxBytes; paid by the port's
+	// clients, one entry per source address.
 	sources *ttlCache[netip.Addr, *rate.Limiter]
-	global  *rate.Limiter
+	// store: limiterBytes bytes; paid by nobody outside.
+	global *rate.Limiter
 }
 
 // NewGuard returns a Guard that asks reviews within its budgets and remembers decisions by the

@@ -12,10 +12,13 @@ import (
 // read or pushed out by count). Keys are of fixed size (K is a digest or an address), so an entry
 // costs the same whatever a client sends: entryBytes plus the value.
 type ttlCache[K comparable, V any] struct {
-	mu    sync.Mutex
-	ttl   time.Duration
-	max   int
+	mu  sync.Mutex
+	ttl time.Duration
+	max int
+	// store: max × entryBytes bytes with byKey (keys of fixed size); paid by the cache's user's
+	// clients (see Guard).
 	order *list.List // of *ttlEntry; front is the most recently added
+	// store: counted with order, max × entryBytes bytes; paid by the same clients as order.
 	byKey map[K]*list.Element
 }
 

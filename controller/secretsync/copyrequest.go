@@ -80,6 +80,8 @@ type RequestReconciler struct {
 	Reads *SourceReads
 
 	readsOnce sync.Once
+	// store: about 150 bytes per CopyRequest whose target a foreign object holds; paid by the
+	// tenant, one per CopyRequest (its object quota).
 	unmanaged sync.Map
 	// stale counts, per CopyRequest, its retries in a row (see backoff.go).
 	stale backoff

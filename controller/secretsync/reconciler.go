@@ -90,20 +90,31 @@ type Reconciler struct {
 
 	// unmanaged remembers targets found held by a Secret we do not manage, so later reconciles
 	// look (a read) instead of trying to create (a failed write) each time.
+	// store: about 150 bytes per target a foreign object holds; paid by the tenant who put it
+	// there, one per target of an admin's SecretSync.
 	unmanaged sync.Map
 	// rejected remembers, per target, the write that last failed and when it may be tried
 	// again (see writeOnce).
+	// store: about 300 bytes per target whose write was refused (the refusal's message cut, see
+	// writeOnce); paid by whoever refuses (a tenant's webhook, policy or quota), one per target of
+	// an admin's SecretSync.
 	rejected sync.Map
 	// stale counts, per request, the retries in a row after a stale cache (see backoff.go).
 	stale backoff
 	// lastStatus is the status last written per SecretSync name (see writeStatus).
+	// store: one status (a few thousand bytes at most: status.failures is bounded) per SecretSync; paid by the
+	// admins.
 	lastStatus sync.Map
 	// waiting holds, per SecretSync name, the targets its last whole pass found held by a copy
 	// of another owner (map[targetKey]bool, replaced whole): when that copy goes away or changes
 	// hands, its event wakes the SecretSyncs waiting for the target (see copyEvents).
+	// store: about 100 bytes per target waiting for another owner's copy, per SecretSync; paid by
+	// the admins' SecretSyncs (targets they name).
 	waiting sync.Map
 	// copyPasses marks the passes of one namespace that a copy's event queued (a
 	// reconcile.Request with a namespace): they keep the status true (settleCopyPass).
+	// store: about 100 bytes per namespace pass queued by a copy's event, at most one per target
+	// namespace and SecretSync; paid by the admins.
 	copyPasses sync.Map
 	// wholePasses takes the whole passes a pass of one namespace asks for to the queue
 	// (wakeWholePass); nil until SetupWithManager.
@@ -113,6 +124,7 @@ type Reconciler struct {
 	namespacePasses chan event.GenericEvent
 	// gone holds, per SecretSync name, when a whole pass found it gone (time.Time): for goneFor
 	// after, the passes of its namespaces clean up the copies they find (cleanedUp).
+	// store: about 100 bytes per SecretSync deleted in the last goneFor; paid by the admins.
 	gone sync.Map
 	// accounts remembers ServiceAccounts found in step past the cache (see accountMemory).
 	accounts accountMemory
@@ -121,6 +133,8 @@ type Reconciler struct {
 	// pass does nothing before serviceAccountBatchPause has passed since, and the events of that
 	// namespace's ServiceAccounts (our own writes among them) queue it after the pause, not at
 	// once; a whole pass leaves those namespaces to their passes.
+	// store: about 100 bytes per namespace pass with ServiceAccounts left, at most one per target
+	// namespace and SecretSync; paid by the admins.
 	batching sync.Map
 }
 
@@ -289,13 +303,16 @@ type observation struct {
 	lookup  propagation.Lookup
 	// templates holds, per copy name, the copy the sources give before its namespace is chosen:
 	// an unproven copy that holds its data and type is expendable (see owner).
+	// store: per pass; paid by the admin's SecretSync (its sources).
 	templates map[string]*corev1.Secret
 	// sourceMissing is set when a named source does not exist (copies are then removed per policy).
 	sourceMissing bool
 	// missingKeys lists, per source ("ns/name"), the spec.keys the source lacks (the rest is copied).
+	// store: per pass; paid by the admin's SecretSync.
 	missingKeys map[string][]string
 	// withheld lists, per source ("ns/name") the spec picks, why it is never copied
 	// (propagation.Withheld): its copies are unwanted, and the status says so.
+	// store: per pass; paid by the admin's SecretSync.
 	withheld map[string]string
 	// unconfirmed, when set, says why removals were kept: the source namespace could not be read
 	// to confirm it is not being deleted (confirmSourceNamespace).
@@ -640,7 +657,8 @@ func (r *Reconciler) namespaces(ctx context.Context, only string) ([]*corev1.Nam
 type result struct {
 	desired, inStep int
 	// caughtUp counts copies found in step past a stale cache (no write was needed).
-	caughtUp  int
+	caughtUp int
+	// store: per pass; paid by nobody outside (a count per kind of write).
 	written   map[propagation.Op]int
 	conflicts []v1alpha1.TargetFailure
 	failures  []v1alpha1.TargetFailure
@@ -660,6 +678,7 @@ type result struct {
 	writeErr error
 	// present are the copies a create or replace of this pass left in step (written, or found
 	// written past a stale cache), by key: they exist although the cache does not show them yet.
+	// store: per pass; paid by the admin's SecretSync (its copies).
 	present map[types.NamespacedName]*corev1.Secret
 }
 
@@ -1029,6 +1048,7 @@ type writer struct {
 	label string
 	// unmanaged remembers targets found held by an object we do not manage, so later writes
 	// look (a read) instead of trying to create (a failed write) each time.
+	// store: per pass; paid by the same tenants as the Reconciler's unmanaged, which it borrows.
 	unmanaged *sync.Map
 	// taken, when set, is told of a copy written back after other field managers had set fields
 	// of it that the manager writes (see update).
@@ -1168,7 +1188,8 @@ func (r *Reconciler) syncPullSecrets(ctx context.Context, ss *v1alpha1.SecretSyn
 	}
 	// Decide on the cached form: at steady state nothing changes, and nothing is read or written.
 	type change struct {
-		sa     *corev1.ServiceAccount
+		sa *corev1.ServiceAccount
+		// store: per pass; paid by the admin's spec.imagePullSecretFor.
 		want   map[string]bool
 		digest [sha256.Size]byte
 	}

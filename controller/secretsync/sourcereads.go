@@ -36,14 +36,21 @@ type SourceReads struct {
 	// MaxBytes bounds the bytes remembered (data, labels and annotations, see readSize).
 	MaxBytes int
 
-	mu       sync.Mutex
-	byKey    map[readKey]*list.Element // of *readEntry
-	lru      list.List                 // most recently used first
-	bytes    int
+	mu sync.Mutex
+	// store: MaxBytes bytes (32 MiB by default) with lru, each read counted by readSize; paid by
+	// who asked first: the admins' SecretSyncs, or a tenant's CopyRequests (tenants at most half,
+	// one tenant an eighth).
+	byKey map[readKey]*list.Element // of *readEntry
+	// store: counted with byKey, within MaxBytes bytes; paid by the same readers as byKey.
+	lru   list.List // most recently used first
+	bytes int
+	// store: about 100 bytes per read under way, at most the workers; paid by nobody outside.
 	inflight map[readKey]chan struct{}
 	// tenantBytes is what tenants pay for; byTenant per tenant (no entry at 0).
 	tenantBytes int
-	byTenant    map[string]int
+	// store: about 50 bytes per tenant with a remembered read; paid by the tenants, within
+	// MaxBytes.
+	byTenant map[string]int
 }
 
 // NewSourceReads returns a SourceReads reading with reader and remembering up to maxBytes.

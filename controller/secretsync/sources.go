@@ -54,11 +54,14 @@ type Sources struct {
 	// APIReader, within MaxSourceReadBytes.
 	Reads *SourceReads
 
-	mu       sync.Mutex
-	ctx      context.Context
-	started  chan struct{}
-	ctrl     controller.Controller
-	byNS     map[string]sourceCache
+	mu      sync.Mutex
+	ctx     context.Context
+	started chan struct{}
+	ctrl    controller.Controller
+	// store: about 1 KiB (bytes of bookkeeping, the cache is in the informer inventory) per source
+	// namespace a SecretSync names; paid by the admins.
+	byNS map[string]sourceCache
+	// store: about 50 bytes per source namespace a SecretSync names; paid by the admins.
 	watched  map[string]bool // namespace + "/" + kind
 	initOnce sync.Once
 }
