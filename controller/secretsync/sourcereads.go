@@ -159,7 +159,9 @@ func (m *SourceReads) makeRoom(payer string, n int) bool {
 		return false
 	}
 	for m.byTenant[payer]+n > perTenant {
-		m.removeOldest(func(e *readEntry) bool { return e.payer == payer })
+		if !m.removeOldest(func(e *readEntry) bool { return e.payer == payer }) {
+			return false
+		}
 	}
 	for m.tenantBytes+n > tenants || m.bytes+n > m.MaxBytes {
 		if !m.removeOldest(func(e *readEntry) bool { return e.payer != "" }) {
