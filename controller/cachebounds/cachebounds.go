@@ -34,6 +34,7 @@ type Kind struct {
 	// Label, when set, limits the cache to the objects carrying a key (how many are cached).
 	Label labels.Selector
 	// Namespaces, when set, limits the cache to these namespaces (cache.ByObject.Namespaces).
+	// store: configuration; paid by the admin (one entry per --watch-namespaces namespace).
 	Namespaces map[string]cache.Config
 	// Transform reduces each object to the bounded form the cache keeps (what one costs).
 	// Required: it must be idempotent and leave the objects it does not know unchanged.

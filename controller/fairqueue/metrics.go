@@ -19,8 +19,11 @@ type queueMetrics[T comparable] struct {
 	unfinishedWorkSeconds   workqueue.SettableGaugeMetric
 	longestRunningProcessor workqueue.SettableGaugeMetric
 	retries                 workqueue.CounterMetric
-	addTimes                map[T]time.Time
-	processingStartTimes    map[T]time.Time
+	// store: about 100 bytes per queued item, one per object the controller watches (the items
+	// map's bound); paid by the objects' writers, within the informer inventory.
+	addTimes map[T]time.Time
+	// store: about 100 bytes per item a worker holds, at most the workers; paid by nobody outside.
+	processingStartTimes map[T]time.Time
 }
 
 func newQueueMetrics[T comparable](p workqueue.MetricsProvider, name string, c clock.Clock) *queueMetrics[T] {

@@ -39,6 +39,8 @@ type Queue[T comparable] struct {
 	cond *sync.Cond // signalled when an item becomes ready, a key is Done, or on shutdown
 	// items holds every queued key: ready, waiting (for AddAfter or a rate limit) or parked (ready,
 	// but the key is still being processed).
+	// store: about 200 bytes per queued item, at most one per object the controller watches (a key
+	// is queued once); paid by the objects' writers, within the informer inventory.
 	items map[T]*item[T]
 	// processing holds the keys handed out and not yet Done.
 	processing sets.Set[T]
@@ -75,13 +77,18 @@ type item[T comparable] struct {
 // level is the ready items of one priority: a ring of lanes served in turn.
 type level[T comparable] struct {
 	priority int
-	lanes    map[string]*lane[T]
-	ring     *list.List    // of *lane[T]
-	next     *list.Element // the lane served next
-	n        int
+	// store: about 200 bytes per lane with work (a lane is deleted when its last item leaves); paid
+	// by the tenants whose objects are queued, one lane per namespace at most.
+	lanes map[string]*lane[T]
+	// store: one list element (about 50 bytes) per lane with work; paid by the tenants, as lanes.
+	ring *list.List    // of *lane[T]
+	next *list.Element // the lane served next
+	n    int
 }
 
 type lane[T comparable] struct {
+	// store: one list element (about 50 bytes) per queued item, counted with the queue's items;
+	// paid by the tenant whose objects are queued.
 	items *list.List    // of *item[T], oldest first
 	elem  *list.Element // its place in the ring
 }

@@ -3,9 +3,9 @@ package metricsauth
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -39,16 +39,45 @@ const (
 	// maxDecisions bounds each cache: a flood of made-up tokens evicts the oldest, never grows it.
 	// Allowed and refused decisions are kept apart, so a flood cannot evict a scraper's.
 	maxDecisions = 1024
+	// maxSources bounds the review budgets kept per source address.
+	maxSources = 1024
+	// sourceTTL is how long an idle source's budget is kept: by then it has refilled
+	// (ReviewBurst/ReviewsPerSecond seconds), so dropping it loses nothing.
+	sourceTTL = ReviewBurst / ReviewsPerSecond * time.Second
 )
 
-// The rate of reviews (TokenReviews and SubjectAccessReviews) the guard makes for requests it has
-// no decision for, whatever unauthenticated clients send: ReviewBurst at once, then ReviewsPerSecond.
-// A request over it is answered 429 without a review. Scrapers need a few reviews a minute (two
-// per token and minute); re-reviews of decisions once allowed are not counted (knownTTL).
+// What a request may bring before anything is spent on it: a method other than GET and HEAD is
+// answered 405, a path longer than MaxPathBytes 414, a token longer than MaxTokenBytes 401, each
+// before any review and without being remembered. (Go's server takes a method, a path and a
+// header of up to 1 MiB each.) A service account token is about 1 KiB; an OIDC token with its
+// groups a few.
 const (
-	ReviewsPerSecond = 1
-	ReviewBurst      = 10
+	MaxPathBytes  = 1024
+	MaxTokenBytes = 16 << 10
 )
+
+// The budgets of reviews (TokenReviews and SubjectAccessReviews) the guard makes for requests it
+// has no decision for, whatever unauthenticated clients send. Each source address has its own
+// bucket, ReviewBurst at once then ReviewsPerSecond, so a flood from one pod spends its own and
+// not another's (a rotated scraper token is reviewed during a flood from elsewhere); all sources
+// together share GlobalReviewBurst then GlobalReviewsPerSecond, which bounds what the API server
+// is asked. A request over either is answered 429 without a review. Scrapers need a few reviews a
+// minute (two per token and minute); re-reviews of decisions once allowed are counted in neither
+// (knownTTL).
+const (
+	ReviewsPerSecond       = 1
+	ReviewBurst            = 10
+	GlobalReviewsPerSecond = 5
+	GlobalReviewBurst      = 50
+)
+
+// MaxBytes bounds the memory the guard keeps, whatever clients send: four decision caches of
+// maxDecisions fixed-size entries and maxSources budgets (an entry and a rate.Limiter each).
+// The requests' senders pay for nothing else: what a request brings is dropped with it.
+const MaxBytes = 4*maxDecisions*entryBytes + maxSources*(entryBytes+limiterBytes)
+
+// limiterBytes is a rate.Limiter on the heap, rounded up.
+const limiterBytes = 128
 
 // Reviews asks the API server who a token belongs to and whether that user may do verb on path.
 type Reviews interface {
@@ -59,26 +88,37 @@ type Reviews interface {
 	Authorize(ctx context.Context, user authenticationv1.UserInfo, verb, path string) (allowed bool, err error)
 }
 
-// Guard answers a request with 401 (no token, or one the API server does not accept), 403 (a user
-// not allowed the path and verb), 429 (no decision, and the review rate is spent), 500 (a review
-// failed; not cached) or hands it on.
+// Guard answers a request with 405 (a method but GET and HEAD), 414 (a path too long), 401 (no
+// token, one too long, or one the API server does not accept), 403 (a user not allowed the path
+// and verb), 429 (no decision, and the review budget is spent), 500 (a review failed; not
+// cached) or hands it on.
 type Guard struct {
 	reviews Reviews
 	clock   cache.Clock
-	// allowed and denied hold decisions by token digest, verb and path; failed holds the
+	// allowed and denied hold decisions by the digest of token, verb and path; failed holds the
 	// digests of tokens the API server did not accept; known the keys once allowed.
-	allowed, denied, failed, known *cache.LRUExpireCache
-	limiter                        *rate.Limiter
+	// store: with sources, metricsauth.MaxBytes bytes (1.4 MiB) in all, fixed-size keys; paid by
+	// any client of the metrics port, bounded whatever it sends.
+	allowed, denied, failed, known *ttlCache[[sha256.Size]byte, int]
+	// sources holds each source address's review budget.
+	// store: maxSources × (entryBytes+limiterBytes) bytes, counted in MaxBytes; paid by the port's
+	// clients, one entry per source address.
+	sources *ttlCache[netip.Addr, *rate.Limiter]
+	// store: limiterBytes bytes; paid by nobody outside.
+	global *rate.Limiter
 }
 
-// NewGuard returns a Guard that asks reviews, at most ReviewBurst at once and ReviewsPerSecond
-// after, and remembers decisions by the clock.
+// NewGuard returns a Guard that asks reviews within its budgets and remembers decisions by the
+// clock.
 func NewGuard(reviews Reviews, clock cache.Clock) *Guard {
-	lru := func() *cache.LRUExpireCache { return cache.NewLRUExpireCacheWithClock(maxDecisions, clock) }
+	decisions := func(ttl time.Duration) *ttlCache[[sha256.Size]byte, int] {
+		return newTTLCache[[sha256.Size]byte, int](maxDecisions, ttl)
+	}
 	return &Guard{
 		reviews: reviews, clock: clock,
-		allowed: lru(), denied: lru(), failed: lru(), known: lru(),
-		limiter: rate.NewLimiter(ReviewsPerSecond, ReviewBurst),
+		allowed: decisions(allowTTL), denied: decisions(denyTTL), failed: decisions(failedTokenTTL), known: decisions(knownTTL),
+		sources: newTTLCache[netip.Addr, *rate.Limiter](maxSources, sourceTTL),
+		global:  rate.NewLimiter(GlobalReviewsPerSecond, GlobalReviewBurst),
 	}
 }
 
@@ -109,10 +149,12 @@ func (g *Guard) Wrap(log logr.Logger, next http.Handler) http.Handler {
 		}
 		switch code {
 		case http.StatusInternalServerError:
-			log.V(1).Info("metrics request could not be reviewed", "path", req.URL.Path)
+			log.V(1).Info("metrics request could not be reviewed", "pathBytes", len(req.URL.Path))
 		case http.StatusTooManyRequests:
 			// A well-behaved client (Prometheus scrapes on its interval anyway) comes back later.
 			w.Header().Set("Retry-After", "1")
+		case http.StatusMethodNotAllowed:
+			w.Header().Set("Allow", "GET, HEAD")
 		}
 		http.Error(w, http.StatusText(code), code)
 	})
@@ -120,28 +162,39 @@ func (g *Guard) Wrap(log logr.Logger, next http.Handler) http.Handler {
 
 // decide returns 200 for a request to let through, else the status to answer.
 func (g *Guard) decide(req *http.Request) int {
+	// Refused before anything is spent or kept: the API server would see the method as the verb
+	// of a SubjectAccessReview, and a metrics endpoint serves GET and HEAD only.
+	if req.Method != http.MethodGet && req.Method != http.MethodHead {
+		return http.StatusMethodNotAllowed
+	}
+	path := req.URL.Path
+	if len(path) > MaxPathBytes {
+		return http.StatusRequestURITooLong
+	}
 	token, ok := bearer(req.Header.Get("Authorization"))
-	if !ok {
+	if !ok || len(token) > MaxTokenBytes {
 		return http.StatusUnauthorized
 	}
-	verb, path := strings.ToLower(req.Method), req.URL.Path
-	// The token is a secret: only its digest is kept.
-	sum := sha256.Sum256([]byte(token))
-	digest := hex.EncodeToString(sum[:])
-	key := digest + "\x00" + verb + "\x00" + path
-	if _, ok := g.failed.Get(digest); ok {
+	// The API server authorizes HEAD as get on a non-resource URL; so does the guard.
+	const verb = "get"
+	// The token is a secret: only its digest is kept; the key is a digest too, of fixed size.
+	digest := sha256.Sum256([]byte(token))
+	key := decisionKey(digest, verb, path)
+	now := g.clock.Now()
+	if _, ok := g.failed.get(digest, now); ok {
 		return http.StatusUnauthorized
 	}
-	if code, ok := g.allowed.Get(key); ok {
-		return code.(int)
+	if code, ok := g.allowed.get(key, now); ok {
+		return code
 	}
-	if code, ok := g.denied.Get(key); ok {
-		return code.(int)
+	if code, ok := g.denied.get(key, now); ok {
+		return code
 	}
-	// Every review of a request without a decision is counted, so that made-up tokens (or one
-	// token on made-up paths) cost the API server a bounded rate; a decision once allowed is
-	// asked again outside the count, so a flood does not lock the scraper out.
-	if _, known := g.known.Get(key); !known && !g.limiter.AllowN(g.clock.Now(), 1) {
+	// Every review of a request without a decision is counted, against its source's budget and
+	// the global one, so that made-up tokens (or one token on made-up paths) cost the API server a
+	// bounded rate and one client's flood does not spend another's; a decision once allowed is
+	// asked again outside both, so a flood does not lock the scraper out.
+	if _, known := g.known.get(key, now); !known && !g.spend(sourceOf(req), now) {
 		return http.StatusTooManyRequests
 	}
 	ctx, cancel := context.WithTimeout(req.Context(), reviewTimeout)
@@ -150,16 +203,63 @@ func (g *Guard) decide(req *http.Request) int {
 	if err != nil {
 		return http.StatusInternalServerError
 	}
+	now = g.clock.Now()
 	switch code {
 	case http.StatusOK:
-		g.allowed.Add(key, code, allowTTL)
-		g.known.Add(key, true, knownTTL)
+		g.allowed.add(key, code, now)
+		g.known.add(key, code, now)
 	case http.StatusUnauthorized:
-		g.failed.Add(digest, true, failedTokenTTL)
+		g.failed.add(digest, code, now)
 	default:
-		g.denied.Add(key, code, denyTTL)
+		g.denied.add(key, code, now)
 	}
 	return code
+}
+
+// spend takes one review from the source's budget and the global one, or none when either is
+// spent.
+func (g *Guard) spend(src netip.Addr, now time.Time) bool {
+	lim, ok := g.sources.get(src, now)
+	if !ok {
+		lim = rate.NewLimiter(ReviewsPerSecond, ReviewBurst)
+	}
+	// Kept (and its time renewed) on every request, spent or not: a source that keeps asking
+	// keeps its empty bucket.
+	g.sources.add(src, lim, now)
+	r := lim.ReserveN(now, 1)
+	if !r.OK() || r.DelayFrom(now) > 0 {
+		r.CancelAt(now)
+		return false
+	}
+	if !g.global.AllowN(now, 1) {
+		r.CancelAt(now) // the source's review was not made
+		return false
+	}
+	return true
+}
+
+// decisionKey is the fixed-size key of a decision: the digest of the token's digest, the verb and
+// the path.
+func decisionKey(digest [sha256.Size]byte, verb, path string) [sha256.Size]byte {
+	h := sha256.New()
+	h.Write(digest[:])
+	h.Write([]byte{0})
+	h.Write([]byte(verb))
+	h.Write([]byte{0})
+	h.Write([]byte(path))
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	return key
+}
+
+// sourceOf is the request's source address (the zero Addr, one shared budget, when the server
+// did not record a parseable one).
+func sourceOf(req *http.Request) netip.Addr {
+	ap, err := netip.ParseAddrPort(req.RemoteAddr)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return ap.Addr().Unmap()
 }
 
 func (g *Guard) review(ctx context.Context, token, verb, path string) (int, error) {

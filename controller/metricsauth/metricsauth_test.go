@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
+	"golang.org/x/time/rate"
 	authenticationv1 "k8s.io/api/authentication/v1"
-	"k8s.io/apimachinery/pkg/util/cache"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -73,7 +77,11 @@ func TestGuardAnswers(t *testing.T) {
 		{name: "the scraper may get /metrics", method: "GET", path: "/metrics", authorization: "Bearer scraper-token", want: 200, wantReviews: 2},
 		{name: "the scheme is case-insensitive", method: "GET", path: "/metrics", authorization: "bearer scraper-token", want: 200, wantReviews: 2},
 		{name: "the scraper may not get another path", method: "GET", path: "/debug", authorization: "Bearer scraper-token", want: 403, wantReviews: 2},
-		{name: "the verb is the lower-case method: POST is not get", method: "POST", path: "/metrics", authorization: "Bearer scraper-token", want: 403, wantReviews: 2},
+		{name: "HEAD is reviewed as get", method: "HEAD", path: "/metrics", authorization: "Bearer scraper-token", want: 200, wantReviews: 2},
+		{name: "POST is 405 without asking", method: "POST", path: "/metrics", authorization: "Bearer scraper-token", want: 405},
+		{name: "a made-up method is 405 without asking", method: "PROPFIND", path: "/metrics", authorization: "Bearer scraper-token", want: 405},
+		{name: "a path over MaxPathBytes is 414 without asking", method: "GET", path: "/" + strings.Repeat("m", MaxPathBytes), authorization: "Bearer scraper-token", want: 414},
+		{name: "a token over MaxTokenBytes is 401 without asking", method: "GET", path: "/metrics", authorization: "Bearer " + strings.Repeat("t", MaxTokenBytes+1), want: 401},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -148,8 +156,8 @@ func TestGuardCacheIsBounded(t *testing.T) {
 		serve(t, g, "GET", "/metrics", fmt.Sprintf("Bearer made-up-%d", i))
 		serve(t, g, "GET", fmt.Sprintf("/metrics-%d", i), "Bearer nobody-token")
 	}
-	for name, c := range map[string]*cache.LRUExpireCache{"allowed": g.allowed, "denied": g.denied, "failed": g.failed, "known": g.known} {
-		if n := len(c.Keys()); n > maxDecisions {
+	for name, c := range map[string]*ttlCache[[32]byte, int]{"allowed": g.allowed, "denied": g.denied, "failed": g.failed, "known": g.known} {
+		if n := c.len(); n > maxDecisions {
 			t.Errorf("%s holds %d entries, want at most %d", name, n, maxDecisions)
 		}
 	}
@@ -257,5 +265,156 @@ func TestTooManyRequestsSaysWhenToComeBack(t *testing.T) {
 	}
 	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "1" {
 		t.Errorf("request %d: %d Retry-After %q, want 429 with Retry-After 1", ReviewBurst+1, rec.Code, rec.Header().Get("Retry-After"))
+	}
+}
+
+// serveFrom is serve from the source address addr (host:port).
+func serveFrom(t *testing.T, g *Guard, addr, method, path, authorization string) int {
+	t.Helper()
+	h := g.Wrap(logr.Discard(), http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	req := httptest.NewRequest(method, path, nil)
+	req.RemoteAddr = addr
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Code
+}
+
+// Issue 45: a flood of made-up tokens from one pod spent the one review budget, and a token
+// never seen before (a rotated scraper token, the first scrape after a restart) got 429 while it
+// lasted. Each source has its own budget: the flooder spends its own.
+func TestAFreshTokenIsServedDuringAFloodFromAnotherSource(t *testing.T) {
+	f := newFake()
+	clock := clocktesting.NewFakeClock(time.Unix(0, 0))
+	g := NewGuard(f, clock)
+	codes := map[int]int{}
+	for second := 0; second < 60; second++ {
+		for i := 0; i < 10; i++ { // 10 made-up tokens a second, as in the issue
+			codes[serveFrom(t, g, "10.0.0.66:40000", "GET", "/metrics", fmt.Sprintf("Bearer flood-%d-%d", second, i))]++
+		}
+		if second%20 == 10 {
+			token := fmt.Sprintf("rotated-%d", second)
+			f.users[token] = "scraper"
+			if got := serveFrom(t, g, "10.0.0.7:51000", "GET", "/metrics", "Bearer "+token); got != 200 {
+				t.Errorf("second %d of the flood: a fresh valid token from the scraper's address answered %d, want 200", second, got)
+			}
+		}
+		clock.Step(time.Second)
+	}
+	if codes[http.StatusTooManyRequests] == 0 {
+		t.Errorf("the flood was never limited: %v", codes)
+	}
+	if max := ReviewBurst + 60*ReviewsPerSecond + 3*2; f.authn+f.authz > max {
+		t.Errorf("the flood cost %d reviews, want at most %d", f.authn+f.authz, max)
+	}
+}
+
+// Many sources together are still bounded by the global budget.
+func TestManySourcesShareTheGlobalBudget(t *testing.T) {
+	f := newFake()
+	g := NewGuard(f, clocktesting.NewFakeClock(time.Unix(0, 0)))
+	for i := 0; i < 500; i++ {
+		serveFrom(t, g, fmt.Sprintf("10.1.%d.%d:1000", i/250, i%250), "GET", "/metrics", fmt.Sprintf("Bearer m-%d", i))
+	}
+	if f.authn > GlobalReviewBurst {
+		t.Errorf("500 sources at once cost %d TokenReviews, want at most %d", f.authn, GlobalReviewBurst)
+	}
+}
+
+// Issue 45: any method reached the guard and was kept in its keys; 100 requests with 1 MiB
+// methods raised the heap by 100 MiB for good. Now they are refused before review or memory.
+func TestTheHeapStaysFlatUnderHugeMethodsAndPaths(t *testing.T) {
+	f := newFake()
+	clock := clocktesting.NewFakeClock(time.Unix(0, 0))
+	g := NewGuard(f, clock)
+	h := g.Wrap(logr.Discard(), http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	// Built directly (httptest.NewRequest parses a request line of 1 MiB slowly under -race).
+	do := func(method, path, token string) int {
+		req := &http.Request{Method: method, URL: &url.URL{Path: path}, Header: http.Header{"Authorization": {"Bearer " + token}}, RemoteAddr: "10.0.0.9:4000"}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heap()
+	for i := 0; i < 100; i++ {
+		clock.Step(time.Second)
+		reviews := f.authn + f.authz
+		method := strings.Repeat(string(rune('A'+i%26)), 1<<20) // a new 1 MiB method each time
+		if got := do(method, "/metrics", "nobody-token"); got != http.StatusMethodNotAllowed {
+			t.Fatalf("a 1 MiB method: %d, want 405", got)
+		}
+		if got := do("GET", "/"+method, "nobody-token"); got != http.StatusRequestURITooLong {
+			t.Fatalf("a 1 MiB path: %d, want 414", got)
+		}
+		if got := do("GET", "/metrics", "t"+method); got != http.StatusUnauthorized {
+			t.Fatalf("a 1 MiB token: %d, want 401", got)
+		}
+		if n := f.authn + f.authz - reviews; n != 0 {
+			t.Fatalf("a 1 MiB method, path or token cost %d reviews, want none", n)
+		}
+	}
+	after := heap()
+	grown := int64(after) - int64(before)
+	t.Logf("heap %d -> %d bytes after 100 requests each with a 1 MiB method, path and token (guard bound %d bytes)", before, after, MaxBytes)
+	if grown > 1<<20 {
+		t.Errorf("the heap grew by %d bytes, want under 1 MiB", grown)
+	}
+}
+
+// An expired decision leaves the cache on the next write, not only when it is read again or
+// pushed out by count.
+func TestExpiredDecisionsLeaveOnWrite(t *testing.T) {
+	f := newFake()
+	clock := clocktesting.NewFakeClock(time.Unix(0, 0))
+	g := NewGuard(f, clock)
+	for i := 0; i < ReviewBurst; i++ {
+		serve(t, g, "GET", fmt.Sprintf("/p/%d", i), "Bearer nobody-token")
+	}
+	if n := g.denied.len(); n != ReviewBurst {
+		t.Fatalf("denied holds %d, want %d", n, ReviewBurst)
+	}
+	clock.Step(denyTTL)
+	serve(t, g, "GET", "/other", "Bearer nobody-token")
+	if n := g.denied.len(); n != 1 {
+		t.Errorf("after denyTTL and one write, denied holds %d entries, want 1", n)
+	}
+}
+
+// The memory bound the guard declares (MaxBytes) holds for full caches: fill every cache and
+// every source budget, and weigh the heap.
+func TestAFullGuardWeighsUnderMaxBytes(t *testing.T) {
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heap()
+	g := NewGuard(newFake(), clocktesting.NewFakeClock(time.Unix(0, 0)))
+	now := time.Unix(0, 0)
+	for i := 0; i < maxDecisions; i++ {
+		var k [32]byte
+		k[0], k[1] = byte(i), byte(i>>8)
+		for _, c := range []*ttlCache[[32]byte, int]{g.allowed, g.denied, g.failed, g.known} {
+			c.add(k, 200, now)
+		}
+	}
+	for i := 0; i < maxSources; i++ {
+		g.sources.add(netip.AddrFrom4([4]byte{10, 2, byte(i >> 8), byte(i)}), rate.NewLimiter(1, 1), now)
+	}
+	after := heap()
+	runtime.KeepAlive(g)
+	used := int64(after) - int64(before)
+	t.Logf("a full guard: %d bytes on the heap, declared %d", used, MaxBytes)
+	if used > MaxBytes {
+		t.Errorf("a full guard takes %d bytes, more than MaxBytes %d", used, MaxBytes)
 	}
 }

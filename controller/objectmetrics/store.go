@@ -26,11 +26,15 @@ type Store[V any] struct {
 	limit int
 	desc  *prometheus.Desc
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// store: limit × (the value, about 200 bytes) bytes; paid by the tenants whose objects are
+	// measured, bounded by limit.
 	tracked map[types.NamespacedName]V
 	// untracked are the objects seen while the store was full: names only, so a tenant's
 	// thousands of objects cost a map entry each (their full objects are in the informer cache
 	// anyway), and the count stays exact when one is deleted.
+	// store: about 100 bytes per object of the kind past limit (a name only), as many as the
+	// informer inventory holds; paid by the objects' writers (their object quota).
 	untracked map[types.NamespacedName]struct{}
 }
 

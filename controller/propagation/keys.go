@@ -8,6 +8,7 @@ type Keys struct {
 	Include, Exclude []string
 	// Rename maps a kept key to the name it has in the copy. A renamed key that lands on another
 	// kept key replaces it.
+	// store: configuration; paid by the admin's spec (bounded by the CRD).
 	Rename map[string]string
 }
 

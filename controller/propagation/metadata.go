@@ -13,6 +13,7 @@ import (
 // copy, and which of the source's travel.
 type Metadata struct {
 	// Labels and Annotations are set on every copy.
+	// store: configuration; paid by the admin's spec (bounded by the CRD).
 	Labels, Annotations map[string]string
 	// SourceLabels and SourceAnnotations pick the source's keys that travel: a key, a prefix
 	// ending in "*" ("app.kubernetes.io/*"), or "*" for all. Empty: none travel.

@@ -135,7 +135,8 @@ func PullSecretNames(plan Plan, want []*corev1.Secret, live Lookup, owned []*cor
 // (spec.imagePullSecretFor): the ones named, or every one when the list is ["*"]. The zero value
 // selects none.
 type PullSecretAccounts struct {
-	all   bool
+	all bool
+	// store: configuration; paid by the admin's spec.imagePullSecretFor (bounded by the CRD).
 	names map[string]bool
 }
 

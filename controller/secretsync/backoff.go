@@ -58,7 +58,9 @@ func backoffDelay(n int, base, limit time.Duration) time.Duration {
 // backoff counts, per key, the retries in a row and says how long the next one waits. It is
 // safe for concurrent use; forget a key when it succeeds.
 type backoff struct {
-	mu       sync.Mutex
+	mu sync.Mutex
+	// store: about 100 bytes per request retrying in a row, forgotten on success; paid by whoever
+	// makes a write fail (a tenant's webhook or quota), one per target or CopyRequest.
 	failures map[any]int
 }
 

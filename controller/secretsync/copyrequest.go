@@ -80,6 +80,8 @@ type RequestReconciler struct {
 	Reads *SourceReads
 
 	readsOnce sync.Once
+	// store: about 150 bytes per CopyRequest whose target a foreign object holds; paid by the
+	// tenant, one per CopyRequest (its object quota).
 	unmanaged sync.Map
 	// stale counts, per CopyRequest, its retries in a row (see backoff.go).
 	stale backoff
@@ -288,7 +290,7 @@ func (r *RequestReconciler) offeredSource(ctx context.Context, kind *objectKind,
 			r.Reads = NewSourceReads(r.APIReader, MaxSourceReadBytes)
 		}
 	})
-	src, err := r.Reads.Read(ctx, kind, key, meta.ResourceVersion)
+	src, err := r.Reads.Read(ctx, namespace, kind, key, meta.ResourceVersion)
 	if err != nil || src == nil {
 		return nil, err
 	}

@@ -197,6 +197,7 @@ func appliedServiceAccounts(fields []metav1.ManagedFieldsEntry) map[string]bool 
 			continue
 		}
 		var tree struct {
+			// store: per pass; paid by the manager's own apply (its managed fields).
 			Spec map[string]json.RawMessage `json:"f:spec"`
 		}
 		if json.Unmarshal(f.FieldsV1.GetRawBytes(), &tree) != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,8 +27,11 @@ const DefaultPolicyRecheck = time.Minute
 //
 // In force means: the policy Policy exists with failurePolicy Fail, and its binding of the same
 // name binds it (spec.policyName) with the action Deny, to every object (no matchResources
-// narrowing it, no paramRef). What the policy's expressions say is the chart's: an admin who
-// edits them is trusted, as with everything else the chart installs.
+// narrowing it, no paramRef), and the policy's own matchConstraints reach every create and update
+// of a Secret or ConfigMap with no selector or exclusion, with at most the chart's one match
+// condition (which leaves the manager out). What the policy's expressions say is the chart's: an
+// admin who edits them is trusted, as with everything else the chart installs. A label set while
+// the policy was not in force is trusted once it is (docs/security.md: a known limit).
 type PolicyProof struct {
 	// Reader reads past the cache (the manager caches no policies).
 	Reader client.Reader
@@ -96,6 +100,40 @@ func policyInForce(vap *admissionregistrationv1.ValidatingAdmissionPolicy, b *ad
 		b.Spec.MatchResources.ObjectSelector != nil && len(b.Spec.MatchResources.ObjectSelector.MatchLabels)+len(b.Spec.MatchResources.ObjectSelector.MatchExpressions) > 0 ||
 		len(b.Spec.MatchResources.ResourceRules) > 0 || len(b.Spec.MatchResources.ExcludeResourceRules) > 0):
 		return false
+	case !matchesCopies(vap.Spec.MatchConstraints):
+		return false
+	// The chart's one match condition leaves the manager out; another could leave tenants out.
+	case len(vap.Spec.MatchConditions) > 1:
+		return false
 	}
 	return true
+}
+
+// matchesCopies reports whether a policy's matchConstraints reach every create and update of a
+// Secret or ConfigMap in every namespace: no selector or exclusion narrows them (issue 45: the
+// binding was checked, the policy's own match fields were not).
+func matchesCopies(m *admissionregistrationv1.MatchResources) bool {
+	if m == nil || len(m.ExcludeResourceRules) > 0 || !emptySelector(m.NamespaceSelector) || !emptySelector(m.ObjectSelector) {
+		return false
+	}
+	has := func(list []string, v string) bool { return slices.Contains(list, v) || slices.Contains(list, "*") }
+	for _, res := range []string{"secrets", "configmaps"} {
+		for _, op := range []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update} {
+			if !slices.ContainsFunc(m.ResourceRules, func(r admissionregistrationv1.NamedRuleWithOperations) bool {
+				ops := make([]string, 0, len(r.Operations))
+				for _, o := range r.Operations {
+					ops = append(ops, string(o))
+				}
+				return len(r.ResourceNames) == 0 && has(r.APIGroups, "") && has(r.APIVersions, "v1") && has(r.Resources, res) && has(ops, string(op)) &&
+					(r.Scope == nil || *r.Scope == admissionregistrationv1.AllScopes || *r.Scope == admissionregistrationv1.NamespacedScope)
+			}) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func emptySelector(s *metav1.LabelSelector) bool {
+	return s == nil || len(s.MatchLabels)+len(s.MatchExpressions) == 0
 }

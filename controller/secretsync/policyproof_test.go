@@ -64,6 +64,31 @@ func TestPolicyInForce(t *testing.T) {
 		}, false},
 		{"a binding with an empty matchResources is", func(_ *vapT, b *bT) { b.Spec.MatchResources = &admissionregistrationv1.MatchResources{} }, true},
 		{"a policy being deleted is not", func(v *vapT, _ *bT) { now := metav1.Now(); v.DeletionTimestamp = &now }, false},
+		{"a policy narrowed to some namespaces by its own matchConstraints is not", func(v *vapT, _ *bT) {
+			v.Spec.MatchConstraints.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"x": "y"}}
+		}, false},
+		{"a policy that excludes some objects is not", func(v *vapT, _ *bT) {
+			v.Spec.MatchConstraints.ObjectSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"x": "y"}}
+		}, false},
+		{"a policy that matches no ConfigMaps is not", func(v *vapT, _ *bT) {
+			v.Spec.MatchConstraints.ResourceRules[0].Resources = []string{"secrets"}
+		}, false},
+		{"a policy that matches creates only is not", func(v *vapT, _ *bT) {
+			v.Spec.MatchConstraints.ResourceRules[0].Operations = []admissionregistrationv1.OperationType{admissionregistrationv1.Create}
+		}, false},
+		{"a policy with excluded resource rules is not", func(v *vapT, _ *bT) {
+			v.Spec.MatchConstraints.ExcludeResourceRules = v.Spec.MatchConstraints.ResourceRules
+		}, false},
+		{"a policy with a second match condition is not", func(v *vapT, _ *bT) {
+			v.Spec.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "not-the-manager", Expression: "true"}, {Name: "only-some", Expression: "request.namespace == 'x'"}}
+		}, false},
+		{"the chart's one match condition is", func(v *vapT, _ *bT) {
+			v.Spec.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "not-the-manager", Expression: "!(request.userInfo.username in ['m'])"}}
+		}, true},
+		{"wildcards match", func(v *vapT, _ *bT) {
+			v.Spec.MatchConstraints.ResourceRules[0].Rule = admissionregistrationv1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*"}}
+			v.Spec.MatchConstraints.ResourceRules[0].Operations = []admissionregistrationv1.OperationType{"*"}
+		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			vap, b := chartPolicy("p", tc.opt)

@@ -90,20 +90,31 @@ type Reconciler struct {
 
 	// unmanaged remembers targets found held by a Secret we do not manage, so later reconciles
 	// look (a read) instead of trying to create (a failed write) each time.
+	// store: about 150 bytes per target a foreign object holds; paid by the tenant who put it
+	// there, one per target of an admin's SecretSync.
 	unmanaged sync.Map
 	// rejected remembers, per target, the write that last failed and when it may be tried
 	// again (see writeOnce).
+	// store: about 300 bytes per target whose write was refused (the refusal's message cut, see
+	// writeOnce); paid by whoever refuses (a tenant's webhook, policy or quota), one per target of
+	// an admin's SecretSync.
 	rejected sync.Map
 	// stale counts, per request, the retries in a row after a stale cache (see backoff.go).
 	stale backoff
 	// lastStatus is the status last written per SecretSync name (see writeStatus).
+	// store: one status (a few thousand bytes at most: status.failures is bounded) per SecretSync; paid by the
+	// admins.
 	lastStatus sync.Map
 	// waiting holds, per SecretSync name, the targets its last whole pass found held by a copy
 	// of another owner (map[targetKey]bool, replaced whole): when that copy goes away or changes
 	// hands, its event wakes the SecretSyncs waiting for the target (see copyEvents).
+	// store: about 100 bytes per target waiting for another owner's copy, per SecretSync; paid by
+	// the admins' SecretSyncs (targets they name).
 	waiting sync.Map
 	// copyPasses marks the passes of one namespace that a copy's event queued (a
 	// reconcile.Request with a namespace): they keep the status true (settleCopyPass).
+	// store: about 100 bytes per namespace pass queued by a copy's event, at most one per target
+	// namespace and SecretSync; paid by the admins.
 	copyPasses sync.Map
 	// wholePasses takes the whole passes a pass of one namespace asks for to the queue
 	// (wakeWholePass); nil until SetupWithManager.
@@ -113,6 +124,7 @@ type Reconciler struct {
 	namespacePasses chan event.GenericEvent
 	// gone holds, per SecretSync name, when a whole pass found it gone (time.Time): for goneFor
 	// after, the passes of its namespaces clean up the copies they find (cleanedUp).
+	// store: about 100 bytes per SecretSync deleted in the last goneFor; paid by the admins.
 	gone sync.Map
 	// accounts remembers ServiceAccounts found in step past the cache (see accountMemory).
 	accounts accountMemory
@@ -121,6 +133,8 @@ type Reconciler struct {
 	// pass does nothing before serviceAccountBatchPause has passed since, and the events of that
 	// namespace's ServiceAccounts (our own writes among them) queue it after the pause, not at
 	// once; a whole pass leaves those namespaces to their passes.
+	// store: about 100 bytes per namespace pass with ServiceAccounts left, at most one per target
+	// namespace and SecretSync; paid by the admins.
 	batching sync.Map
 }
 
@@ -198,8 +212,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		owner.SourceGone = obs.sourceGone(ss)
 		plan = propagation.ComputeFor(owner, obs.want, obs.lookup, obs.owned, propagation.DeletionPolicy(string(ss.Spec.DeletionPolicy)))
 		if removes(plan) {
-			if obs.blocked, err = r.confirmSourceNamespace(ctx, ss.Spec.Source.Namespace); err != nil {
+			confirmed := false
+			if obs.blocked, confirmed, err = r.confirmSourceNamespace(ctx, ss.Spec.Source.Namespace); err != nil {
 				return ctrl.Result{}, err
+			}
+			if obs.blocked == nil && !confirmed {
+				// The source namespace cannot be read: the removals that only a gone source
+				// explains wait; copies are written, and those outside the targets (the
+				// SecretSync no longer wants them, whatever the source) are removed.
+				var held int
+				plan, held = withoutSourceRemovals(plan, obs.targets)
+				if held > 0 {
+					obs.unconfirmed = &blocker{ReasonSourceNamespaceUnconfirmed, unconfirmedMessage(ss.Spec.Source.Namespace, held)}
+				}
 			}
 		}
 	}
@@ -227,6 +252,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		res.requeue = res.requeue || sas.requeue
 		res.writeErr = errors.Join(res.writeErr, sas.writeErr)
 		res.notDockerConfig = sas.notDockerConfig
+		if obs.unconfirmed != nil {
+			// Look again now and then: the grant that lets the namespace be read comes without
+			// an event to us.
+			res.retryAfter = minPositive(res.retryAfter, DefaultConflictRecheck)
+		}
 		if req.Namespace == "" {
 			r.recordWaiting(ss.Name, kind, res.conflicts)
 			r.queueNamespacePasses(ctx, ss.Name, res.accountsLeft)
@@ -273,14 +303,20 @@ type observation struct {
 	lookup  propagation.Lookup
 	// templates holds, per copy name, the copy the sources give before its namespace is chosen:
 	// an unproven copy that holds its data and type is expendable (see owner).
+	// store: per pass; paid by the admin's SecretSync (its sources).
 	templates map[string]*corev1.Secret
 	// sourceMissing is set when a named source does not exist (copies are then removed per policy).
 	sourceMissing bool
 	// missingKeys lists, per source ("ns/name"), the spec.keys the source lacks (the rest is copied).
+	// store: per pass; paid by the admin's SecretSync.
 	missingKeys map[string][]string
 	// withheld lists, per source ("ns/name") the spec picks, why it is never copied
 	// (propagation.Withheld): its copies are unwanted, and the status says so.
+	// store: per pass; paid by the admin's SecretSync.
 	withheld map[string]string
+	// unconfirmed, when set, says why removals were kept: the source namespace could not be read
+	// to confirm it is not being deleted (confirmSourceNamespace).
+	unconfirmed *blocker
 	// unmanaged lists the target namespaces the spec names that the manager does not work in
 	// (Reconciler.Namespaces): no copy goes there, and the status says so.
 	unmanaged []string
@@ -358,8 +394,10 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 	}
 	for _, s := range kind.items(sources) {
 		// The source cache keeps no data, and no labels past a bound (sources.go): a source
-		// that matches, or whose labels the cache dropped, is read whole.
-		if sourceLabelsUnknown(s) && srcSel != nil {
+		// that matches, or whose labels the cache dropped, is read whole; but only when its
+		// labels can decide: not when its name or type (which the cache keeps) rule it out, nor
+		// for an empty selector, which matches whatever the labels.
+		if sourceLabelsUnknown(s) && labelsDecide(s, src, srcSel) {
 			if s, err = r.Sources.Full(ctx, kind, s); err != nil {
 				return obs, err
 			} else if s == nil {
@@ -450,6 +488,12 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 	return obs, nil
 }
 
+// labelsDecide reports whether a source's labels can decide if it is picked: its name and type
+// (which the source cache keeps) do not rule it out, and the selector is not empty.
+func labelsDecide(s *corev1.Secret, src v1alpha1.SecretSyncSource, sel labels.Selector) bool {
+	return sel != nil && !sel.Empty() && s.DeletionTimestamp == nil && (src.Name == "" || s.Name == src.Name) && (src.Type == "" || s.Type == src.Type)
+}
+
 // sourceGone tells the copies that are unwanted only because the source spec.source.name names
 // is missing: those of that source in namespaces that still are targets (nil when the source is
 // there, or the spec selects sources). Under deletionPolicy Orphan they are kept for its return.
@@ -479,40 +523,59 @@ func sourceNamespaceGone(name string, ns *corev1.Namespace) *blocker {
 // confirmSourceNamespace reads the source namespace past the cache before a plan removes
 // copies: the source informer can deliver the deletions of a terminating namespace's Secrets
 // before the manager's cache shows the namespace terminating, and a removal is not undone by
-// the next pass. It returns the blocker when the namespace is missing or being deleted.
-func (r *Reconciler) confirmSourceNamespace(ctx context.Context, name string) (*blocker, error) {
-	if len(r.Namespaces) > 0 {
-		return r.probeSourceNamespace(ctx, name)
-	}
+// the next pass. It returns the blocker when the namespace is missing or being deleted, and
+// confirmed false when the manager may not read it (a manager limited to namespaces whose
+// ClusterRole lacks get on that Namespace by name; the chart grants it): the pass then keeps
+// the removals only a gone source explains. It writes nothing: a dry-run create there would be
+// refused by the chart's manager-writes policy (admission runs for dry runs) and wedge the pass.
+func (r *Reconciler) confirmSourceNamespace(ctx context.Context, name string) (*blocker, bool, error) {
 	ns := &corev1.Namespace{}
 	if err := r.APIReader.Get(ctx, types.NamespacedName{Name: name}, ns); err != nil {
-		if apierrors.IsNotFound(err) {
-			return sourceNamespaceGone(name, nil), nil
+		switch {
+		case apierrors.IsNotFound(err):
+			return sourceNamespaceGone(name, nil), true, nil
+		case apierrors.IsForbidden(err):
+			return nil, false, nil
 		}
-		return nil, err
+		return nil, false, err
 	}
 	if ns.DeletionTimestamp != nil {
-		return sourceNamespaceGone(name, ns), nil
+		return sourceNamespaceGone(name, ns), true, nil
 	}
-	return nil, nil
+	return nil, true, nil
 }
 
-// probeSourceNamespace is confirmSourceNamespace for a manager limited to namespaces, which may
-// not read the Namespace: a dry-run create of a ConfigMap there (nothing is stored) is refused by
-// the API server's NamespaceLifecycle admission when the namespace is gone (NotFound) or being
-// deleted (cause NamespaceTerminating), with the Role the manager holds there.
-func (r *Reconciler) probeSourceNamespace(ctx context.Context, name string) (*blocker, error) {
-	probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "platform-operators-probe-", Namespace: name}}
-	err := r.Client.Create(ctx, probe, client.DryRunAll)
-	switch {
-	case err == nil:
-		return nil, nil
-	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
-		return sourceNamespaceGone(name, &corev1.Namespace{}), nil
-	case apierrors.IsNotFound(err):
-		return sourceNamespaceGone(name, nil), nil
+// withoutSourceRemovals is plan without the removals in namespaces that are still targets (only
+// a gone or withheld source explains those), and how many it left out.
+func withoutSourceRemovals(plan propagation.Plan, targets []string) (propagation.Plan, int) {
+	target := make(map[string]bool, len(targets))
+	for _, ns := range targets {
+		target[ns] = true
 	}
-	return nil, fmt.Errorf("probing source namespace %s (a dry-run create) before removing copies: %w", name, err)
+	held := 0
+	out := plan
+	out.Actions = slices.DeleteFunc(slices.Clone(plan.Actions), func(a propagation.Action) bool {
+		if (a.Op == propagation.OpDelete || a.Op == propagation.OpRelease) && target[a.Key.Namespace] {
+			held++
+			return true
+		}
+		return false
+	})
+	return out, held
+}
+
+// unconfirmedMessage is the Ready message of a pass that kept removals because the source
+// namespace could not be read.
+func unconfirmedMessage(ns string, held int) string {
+	return fmt.Sprintf("%d copies are kept although their source is gone: the manager may not read source namespace %q to confirm it is not being deleted (chart: rbac.scope=namespaced grants get on the listed Namespaces by name); the other copies are written and removed as usual", held, ns)
+}
+
+// minPositive is the smaller of a and b, ignoring a zero a.
+func minPositive(a, b time.Duration) time.Duration {
+	if a > 0 && a < b {
+		return a
+	}
+	return b
 }
 
 // removes reports whether the plan deletes or releases a copy.
@@ -594,7 +657,8 @@ func (r *Reconciler) namespaces(ctx context.Context, only string) ([]*corev1.Nam
 type result struct {
 	desired, inStep int
 	// caughtUp counts copies found in step past a stale cache (no write was needed).
-	caughtUp  int
+	caughtUp int
+	// store: per pass; paid by nobody outside (a count per kind of write).
 	written   map[propagation.Op]int
 	conflicts []v1alpha1.TargetFailure
 	failures  []v1alpha1.TargetFailure
@@ -614,6 +678,7 @@ type result struct {
 	writeErr error
 	// present are the copies a create or replace of this pass left in step (written, or found
 	// written past a stale cache), by key: they exist although the cache does not show them yet.
+	// store: per pass; paid by the admin's SecretSync (its copies).
 	present map[types.NamespacedName]*corev1.Secret
 }
 
@@ -983,6 +1048,7 @@ type writer struct {
 	label string
 	// unmanaged remembers targets found held by an object we do not manage, so later writes
 	// look (a read) instead of trying to create (a failed write) each time.
+	// store: per pass; paid by the same tenants as the Reconciler's unmanaged, which it borrows.
 	unmanaged *sync.Map
 	// taken, when set, is told of a copy written back after other field managers had set fields
 	// of it that the manager writes (see update).
@@ -1122,7 +1188,8 @@ func (r *Reconciler) syncPullSecrets(ctx context.Context, ss *v1alpha1.SecretSyn
 	}
 	// Decide on the cached form: at steady state nothing changes, and nothing is read or written.
 	type change struct {
-		sa     *corev1.ServiceAccount
+		sa *corev1.ServiceAccount
+		// store: per pass; paid by the admin's spec.imagePullSecretFor.
 		want   map[string]bool
 		digest [sha256.Size]byte
 	}

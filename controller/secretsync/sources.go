@@ -54,11 +54,14 @@ type Sources struct {
 	// APIReader, within MaxSourceReadBytes.
 	Reads *SourceReads
 
-	mu       sync.Mutex
-	ctx      context.Context
-	started  chan struct{}
-	ctrl     controller.Controller
-	byNS     map[string]sourceCache
+	mu      sync.Mutex
+	ctx     context.Context
+	started chan struct{}
+	ctrl    controller.Controller
+	// store: about 1 KiB (bytes of bookkeeping, the cache is in the informer inventory) per source
+	// namespace a SecretSync names; paid by the admins.
+	byNS map[string]sourceCache
+	// store: about 50 bytes per source namespace a SecretSync names; paid by the admins.
 	watched  map[string]bool // namespace + "/" + kind
 	initOnce sync.Once
 }
@@ -209,7 +212,7 @@ func (s *Sources) Full(ctx context.Context, kind *objectKind, b *corev1.Secret) 
 	if s.Reads == nil {
 		return nil, fmt.Errorf("reading source %s/%s: Sources has no APIReader", b.Namespace, b.Name)
 	}
-	return s.Reads.Read(ctx, kind, types.NamespacedName{Namespace: b.Namespace, Name: b.Name}, b.ResourceVersion)
+	return s.Reads.Read(ctx, "", kind, types.NamespacedName{Namespace: b.Namespace, Name: b.Name}, b.ResourceVersion)
 }
 
 // sourceMark marks the bounded form of a source; sourceLabelsDropped one whose labels were over

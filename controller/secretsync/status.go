@@ -66,6 +66,9 @@ const (
 	// includeNamespaces) outside those a manager limited to namespaces works in (chart:
 	// rbac.namespaces). A source there stops the sync; a target there gets no copy.
 	ReasonNamespaceNotManaged = "NamespaceNotManaged"
+	// ReasonSourceNamespaceUnconfirmed: copies whose source is gone are kept because the source
+	// namespace could not be read to confirm it is not being deleted.
+	ReasonSourceNamespaceUnconfirmed = "SourceNamespaceUnconfirmed"
 	// ReasonNamespaceSelectorUnsupported: a manager limited to namespaces cannot read Namespace
 	// labels, and spec.target.namespaceSelector needs some; nothing is copied or removed.
 	ReasonNamespaceSelectorUnsupported = "NamespaceSelectorUnsupported"
@@ -83,6 +86,8 @@ func readyCondition(obs observation, res result, generation int64) metav1.Condit
 	switch {
 	case obs.blocked != nil:
 		c.Reason, c.Message = obs.blocked.reason, obs.blocked.message
+	case obs.unconfirmed != nil:
+		c.Reason, c.Message = obs.unconfirmed.reason, obs.unconfirmed.message
 	case len(obs.unmanaged) > 0:
 		c.Reason, c.Message = ReasonNamespaceNotManaged, unmanagedMessage(obs.unmanaged)
 	case obs.sourceMissing && len(obs.withheld) > 0:

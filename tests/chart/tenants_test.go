@@ -330,12 +330,24 @@ func TestRBACScope(t *testing.T) {
 		if names := clusterRBACNames(r); !slices.Equal(names, wantRBAC) {
 			t.Fatalf("rendered cluster-wide RBAC %q, want only %q", names, wantRBAC)
 		}
-		// Cluster-wide: SecretSyncs (cluster-scoped) and get on the admission policies the
-		// manager checks its own with; never a Namespace, Secret, ConfigMap or ServiceAccount.
+		// Cluster-wide: SecretSyncs (cluster-scoped), get on the admission policies the manager
+		// checks its own with, and get on the listed Namespaces by name (a source namespace is
+		// confirmed not being deleted before copies are removed, without a write: issue 45);
+		// never any other Namespace, nor a Secret, ConfigMap or ServiceAccount.
 		cr := onlyNamed[*rbacv1.ClusterRole](t, r, "platform-operators-secretsync")
+		var unnamed []rbacv1.PolicyRule
+		for _, rule := range cr.Rules {
+			if slices.Contains(rule.Resources, "namespaces") {
+				if !slices.Equal(rule.Verbs, []string{"get"}) || !slices.Equal(rule.ResourceNames, []string{"team-a", "team-b", "secretsync"}) || len(rule.Resources) != 1 {
+					t.Errorf("ClusterRole platform-operators-secretsync grants %+v, want get on the listed Namespaces by name only", rule)
+				}
+				continue
+			}
+			unnamed = append(unnamed, rule)
+		}
 		for _, res := range []string{"namespaces", "secrets", "configmaps", "serviceaccounts"} {
 			for _, verb := range []string{"get", "list", "watch"} {
-				if grants(cr.Rules, "", res, verb) {
+				if grants(unnamed, "", res, verb) {
 					t.Errorf("ClusterRole platform-operators-secretsync grants %s %s", verb, res)
 				}
 			}
@@ -376,7 +388,7 @@ func TestRBACScope(t *testing.T) {
 						where, rules = "ClusterRole platform-operators-secretsync", cr.Rules
 					}
 					if res == "namespaces" {
-						if grants(rules, need.Group, res, need.Verb) {
+						if grants(unnamed, need.Group, res, need.Verb) || (where != "ClusterRole platform-operators-secretsync" && grants(rules, need.Group, res, need.Verb)) {
 							t.Errorf("%s grants %s: namespaced mode reads no Namespace", where, need)
 						}
 						continue

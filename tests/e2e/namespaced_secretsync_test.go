@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
@@ -121,6 +122,58 @@ func TestSecretSyncInNamespacedMode(t *testing.T) {
 			if err := c.Get(ctx, types.NamespacedName{Namespace: nsModeOutside, Name: src.Name}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
 				t.Errorf("copy in %s: %v, want NotFound (outside rbac.namespaces)", nsModeOutside, err)
 			}
+			return ctx
+		}).
+		Assess("a source renewed, a target list narrowed and a source deleted reach the copies under the chart's policies", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			// Issue 45: the manager probed the source namespace with a dry-run create, which the
+			// chart's manager-writes policy refused: no copy was removed again, nor renewed.
+			c := ctrlClient(t, cfg)
+			data := map[string][]byte{"token": []byte("v1")}
+			src := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "secretsync", Name: "e2e-nsmode-rotating"}, Data: data}
+			ss := &v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: "e2e-nsmode-rotating"}, Spec: v1alpha1.SecretSyncSpec{
+				Source: v1alpha1.SecretSyncSource{Namespace: "secretsync", Name: src.Name},
+				Target: v1alpha1.SecretSyncTarget{IncludeNamespaces: []string{nsModeTarget, schedulingNamespace}},
+			}}
+			for _, o := range []client.Object{src, ss} {
+				if err := c.Create(ctx, o); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Cleanup(func() {
+				_ = c.Delete(context.Background(), ss)
+				_ = c.Delete(context.Background(), src)
+			})
+			for _, ns := range []string{nsModeTarget, schedulingNamespace} {
+				eventually(ctx, t, "copy in "+ns, func(ctx context.Context) error { return copyIs(ctx, c, ns, src.Name, data) })
+			}
+			src.Data = map[string][]byte{"token": []byte("v2")}
+			if err := c.Update(ctx, src); err != nil {
+				t.Fatal(err)
+			}
+			for _, ns := range []string{nsModeTarget, schedulingNamespace} {
+				eventually(ctx, t, "renewed copy in "+ns, func(ctx context.Context) error { return copyIs(ctx, c, ns, src.Name, src.Data) })
+			}
+			gone := func(ns string) func(context.Context) error {
+				return func(ctx context.Context) error {
+					err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: src.Name}, &corev1.Secret{})
+					if apierrors.IsNotFound(err) {
+						return nil
+					}
+					return fmt.Errorf("copy in %s still there (%v)", ns, err)
+				}
+			}
+			if err := c.Get(ctx, types.NamespacedName{Name: ss.Name}, ss); err != nil {
+				t.Fatal(err)
+			}
+			ss.Spec.Target.IncludeNamespaces = []string{nsModeTarget}
+			if err := c.Update(ctx, ss); err != nil {
+				t.Fatal(err)
+			}
+			eventually(ctx, t, "copy removed from "+schedulingNamespace+", no longer a target", gone(schedulingNamespace))
+			if err := c.Delete(ctx, src); err != nil {
+				t.Fatal(err)
+			}
+			eventually(ctx, t, "copy of the deleted source removed from "+nsModeTarget, gone(nsModeTarget))
 			return ctx
 		})
 	testenv.Test(t, withNamespace(f, nsModeTarget).Feature())

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -203,8 +205,10 @@ func TestCommandsAgainstAnAPIServer(t *testing.T) {
 	} {
 		t.Run("why in "+tc.ns+" says "+tc.verdict, func(t *testing.T) {
 			out, errOut, code := cmd("why", "pull", "-n", tc.ns, "-o", "json")
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, errOut)
+			// docs/cli.md: an object not found exits 1, a namespace too (issue 46); the report
+			// is printed all the same.
+			if want := map[bool]int{true: exitFailed, false: 0}[tc.verdict == VerdictNamespaceNotFound]; code != want {
+				t.Fatalf("exit %d, want %d: %s", code, want, errOut)
 			}
 			var rep whyReport
 			if err := json.Unmarshal([]byte(out), &rep); err != nil {
@@ -231,6 +235,57 @@ func TestCommandsAgainstAnAPIServer(t *testing.T) {
 		}
 		if len(rep.Events) != 1 || rep.Events[0].Reason != "Conflict" || rep.Events[0].Object != "SecretSync/pull" || len(rep.Notes) != 0 {
 			t.Errorf("events %+v, notes %v: want the SecretSync's Conflict Event from the manager's namespace and nothing unreadable", rep.Events, rep.Notes)
+		}
+		// Issue 45: a tenant writes Events about its own copy: a newline forged a table row,
+		// escape sequences reached the terminal, and Events dated in the future came first.
+		// Every format prints them escaped and bounded, ordered by the server's time.
+		hostile := "copy ok\nWarning\tConflict\tSecretSync/pull\tFORGED row \x1b]52;c;cGF5bG9hZA==\x07\x1b[2J\u202e\x9b31m" + strings.Repeat("x", 3000)
+		for i := range 5 {
+			if err := c.Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "team-c", Name: fmt.Sprintf("harbor.tenant%d", i)},
+				InvolvedObject: corev1.ObjectReference{Kind: "Secret", Name: "harbor", Namespace: "team-c"},
+				Type:           corev1.EventTypeNormal, Reason: "Synced\x1b[31m", Message: hostile,
+				LastTimestamp: metav1.NewTime(now.Add(24 * 365 * time.Hour)), FirstTimestamp: metav1.NewTime(now.Add(24 * 365 * time.Hour)), Count: 1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, format := range []string{"", "json", "yaml"} {
+			args := []string{"why", "pull", "-n", "team-c"}
+			if format != "" {
+				args = append(args, "-o", format)
+			}
+			out, errOut, code := cmd(args...)
+			if code != 0 {
+				t.Fatalf("-o %q: exit %d: %s", format, code, errOut)
+			}
+			for _, bad := range []string{"\x1b", "\x07", "\u202e", "\u009b", "\nWarning\tConflict", strings.Repeat("x", 2000)} {
+				if strings.Contains(out, bad) {
+					t.Errorf("-o %q prints %q raw:\n%s", format, bad, out)
+				}
+			}
+			if !strings.Contains(out, `\x1b`) && !strings.Contains(out, `\\x1b`) {
+				t.Errorf("-o %q does not show the escape sequence escaped:\n%s", format, out)
+			}
+			if format == "" {
+				for _, line := range strings.Split(out, "\n") {
+					if strings.Contains(line, "FORGED") && !strings.Contains(line, "Secret/harbor") {
+						t.Errorf("a forged row: %q", line)
+					}
+				}
+			}
+			if format == "json" {
+				var rep whyReport
+				if err := json.Unmarshal([]byte(out), &rep); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.ContainsFunc(rep.Events, func(e eventLine) bool { return e.Object == "SecretSync/pull" && e.Reason == "Conflict" }) {
+					t.Errorf("the manager's Event is not shown beside the tenant's: %+v", rep.Events)
+				}
+				for _, e := range rep.Events {
+					if e.Time.After(time.Now().Add(time.Minute)) {
+						t.Errorf("an Event dated %v: the writer's time, not the server's", e.Time)
+					}
+				}
+			}
 		}
 		if _, _, code := cmd("why", "pull"); code != exitUsage {
 			t.Errorf("why without -n: exit %d, want %d", code, exitUsage)

@@ -42,7 +42,8 @@ func run(ctx context.Context, args []string, out, errOut io.Writer, now func() t
 	root := newRoot(out, errOut, now)
 	root.SetArgs(args)
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(errOut, "error:", err)
+		// An error can quote the API server, which can quote what a client wrote.
+		fmt.Fprintln(errOut, "error:", safeText(err.Error(), 4*maxFieldBytes))
 		var u usageError
 		if errors.As(err, &u) {
 			return exitUsage
@@ -128,8 +129,11 @@ func (c *cli) namespace() (string, error) {
 // namespaceSet reports whether -n was given.
 func (c *cli) namespaceSet() bool { return c.flags.Namespace != nil && *c.flags.Namespace != "" }
 
-// print writes v as -o asks: JSON (indented as kubectl does) or YAML; table otherwise.
-func (c *cli) print(v any, table func(w io.Writer)) error {
+// printReport writes v as -o asks: JSON (indented as kubectl does) or YAML; a table (by table)
+// otherwise. Every format gets v with its strings made safe to print (safeCopy): the table
+// function is handed that copy, never the value read from the cluster.
+func printReport[T any](c *cli, v T, table func(w io.Writer, v T)) error {
+	v = safeCopy(v)
 	switch c.output {
 	case "json":
 		b, err := json.MarshalIndent(v, "", "    ")
@@ -147,11 +151,11 @@ func (c *cli) print(v any, table func(w io.Writer)) error {
 		return err
 	}
 	w := printers.GetNewTabWriter(c.out)
-	table(w)
+	table(w, v)
 	return w.Flush()
 }
 
 // warn writes a note for the human to stderr, so that -o json|yaml stays machine-readable.
 func (c *cli) warn(format string, a ...any) {
-	fmt.Fprintf(c.errOut, "warning: "+format+"\n", a...)
+	fmt.Fprintf(c.errOut, "warning: %s\n", safeText(fmt.Sprintf(format, a...), 4*maxFieldBytes))
 }

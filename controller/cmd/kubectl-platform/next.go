@@ -134,7 +134,7 @@ night (Skipped, listed between the slots). A ScheduledJob's jitter delays each s
 			case rep.Suspended:
 				c.warn("scheduledjob %s is suspended: these slots do not run until spec.suspend is false", rep.ScheduledJob)
 			}
-			return c.print(rep, func(w io.Writer) { nextTable(w, rep) })
+			return printReport(c, rep, nextTable)
 		},
 	}
 	cmd.Flags().StringArrayVar(&specs, "schedule", nil, "A cron expression (five fields or @daily, @every 90m, ...) instead of a ScheduledJob; repeat it for several (spec.schedules).")

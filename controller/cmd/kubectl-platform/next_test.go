@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -58,7 +57,7 @@ Tue 2026-06-02 00:00 UTC   2026-06-02T00:00:00Z   -
 			}
 			var b bytes.Buffer
 			c := &cli{out: &b}
-			if err := c.print(rep, func(w io.Writer) { nextTable(w, rep) }); err != nil {
+			if err := printReport(c, rep, nextTable); err != nil {
 				t.Fatal(err)
 			}
 			if got, want := trimLines(b.String()), trimLines(tc.want); got != want {
@@ -78,7 +77,7 @@ func TestNextJSONNamesTheDSTMark(t *testing.T) {
 	for _, format := range []string{"json", "yaml"} {
 		var b bytes.Buffer
 		c := &cli{out: &b, output: format}
-		if err := c.print(rep, nil); err != nil {
+		if err := printReport(c, rep, nil); err != nil {
 			t.Fatal(err)
 		}
 		for _, want := range []string{"2026-10-25T02:30:00+02:00", "2026-10-25T00:30:00Z", "RunsOnce"} {

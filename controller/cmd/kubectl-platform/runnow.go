@@ -72,7 +72,7 @@ func (c *cli) runNow(cmd *cobra.Command, name, token string) error {
 	if sj.Spec.Suspend != nil && *sj.Spec.Suspend {
 		c.warn("scheduledjob %s/%s is suspended: the request is spent without a run (Warning RunNowSkipped)", ns, name)
 	}
-	return c.print(res, func(w io.Writer) {
-		fmt.Fprintf(w, "scheduledjob.ops.platform-operators.io/%s run-now requested: token %s, Job %s\n", name, token, res.Job)
+	return printReport(c, res, func(w io.Writer, res runNowResult) {
+		fmt.Fprintf(w, "scheduledjob.ops.platform-operators.io/%s run-now requested: token %s, Job %s\n", res.ScheduledJob, res.Token, res.Job)
 	})
 }

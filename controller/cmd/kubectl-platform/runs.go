@@ -74,7 +74,7 @@ ScheduledJob's time zone. The runs stay after their Jobs are pruned (spec.runHis
 					loc = l
 				}
 			}
-			return c.print(rep, func(w io.Writer) { runsTable(w, rep.Runs, loc) })
+			return printReport(c, rep, func(w io.Writer, rep runsReport) { runsTable(w, rep.Runs, loc) })
 		},
 	}
 }

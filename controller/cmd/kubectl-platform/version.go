@@ -25,7 +25,7 @@ func (c *cli) versionCmd() *cobra.Command {
 		Args:  args(0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
 			v := versionInfo{Version: version.Version, Commit: version.Commit, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
-			return c.print(v, func(w io.Writer) {
+			return printReport(c, v, func(w io.Writer, v versionInfo) {
 				fmt.Fprintf(w, "kubectl-platform %s (commit %s, %s, %s)\n", v.Version, v.Commit, v.GoVersion, v.Platform)
 			})
 		},

@@ -79,6 +79,7 @@ type copyReport struct {
 
 // eventLine is one Event, newest first.
 type eventLine struct {
+	// Time is when the API server recorded the Event (serverTime), not what its writer says.
 	Time    metav1.Time `json:"time"`
 	Type    string      `json:"type"`
 	Reason  string      `json:"reason"`
@@ -133,10 +134,17 @@ Without the right to read the source, the data is not compared and the status de
 			if err != nil {
 				return err
 			}
-			return c.print(rep, func(w io.Writer) {
+			if err := printReport(c, rep, func(w io.Writer, rep whyReport) {
 				whyText(w, rep)
 				whyTail(w, rep)
-			})
+			}); err != nil {
+				return err
+			}
+			if rep.Verdict == VerdictNamespaceNotFound {
+				// docs/cli.md: an object not found exits 1, so a script sees a mistyped namespace.
+				return fmt.Errorf("namespace %s not found", ns)
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&managerNS, "manager-namespace", "platform-operators-system", "The manager's namespace, where the SecretSync's Events are recorded.")
@@ -533,7 +541,10 @@ func listCopies(ctx context.Context, cl client.Client, configMap bool, namespace
 	return listObjects(ctx, cl, configMap, namespace, client.MatchingLabels{keys.LabelSecretSync: ss})
 }
 
-// readEvents reads the last Events (at most limit) about kind/name in namespace, newest first.
+// readEvents reads the last Events (at most limit) about kind/name in namespace, newest first by
+// the time the API server recorded (serverTime): the times in an Event are its writer's to
+// choose, and five Events dated in the future by a tenant about its own copy pushed the
+// manager's out of view.
 func readEvents(ctx context.Context, cl client.Client, namespace, kind, name string, limit int) ([]eventLine, error) {
 	l := &corev1.EventList{}
 	if err := cl.List(ctx, l, client.InNamespace(namespace), client.MatchingFields{"involvedObject.kind": kind, "involvedObject.name": name}); err != nil {
@@ -541,17 +552,17 @@ func readEvents(ctx context.Context, cl client.Client, namespace, kind, name str
 	}
 	var out []eventLine
 	for _, e := range l.Items {
-		t := e.LastTimestamp
-		if t.IsZero() {
-			t = metav1.NewTime(e.EventTime.Time)
-		}
-		if t.IsZero() {
-			t = e.CreationTimestamp
-		}
-		out = append(out, eventLine{Time: t, Type: e.Type, Reason: e.Reason, Object: kind + "/" + name, Message: e.Message})
+		out = append(out, eventLine{Time: serverTime(&e.ObjectMeta), Type: e.Type, Reason: e.Reason, Object: kind + "/" + name, Message: e.Message})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[j].Time.Before(&out[i].Time) })
 	return out[:min(len(out), limit)], nil
+}
+
+// serverTime is when the API server recorded the object: its creation time, which the server
+// sets on create whatever the client sends (an Event's own times, and even its managed fields'
+// times, are the writer's to choose).
+func serverTime(m *metav1.ObjectMeta) metav1.Time {
+	return m.CreationTimestamp
 }
 
 // whyText writes the report for people: the verdict first, then each copy (whyTail: the notes
@@ -587,7 +598,7 @@ func whyTail(w io.Writer, rep whyReport) {
 	if len(rep.Events) > 0 {
 		w := printers.GetNewTabWriter(w)
 		defer w.Flush()
-		fmt.Fprintln(w, "\nLAST SEEN\tTYPE\tREASON\tOBJECT\tMESSAGE")
+		fmt.Fprintln(w, "\nCREATED\tTYPE\tREASON\tOBJECT\tMESSAGE")
 		for _, e := range rep.Events {
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", e.Time.UTC().Format("2006-01-02T15:04:05Z"), e.Type, e.Reason, e.Object, oneLine(e.Message, 120))
 		}

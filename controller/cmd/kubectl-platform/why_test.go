@@ -112,14 +112,14 @@ func TestRunsTable(t *testing.T) {
 	}
 	var b bytes.Buffer
 	c := &cli{out: &b}
-	if err := c.print(runs, func(w io.Writer) { runsTable(w, runs, berlin) }); err != nil {
+	if err := printReport(c, runs, func(w io.Writer, runs []v1alpha1.ScheduledJobRun) { runsTable(w, runs, berlin) }); err != nil {
 		t.Fatal(err)
 	}
 	want := `
 JOB               SCHEDULED                 STARTED                   FINISHED                  DURATION   RESULT      REASON
 report-29400000   2026-11-27 03:00:00 CET   2026-11-27 03:00:01 CET   2026-11-27 03:03:31 CET   3m30s      Succeeded   -
 -                 2026-11-26 03:00:00 CET   -                         -                         -          Skipped     JobAlreadyActive
-report-29397120   2026-11-25 03:00:00 CET   -                         -                         -          Failed      JobRejected: exceeded quota: count/jobs.batch=0`
+report-29397120   2026-11-25 03:00:00 CET   -                         -                         -          Failed      JobRejected: exceeded quota:\n count/jobs.batch=0`
 	if got := trimLines(b.String()); got != trimLines(want) {
 		t.Errorf("table:\n%s\nwant:\n%s", got, trimLines(want))
 	}

@@ -1,15 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -19,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
@@ -91,8 +97,12 @@ func TestSecretSyncWithRolesOnlyInListedNamespaces(t *testing.T) {
 	}
 	inRoles, cluster := splitRules(append(slices.Clone(rules[secretsync.Name]), rules[permissions.Manager]...))
 	subjects := []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}}
+	// As the chart: get on the listed Namespaces by name, to confirm a source namespace is not
+	// being deleted before copies are removed.
+	namespaceGet := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"namespaces"}, ResourceNames: listed, Verbs: []string{"get"}}
+	clusterRole := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "po-secretsync"}, Rules: append(slices.Clone(cluster), namespaceGet)}
 	objs := []client.Object{
-		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "po-secretsync"}, Rules: cluster},
+		clusterRole,
 		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "po-secretsync"}, Subjects: subjects, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "po-secretsync"}},
 		// The manager's namespace: its ownership key and the SecretSyncs' Events.
 		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "po-secretsync", Namespace: managerNS}, Rules: []rbacv1.PolicyRule{
@@ -120,6 +130,11 @@ func TestSecretSyncWithRolesOnlyInListedNamespaces(t *testing.T) {
 
 	as := rest.CopyConfig(cfg)
 	as.Impersonate = rest.ImpersonationConfig{UserName: user}
+	// The chart's own policies guard what the manager writes; every request of the manager they
+	// refuse is counted (issue 45: a dry-run probe it refused wedged every removal).
+	installManagerWritesPolicy(t, ctx, admin, rest.CopyConfig(as), user, managerNS)
+	refused := &refusalCounter{}
+	as.WrapTransport = refused.wrap
 	o, err := parseFlags([]string{"--metrics-bind-address=0", "--health-probe-bind-address=0", "--leader-elect=false",
 		"--controllers=secretsync", "--manager-namespace=" + managerNS, "--watch-namespaces=" + strings.Join(listed, ",")})
 	if err != nil {
@@ -294,6 +309,105 @@ func TestSecretSyncWithRolesOnlyInListedNamespaces(t *testing.T) {
 			return admin.Get(ctx, types.NamespacedName{Namespace: "team-b", Name: "offered"}, c) == nil && string(c.Data["k"]) == "v"
 		})
 	})
+	t.Run("a source renewed, a source deleted and a target list narrowed reach the copies under the chart's policies", func(t *testing.T) {
+		tmp := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "rotating", Namespace: "src"}, Data: map[string][]byte{"k": []byte("v1")}}
+		rot := &v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: "rotating"}, Spec: v1alpha1.SecretSyncSpec{
+			Source: v1alpha1.SecretSyncSource{Namespace: "src", Name: "rotating"},
+			Target: v1alpha1.SecretSyncTarget{IncludeNamespaces: []string{"team-a", "team-b"}},
+		}}
+		for _, o := range []client.Object{tmp, rot} {
+			if err := admin.Create(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		holds := func(ns, want string) bool {
+			c := &corev1.Secret{}
+			return admin.Get(ctx, types.NamespacedName{Namespace: ns, Name: "rotating"}, c) == nil && string(c.Data["k"]) == want
+		}
+		gone := func(ns string) bool {
+			return apierrors.IsNotFound(admin.Get(ctx, types.NamespacedName{Namespace: ns, Name: "rotating"}, &corev1.Secret{}))
+		}
+		eventually(t, func() string { return "copies of rotating not in team-a and team-b" }, func() bool { return holds("team-a", "v1") && holds("team-b", "v1") })
+		tmp.Data["k"] = []byte("v2")
+		if err := admin.Update(ctx, tmp); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, func() string { return "the renewed source did not reach the copies" }, func() bool { return holds("team-a", "v2") && holds("team-b", "v2") })
+		// Narrowed: team-b is left out, its copy goes.
+		if err := admin.Get(ctx, types.NamespacedName{Name: rot.Name}, rot); err != nil {
+			t.Fatal(err)
+		}
+		rot.Spec.Target.IncludeNamespaces = []string{"team-a"}
+		if err := admin.Update(ctx, rot); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, func() string { return "the copy in team-b, no longer a target, is still there" }, func() bool { return gone("team-b") && holds("team-a", "v2") })
+		eventually(t, func() string { r, m := reason("rotating"); return r + ": " + m }, func() bool { r, _ := reason("rotating"); return r == secretsync.ReasonSynced })
+		// The source deleted: its copy goes (the source namespace is confirmed by a read).
+		if err := admin.Delete(ctx, tmp); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, func() string { return "the copy of a deleted source is still in team-a" }, func() bool { return gone("team-a") })
+		eventually(t, func() string { r, m := reason("rotating"); return r + ": " + m }, func() bool { r, _ := reason("rotating"); return r == secretsync.ReasonSourceNotFound })
+	})
+	t.Run("without get on the source Namespace, copies of a gone source are kept and Ready says so; the rest goes on", func(t *testing.T) {
+		clusterRole.Rules = slices.Clone(cluster)
+		if err := admin.Update(ctx, clusterRole); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, func() string { return "the manager can still read Namespace src" }, func() bool {
+			cl, err := client.New(as, client.Options{Scheme: testenv.Scheme(t)})
+			return err == nil && apierrors.IsForbidden(cl.Get(ctx, types.NamespacedName{Name: "src"}, &corev1.Namespace{}))
+		})
+		src := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "unconfirmed", Namespace: "src"}, Data: map[string][]byte{"k": []byte("v")}}
+		ss := &v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: "unconfirmed"}, Spec: v1alpha1.SecretSyncSpec{
+			Source: v1alpha1.SecretSyncSource{Namespace: "src", Name: "unconfirmed"},
+			Target: v1alpha1.SecretSyncTarget{IncludeNamespaces: []string{"team-a", "team-b"}},
+		}}
+		for _, o := range []client.Object{src, ss} {
+			if err := admin.Create(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		has := func(ns string) bool {
+			return admin.Get(ctx, types.NamespacedName{Namespace: ns, Name: "unconfirmed"}, &corev1.Secret{}) == nil
+		}
+		eventually(t, func() string { return "no copies of unconfirmed" }, func() bool { return has("team-a") && has("team-b") })
+		if err := admin.Get(ctx, types.NamespacedName{Name: ss.Name}, ss); err != nil {
+			t.Fatal(err)
+		}
+		ss.Spec.Target.IncludeNamespaces = []string{"team-a"}
+		if err := admin.Update(ctx, ss); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, func() string { return "narrowing did not remove the copy in team-b" }, func() bool { return !has("team-b") })
+		if err := admin.Delete(ctx, src); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, func() string { r, m := reason("unconfirmed"); return r + ": " + m }, func() bool {
+			r, m := reason("unconfirmed")
+			return r == secretsync.ReasonSourceNamespaceUnconfirmed && strings.Contains(m, `"src"`)
+		})
+		if !has("team-a") {
+			t.Error("the copy of a gone source was removed though the source namespace could not be confirmed")
+		}
+		clusterRole.Rules = append(slices.Clone(cluster), namespaceGet)
+		if err := admin.Update(ctx, clusterRole); err != nil {
+			t.Fatal(err)
+		}
+		// The pass is rechecked every minute; an edit of the SecretSync brings it at once.
+		if err := admin.Get(ctx, types.NamespacedName{Name: ss.Name}, ss); err != nil {
+			t.Fatal(err)
+		}
+		ss.Spec.Target.ExcludeNamespaces = append(ss.Spec.Target.ExcludeNamespaces, "not-a-target")
+		if err := admin.Update(ctx, ss); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, func() string { return "once the Namespace can be read, the copy of the gone source stays" }, func() bool { return !has("team-a") })
+		if n := refused.count(); n != 0 {
+			t.Errorf("the chart's policies refused %d requests of the manager: %v", n, refused.samples())
+		}
+	})
 	t.Run("a source namespace being deleted removes no copy, though the Namespace cannot be read", func(t *testing.T) {
 		// envtest runs no namespace controller: the namespace stays Terminating with its
 		// objects (the manager's Role among them); the source's deletion is the one a namespace
@@ -314,3 +428,81 @@ func TestSecretSyncWithRolesOnlyInListedNamespaces(t *testing.T) {
 		}
 	})
 }
+
+// installManagerWritesPolicy installs the chart's <fullname>-manager-writes policy for user, as
+// charts/platform-operators/templates/admissionpolicies.yaml renders it (a copy: this module
+// cannot render the chart; tests/chart runs the rendered one against the API server), and waits
+// until the API server enforces it: asConfig (the manager's) is refused an unlabelled ConfigMap.
+func installManagerWritesPolicy(t *testing.T, ctx context.Context, admin client.Client, asConfig *rest.Config, user, managerNS string) {
+	t.Helper()
+	owned := "has(variables.target.metadata.labels) && ('ops.platform-operators.io/secretsync' in variables.target.metadata.labels || 'ops.platform-operators.io/copyrequest' in variables.target.metadata.labels)"
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "po-manager-writes"}, Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+		FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+		MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete},
+			Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"secrets", "configmaps"}},
+		}}}},
+		MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "the-manager", Expression: fmt.Sprintf("request.userInfo.username == '%s'", user)}},
+		Variables: []admissionregistrationv1.Variable{
+			{Name: "target", Expression: "request.operation == 'CREATE' ? object : oldObject"},
+			{Name: "owned", Expression: owned},
+		},
+		Validations: []admissionregistrationv1.Validation{{Expression: fmt.Sprintf("request.namespace == '%s' || variables.owned", managerNS), Reason: ptr.To(metav1.StatusReasonForbidden),
+			Message: "the platform-operators manager may write Secrets and ConfigMaps only when they carry its labels"}},
+	}}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: "po-manager-writes"}, Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+		PolicyName: policy.Name, ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+	}}
+	for _, o := range []client.Object{policy, binding} {
+		if err := admin.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	as, err := client.New(asConfig, client.Options{Scheme: testenv.Scheme(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, func() string { return "the manager-writes policy is not in force" }, func() bool {
+		err := as.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-", Namespace: "src"}}, client.DryRunAll)
+		return err != nil && strings.Contains(err.Error(), "ValidatingAdmissionPolicy")
+	})
+}
+
+// refusalCounter counts the manager's requests that an admission policy refused.
+type refusalCounter struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (r *refusalCounter) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		resp, err := rt.RoundTrip(req)
+		if err == nil && resp.StatusCode == http.StatusForbidden && resp.Body != nil {
+			body, _ := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			resp.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte("ValidatingAdmissionPolicy")) {
+				r.mu.Lock()
+				r.seen = append(r.seen, req.Method+" "+req.URL.Path)
+				r.mu.Unlock()
+			}
+		}
+		return resp, err
+	})
+}
+
+func (r *refusalCounter) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.seen)
+}
+
+func (r *refusalCounter) samples() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.seen[:min(len(r.seen), 5)]
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
