@@ -50,12 +50,16 @@ type Gone struct {
 
 	mu sync.Mutex
 	// byOwner indexes the remembered Jobs by their controller's UID, then their own.
+	// store: at most limit (goneCap) Jobs in their trimmed form (jobs.Trim: about 2 KiB each)
+	// bytes, oldest dropped first; paid by the tenants whose Jobs finish and go.
 	byOwner map[types.UID]map[types.UID]goneJob
 	// order is every remembered Job, oldest first; oursOrder the same for ours.
 	order, oursOrder fifo
 	// count is how many Jobs byOwner holds.
 	count int
 	// ours are the finished Jobs the manager is deleting itself, until the informer sees them go.
+	// store: at most limit entries of about 100 bytes (a UID and a time); paid by the manager's
+	// own prunes.
 	ours map[types.UID]time.Time
 }
 

@@ -18,6 +18,9 @@ const slotPriority = 1 << 20
 type fairShare struct {
 	mu sync.Mutex
 	// due is instant (Unix second) -> namespace -> name -> rank (0 first).
+	// store: one entry per ScheduledJob due within the last minute, about 150 bytes each (the
+	// names are bounded by the API server), so at most 150 bytes per ScheduledJob; paid by the
+	// tenants who create ScheduledJobs.
 	due       map[int64]map[string]map[string]int
 	lastPrune time.Time
 }
