@@ -59,7 +59,7 @@ const (
 	maxBackfilled = 10
 	// maxActiveRefs is the most Jobs status.active lists (status.activeCount counts them all):
 	// a tenant decides how many Jobs stay active.
-	maxActiveRefs = 10
+	maxActiveRefs = 5
 	// maxStuckNamed is the most Jobs the JobsStuck condition names.
 	maxStuckNamed = 5
 )

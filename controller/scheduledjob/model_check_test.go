@@ -103,6 +103,9 @@ type ledger struct {
 	refusedTokens map[string]time.Time
 	skips         map[int64]map[string]bool // slot → Skipped reasons seen in a status
 	rejected      map[int64]bool            // slot (or run-now time) → a JobRejected run seen
+	// notRun are the ranges status.notRun listed (slots that got no Job: skipped, refused,
+	// passed over, or past their deadline, which no Event names).
+	notRun []v1alpha1.SlotRange
 	passed        map[int64]string          // slot → the Event that named it passed over
 	tooMany       []time.Time
 	bfCount       map[string]int
@@ -277,6 +280,7 @@ func (l *ledger) afterPass(w *modelWorld, sj *v1alpha1.ScheduledJob, js []batchv
 	}
 	activeAfter := modelUnfinished(js, "")
 	// The ledger's lasting record of refused slots (status.runs keeps only runHistoryLimit).
+	l.notRun = append(l.notRun, st.NotRun...)
 	for _, r := range st.NotRun {
 		if r.Reason == ReasonJobRejected {
 			for t := r.First.Time; !t.After(r.Last.Time); t = t.Add(time.Minute) {
@@ -434,6 +438,9 @@ func (l *ledger) checkSlot(w *modelWorld, s time.Time) {
 	case len(outcomes) == 0 && !l.rejected[k]:
 		if len(l.refusedSlots[k]) > 0 {
 			return // reported as a dropped refusal
+		}
+		if inRanges(l.notRun, s) != nil {
+			return // recorded without a Job in the status's ledger (past its deadline: no Event)
 		}
 		l.violate("slot-without-outcome", "slot %s was due and has no Job, no skip, no refusal and no passed-over Event (backfill Jobs %v)", fmtT(w, s), l.jobsOf[k])
 	}

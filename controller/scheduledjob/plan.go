@@ -704,7 +704,11 @@ func admit(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *plan) admissio
 // (status.notRun), where a backfill finds them.
 func runDueSlot(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *plan) {
 	slot := d.recentOK
-	if recent := cmp.Or(slot, d.recent); recent != nil {
+	recent := cmp.Or(slot, d.recent)
+	if rec := p.status.LastScheduleTime; recent == nil && rec != nil && (sj.Status.LastScheduleTime == nil || rec.After(sj.Status.LastScheduleTime.Time)) {
+		recent = &rec.Time // the record step's: the most recent slot ran, its pass's status lost
+	}
+	if recent != nil {
 		// Whether this pass decides the most recent slot or a pass before it did (its Job
 		// recorded by this pass's record step, its own status write lost), the slots before it
 		// are named and recorded once.

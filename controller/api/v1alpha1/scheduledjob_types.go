@@ -338,7 +338,7 @@ type ScheduledJobStatus struct {
 	Backfilled []SlotRange `json:"backfilled,omitempty"`
 
 	// activeCount is how many Jobs of this ScheduledJob have not finished; active lists at most
-	// 10 of them.
+	// 5 of them.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	ActiveCount int32 `json:"activeCount,omitempty"`
