@@ -8,11 +8,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // readyzServer answers like the manager's /readyz: statuses[i] for the i-th request (the last one
@@ -142,16 +141,20 @@ func TestProbeReportsEachFailedAttempt(t *testing.T) {
 func TestProbeStopsWhenCancelledBetweenAttempts(t *testing.T) {
 	srv, requests := readyzServer(t, 0, 503)
 	ctx, cancel := context.WithCancel(context.Background())
+	// Cancels once the probe has read and reported the first answer (its stderr line: the server
+	// counting the request is too early, the answer may still be on its way), or after 30 s
+	// (then the request count below fails).
+	stderr := &firstWrite{wrote: make(chan struct{})}
 	go func() {
-		// Cancels after the first answer, or after 30 s (then the request count below fails).
-		_ = wait.PollUntilContextTimeout(ctx, time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-			return requests.Load() >= 1, nil
-		})
+		select {
+		case <-stderr.wrote:
+		case <-time.After(30 * time.Second):
+		}
 		cancel()
 	}()
-	var stdout, stderr bytes.Buffer
+	var stdout bytes.Buffer
 	start := time.Now()
-	err := probe(ctx, []string{srv.URL, "--attempts=5", "--interval=1m"}, &stdout, &stderr)
+	err := probe(ctx, []string{srv.URL, "--attempts=5", "--interval=1m"}, &stdout, stderr)
 	if err == nil || !strings.Contains(err.Error(), "context canceled (last: 503 Service Unavailable") {
 		t.Fatalf("err = %v, want the cancellation and the last answer", err)
 	}
@@ -161,4 +164,20 @@ func TestProbeStopsWhenCancelledBetweenAttempts(t *testing.T) {
 	if n := requests.Load(); n != 1 {
 		t.Errorf("requests = %d, want 1", n)
 	}
+}
+
+// firstWrite is a writer that says when it is first written to.
+type firstWrite struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	once  sync.Once
+	wrote chan struct{}
+}
+
+func (w *firstWrite) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.buf.Write(p)
+	w.once.Do(func() { close(w.wrote) })
+	return n, err
 }
