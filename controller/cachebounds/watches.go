@@ -66,7 +66,7 @@ func boundWatches(lw toolscache.ListerWatcher) toolscache.ListerWatcher {
 		}
 		return &releasingWatch{w: w, ch: w.ResultChan()}, nil
 	}
-	c.WatchFunc = nil // so that Watch, the form without a context, goes through the above too
+	c.WatchFunc = nil //nolint:staticcheck // the deprecated form is cleared so that Watch, without a context, goes through the above too
 	return &c
 }
 

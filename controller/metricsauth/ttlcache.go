@@ -32,8 +32,8 @@ type ttlEntry[K comparable, V any] struct {
 // the heap, rounded up from TestTTLCacheEntryCost's measurement (map slot, list element, entry).
 const entryBytes = 256
 
-func newTTLCache[K comparable, V any](max int, ttl time.Duration) *ttlCache[K, V] {
-	return &ttlCache[K, V]{ttl: ttl, max: max, order: list.New(), byKey: make(map[K]*list.Element)}
+func newTTLCache[K comparable, V any](limit int, ttl time.Duration) *ttlCache[K, V] {
+	return &ttlCache[K, V]{ttl: ttl, max: limit, order: list.New(), byKey: make(map[K]*list.Element)}
 }
 
 // get returns the value of key if it has not expired at now.

@@ -101,7 +101,7 @@ func backfillRange(value string, now time.Time, sched schedule.Union) (from, to 
 	}
 	slots, more := sched.Between(from, to, MaxBackfillSlots)
 	if more {
-		held := fmt.Sprint(len(slots))
+		var held string
 		if all, more := sched.Between(from, to, maxCountedSlots); more {
 			held = fmt.Sprintf("more than %d", len(all))
 		} else {

@@ -118,8 +118,8 @@ func TestRecordNotRunMergesConsecutiveSlotsAndStaysBounded(t *testing.T) {
 	if !st.NotRunKnownAfter.Before(&oldest.First) {
 		t.Errorf("knownAfter %v is not before the oldest range kept %v", st.NotRunKnownAfter, oldest.First)
 	}
-	if b, _ := json.Marshal(st.NotRun); len(b) > 2048 {
-		t.Errorf("notRun is %d bytes", len(b))
+	if b, err := json.Marshal(st.NotRun); err != nil || len(b) > 2048 {
+		t.Errorf("notRun is %d bytes (%v)", len(b), err)
 	}
 }
 
@@ -352,8 +352,8 @@ func TestTheLedgerAtTheSeams(t *testing.T) {
 		if len(p.status.Active) != maxActiveRefs || p.status.ActiveCount != 1000 {
 			t.Errorf("active %d, activeCount %d: want %d listed of 1000", len(p.status.Active), p.status.ActiveCount, maxActiveRefs)
 		}
-		if b, _ := json.Marshal(p.status); len(b) > 8192 {
-			t.Errorf("status is %d bytes, over the 8 KiB the cache keeps", len(b))
+		if b, err := json.Marshal(p.status); err != nil || len(b) > 8192 {
+			t.Errorf("status is %d bytes (%v), over the 8 KiB the cache keeps", len(b), err)
 		}
 		if n := len(reasons(p)); n > maxStuckNamed+2 {
 			t.Errorf("%d events, want at most one per Job the condition names", n)

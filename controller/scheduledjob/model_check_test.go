@@ -105,12 +105,12 @@ type ledger struct {
 	rejected      map[int64]bool            // slot (or run-now time) → a JobRejected run seen
 	// notRun are the ranges status.notRun listed (slots that got no Job: skipped, refused,
 	// passed over, or past their deadline, which no Event names).
-	notRun []v1alpha1.SlotRange
-	passed        map[int64]string          // slot → the Event that named it passed over
-	tooMany       []time.Time
-	bfCount       map[string]int
-	bfBound       map[string]int
-	bfReported    map[string]bool
+	notRun     []v1alpha1.SlotRange
+	passed     map[int64]string // slot → the Event that named it passed over
+	tooMany    []time.Time
+	bfCount    map[string]int
+	bfBound    map[string]int
+	bfReported map[string]bool
 	// createdInPass: a Job was created by the current pass.
 	createdInPass bool
 	violations    []violation
@@ -264,7 +264,13 @@ func (l *ledger) afterPass(w *modelWorld, sj *v1alpha1.ScheduledJob, js []batchv
 	l.specWriteOf(w, sj)
 	st := sj.Status
 	if b, err := json.Marshal(st); err != nil || len(b) >= maxStatusBytes {
-		size := func(v any) int { b, _ := json.Marshal(v); return len(b) }
+		size := func(v any) int {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return -1
+			}
+			return len(b)
+		}
 		l.violate("status-too-large", "status is %d bytes (err %v), bound %d: runs %d (%d entries), conditions %d, active %d (%d entries), backfill %d",
 			len(b), err, maxStatusBytes, size(st.Runs), len(st.Runs), size(st.Conditions), size(st.Active), len(st.Active), size(st.Backfill))
 	}

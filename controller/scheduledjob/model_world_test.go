@@ -220,8 +220,8 @@ func (w *modelWorld) timePassed() {
 func (w *modelWorld) staleView() client.Client {
 	last := len(w.snaps) - 1
 	p := w.proc
-	p.sjSeen = p.sjSeen + w.rng.IntN(last-p.sjSeen+1)
-	p.jobsSeen = p.jobsSeen + w.rng.IntN(last-p.jobsSeen+1)
+	p.sjSeen += w.rng.IntN(last - p.sjSeen + 1)
+	p.jobsSeen += w.rng.IntN(last - p.jobsSeen + 1)
 	objs := []client.Object{w.snaps[p.sjSeen].sj.DeepCopy()}
 	for _, j := range w.snaps[p.jobsSeen].jobs {
 		objs = append(objs, j.DeepCopy())

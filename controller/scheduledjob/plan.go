@@ -927,15 +927,6 @@ func hasJobNamed(js []*batchv1.Job, name string) bool {
 	return slices.ContainsFunc(js, func(j *batchv1.Job) bool { return j.Name == name })
 }
 
-func byUID(js []*batchv1.Job, uid types.UID) *batchv1.Job {
-	for _, j := range js {
-		if j.UID == uid {
-			return j
-		}
-	}
-	return nil
-}
-
 // oldest returns the Jobs beyond limit, oldest first (by start time, as upstream).
 func oldest(js []*batchv1.Job, limit int32) []*batchv1.Job {
 	n := len(js) - int(limit)

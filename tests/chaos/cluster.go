@@ -50,7 +50,7 @@ func (h *harness) leaseDuration(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	if l.Spec.LeaseDurationSeconds == nil {
-		return 0, fmt.Errorf("Lease %s/%s has no leaseDurationSeconds", releaseNamespace, key)
+		return 0, fmt.Errorf("lease %s/%s has no leaseDurationSeconds", releaseNamespace, key)
 	}
 	return time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second, nil
 }

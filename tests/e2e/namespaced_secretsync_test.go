@@ -159,7 +159,7 @@ func TestSecretSyncInNamespacedMode(t *testing.T) {
 					if apierrors.IsNotFound(err) {
 						return nil
 					}
-					return fmt.Errorf("copy in %s still there (%v)", ns, err)
+					return fmt.Errorf("copy in %s still there (%w)", ns, err)
 				}
 			}
 			if err := c.Get(ctx, types.NamespacedName{Name: ss.Name}, ss); err != nil {

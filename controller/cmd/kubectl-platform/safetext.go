@@ -18,20 +18,20 @@ import (
 // maxFieldBytes bounds one printed field. A condition message may hold 32 KiB.
 const maxFieldBytes = 1024
 
-// safeText is s with what a terminal would act on escaped, cut to at most max bytes of output
+// safeText is s with what a terminal would act on escaped, cut to at most limit bytes of output
 // (then it says how many bytes of s were left out).
-func safeText(s string, max int) string {
+func safeText(s string, limit int) string {
 	clean := true
 	for i, r := range s {
 		if r == utf8.RuneError || unsafeRune(r) {
 			clean = false
 			break
 		}
-		if i >= max {
+		if i >= limit {
 			break
 		}
 	}
-	if clean && len(s) <= max {
+	if clean && len(s) <= limit {
 		return s
 	}
 	var b strings.Builder
@@ -46,7 +46,7 @@ func safeText(s string, max int) string {
 		default:
 			piece = s[i : i+size]
 		}
-		if b.Len()+len(piece) > max {
+		if b.Len()+len(piece) > limit {
 			fmt.Fprintf(&b, "... (%d more bytes)", len(s)-i)
 			return b.String()
 		}

@@ -21,11 +21,11 @@ func TestSafeText(t *testing.T) {
 		{"a long field is cut and says so", strings.Repeat("x", 20), "xxxxxxxxxx... (10 more bytes)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			max := maxFieldBytes
+			limit := maxFieldBytes
 			if strings.HasPrefix(tc.name, "a long") {
-				max = 10
+				limit = 10
 			}
-			if got := safeText(tc.in, max); got != tc.want {
+			if got := safeText(tc.in, limit); got != tc.want {
 				t.Errorf("safeText(%q) = %q, want %q", tc.in, got, tc.want)
 			}
 		})
