@@ -134,33 +134,36 @@ func inRanges(rs []v1alpha1.SlotRange, t time.Time) *v1alpha1.SlotRange {
 }
 
 // recordNotRun adds the slots from first to last (inclusive) that got no Job, for reason, to
-// status.notRun: merged into the newest range when it has the same reason and no slot of sched
-// lies between them; past maxNotRun ranges the oldest is dropped and notRunKnownAfter moves to
+// status.notRun: merged into a range of the same reason it overlaps or continues (no slot of
+// sched between them); past maxNotRun ranges the oldest is dropped and notRunKnownAfter moves to
 // its end.
 func recordNotRun(st *v1alpha1.ScheduledJobStatus, sched schedule.Union, first, last time.Time, reason string) {
 	addNotRun(st, sched.Next, first, last, reason)
-}
-
-// recordNotRunSlot is recordNotRun of one slot, where the schedule is not at hand (a refused
-// create): merged only into a range that holds it.
-func recordNotRunSlot(st *v1alpha1.ScheduledJobStatus, slot time.Time, reason string) {
-	addNotRun(st, nil, slot, slot, reason)
 }
 
 func addNotRun(st *v1alpha1.ScheduledJobStatus, next func(time.Time) time.Time, first, last time.Time, reason string) {
 	if last.Before(first) {
 		return
 	}
-	if len(st.NotRun) > 0 {
-		n := &st.NotRun[0]
-		if n.Reason == reason && !first.Before(n.First.Time) && (!first.After(n.Last.Time) || next != nil && !next(n.Last.Time).Before(first)) {
-			if last.After(n.Last.Time) {
-				n.Last = metav1.Time{Time: last}
+	for i := range st.NotRun {
+		r := &st.NotRun[i]
+		if r.Reason != reason {
+			continue
+		}
+		switch {
+		case !first.Before(r.First.Time) && (!first.After(r.Last.Time) || !next(r.Last.Time).Before(first)):
+			// Within the range, or right after it (no slot between): it grows.
+			if last.After(r.Last.Time) {
+				r.Last = metav1.Time{Time: last}
 			}
 			return
-		}
-		if inRanges(st.NotRun, first) != nil && inRanges(st.NotRun, last) != nil {
-			return // already said
+		case first.Before(r.First.Time) && !next(last).Before(r.First.Time):
+			// Right before it: it grows back.
+			r.First = metav1.Time{Time: first}
+			if last.After(r.Last.Time) {
+				r.Last = metav1.Time{Time: last}
+			}
+			return
 		}
 	}
 	st.NotRun = insertRange(st.NotRun, v1alpha1.SlotRange{First: metav1.Time{Time: first}, Last: metav1.Time{Time: last}, Reason: reason})

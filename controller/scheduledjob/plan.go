@@ -530,15 +530,15 @@ func passOverEdited(sj *v1alpha1.ScheduledJob, now time.Time, p *plan) {
 	}
 	upTo := now.Add(-JitterOffset(sj))
 	slots, more := old.Between(from.Add(time.Second), upTo.Add(time.Second), MaxBackfillSlots)
+	// Those a pass before named (its status written: passed over, or the edit seen again) are
+	// not named twice.
+	slots = slices.DeleteFunc(slots, func(t time.Time) bool { return inRanges(st.NotRun, t) != nil })
 	if len(slots) == 0 {
 		return
 	}
 	last := slots[len(slots)-1]
 	if more {
 		last = upTo
-	}
-	if inRanges(st.NotRun, slots[0]) != nil {
-		return // named by a pass before (its status written, the edit seen again)
 	}
 	ev := event{corev1.EventTypeWarning, ReasonMissedSlots, fmt.Sprintf("Slots from %s up to %s were not run: the schedule was edited before they were handled (the controller was stopped or behind)",
 		formatSlot(slots[0], old), now.In(old.Location()).Format(time.RFC3339))}

@@ -321,7 +321,7 @@ func TestDecide(t *testing.T) {
 		{name: "the clock drifted back behind the last slot: nothing, wake at the slot after it",
 			sj: newSJ(lastSchedule(topOfTheHour)), now: justBeforeTheHour, wantRequeue: 61*time.Minute + schedule.Padding},
 		{name: "the slot's Job exists but the status does not say so (left to this pass, or lost): the slot is recorded and announced, nothing created",
-			sj: newSJ(), jobs: []*batchv1.Job{childJob(topOfTheHour, running)}, now: justAfterTheHour,
+			sj: newSJ(created(justBeforeTheHour)), jobs: []*batchv1.Job{childJob(topOfTheHour, running)}, now: justAfterTheHour,
 			wantActive: 1, wantEvents: []string{ReasonSuccessfulCreate}, wantRequeue: 59*time.Minute + schedule.Padding,
 			check: func(t *testing.T, p plan) {
 				if p.status.LastScheduleTime == nil || !p.status.LastScheduleTime.Time.Equal(topOfTheHour) {

@@ -418,10 +418,11 @@ func refusedRun(sj *v1alpha1.ScheduledJob, p *plan, c creation, msg string, now 
 		at = *c.slot
 		st.LastSkippedTime = &metav1.Time{Time: at}
 		p.skipped = ReasonJobRejected
-		recordNotRunSlot(st, at, ReasonJobRejected)
+		recordNotRun(st, p.sched, at, at, ReasonJobRejected)
 	case c.backfill != nil:
 		at = *c.backfill
-		recordNotRunSlot(st, at, ReasonJobRejected) // lasting: the run history keeps only its limit
+		// Lasting (the run history keeps only its limit): consecutive refused slots are one range.
+		recordNotRun(st, p.sched, at, at, ReasonJobRejected)
 	default:
 		st.LastRunNowToken = c.token
 		st.LastRunNowTime = runNowTime(c)
