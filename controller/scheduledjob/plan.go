@@ -507,10 +507,11 @@ func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p
 // passOverEdited names and records the slots of the schedule observed until now (status as read)
 // that were due and that no pass decided before the edit was seen (the manager was stopped or
 // behind across them): the edited schedule never runs the past, and the old one's slots are not
-// lost silently. Nothing when the old schedule cannot be read back, or the ScheduledJob was held.
+// lost silently (Suspended when the ScheduledJob is or was held). Nothing when the old schedule
+// cannot be read back.
 func passOverEdited(sj *v1alpha1.ScheduledJob, now time.Time, p *plan) {
 	st := &sj.Status
-	if ptr.Deref(sj.Spec.Suspend, false) || st.Stop != nil || st.ObservedScheduleTime == nil {
+	if st.ObservedScheduleTime == nil {
 		return
 	}
 	tz, specs, ok := strings.Cut(st.ObservedSchedule, " ")
@@ -540,8 +541,12 @@ func passOverEdited(sj *v1alpha1.ScheduledJob, now time.Time, p *plan) {
 	if more {
 		last = upTo
 	}
-	ev := event{corev1.EventTypeWarning, ReasonMissedSlots, fmt.Sprintf("Slots from %s up to %s were not run: the schedule was edited before they were handled (the controller was stopped or behind)",
-		formatSlot(slots[0], old), now.In(old.Location()).Format(time.RFC3339))}
+	ev := event{corev1.EventTypeWarning, ReasonMissedSlots, "the controller was stopped or behind"}
+	if wasSuspended(sj) || ptr.Deref(sj.Spec.Suspend, false) {
+		ev = event{corev1.EventTypeNormal, ReasonSuspended, "the ScheduledJob was suspended"}
+	}
+	ev.note = fmt.Sprintf("Slots from %s up to %s were not run: the schedule was edited before they were handled (%s)",
+		formatSlot(slots[0], old), now.In(old.Location()).Format(time.RFC3339), ev.note)
 	p.events = append(p.events, ev)
 	p.passedOver = append(p.passedOver, ev.reason)
 	recordNotRun(&p.status, old, slots[0], last, ReasonMissedSlots)
