@@ -112,7 +112,7 @@ kind-node: host ## Build the kind node image offline (cached by content: seconds
 test-go: tools ## Unit tests and envtest integration tests (real kube-apiserver + etcd from bin/) with the race detector, then the chart render tests.
 	@# -race needs cgo and a C compiler: installed from Debian's packages if missing (a fresh machine has none).
 	$(HOST) packages $(RACE_PACKAGES)
-	CGO_ENABLED=1 go test -race -count=1 -timeout 20m $(GO_PACKAGES)
+	CGO_ENABLED=1 go test -race -count=1 -timeout 40m $(GO_PACKAGES)
 	cd $(TESTS_MODULE) && CGO_ENABLED=1 go test -race -count=1 -timeout 20m $(TESTS_PACKAGES)
 	cd $(RELEASE_MODULE) && CGO_ENABLED=1 go test -race -count=1 -timeout 20m ./...
 	cd $(TESTS_MODULE) && go test -count=1 -timeout 20m $(CHART_TEST_PACKAGES)
