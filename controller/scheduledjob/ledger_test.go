@@ -257,6 +257,19 @@ func TestTheLedgerAtTheSeams(t *testing.T) {
 			t.Errorf("events %v on the retry, want MissedSlots once", reasons(p))
 		}
 	})
+	t.Run("a slot past its deadline after slots the ledger lists is recorded, not lost", func(t *testing.T) {
+		// Passes whose delete was refused named 10:01..10:03 (written); 10:04 went past its
+		// deadline while the next pass waited; the pass at 10:05 records it.
+		sj := newSJ(spec("* * * * *"), deadline(30), lastSchedule(topOfTheHour), created(thePriorHour))
+		sj.Status.NotRun = []v1alpha1.SlotRange{slotRange(minutes(topOfTheHour, 1), minutes(topOfTheHour, 3), ReasonMissedSlots)}
+		p := decide(sj, nil, minutes(topOfTheHour, 5).Add(time.Second), noneDeleted, 0)
+		if r := inRanges(p.status.NotRun, minutes(topOfTheHour, 4)); r == nil || r.Reason != ReasonMissedDeadline {
+			t.Errorf("notRun %+v: want 10:04 recorded MissedDeadline", p.status.NotRun)
+		}
+		if slices.Contains(reasons(p), ReasonMissedSlots) {
+			t.Errorf("events %v: want the listed slots not named again", reasons(p))
+		}
+	})
 	t.Run("a backfill runs only the slots the ledger says did not run", func(t *testing.T) {
 		// Every minute since 9:00, the slots 9:10 to 9:14 passed over, the rest ran and were
 		// pruned long ago (no Job, no run in the history).

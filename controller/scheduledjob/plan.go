@@ -786,28 +786,15 @@ func passOver(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p 
 	earliestAll := schedule.Earliest(sj.CreationTimestamp.Time, last, seenAt, sj.Spec.StartingDeadlineSeconds, d.slotNow, false)
 	// The Event names the slots within startingDeadlineSeconds, as before; the ledger records
 	// the older ones too (a backfill may run them), under MissedDeadline when none is named.
-	first := passedOver(d.sched, earliestOK, sj.Status.LastSkippedTime, slot)
-	if all := passedOver(d.sched, earliestAll, sj.Status.LastSkippedTime, slot); all != nil && (first == nil || all.Before(*first)) {
-		if inRanges(sj.Status.NotRun, *all) == nil {
-			upTo := slot.Add(-time.Second)
-			if first != nil {
-				upTo = first.Add(-time.Second)
-			}
-			recordNotRun(&p.status, d.sched, *all, upTo, ReasonMissedDeadline)
+	// Slots the ledger already lists were named by the pass that wrote them (a pass whose create
+	// or delete then failed writes its status, and its retry must not name them again).
+	first := unlisted(sj, d.sched, passedOver(d.sched, earliestOK, sj.Status.LastSkippedTime, slot), slot)
+	if all := unlisted(sj, d.sched, passedOver(d.sched, earliestAll, sj.Status.LastSkippedTime, slot), slot); all != nil && (first == nil || all.Before(*first)) {
+		upTo := slot.Add(-time.Second)
+		if first != nil {
+			upTo = first.Add(-time.Second)
 		}
-	}
-	// Slots the ledger already lists were named by the pass that wrote them (a pass whose
-	// create then failed writes its status, and its retry must not name them again).
-	for first != nil {
-		r := inRanges(sj.Status.NotRun, *first)
-		if r == nil {
-			break
-		}
-		if next := d.sched.Next(r.Last.Time); !next.IsZero() && next.Before(slot) {
-			first = &next
-		} else {
-			first = nil
-		}
+		recordNotRun(&p.status, d.sched, *all, upTo, ReasonMissedDeadline)
 	}
 	if first == nil {
 		return
@@ -827,6 +814,23 @@ func passOver(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p 
 	p.events = append(p.events, ev)
 	p.passedOver = append(p.passedOver, ev.reason)
 	recordNotRun(&p.status, d.sched, *first, upTo, ev.reason)
+}
+
+// unlisted returns the first slot from first on, before slot, that status.notRun (as read) does
+// not list, or nil.
+func unlisted(sj *v1alpha1.ScheduledJob, sched schedule.Union, first *time.Time, slot time.Time) *time.Time {
+	for first != nil {
+		r := inRanges(sj.Status.NotRun, *first)
+		if r == nil {
+			return first
+		}
+		next := sched.Next(r.Last.Time)
+		if next.IsZero() || !next.Before(slot) {
+			return nil
+		}
+		first = &next
+	}
+	return nil
 }
 
 // refusedThenEdited reports whether slot is the scheduled slot whose Job the API server refused
