@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -117,25 +118,28 @@ func TestDecide(t *testing.T) {
 
 func TestAfterCreate(t *testing.T) {
 	now := time.Date(2026, 3, 29, 1, 30, 0, 0, time.UTC)
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "backup-1"}}
 	for _, tc := range []struct {
 		name    string
 		created *batchv1.Job
-		ev      event
+		answer  jobs.Answer
 		phase   v1alpha1.AtPhase
 		reason  string
+		event   string
 	}{
-		{name: "a created Job makes it Running", created: &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "backup-1"}},
-			ev: event{corev1.EventTypeNormal, "SuccessfulCreate", "Created Job backup-1"}, phase: v1alpha1.AtRunning, reason: ReasonRunning},
-		{name: "a rejected Job fails it until it is edited", ev: event{corev1.EventTypeWarning, ReasonJobRejected, "rejected"},
-			phase: v1alpha1.AtFailed, reason: ReasonJobRejected},
-		{name: "a name taken by a Job not ours fails it", ev: event{corev1.EventTypeWarning, ReasonJobNotOurs, "taken"},
-			phase: v1alpha1.AtFailed, reason: ReasonJobNotOurs},
+		{name: "a created Job makes it Running", created: job, answer: jobs.Created, phase: v1alpha1.AtRunning, reason: ReasonRunning, event: "SuccessfulCreate"},
+		{name: "an adopted Job makes it Running", created: job, answer: jobs.Adopted, phase: v1alpha1.AtRunning, reason: ReasonRunning, event: "AdoptedJob"},
+		{name: "a refused Job fails it until it is edited", answer: jobs.Refused, phase: v1alpha1.AtFailed, reason: ReasonJobRejected, event: ReasonJobRejected},
+		{name: "a name taken by a Job not ours fails it", answer: jobs.NameTaken, phase: v1alpha1.AtFailed, reason: ReasonJobNotOurs, event: ReasonJobNotOurs},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := &v1alpha1.AtStatus{}
-			afterCreate(st, tc.created, tc.ev, now)
+			ev := afterCreate(st, tc.created, tc.answer, "the answer", now)
 			if c := meta.FindStatusCondition(st.Conditions, ConditionSucceeded); st.Phase != tc.phase || c == nil || c.Reason != tc.reason {
 				t.Errorf("status = %s %+v, want %s with reason %s", st.Phase, st.Conditions, tc.phase, tc.reason)
+			}
+			if ev.reason != tc.event || ev.note != "the answer" {
+				t.Errorf("event %+v, want %s with the answer's message", ev, tc.event)
 			}
 			if tc.created != nil && st.JobName != tc.created.Name {
 				t.Errorf("jobName = %q, want %q", st.JobName, tc.created.Name)

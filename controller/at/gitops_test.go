@@ -10,6 +10,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/internal/gitops"
+	"github.com/platform-operators/platform-operators/controller/jobs"
 )
 
 // TestWhatGitOpsToolsRead runs Argo CD's health check (docs/gitops/argocd-health.lua) and kstatus
@@ -32,7 +33,7 @@ func TestWhatGitOpsToolsRead(t *testing.T) {
 	decided := func(at *v1alpha1.At, j *batchv1.Job, now time.Time) *v1alpha1.At {
 		d := decide(at, j, now, 2*time.Minute)
 		if d.create {
-			afterCreate(&d.status, j, event{}, now)
+			afterCreate(&d.status, j, jobs.Created, "Created job "+j.Name, now)
 		}
 		at.Status = d.status
 		return at

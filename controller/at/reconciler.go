@@ -48,9 +48,9 @@ const (
 	ReasonMissedDeadline = "MissedDeadline"
 	ReasonJobDeleted     = "JobDeleted"
 	ReasonJobNotOurs     = "JobNameTaken"
-	// ReasonJobRejected: the API server refused the Job. Refused as invalid, the At is Failed
-	// and an edit retries; refused by admission (a quota, a policy, a webhook), it stays
-	// Pending and the create is retried with backoff until startingDeadlineSeconds, if set.
+	// ReasonJobRejected: the API server refused the Job (invalid, or refused by admission: a
+	// ResourceQuota on count/jobs.batch, a policy, a webhook): the At is Failed with the API
+	// server's message, as a ScheduledJob's refused slot is a failed run; an edit retries.
 	ReasonJobRejected = "JobRejected"
 	// ReasonUnknownTimeZone: spec.timeZone names a zone the manager does not know.
 	ReasonUnknownTimeZone = "UnknownTimeZone"
@@ -163,16 +163,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			at.Spec.Command, at.Spec.JobTemplate = live.Spec.Command, live.Spec.JobTemplate
 			delete(at.Annotations, cachebounds.TemplateDigest)
 		}
-		created, ev, mayPass, err := r.createJob(ctx, &at)
-		switch {
-		case err != nil:
+		created, answer, msg, err := jobs.Create(ctx, r.Client, r.APIReader, &at, "At", NewJob(&at, r.JobImage))
+		if err != nil {
 			return ctrl.Result{}, err
-		case mayPass:
-			refusedForNow(&at, &d, ev.note, now)
-		default:
-			d.events = append(d.events, ev)
-			afterCreate(&d.status, created, ev, now)
 		}
+		d.events = append(d.events, afterCreate(&d.status, created, answer, msg, now))
 	}
 
 	before := at.DeepCopy()
@@ -255,38 +250,6 @@ func (r *Reconciler) goneJob(at *v1alpha1.At) *batchv1.Job {
 		}
 	}
 	return nil
-}
-
-// createJob creates the Job; if it exists already (a crash after an earlier create) it adopts
-// it when this At controls it. A nil Job with no error means the API server refused the Job or
-// the name is taken by a Job that is not ours: the event says so. mayPass says the refusal is
-// admission's (403: a ResourceQuota, a ValidatingAdmissionPolicy, a webhook), which may pass
-// later (the quota frees up, the policy changes): the create is retried with backoff
-// (refusedForNow). An invalid template (422, 400) cannot pass until the At is edited.
-func (r *Reconciler) createJob(ctx context.Context, at *v1alpha1.At) (job *batchv1.Job, ev event, mayPass bool, err error) {
-	job = NewJob(at, r.JobImage)
-	err = r.Client.Create(ctx, job)
-	switch {
-	case err == nil:
-		return job, event{corev1.EventTypeNormal, "SuccessfulCreate", "Created Job " + job.Name}, false, nil
-	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
-		return nil, event{}, false, err
-	case apierrors.IsForbidden(err):
-		return nil, event{corev1.EventTypeWarning, ReasonJobRejected, fmt.Sprintf("The API server refused Job %s: %v", job.Name, err)}, true, nil
-	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
-		// The template is wrong: retrying cannot help until the At is edited.
-		return nil, event{corev1.EventTypeWarning, ReasonJobRejected, fmt.Sprintf("The API server rejected Job %s: %v", job.Name, err)}, false, nil
-	case !apierrors.IsAlreadyExists(err):
-		return nil, event{}, false, fmt.Errorf("creating Job %s: %w", job.Name, err)
-	}
-	var existing batchv1.Job
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(job), &existing); err != nil {
-		return nil, event{}, false, err
-	}
-	if !metav1.IsControlledBy(&existing, at) {
-		return nil, event{corev1.EventTypeWarning, ReasonJobNotOurs, "Job " + job.Name + " exists and is not controlled by this At"}, false, nil
-	}
-	return &existing, event{corev1.EventTypeNormal, "AdoptedJob", "Job " + job.Name + " already existed (created earlier by this At)"}, false, nil
 }
 
 // NewJob builds the At's Job: named "<name>-<unix minutes of the schedule>-<UID tag>"

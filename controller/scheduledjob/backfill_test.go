@@ -320,7 +320,7 @@ func TestARefusedBackfillJobEndsItsSlot(t *testing.T) {
 	sj := accept(backfillSJ(bfRequest), nil, bfNow)
 	p := decide(sj, nil, bfNow, noneDeleted, 0)
 	c := p.creates[0]
-	recordCreates(sj, &p, []createResult{{creation: c, ev: event{corev1.EventTypeWarning, ReasonJobRejected, refusalPrefix + c.job.Name + ": exceeded quota"}}}, bfNow)
+	recordCreates(sj, &p, []createResult{{creation: c, ev: event{corev1.EventTypeWarning, ReasonJobRejected, jobs.RefusalPrefix + c.job.Name + ": exceeded quota"}}}, bfNow)
 	bf := p.status.Backfill
 	if bf.Done != 1 || bf.Created != 0 || !bf.NextSlot.Time.Equal(bfSecond) {
 		t.Errorf("status.backfill = %+v, want the first slot done, none created, next the second", bf)

@@ -347,7 +347,7 @@ func TestTheLedgerAtTheSeams(t *testing.T) {
 		sj := accept(backfillSJ(bfRequest), nil, bfNow)
 		p := decide(sj, nil, bfNow, noneDeleted, 0)
 		c := p.creates[0]
-		recordCreates(sj, &p, []createResult{{creation: c, ev: event{corev1.EventTypeWarning, ReasonJobRejected, refusalPrefix + c.job.Name + ": exceeded quota"}}}, bfNow)
+		recordCreates(sj, &p, []createResult{{creation: c, ev: event{corev1.EventTypeWarning, ReasonJobRejected, jobs.RefusalPrefix + c.job.Name + ": exceeded quota"}}}, bfNow)
 		if r := meta.FindStatusCondition(p.status.Conditions, ConditionReady); r == nil || r.Status != metav1.ConditionTrue {
 			t.Errorf("Ready = %+v, want True: the schedule's runs are fine", r)
 		}

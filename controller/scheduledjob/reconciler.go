@@ -322,35 +322,28 @@ func (r *Reconciler) goneChildren(sj *v1alpha1.ScheduledJob, seen map[string]boo
 	return out
 }
 
-// createJob creates a Job. AlreadyExists means an earlier reconcile created it and crashed or
-// lost its status write (the deterministic name is the lock): the Job is adopted if this
-// ScheduledJob controls it, otherwise left alone.
+// createJob creates a slot's Job through the one create path (jobs.Create) and says what happened
+// as the Event recordCreates reads: SuccessfulCreate, JobRejected (a result for its run: retrying
+// the slot in a loop would not help; the next slot and an edit try again), JobNameTaken, or none
+// for a Job adopted after AlreadyExists. An error is not an answer about the Job.
 func (r *Reconciler) createJob(ctx context.Context, sj *v1alpha1.ScheduledJob, job *batchv1.Job) (*batchv1.Job, event, error) {
 	r.writes().Begin()
-	err := r.Client.Create(ctx, job)
+	got, answer, msg, err := jobs.Create(ctx, r.Client, r.APIReader, sj, "ScheduledJob", job)
 	r.writes().End()
 	switch {
-	case err == nil:
-		return job, event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + job.Name}, nil
-	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
-		return nil, event{}, err
-	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err):
-		// An answer about this Job: the template is invalid, or admission refused it (a
-		// ResourceQuota, a ValidatingAdmissionPolicy, a webhook; or, 403 too, RBAC). A result
-		// for its run (recordCreates), not a transient error: retrying the slot in a loop would
-		// not help, and the next slot tries again.
-		return nil, event{corev1.EventTypeWarning, ReasonJobRejected, refusalMessage(job.Name, err)}, nil
-	case !apierrors.IsAlreadyExists(err):
+	case err != nil:
+		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+			return nil, event{}, err
+		}
 		return nil, event{corev1.EventTypeWarning, "FailedCreate", fmt.Sprintf("Error creating job: %v", err)}, err
+	case answer == jobs.Created:
+		return got, event{corev1.EventTypeNormal, ReasonSuccessfulCreate, msg}, nil
+	case answer == jobs.Refused:
+		return nil, event{corev1.EventTypeWarning, ReasonJobRejected, msg}, nil
+	case answer == jobs.NameTaken:
+		return nil, event{corev1.EventTypeWarning, "JobNameTaken", msg}, nil
 	}
-	var existing batchv1.Job
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(job), &existing); err != nil {
-		return nil, event{}, err
-	}
-	if !metav1.IsControlledBy(&existing, sj) {
-		return nil, event{corev1.EventTypeWarning, "JobNameTaken", "Job " + job.Name + " exists and is not controlled by this ScheduledJob"}, nil
-	}
-	return &existing, event{}, nil
+	return got, event{}, nil
 }
 
 func (r *Reconciler) deleteJob(ctx context.Context, j *batchv1.Job) error {

@@ -158,3 +158,8 @@ func TestRefusalCauseLeavesOutTheJobName(t *testing.T) {
 		t.Errorf("causes %q and %q", refusalCause(a), refusalCause(b))
 	}
 }
+
+// refusalMessage is the message jobs.Create gives a refused Job.
+func refusalMessage(jobName string, err error) string {
+	return jobs.RefusalPrefix + jobName + ": " + err.Error()
+}

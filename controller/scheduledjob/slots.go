@@ -446,19 +446,10 @@ func refusedRun(sj *v1alpha1.ScheduledJob, p *plan, c creation, msg string, now 
 	setReady(sj, st, metav1.ConditionFalse, ReasonJobRejected, msg)
 }
 
-// refusalPrefix starts the message of a refused Job: refusalPrefix + <job name> + ": " + <the
-// API server's message>.
-const refusalPrefix = "The API server refused job "
-
-// refusalMessage is the Event, Ready and run message of a refused Job.
-func refusalMessage(jobName string, err error) string {
-	return refusalPrefix + jobName + ": " + err.Error()
-}
-
 // refusalCause is the API server's message in a refusal message, without the Job's name (each
 // slot's Job has its own): what makes two refusals the same.
 func refusalCause(msg string) string {
-	rest, ok := strings.CutPrefix(msg, refusalPrefix)
+	rest, ok := strings.CutPrefix(msg, jobs.RefusalPrefix)
 	if !ok {
 		return msg
 	}
