@@ -1,10 +1,9 @@
 package at
 
 import (
-	"encoding/json"
-
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/cachebounds"
+	"github.com/platform-operators/platform-operators/controller/jobs"
 )
 
 // CacheKind is the manager cache's At kind: every At (a tenant creates them), each in its
@@ -24,12 +23,12 @@ type runSpec struct {
 
 // bounded is the At cache's transform: what decide reads (the time, the deadline, the status,
 // our annotations), and the command and jobTemplate (a tenant may write nearly the API server's
-// 1.5 MiB) only when together they serialize to at most cachebounds.MaxCachedTemplate, else as
+// 1.5 MiB) only when together they serialize to at most jobs.MaxCachedTemplate, else as
 // their digest; Reconcile takes them from the object it reads from the API before the create.
 // It is idempotent.
 func bounded(obj any) (any, error) {
 	at, ok := obj.(*v1alpha1.At)
-	if !ok || cachebounds.TemplateDropped(at) {
+	if !ok || jobs.TemplateDropped(at) {
 		return obj, nil
 	}
 	out := &v1alpha1.At{TypeMeta: at.TypeMeta, ObjectMeta: cachebounds.BoundedMeta(&at.ObjectMeta), Spec: at.Spec, Status: at.Status}
@@ -37,13 +36,9 @@ func bounded(obj any) (any, error) {
 	if at.Spec.JobTemplate != nil {
 		run.JobTemplate = at.Spec.JobTemplate
 	}
-	b, err := json.Marshal(run)
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > cachebounds.MaxCachedTemplate {
+	drop, err := jobs.DropLargeTemplate(&out.ObjectMeta, run)
+	if drop {
 		out.Spec.Command, out.Spec.JobTemplate = "", nil
-		cachebounds.MarkTemplateDropped(&out.ObjectMeta, b)
 	}
-	return out, nil
+	return out, err
 }

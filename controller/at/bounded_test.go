@@ -11,6 +11,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/cachebounds"
+	"github.com/platform-operators/platform-operators/controller/jobs"
 )
 
 func TestBounded(t *testing.T) {
@@ -34,7 +35,7 @@ func TestBounded(t *testing.T) {
 				t.Fatal(err)
 			}
 			b := out.(*v1alpha1.At)
-			if got := cachebounds.TemplateDropped(b); got != c.dropped {
+			if got := jobs.TemplateDropped(b); got != c.dropped {
 				t.Errorf("dropped: %v, want %v", got, c.dropped)
 			}
 			if !b.Spec.Schedule.Equal(&c.spec.Schedule) {

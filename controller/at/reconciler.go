@@ -21,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/cachebounds"
 	"github.com/platform-operators/platform-operators/controller/fairqueue"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
@@ -157,11 +156,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if live == nil {
 			return ctrl.Result{RequeueAfter: staleRequeue}, nil
 		}
-		if cachebounds.TemplateDropped(&at) {
+		if jobs.TemplateDropped(&at) {
 			// The cache keeps a large command or template as its digest (bounded.go); the
 			// object just read is the same version, whole.
 			at.Spec.Command, at.Spec.JobTemplate = live.Spec.Command, live.Spec.JobTemplate
-			delete(at.Annotations, cachebounds.TemplateDigest)
+			jobs.TemplateRestored(&at)
 		}
 		created, answer, msg, err := jobs.Create(ctx, r.Client, r.APIReader, &at, "At", NewJob(&at, r.JobImage))
 		if err != nil {

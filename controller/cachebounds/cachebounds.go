@@ -260,27 +260,3 @@ func Digest(b []byte) string {
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
-
-// TemplateDigest is the annotation a cache puts, in place of a job template it dropped, on an At
-// or a ScheduledJob: the Digest of what it dropped. The ':' makes it a key the API server
-// refuses, so no object from the API carries it: a tenant cannot forge the mark.
-const TemplateDigest = keys.Prefix + "cached:template-digest"
-
-// MaxCachedTemplate is the size (serialized) above which a cache keeps a job template as its
-// digest; the controller reads the whole object from the API only when it creates a Job.
-const MaxCachedTemplate = 4 << 10
-
-// TemplateDropped reports whether the cache dropped the job template of an object it holds.
-func TemplateDropped(m metav1.Object) bool {
-	_, ok := m.GetAnnotations()[TemplateDigest]
-	return ok
-}
-
-// MarkTemplateDropped records on the bounded metadata m that the template whose serialized form
-// is b was dropped.
-func MarkTemplateDropped(m *metav1.ObjectMeta, b []byte) {
-	if m.Annotations == nil {
-		m.Annotations = map[string]string{}
-	}
-	m.Annotations[TemplateDigest] = Digest(b)
-}

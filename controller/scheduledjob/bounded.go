@@ -2,13 +2,13 @@ package scheduledjob
 
 import (
 	"context"
-	"encoding/json"
 
 	batchv1 "k8s.io/api/batch/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/cachebounds"
+	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
@@ -24,23 +24,19 @@ func CacheKind() cachebounds.Kind {
 // bounded is the ScheduledJob cache's transform. A tenant may write a jobTemplate of nearly the
 // API server's 1.5 MiB limit, and 100 of them took the manager to its memory limit: the cache
 // keeps what decide reads (the schedule fields, the limits, the status, our annotations) and a
-// template over cachebounds.MaxCachedTemplate only as its digest; withTemplate reads the whole
+// template over jobs.MaxCachedTemplate only as its digest; withTemplate reads the whole
 // object from the API for the pass that creates a Job. It is idempotent.
 func bounded(obj any) (any, error) {
 	sj, ok := obj.(*v1alpha1.ScheduledJob)
-	if !ok || cachebounds.TemplateDropped(sj) {
+	if !ok || jobs.TemplateDropped(sj) {
 		return obj, nil
 	}
 	out := &v1alpha1.ScheduledJob{TypeMeta: sj.TypeMeta, ObjectMeta: cachebounds.BoundedMeta(&sj.ObjectMeta, keys.AnnotationRunNow, keys.AnnotationBackfill, keys.AnnotationAlertNoSuccessAfter), Spec: sj.Spec, Status: sj.Status}
-	b, err := json.Marshal(sj.Spec.JobTemplate)
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > cachebounds.MaxCachedTemplate {
+	drop, err := jobs.DropLargeTemplate(&out.ObjectMeta, sj.Spec.JobTemplate)
+	if drop {
 		out.Spec.JobTemplate = batchv1.JobTemplateSpec{}
-		cachebounds.MarkTemplateDropped(&out.ObjectMeta, b)
 	}
-	return out, nil
+	return out, err
 }
 
 // withTemplate puts into sj, read from the cache with its template dropped, the template of the
@@ -56,6 +52,6 @@ func withTemplate(ctx context.Context, api client.Reader, sj *v1alpha1.Scheduled
 		return false, nil
 	}
 	sj.Spec.JobTemplate = live.Spec.JobTemplate
-	delete(sj.Annotations, cachebounds.TemplateDigest)
+	jobs.TemplateRestored(sj)
 	return true, nil
 }

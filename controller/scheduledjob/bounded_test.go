@@ -14,6 +14,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/cachebounds"
+	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
@@ -43,7 +44,7 @@ func TestBounded(t *testing.T) {
 				t.Fatal(err)
 			}
 			b := out.(*v1alpha1.ScheduledJob)
-			if got := cachebounds.TemplateDropped(b); got != c.dropped {
+			if got := jobs.TemplateDropped(b); got != c.dropped {
 				t.Errorf("template dropped: %v, want %v", got, c.dropped)
 			}
 			if b.Spec.Schedule != "@daily" || b.Annotations[keys.AnnotationRunNow] != "token" {
@@ -102,7 +103,7 @@ func TestWithTemplate(t *testing.T) {
 			if ok != c.want {
 				t.Fatalf("withTemplate: %v, want %v", ok, c.want)
 			}
-			if ok && (cachebounds.TemplateDropped(cached) || len(cached.Spec.JobTemplate.Spec.Template.Spec.Containers) != 1) {
+			if ok && (jobs.TemplateDropped(cached) || len(cached.Spec.JobTemplate.Spec.Template.Spec.Containers) != 1) {
 				t.Errorf("template not restored: %+v", cached.Spec.JobTemplate)
 			}
 		})

@@ -20,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/cachebounds"
 	"github.com/platform-operators/platform-operators/controller/fairqueue"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/writegate"
@@ -207,7 +206,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			// server has it, and the status it read may predate another process's record.
 			return ctrl.Result{RequeueAfter: conflictRequeue}, nil
 		}
-		if cachebounds.TemplateDropped(&sj) {
+		if jobs.TemplateDropped(&sj) {
 			// The cache keeps a large template as its digest (bounded.go): read it for the
 			// Jobs, and decide again on the same inputs and time, which gives the same plan
 			// with whole Jobs.
