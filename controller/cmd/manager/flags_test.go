@@ -1,11 +1,13 @@
 package main
 
 import (
-	"crypto/tls"
+	"context"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-logr/logr"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -37,16 +39,12 @@ func TestParseFlags(t *testing.T) {
 			if o.leaseDuration != 90*time.Second || o.renewDeadline != 70*time.Second || o.retryPeriod != 2*time.Second {
 				t.Errorf("leader election = %s/%s/%s, want 90s/70s/2s", o.leaseDuration, o.renewDeadline, o.retryPeriod)
 			}
-			m := metricsOptions(o)
-			if !m.SecureServing || m.FilterProvider == nil {
-				t.Errorf("metrics options = %+v, want SecureServing and an authentication/authorization filter", m)
-			}
 		}},
 		{name: "HTTPS metrics negotiate HTTP/1.1 only unless HTTP/2 is asked for", check: func(t *testing.T, o options) {
 			nextProtos := func(o options) []string {
-				c := &tls.Config{NextProtos: []string{"h2", "http/1.1"}} // controller-runtime's default offers h2
-				for _, opt := range metricsOptions(o).TLSOpts {
-					opt(c)
+				c, err := metricsTLS(context.Background(), o.metricsCertDir, o.metricsEnableHTTP2, logr.Discard())
+				if err != nil {
+					t.Fatal(err)
 				}
 				return c.NextProtos
 			}
@@ -61,14 +59,9 @@ func TestParseFlags(t *testing.T) {
 				t.Errorf("NextProtos = %q with --metrics-enable-http2, want h2 offered", got)
 			}
 		}},
-		{name: "plain HTTP metrics have no filter", args: []string{"--metrics-secure=false"}, check: func(t *testing.T, o options) {
-			if m := metricsOptions(o); m.SecureServing || m.FilterProvider != nil {
-				t.Errorf("metrics options = %+v, want plain HTTP without a filter", m)
-			}
-		}},
 		{name: "leader election timings are accepted", args: []string{"--leader-elect-lease-duration=60s", "--leader-elect-renew-deadline=40s", "--leader-elect-retry-period=5s", "--metrics-cert-dir=/certs"},
 			check: func(t *testing.T, o options) {
-				if o.leaseDuration != time.Minute || o.renewDeadline != 40*time.Second || o.retryPeriod != 5*time.Second || metricsOptions(o).CertDir != "/certs" {
+				if o.leaseDuration != time.Minute || o.renewDeadline != 40*time.Second || o.retryPeriod != 5*time.Second || o.metricsCertDir != "/certs" {
 					t.Errorf("parsed = %+v", o)
 				}
 			}},

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -36,7 +35,6 @@ import (
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/leaderfence"
 	"github.com/platform-operators/platform-operators/controller/logging"
-	"github.com/platform-operators/platform-operators/controller/metricsauth"
 	"github.com/platform-operators/platform-operators/controller/objectmetrics"
 	"github.com/platform-operators/platform-operators/controller/podwatcher"
 	"github.com/platform-operators/platform-operators/controller/propagation"
@@ -405,9 +403,10 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 	shutdown := o.gracefulShutdown
 	lease, renew, retry := o.leaseDuration, o.renewDeadline, o.retryPeriod
 	opts := ctrl.Options{
-		Scheme:                  scheme,
-		Metrics:                 metricsOptions(o),
-		HealthProbeBindAddress:  o.probeAddr,
+		Scheme: scheme,
+		// The manager serves both ports itself (servePorts, package portguard).
+		Metrics:                 metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:  "0",
 		PprofBindAddress:        o.pprofAddr,
 		LeaderElection:          o.leaderElect,
 		LeaderElectionID:        o.leaderElectionID,
@@ -439,9 +438,7 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return nil, err
-	}
+	checks := probeChecks{healthz: map[string]healthz.Checker{"ping": healthz.Ping}, readyz: map[string]healthz.Checker{}}
 	// Ready once the informers of the enabled controllers have synced, on the leader and on a
 	// standby alike. Requested now, before the start, they are started with the cache, and
 	// controller-runtime (v0.24, pkg/manager/internal.go, controllerManager.Start) orders the
@@ -455,10 +452,11 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 	if err != nil {
 		return nil, err
 	}
-	if err := mgr.AddReadyzCheck("informers", informers.Check); err != nil {
+	checks.readyz["informers"] = informers.Check
+	if checks.readyz["permissions"], err = permissionCheck(ctx, mgr, enabled, watchNamespaces, splitList(o.podWatcherNamespaces), log); err != nil {
 		return nil, err
 	}
-	if err := addPermissionCheck(ctx, mgr, enabled, watchNamespaces, splitList(o.podWatcherNamespaces), log); err != nil {
+	if err := servePorts(ctx, mgr, o, checks, log); err != nil {
 		return nil, err
 	}
 	// The writes users wait for (Job creates, copies) go before the ones that can wait, across
@@ -528,28 +526,6 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 		}
 	}
 	return mgr, nil
-}
-
-// metricsOptions serves /metrics over HTTPS for authenticated and authorized callers only
-// (--metrics-secure, the default), or over plain HTTP to anyone. The filter (package metricsauth)
-// asks the API server for a TokenReview and a SubjectAccessReview (non-resource URL /metrics, verb
-// get), remembered per token for up to a minute:
-// the manager needs create on tokenreviews and subjectaccessreviews (the chart's metrics-auth
-// ClusterRole) and the caller a role such as the chart's metrics-reader.
-func metricsOptions(o options) metricsserver.Options {
-	m := metricsserver.Options{BindAddress: o.metricsAddr}
-	if o.metricsSecure {
-		m.SecureServing = true
-		m.FilterProvider = metricsauth.Filter
-		// Empty: controller-runtime generates a self-signed certificate in memory.
-		m.CertDir = o.metricsCertDir
-		if !o.metricsEnableHTTP2 {
-			// controller-runtime offers h2 by default; as kubebuilder scaffolds since CVE-2023-44487,
-			// only HTTP/1.1 is negotiated unless asked for.
-			m.TLSOpts = append(m.TLSOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
-		}
-	}
-	return m
 }
 
 // cacheInventory is every kind the manager's cache holds for the enabled controllers, each with

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
 
 	"github.com/platform-operators/platform-operators/controller/permissions"
 	"github.com/platform-operators/platform-operators/controller/podwatcher"
@@ -42,20 +43,20 @@ func checkWatchNamespaces(watch, enabled, podWatcherNamespaces, sources []string
 	return nil
 }
 
-// addPermissionCheck starts the RBAC self-check and makes /readyz fail while a permission
-// the enabled controllers need is missing (each one is logged as an error).
-func addPermissionCheck(ctx context.Context, mgr ctrl.Manager, enabled, watch, podWatcherNamespaces []string, log logr.Logger) error {
+// permissionCheck starts the RBAC self-check and returns the /readyz check that fails while a
+// permission the enabled controllers need is missing (each one is logged as an error).
+func permissionCheck(ctx context.Context, mgr ctrl.Manager, enabled, watch, podWatcherNamespaces []string, log logr.Logger) (healthz.Checker, error) {
 	namespaces := checkNamespaces(enabled, watch, podWatcherNamespaces)
 	byController, err := permissions.ByController(scopeFunc(mgr.GetRESTMapper(), namespaces))
 	if err != nil {
-		return fmt.Errorf("reading the generated RBAC roles: %w", err)
+		return nil, fmt.Errorf("reading the generated RBAC roles: %w", err)
 	}
 	if len(watch) > 0 {
 		byController[secretsync.Name] = withoutNamespaceReads(byController[secretsync.Name])
 	}
 	cs, err := kubernetes.NewForConfig(mgr.GetConfig())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	checker := &permissions.Checker{
 		Reviews: cs.AuthorizationV1().SelfSubjectAccessReviews(),
@@ -65,7 +66,7 @@ func addPermissionCheck(ctx context.Context, mgr ctrl.Manager, enabled, watch, p
 	// Not a manager runnable: those start only after the caches synced, and a cache cannot sync
 	// without the permissions this reports on.
 	go func() { _ = checker.Start(ctx) }()
-	return mgr.AddReadyzCheck("permissions", func(*http.Request) error { return checker.Ready() })
+	return func(*http.Request) error { return checker.Ready() }, nil
 }
 
 // withoutNamespaceReads is SecretSync's needs without reading Namespaces: limited to namespaces,
