@@ -147,30 +147,10 @@ func ComputeFor(owner Owner, want []*corev1.Secret, live Lookup, owned []*corev1
 	for _, w := range want {
 		key := types.NamespacedName{Namespace: w.Namespace, Name: w.Name}
 		wanted[key] = true
-		cur := live(key)
-		switch {
-		case cur == nil:
-			p.Actions = append(p.Actions, Action{Op: OpCreate, Key: key, Want: w})
-		case cur.Labels[owner.Label] != owner.Name:
-			p.Actions = append(p.Actions, Action{Op: OpConflict, Key: key, Current: cur, Message: conflictMessage(cur, key, owner)})
-		case !owner.proven(cur) && (!typeMatches(cur, w) || !dataMatches(cur, w)):
-			p.Actions = append(p.Actions, Action{Op: OpConflict, Key: key, Current: cur, Message: unprovenMessage(cur, key, owner)})
-		case cur.DeletionTimestamp != nil:
-			p.Actions = append(p.Actions, Action{Op: OpHeld, Key: key, Current: cur, Message: heldMessage(cur, key, owner)})
-		case !owner.proven(cur) && NeedsReplace(cur, w):
-			// Adoption leaves the rest of the object as it was; a replace would not.
-			p.Actions = append(p.Actions, Action{Op: OpConflict, Key: key, Current: cur, Message: unprovenReplaceMessage(cur, key, owner)})
-		case cur.Annotations[keys.AnnotationOrphaned] != "" && cur.Annotations[keys.AnnotationOrphaned] != ContentDigest(cur) && !SameContent(cur, w):
-			// Kept while its source was gone, and changed since: someone's now. A copy that already
-			// holds the returning source's content loses nothing by being written: the manager's own
-			// apply brought it there and died (or conflicted) before the marker was removed.
-			p.Actions = append(p.Actions, Action{Op: OpConflict, Key: key, Current: cur, Message: orphanChangedMessage(cur, key, owner)})
-		case InStep(cur, w):
+		if a, inStep := Judge(owner, key, live(key), w); inStep {
 			p.InStep++
-		case NeedsReplace(cur, w):
-			p.Actions = append(p.Actions, Action{Op: OpReplace, Key: key, Want: w, Current: cur})
-		default:
-			p.Actions = append(p.Actions, Action{Op: OpUpdate, Key: key, Want: Merged(cur, w), Current: cur, Desired: w, Adopt: !owner.proven(cur)})
+		} else {
+			p.Actions = append(p.Actions, a)
 		}
 	}
 	for _, o := range owned {
@@ -203,6 +183,41 @@ func ComputeFor(owner Owner, want []*corev1.Secret, live Lookup, owned []*corev1
 		return a.Name < b.Name
 	})
 	return p
+}
+
+// Judge is the plan's decision for one wanted copy w under key, cur the live object there (nil:
+// none): the write it needs, or inStep. With w nil (the wanted copy is not known: its source could
+// not be read) it decides what needs no source (a create, a name another owner holds, a copy held
+// Terminating) and returns an Action with no Op otherwise.
+func Judge(owner Owner, key types.NamespacedName, cur, w *corev1.Secret) (a Action, inStep bool) {
+	switch {
+	case cur == nil:
+		return Action{Op: OpCreate, Key: key, Want: w}, false
+	case cur.Labels[owner.Label] != owner.Name:
+		return Action{Op: OpConflict, Key: key, Current: cur, Message: conflictMessage(cur, key, owner)}, false
+	case w == nil:
+		if cur.DeletionTimestamp != nil {
+			return Action{Op: OpHeld, Key: key, Current: cur, Message: heldMessage(cur, key, owner)}, false
+		}
+		return Action{Key: key, Current: cur}, false
+	case !owner.proven(cur) && (!typeMatches(cur, w) || !dataMatches(cur, w)):
+		return Action{Op: OpConflict, Key: key, Current: cur, Message: unprovenMessage(cur, key, owner)}, false
+	case cur.DeletionTimestamp != nil:
+		return Action{Op: OpHeld, Key: key, Current: cur, Message: heldMessage(cur, key, owner)}, false
+	case !owner.proven(cur) && NeedsReplace(cur, w):
+		// Adoption leaves the rest of the object as it was; a replace would not.
+		return Action{Op: OpConflict, Key: key, Current: cur, Message: unprovenReplaceMessage(cur, key, owner)}, false
+	case cur.Annotations[keys.AnnotationOrphaned] != "" && cur.Annotations[keys.AnnotationOrphaned] != ContentDigest(cur) && !SameContent(cur, w):
+		// Kept while its source was gone, and changed since: someone's now. A copy that already
+		// holds the returning source's content loses nothing by being written: the manager's own
+		// apply brought it there and died (or conflicted) before the marker was removed.
+		return Action{Op: OpConflict, Key: key, Current: cur, Message: orphanChangedMessage(cur, key, owner)}, false
+	case InStep(cur, w):
+		return Action{}, true
+	case NeedsReplace(cur, w):
+		return Action{Op: OpReplace, Key: key, Want: w, Current: cur}, false
+	}
+	return Action{Op: OpUpdate, Key: key, Want: Merged(cur, w), Current: cur, Desired: w, Adopt: !owner.proven(cur)}, false
 }
 
 // conflictMessage says who holds the target cur that owner wants.

@@ -8,27 +8,55 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 )
 
-// Targets returns the sorted names of the namespaces that get copies: those the selector matches
-// (nil matches all) and, when include is not empty, whose name matches one of its patterns, minus
-// those whose name matches a pattern of exclude and the source namespace, minus namespaces being
-// deleted (the API refuses new objects in them). Patterns are namespace names or globs in
-// path.Match syntax limited by the CRD to letters, digits, '-', '*' and '?' (kube-*, *-system).
+// Targets returns the sorted names of the namespaces that get copies: those Exclude leaves in.
 func Targets(namespaces []*corev1.Namespace, selector labels.Selector, include, exclude []string, sourceNamespace string) []string {
 	var out []string
 	for _, ns := range namespaces {
-		if ns.Name == sourceNamespace || ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating {
-			continue
+		if Exclude(ns, selector, include, exclude, sourceNamespace) == Included {
+			out = append(out, ns.Name)
 		}
-		if MatchesAny(exclude, ns.Name) || (len(include) > 0 && !MatchesAny(include, ns.Name)) {
-			continue
-		}
-		if selector != nil && !selector.Matches(labels.Set(ns.Labels)) {
-			continue
-		}
-		out = append(out, ns.Name)
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Exclusion is why a namespace gets no copies, or Included.
+type Exclusion string
+
+// The exclusions, in the order Exclude checks them.
+const (
+	Included Exclusion = ""
+	// ExcludedSource: the source namespace never gets copies.
+	ExcludedSource Exclusion = "Source"
+	// ExcludedTerminating: the namespace is being deleted (the API refuses new objects in it).
+	ExcludedTerminating Exclusion = "Terminating"
+	// ExcludedByName: a pattern of exclude matches its name.
+	ExcludedByName Exclusion = "ExcludedByName"
+	// ExcludedNotIncluded: include is not empty and none of its patterns matches the name.
+	ExcludedNotIncluded Exclusion = "NotIncluded"
+	// ExcludedBySelector: the selector does not match its labels.
+	ExcludedBySelector Exclusion = "NotSelected"
+)
+
+// Exclude decides whether ns gets copies: it does when the selector matches it (nil matches all)
+// and, when include is not empty, its name matches one of include's patterns; never when its name
+// matches a pattern of exclude, when it is the source namespace, or when it is being deleted.
+// Patterns are namespace names or globs in path.Match syntax limited by the CRD to letters,
+// digits, '-', '*' and '?' (kube-*, *-system).
+func Exclude(ns *corev1.Namespace, selector labels.Selector, include, exclude []string, sourceNamespace string) Exclusion {
+	switch {
+	case ns.Name == sourceNamespace:
+		return ExcludedSource
+	case ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating:
+		return ExcludedTerminating
+	case MatchesAny(exclude, ns.Name):
+		return ExcludedByName
+	case len(include) > 0 && !MatchesAny(include, ns.Name):
+		return ExcludedNotIncluded
+	case selector != nil && !selector.Matches(labels.Set(ns.Labels)):
+		return ExcludedBySelector
+	}
+	return Included
 }
 
 // MatchesAny reports whether name is one of patterns or matches one of them as a glob. A

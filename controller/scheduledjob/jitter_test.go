@@ -1,7 +1,6 @@
 package scheduledjob
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,37 +9,14 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/logic/slots"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
-
-func TestJitterOffsetIsStableAndSpread(t *testing.T) {
-	const window = time.Hour
-	if a, b := jitterOffset("team-a/report", window), jitterOffset("team-a/report", window); a != b {
-		t.Fatalf("the same object got %s and %s", a, b)
-	}
-	if jitterOffset("x/y", 0) != 0 || jitterOffset("x/y", 500*time.Millisecond) != 0 {
-		t.Error("a window under a second gives an offset")
-	}
-	// 1000 objects over an hour: every 6-minute bucket gets a share near 100.
-	buckets := make([]int, 10)
-	for i := 0; i < 1000; i++ {
-		off := jitterOffset(fmt.Sprintf("tenant-%d/hourly", i), window)
-		if off < 0 || off >= window || off%time.Second != 0 {
-			t.Fatalf("offset %s outside [0, %s) or not whole seconds", off, window)
-		}
-		buckets[off/(window/10)]++
-	}
-	for i, n := range buckets {
-		if n < 60 || n > 140 {
-			t.Errorf("bucket %d holds %d of 1000 offsets (want about 100): %v", i, n, buckets)
-		}
-	}
-}
 
 func TestJitterDelaysTheSlotNotItsIdentity(t *testing.T) {
 	jittered := func(sj *v1alpha1.ScheduledJob) { sj.Spec.Jitter = &metav1.Duration{Duration: 10 * time.Minute} }
 	sj := newSJ(lastSchedule(thePriorHour), jittered)
-	off := JitterOffset(sj)
+	off := slots.JitterOffset(sj)
 	if off <= 0 || off >= 10*time.Minute {
 		t.Fatalf("offset %s, want within (0, 10m) for this object", off)
 	}

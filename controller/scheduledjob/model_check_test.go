@@ -48,6 +48,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/slots"
 )
 
 // maxStatusBytes bounds the serialized status.
@@ -77,7 +78,7 @@ func (e *epoch) key() string {
 
 // observedString is status.observedSchedule for a spec (findSlots).
 func observedString(sj *v1alpha1.ScheduledJob) string {
-	return ptr.Deref(sj.Spec.TimeZone, "") + " " + strings.Join(Schedules(sj), " | ")
+	return ptr.Deref(sj.Spec.TimeZone, "") + " " + strings.Join(slots.Schedules(sj), " | ")
 }
 
 type slotKind int
@@ -243,7 +244,7 @@ func (l *ledger) specWrite(w *modelWorld, _ string) { l.specWriteOf(w, w.sj()) }
 
 func (l *ledger) specWriteOf(w *modelWorld, sj *v1alpha1.ScheduledJob) {
 	// Stopped by the stop strategy (status.stop) is suspended as far as slots go.
-	e := &epoch{start: w.clock.Now(), schedules: slices.Clone(Schedules(sj)), tz: ptr.Deref(sj.Spec.TimeZone, ""), suspended: ptr.Deref(sj.Spec.Suspend, false) || sj.Status.Stop != nil}
+	e := &epoch{start: w.clock.Now(), schedules: slices.Clone(slots.Schedules(sj)), tz: ptr.Deref(sj.Spec.TimeZone, ""), suspended: ptr.Deref(sj.Spec.Suspend, false) || sj.Status.Stop != nil}
 	if n := len(l.epochs); n > 0 {
 		last := l.epochs[n-1]
 		if last.key() == e.key() {
@@ -334,7 +335,7 @@ func (l *ledger) event(w *modelWorld, _, reason, note string) {
 			return
 		}
 		sj := w.sj()
-		for _, s := range slotsOf(Schedules(sj), ptr.Deref(sj.Spec.TimeZone, ""), a.Add(-time.Second), b.Add(-time.Second)) {
+		for _, s := range slotsOf(slots.Schedules(sj), ptr.Deref(sj.Spec.TimeZone, ""), a.Add(-time.Second), b.Add(-time.Second)) {
 			if names := l.jobsOf[s.Unix()]; len(names) > 0 {
 				l.violate("false-"+reason, "%s Event names slot %s, whose Job %v exists: %q", reason, fmtT(w, s), names, note)
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/slots"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -401,7 +402,7 @@ func mentions(msg, name string) bool {
 // error, says so once (Ready False and a Warning when the problem is new) and reports false:
 // nothing runs and nothing requeues until the spec changes (no hot loop).
 func readSchedule(sj *v1alpha1.ScheduledJob, now time.Time, p *plan) (schedule.Union, bool) {
-	sched, err := schedule.ParseAll(Schedules(sj), ptr.Deref(sj.Spec.TimeZone, ""), now)
+	sched, err := schedule.ParseAll(slots.Schedules(sj), ptr.Deref(sj.Spec.TimeZone, ""), now)
 	if err == nil {
 		return sched, true
 	}
@@ -448,7 +449,7 @@ func (d dueSlots) handled(slot *time.Time) bool {
 // slots, and sets when to wake next (status.nextScheduleTime, the requeue).
 func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p *plan) dueSlots {
 	st := &p.status
-	observed := ptr.Deref(sj.Spec.TimeZone, "") + " " + strings.Join(Schedules(sj), " | ")
+	observed := slots.Observed(sj)
 	switch {
 	case st.ObservedSchedule != observed:
 		t := sj.CreationTimestamp
@@ -485,7 +486,7 @@ func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p
 	// Jitter: every slot of this object starts offset later. The slot math runs on a clock
 	// offset behind, so a slot is due (and its deadline counts) from slot+offset, while the slot
 	// itself (the Job's name, lastScheduleTime) stays the scheduled time.
-	offset := JitterOffset(sj)
+	offset := slots.JitterOffset(sj)
 	slotNow := now.Add(-offset)
 	earliestAll := schedule.Earliest(sj.CreationTimestamp.Time, d.last, seenAt, deadline, slotNow, false)
 	d.earliestAll, d.slotNow = earliestAll, slotNow
@@ -529,7 +530,7 @@ func passOverEdited(sj *v1alpha1.ScheduledJob, now time.Time, p *plan) {
 			from = t.Time
 		}
 	}
-	upTo := now.Add(-JitterOffset(sj))
+	upTo := now.Add(-slots.JitterOffset(sj))
 	slots, more := old.Between(from.Add(time.Second), upTo.Add(time.Second), MaxBackfillSlots)
 	// Those a pass before named (its status written: passed over, or the edit seen again) are
 	// not named twice.
@@ -993,14 +994,6 @@ func runHistoryLimit(sj *v1alpha1.ScheduledJob) int {
 	return int(ptr.Deref(sj.Spec.RunHistoryLimit, 10))
 }
 
-// Schedules are the ScheduledJob's cron expressions: spec.schedules, or spec.schedule.
-func Schedules(sj *v1alpha1.ScheduledJob) []string {
-	if len(sj.Spec.Schedules) > 0 {
-		return sj.Spec.Schedules
-	}
-	return []string{sj.Spec.Schedule}
-}
-
 // summaryMax is the longest status.scheduleSummary that lists every schedule.
 const summaryMax = 128
 
@@ -1008,7 +1001,7 @@ const summaryMax = 128
 // schedule, or the schedules joined with " | "; past summaryMax characters (up to 16 entries of
 // 128), the first of them and how many more, so the column stays readable.
 func ScheduleSummary(sj *v1alpha1.ScheduledJob) string {
-	all := Schedules(sj)
+	all := slots.Schedules(sj)
 	trimmed := make([]string, len(all))
 	for i, s := range all {
 		trimmed[i] = strings.TrimSpace(s)

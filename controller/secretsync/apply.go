@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/util/csaupgrade"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
 	"github.com/platform-operators/platform-operators/controller/propagation"
 )
 
@@ -162,7 +163,7 @@ func takenBack(r events.EventRecorder) func(client.Object, []string) {
 		if r == nil {
 			return
 		}
-		r.Eventf(obj, nil, corev1.EventTypeWarning, ReasonFieldsTakenBack, "Apply",
+		r.Eventf(obj, nil, corev1.EventTypeWarning, copyplan.ReasonFieldsTakenBack, "Apply",
 			"field manager(s) %s had set fields of this copy that %s writes (its data, type, or keys of ours); they were set back to the source's: change the source, not the copy",
 			strings.Join(managers, ", "), propagation.FieldManager)
 	}

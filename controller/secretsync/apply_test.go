@@ -16,6 +16,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
 	"github.com/platform-operators/platform-operators/controller/propagation"
 )
 
@@ -180,7 +181,7 @@ func TestATenantsEditOfAProvenCopyIsTakenBackAndSaid(t *testing.T) {
 		return isCopy(got, source, c, v1alpha1.DeletionPolicyDelete)
 	})
 	eventually(t, "a FieldsTakenBack Event on the copy names the tenant's field manager", func() error {
-		evs := copyEvents(t, a, "creds", ReasonFieldsTakenBack)
+		evs := copyEvents(t, a, "creds", copyplan.ReasonFieldsTakenBack)
 		if len(evs) == 0 {
 			return errors.New("none yet")
 		}
@@ -209,7 +210,7 @@ func TestAnUnprovenCopyWhoseFieldsAnotherManagerHoldsIsNotTaken(t *testing.T) {
 	// with the label to go, and this one stays when its SecretSync goes.
 	t.Cleanup(func() { _ = k8s.Delete(ctx, theirs) })
 
-	waitReason(t, c, ReasonConflict)
+	waitReason(t, c, copyplan.ReasonConflict)
 	idle(t)
 	got := getSecret(t, a, "creds")
 	if got.ResourceVersion != theirs.ResourceVersion {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
 )
 
 // planned is the number of copies the SecretSync's passes of one kind ("whole" or "namespace")
@@ -86,7 +87,7 @@ func TestACopysEventRepairsItsNamespaceOnly(t *testing.T) {
 		delete(s.Annotations, keys.AnnotationOwnership)
 		s.Data["token"] = []byte("the tenant's own")
 	})
-	conflicted := waitReason(t, c, ReasonConflict)
+	conflicted := waitReason(t, c, copyplan.ReasonConflict)
 	if conflicted.Status.Conflicts != 1 || conflicted.Status.Synced != targets-1 {
 		t.Errorf("status %d conflicts, synced %s; want 1 conflict, synced %d/%d", conflicted.Status.Conflicts, conflicted.Status.SyncedRatio, targets-1, targets)
 	}

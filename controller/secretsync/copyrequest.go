@@ -30,6 +30,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/cachebounds"
 	"github.com/platform-operators/platform-operators/controller/fairqueue"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
 	"github.com/platform-operators/platform-operators/controller/propagation"
 )
 
@@ -224,7 +225,7 @@ func (r *RequestReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		// reference, but it may be slow or, in a test bed, absent). An object left for want
 		// of a proof is nobody's to report to: no need to look again.
 		out := r.sync(ctx, req.NamespacedName, nil, nil)
-		if out.reason == ReasonConflict {
+		if out.reason == copyplan.ReasonConflict {
 			out.requeueAfter = 0
 		}
 		if out.requeueAfter == 0 {
@@ -263,7 +264,7 @@ func (r *RequestReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if want == nil && out.err == nil {
 		// The same answer for a source that does not exist and one not offered here: a
 		// request must not tell a tenant which names exist in a namespace it cannot read.
-		out.reason = ReasonNotOffered
+		out.reason = copyplan.ReasonNotOffered
 		out.message = fmt.Sprintf("%s %s does not exist or is not offered to namespace %s; its owner offers it with the label %s=true and the annotation %s listing this namespace",
 			kind.name, srcKey, cr.Namespace, keys.LabelOffer, keys.AnnotationOfferNamespaces)
 	}
@@ -345,12 +346,12 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 		for _, a := range plan.Actions {
 			switch a.Op {
 			case propagation.OpConflict:
-				out.reason, out.message, out.requeueAfter = ReasonConflict, a.Message, r.conflictRecheck()
+				out.reason, out.message, out.requeueAfter = copyplan.ReasonConflict, a.Message, r.conflictRecheck()
 				continue
 			case propagation.OpHeld:
 				// Reported once (the same status each pass) and looked at with backoff; the
 				// copy's deletion brings the create sooner.
-				out.reason, out.message, out.requeueAfter = ReasonHeld, a.Message, r.stale.next(key, r.RetryBase, r.RetryCap)
+				out.reason, out.message, out.requeueAfter = copyplan.ReasonHeld, a.Message, r.stale.next(key, r.RetryBase, r.RetryCap)
 				continue
 			}
 			op, err := w.write(ctx, kind, a)
@@ -363,10 +364,10 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 					out.copy = a.Want.Name
 				}
 			case errors.As(err, &unmanaged):
-				out.reason, out.message, out.requeueAfter = ReasonConflict, unmanaged.Error(), r.conflictRecheck()
+				out.reason, out.message, out.requeueAfter = copyplan.ReasonConflict, unmanaged.Error(), r.conflictRecheck()
 			case errors.As(err, &incomplete):
 				// The old copy is gone: try again soon, not after RejectedRecheck.
-				out.reason, out.message, out.requeueAfter = ReasonWriteFailed, err.Error(), r.stale.next(key, r.RetryBase, r.RetryCap)
+				out.reason, out.message, out.requeueAfter = copyplan.ReasonWriteFailed, err.Error(), r.stale.next(key, r.RetryBase, r.RetryCap)
 			case apierrors.IsConflict(err) || apierrors.IsNotFound(err) || apierrors.IsAlreadyExists(err):
 				// A stale cache: the event that follows brings us back, or this retry.
 				out.requeueAfter = r.stale.next(key, r.RetryBase, r.RetryCap)
@@ -379,7 +380,7 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 				}
 				// Refused otherwise (a webhook, a quota, a server error): reported, and tried again
 				// after the request's backoff rather than controller-runtime's, which starts at 5 ms.
-				out.reason, out.message = ReasonWriteFailed, fmt.Sprintf("%s: %v", a.Op, err)
+				out.reason, out.message = copyplan.ReasonWriteFailed, fmt.Sprintf("%s: %v", a.Op, err)
 				out.requeueAfter = r.stale.next(key, r.RetryBase, r.RetryCap)
 			}
 		}
@@ -430,7 +431,7 @@ func (r *RequestReconciler) writeRequestStatus(ctx context.Context, cr *v1alpha1
 func requestStatus(cr *v1alpha1.CopyRequest, out requestOutcome, now time.Time) (*v1alpha1.CopyRequestStatus, *metav1.Condition, time.Duration) {
 	st := cr.Status.DeepCopy()
 	st.ObservedGeneration = cr.Generation
-	cond := metav1.Condition{Type: ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonCopied, ObservedGeneration: cr.Generation,
+	cond := metav1.Condition{Type: copyplan.ConditionReady, Status: metav1.ConditionTrue, Reason: copyplan.ReasonCopied, ObservedGeneration: cr.Generation,
 		Message: fmt.Sprintf("%s %s/%s is in step with %s/%s", cr.Spec.Source.Kind, cr.Namespace, out.copy, cr.Spec.Source.Namespace, cr.Spec.Source.Name)}
 	st.Copy = out.copy
 	if out.reason != "" {
@@ -438,16 +439,16 @@ func requestStatus(cr *v1alpha1.CopyRequest, out requestOutcome, now time.Time) 
 		st.Copy = ""
 	} else if out.copy == "" {
 		// Written now but not yet seen in step (or a retry is due): say so, not Copied.
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonProgressing, "the copy is being written"
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, copyplan.ReasonProgressing, "the copy is being written"
 	}
 	if out.wrote {
 		t := metav1.NewTime(now)
 		st.LastSyncTime = &t
 	}
-	before := meta.FindStatusCondition(cr.Status.Conditions, ConditionReady)
+	before := meta.FindStatusCondition(cr.Status.Conditions, copyplan.ConditionReady)
 	meta.SetStatusCondition(&st.Conditions, cond)
 	var warning *metav1.Condition
-	if cond.Status == metav1.ConditionFalse && cond.Reason != ReasonProgressing && (before == nil || before.Reason != cond.Reason) {
+	if cond.Status == metav1.ConditionFalse && cond.Reason != copyplan.ReasonProgressing && (before == nil || before.Reason != cond.Reason) {
 		warning = &cond
 	}
 	// A copy written but not seen in step yet (or not written: its namespace is terminating) is

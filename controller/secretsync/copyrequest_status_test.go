@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
 )
 
 func TestRequestStatus(t *testing.T) {
@@ -20,10 +21,10 @@ func TestRequestStatus(t *testing.T) {
 		}
 		if readyReason != "" {
 			status := metav1.ConditionFalse
-			if readyReason == ReasonCopied {
+			if readyReason == copyplan.ReasonCopied {
 				status = metav1.ConditionTrue
 			}
-			cr.Status.Conditions = []metav1.Condition{{Type: ConditionReady, Status: status, Reason: readyReason, LastTransitionTime: earlier}}
+			cr.Status.Conditions = []metav1.Condition{{Type: copyplan.ConditionReady, Status: status, Reason: readyReason, LastTransitionTime: earlier}}
 		}
 		return cr
 	}
@@ -38,20 +39,20 @@ func TestRequestStatus(t *testing.T) {
 		wantWarning bool
 		wantRequeue time.Duration
 	}{
-		{"a copy in step is Copied, and its last write time stays", request(ReasonCopied), requestOutcome{copy: "harbor"},
-			metav1.ConditionTrue, ReasonCopied, "harbor", &earlier, false, 0},
-		{"a copy written now records the time", request(ReasonCopied), requestOutcome{copy: "harbor", wrote: true},
-			metav1.ConditionTrue, ReasonCopied, "harbor", &metav1.Time{Time: now}, false, 0},
+		{"a copy in step is Copied, and its last write time stays", request(copyplan.ReasonCopied), requestOutcome{copy: "harbor"},
+			metav1.ConditionTrue, copyplan.ReasonCopied, "harbor", &earlier, false, 0},
+		{"a copy written now records the time", request(copyplan.ReasonCopied), requestOutcome{copy: "harbor", wrote: true},
+			metav1.ConditionTrue, copyplan.ReasonCopied, "harbor", &metav1.Time{Time: now}, false, 0},
 		{"a copy written but not yet seen in step is Progressing and looked at again after the backoff the reconcile chose", request(""), requestOutcome{wrote: true, requeueAfter: 2 * time.Second},
-			metav1.ConditionFalse, ReasonProgressing, "", &metav1.Time{Time: now}, false, 2 * time.Second},
-		{"a new conflict is announced and rechecked later", request(ReasonCopied), requestOutcome{reason: ReasonConflict, message: "not ours", requeueAfter: time.Minute},
-			metav1.ConditionFalse, ReasonConflict, "", &earlier, true, time.Minute},
-		{"a conflict already reported is not announced again", request(ReasonConflict), requestOutcome{reason: ReasonConflict, message: "not ours", requeueAfter: time.Minute},
-			metav1.ConditionFalse, ReasonConflict, "", &earlier, false, time.Minute},
-		{"a source not offered clears the copy's name and is announced", request(ReasonCopied), requestOutcome{reason: ReasonNotOffered, message: "not offered"},
-			metav1.ConditionFalse, ReasonNotOffered, "", &earlier, true, 0},
-		{"Progressing is never announced", request(ReasonConflict), requestOutcome{requeueAfter: time.Second},
-			metav1.ConditionFalse, ReasonProgressing, "", &earlier, false, time.Second},
+			metav1.ConditionFalse, copyplan.ReasonProgressing, "", &metav1.Time{Time: now}, false, 2 * time.Second},
+		{"a new conflict is announced and rechecked later", request(copyplan.ReasonCopied), requestOutcome{reason: copyplan.ReasonConflict, message: "not ours", requeueAfter: time.Minute},
+			metav1.ConditionFalse, copyplan.ReasonConflict, "", &earlier, true, time.Minute},
+		{"a conflict already reported is not announced again", request(copyplan.ReasonConflict), requestOutcome{reason: copyplan.ReasonConflict, message: "not ours", requeueAfter: time.Minute},
+			metav1.ConditionFalse, copyplan.ReasonConflict, "", &earlier, false, time.Minute},
+		{"a source not offered clears the copy's name and is announced", request(copyplan.ReasonCopied), requestOutcome{reason: copyplan.ReasonNotOffered, message: "not offered"},
+			metav1.ConditionFalse, copyplan.ReasonNotOffered, "", &earlier, true, 0},
+		{"Progressing is never announced", request(copyplan.ReasonConflict), requestOutcome{requeueAfter: time.Second},
+			metav1.ConditionFalse, copyplan.ReasonProgressing, "", &earlier, false, time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := tc.cr.DeepCopy()

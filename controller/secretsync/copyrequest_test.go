@@ -19,6 +19,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
 )
 
 // offer sets (namespaces != "") or withdraws (namespaces == "") the owner's offer on a source.
@@ -69,7 +70,7 @@ func waitRequest(t *testing.T, ns, name string, status metav1.ConditionStatus, r
 		if err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, cr); err != nil {
 			return err
 		}
-		c := meta.FindStatusCondition(cr.Status.Conditions, ConditionReady)
+		c := meta.FindStatusCondition(cr.Status.Conditions, copyplan.ConditionReady)
 		if c == nil {
 			return errors.New("no Ready condition")
 		}
@@ -168,8 +169,8 @@ func TestACopyRequestCopiesOnlyWhatIsOfferedToItsNamespace(t *testing.T) {
 	createRequest(t, tc, makeRequest(tenant, "guess", v1alpha1.CopyRequestSource{Namespace: platform, Name: "no-such-secret"}, ""))
 	root := waitRequest(t, tenant, "root", metav1.ConditionFalse, "NotOffered")
 	guess := waitRequest(t, tenant, "guess", metav1.ConditionFalse, "NotOffered")
-	rootMsg := meta.FindStatusCondition(root.Status.Conditions, ConditionReady).Message
-	guessMsg := meta.FindStatusCondition(guess.Status.Conditions, ConditionReady).Message
+	rootMsg := meta.FindStatusCondition(root.Status.Conditions, copyplan.ConditionReady).Message
+	guessMsg := meta.FindStatusCondition(guess.Status.Conditions, copyplan.ConditionReady).Message
 	if strings.ReplaceAll(rootMsg, hidden.Name, "X") != strings.ReplaceAll(guessMsg, "no-such-secret", "X") {
 		t.Errorf("the refusals tell an existing source from a missing one:\n%s\n%s", rootMsg, guessMsg)
 	}
@@ -255,7 +256,7 @@ func TestACopyRequestNeverWritesWhatIsNotItsOwn(t *testing.T) {
 
 	createRequest(t, tc, makeRequest(tenant, "want-token", v1alpha1.CopyRequestSource{Namespace: platform, Name: "token"}, ""))
 	cr := waitRequest(t, tenant, "want-token", metav1.ConditionFalse, "Conflict")
-	if msg := meta.FindStatusCondition(cr.Status.Conditions, ConditionReady).Message; !strings.Contains(msg, "not managed by platform-operators") {
+	if msg := meta.FindStatusCondition(cr.Status.Conditions, copyplan.ConditionReady).Message; !strings.Contains(msg, "not managed by platform-operators") {
 		t.Errorf("conflict message %q", msg)
 	}
 	if s := getSecret(t, tenant, "token"); s.ResourceVersion != theirs.ResourceVersion || string(s.Data["mine"]) != "keep" {
@@ -269,7 +270,7 @@ func TestACopyRequestNeverWritesWhatIsNotItsOwn(t *testing.T) {
 	requestCopyIn(t, tenant, "token", src, "want-token")
 	createRequest(t, tc, makeRequest(tenant, "also-token", v1alpha1.CopyRequestSource{Namespace: platform, Name: "token"}, ""))
 	cr = waitRequest(t, tenant, "also-token", metav1.ConditionFalse, "Conflict")
-	if msg := meta.FindStatusCondition(cr.Status.Conditions, ConditionReady).Message; !strings.Contains(msg, `managed by CopyRequest "want-token"`) {
+	if msg := meta.FindStatusCondition(cr.Status.Conditions, copyplan.ConditionReady).Message; !strings.Contains(msg, `managed by CopyRequest "want-token"`) {
 		t.Errorf("conflict message %q", msg)
 	}
 	requestCopyIn(t, tenant, "token", src, "want-token")
@@ -363,7 +364,7 @@ func TestOneReadOfAnOfferedSourcePerResourceVersionServesEveryCopyRequest(t *tes
 			v1alpha1.CopyRequestSource{Kind: v1alpha1.CopyKindConfigMap, Namespace: platform, Name: src.Name}, fmt.Sprintf("bundle-%02d", i)))
 	}
 	for i := range requests {
-		waitRequest(t, tenant, fmt.Sprintf("r%02d", i), metav1.ConditionTrue, ReasonCopied)
+		waitRequest(t, tenant, fmt.Sprintf("r%02d", i), metav1.ConditionTrue, copyplan.ReasonCopied)
 	}
 	requestsSettle(t, reconciled, requests)
 	t.Logf("30 CopyRequests created: %d GETs of the source", apiGets.count(&corev1.ConfigMap{}, key)-before)

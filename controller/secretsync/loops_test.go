@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
 )
 
 // Tests of issue 34: no state a tenant can hold a copy in (a finalizer, an immutable copy, a
@@ -94,11 +95,11 @@ func TestACopyATenantHoldsIsReportedOnceAndNeverWrittenInALoop(t *testing.T) {
 
 			copyWrites, statusWrites := countWrites(t, ns), countWrites(t, "SecretSync/"+c)
 			tc.hold(t, ns)
-			ss := waitReason(t, c, ReasonHeld)
+			ss := waitReason(t, c, copyplan.ReasonHeld)
 			if msg := readyOf(ss).Message; !strings.Contains(msg, ns+"/creds") {
 				t.Errorf("Ready message %q does not name the held copy %s/creds", msg, ns)
 			}
-			if st := ss.Status; st.Failed != 1 || len(st.Failures) != 1 || st.Failures[0].Reason != ReasonHeld || !strings.Contains(st.Failures[0].Message, "finalizer") {
+			if st := ss.Status; st.Failed != 1 || len(st.Failures) != 1 || st.Failures[0].Reason != copyplan.ReasonHeld || !strings.Contains(st.Failures[0].Message, "finalizer") {
 				t.Errorf("status = %+v, want one failure Held naming the finalizer", st)
 			}
 			if got := copyWrites.Load(); got > tc.firstWrites {
@@ -113,8 +114,8 @@ func TestACopyATenantHoldsIsReportedOnceAndNeverWrittenInALoop(t *testing.T) {
 			if got := statusWrites.Load() - statusBefore; got != 0 {
 				t.Errorf("%d status writes within %v of a held copy, want 0", got, window)
 			}
-			if got := len(warningEvents(t, c, ReasonHeld)); got != 1 {
-				t.Errorf("%d Warning Events %s, want 1", got, ReasonHeld)
+			if got := len(warningEvents(t, c, copyplan.ReasonHeld)); got != 1 {
+				t.Errorf("%d Warning Events %s, want 1", got, copyplan.ReasonHeld)
 			}
 
 			t.Log("the tenant lets go: the copy is created again")
@@ -172,7 +173,7 @@ func TestACopyRefusedByAWebhookOrAQuotaIsRetriedWithBackoff(t *testing.T) {
 			createSecret(t, makeSecret(src, "creds"))
 			createSync(t, makeSync(c, src, c, sourceName("creds")))
 
-			ss := waitReason(t, c, ReasonWriteFailed)
+			ss := waitReason(t, c, copyplan.ReasonWriteFailed)
 			if msg := readyOf(ss).Message; !strings.Contains(msg, ns+"/creds") {
 				t.Errorf("Ready message %q does not name the refused copy %s/creds", msg, ns)
 			}
@@ -184,8 +185,8 @@ func TestACopyRefusedByAWebhookOrAQuotaIsRetriedWithBackoff(t *testing.T) {
 			} else {
 				t.Logf("%d create attempts within %v after the first (backoff allows %d)", got, window, allowed)
 			}
-			if got := len(warningEvents(t, c, ReasonWriteFailed)); got != 1 {
-				t.Errorf("%d Warning Events %s, want 1", got, ReasonWriteFailed)
+			if got := len(warningEvents(t, c, copyplan.ReasonWriteFailed)); got != 1 {
+				t.Errorf("%d Warning Events %s, want 1", got, copyplan.ReasonWriteFailed)
 			}
 		})
 	}
@@ -203,7 +204,7 @@ func TestAnUnprovenObjectThatOnlyAReplaceCouldAdoptIsAConflict(t *testing.T) {
 		"ops.platform-operators.io/secretsync": c, "team": "a",
 	})))
 	createSync(t, makeSync(c, src, c, sourceName("creds")))
-	ss := waitReason(t, c, ReasonConflict)
+	ss := waitReason(t, c, copyplan.ReasonConflict)
 	if st := ss.Status; len(st.Failures) != 1 || !strings.Contains(st.Failures[0].Message, "re-creating") {
 		t.Errorf("status.failures = %+v, want a conflict saying only a re-create could adopt it", st.Failures)
 	}
@@ -237,8 +238,8 @@ func TestAReplaceThatCannotCompleteNeverLeavesTheTenantWithoutACopyForLong(t *te
 		injectFault(t, ns, invalidByPolicy("creds"))
 		// Only a replace brings an immutable copy back to the mutable source.
 		old := updateSecret(t, ns, "creds", func(s *corev1.Secret) { s.Immutable = ptr.To(true) })
-		ss := waitReason(t, c, ReasonWriteFailed)
-		if st := ss.Status; len(st.Failures) != 1 || st.Failures[0].Reason != ReasonInvalid {
+		ss := waitReason(t, c, copyplan.ReasonWriteFailed)
+		if st := ss.Status; len(st.Failures) != 1 || st.Failures[0].Reason != copyplan.ReasonInvalid {
 			t.Errorf("status.failures = %+v, want the refusal (Invalid)", st.Failures)
 		}
 		if got := getSecret(t, ns, "creds"); got == nil || got.UID != old.UID {
@@ -287,7 +288,7 @@ func TestACopyRequestsCopyATenantHoldsIsNotWrittenInALoop(t *testing.T) {
 	offer(t, source, ns)
 	createRequest(t, k8s, makeRequest(ns, "creds", v1alpha1.CopyRequestSource{Namespace: src, Name: "creds"}, ""))
 	requestCopyIn(t, ns, "creds", source, "creds")
-	waitRequest(t, ns, "creds", metav1.ConditionTrue, ReasonCopied)
+	waitRequest(t, ns, "creds", metav1.ConditionTrue, copyplan.ReasonCopied)
 	t.Cleanup(func() { releaseFinalizer(t, ns, "creds") })
 
 	writes := countWrites(t, ns)
@@ -295,17 +296,17 @@ func TestACopyRequestsCopyATenantHoldsIsNotWrittenInALoop(t *testing.T) {
 		s.Immutable = ptr.To(true)
 		s.Finalizers = append(s.Finalizers, tenantFinalizer)
 	})
-	waitRequest(t, ns, "creds", metav1.ConditionFalse, ReasonHeld)
+	waitRequest(t, ns, "creds", metav1.ConditionFalse, copyplan.ReasonHeld)
 	first := writes.Load()
 	const window = 6 * time.Second
 	if got := writesWithin(writes, window); got != 0 {
 		t.Errorf("%d writes within %v after the copy was reported held (%d before), want 0", got, window, first)
 	}
-	if got := len(requestEvents(t, ns, "creds", ReasonHeld)); got != 1 {
-		t.Errorf("%d Warning Events %s, want 1", got, ReasonHeld)
+	if got := len(requestEvents(t, ns, "creds", copyplan.ReasonHeld)); got != 1 {
+		t.Errorf("%d Warning Events %s, want 1", got, copyplan.ReasonHeld)
 	}
 	releaseFinalizer(t, ns, "creds")
-	waitRequest(t, ns, "creds", metav1.ConditionTrue, ReasonCopied)
+	waitRequest(t, ns, "creds", metav1.ConditionTrue, copyplan.ReasonCopied)
 }
 
 // TestAReplaceARealAdmissionPolicyRefusesLeavesTheOldCopy is the case above against the API
@@ -343,7 +344,7 @@ func TestAReplaceARealAdmissionPolicyRefusesLeavesTheOldCopy(t *testing.T) {
 	})
 
 	old := updateSecret(t, ns, "creds", func(s *corev1.Secret) { s.Immutable = ptr.To(true) })
-	ss := waitReason(t, c, ReasonWriteFailed)
+	ss := waitReason(t, c, copyplan.ReasonWriteFailed)
 	if st := ss.Status; len(st.Failures) != 1 || !strings.Contains(st.Failures[0].Message, "no new Secrets") {
 		t.Errorf("status.failures = %+v, want the policy's refusal", st.Failures)
 	}
@@ -363,7 +364,7 @@ func TestACopyRequestsCopyRefusedByAQuotaIsRetriedWithBackoff(t *testing.T) {
 	source := createSecret(t, makeSecret(src, "creds"))
 	offer(t, source, ns)
 	createRequest(t, k8s, makeRequest(ns, "creds", v1alpha1.CopyRequestSource{Namespace: src, Name: "creds"}, ""))
-	cr := waitRequest(t, ns, "creds", metav1.ConditionFalse, ReasonWriteFailed)
+	cr := waitRequest(t, ns, "creds", metav1.ConditionFalse, copyplan.ReasonWriteFailed)
 	if msg := readyOfRequest(cr).Message; !strings.Contains(msg, "exceeded quota") {
 		t.Errorf("Ready message %q, want the quota's refusal", msg)
 	}
@@ -373,15 +374,15 @@ func TestACopyRequestsCopyRefusedByAQuotaIsRetriedWithBackoff(t *testing.T) {
 	} else {
 		t.Logf("%d create attempts within %v after the first (backoff allows %d)", got, window, allowed)
 	}
-	if got := len(requestEvents(t, ns, "creds", ReasonWriteFailed)); got != 1 {
-		t.Errorf("%d Warning Events %s, want 1", got, ReasonWriteFailed)
+	if got := len(requestEvents(t, ns, "creds", copyplan.ReasonWriteFailed)); got != 1 {
+		t.Errorf("%d Warning Events %s, want 1", got, copyplan.ReasonWriteFailed)
 	}
 }
 
 // readyOfRequest is the CopyRequest's Ready condition.
 func readyOfRequest(cr *v1alpha1.CopyRequest) metav1.Condition {
 	for _, c := range cr.Status.Conditions {
-		if c.Type == ConditionReady {
+		if c.Type == copyplan.ConditionReady {
 			return c
 		}
 	}

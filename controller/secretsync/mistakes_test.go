@@ -24,6 +24,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
 )
 
 // Ordinary admin operations that must never lose copies, loop, or leave a false Ready
@@ -76,12 +77,12 @@ func TestASourceNamespaceBeingDeletedTouchesNoCopyAndNoServiceAccount(t *testing
 
 	t.Log("the source namespace is deleted: its Secrets go first, as the namespace controller deletes them")
 	deleteNamespace(t, src)
-	ss := waitReason(t, c, ReasonSourceNamespaceTerminating)
+	ss := waitReason(t, c, copyplan.ReasonSourceNamespaceTerminating)
 	if !strings.Contains(readyOf(ss).Message, src) {
 		t.Errorf("message %q does not name the namespace", readyOf(ss).Message)
 	}
 	eventually(t, "a SourceNamespaceTerminating Warning Event", func() error {
-		if len(warningEvents(t, c, ReasonSourceNamespaceTerminating)) == 0 {
+		if len(warningEvents(t, c, copyplan.ReasonSourceNamespaceTerminating)) == 0 {
 			return errors.New("none yet")
 		}
 		return nil
@@ -92,7 +93,7 @@ func TestASourceNamespaceBeingDeletedTouchesNoCopyAndNoServiceAccount(t *testing
 	}
 	settle(t, before)
 	unchanged(t, "while the source namespace is being deleted", kept...)
-	waitReason(t, c, ReasonSourceNamespaceTerminating)
+	waitReason(t, c, copyplan.ReasonSourceNamespaceTerminating)
 }
 
 // The source informer and the manager's namespace cache are two watches: the deletion of a
@@ -114,7 +115,7 @@ func TestASourceGoneWithItsNamespaceBeforeTheCacheSeesItRemovesNothing(t *testin
 	if err := k8s.Delete(ctx, source); err != nil {
 		t.Fatal(err)
 	}
-	waitReason(t, c, ReasonSourceNamespaceTerminating)
+	waitReason(t, c, copyplan.ReasonSourceNamespaceTerminating)
 	settle(t, before)
 	unchanged(t, "after the source went with its namespace", kept...)
 }
@@ -135,7 +136,7 @@ func TestTwoSecretSyncsListingOneCopyNameDoNotFightOverTheServiceAccount(t *test
 	}
 	waitReady(t, c+"-chart", 2)
 	createSync(t, makeSync(c+"-admin", src, c, sourceName("regcred"), pullSecretFor("default")))
-	if ss := waitReason(t, c+"-admin", ReasonConflict); ss.Status.Conflicts != 2 {
+	if ss := waitReason(t, c+"-admin", copyplan.ReasonConflict); ss.Status.Conflicts != 2 {
 		t.Errorf("admin's status = %+v, want both targets in conflict", ss.Status)
 	}
 
@@ -170,9 +171,9 @@ func TestTwoSecretSyncsListingOneCopyNameDoNotFightOverTheServiceAccount(t *test
 // copy's namespace only (the initial list, at a start, its whole pass).
 func TestACopyThatGoesWakesTheSecretSyncsWaitingForItsTarget(t *testing.T) {
 	r := &Reconciler{}
-	r.recordWaiting("new", secretKind, []v1alpha1.TargetFailure{{Namespace: "team-a", Name: "regcred", Reason: ReasonConflict}})
-	r.recordWaiting("other", secretKind, []v1alpha1.TargetFailure{{Namespace: "team-b", Name: "regcred", Reason: ReasonConflict}})
-	r.recordWaiting("cm", configMapKind, []v1alpha1.TargetFailure{{Namespace: "team-a", Name: "regcred", Reason: ReasonConflict}})
+	r.recordWaiting("new", secretKind, []v1alpha1.TargetFailure{{Namespace: "team-a", Name: "regcred", Reason: copyplan.ReasonConflict}})
+	r.recordWaiting("other", secretKind, []v1alpha1.TargetFailure{{Namespace: "team-b", Name: "regcred", Reason: copyplan.ReasonConflict}})
+	r.recordWaiting("cm", configMapKind, []v1alpha1.TargetFailure{{Namespace: "team-a", Name: "regcred", Reason: copyplan.ReasonConflict}})
 	h := r.copyEvents(secretKind)
 	held := func(label string) *corev1.Secret {
 		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "regcred", Labels: map[string]string{keys.LabelSecretSync: label}}}
@@ -310,7 +311,7 @@ func TestAPassThatCannotReadSaysSoAndRecovers(t *testing.T) {
 
 	lift := injectReadFault(t, src, apierrors.NewServiceUnavailable("the cache is not reachable"))
 	updateSecret(t, src, "creds", func(s *corev1.Secret) { s.Annotations = map[string]string{"touched": "yes"} })
-	ss := waitReason(t, c, ReasonReadFailed)
+	ss := waitReason(t, c, copyplan.ReasonReadFailed)
 	if !strings.Contains(readyOf(ss).Message, "not reachable") {
 		t.Errorf("message %q does not carry the error", readyOf(ss).Message)
 	}
@@ -318,7 +319,7 @@ func TestAPassThatCannotReadSaysSoAndRecovers(t *testing.T) {
 		t.Errorf("status = %+v, want the last pass's counts kept", ss.Status)
 	}
 	eventually(t, "a ReadFailed Warning Event", func() error {
-		if len(warningEvents(t, c, ReasonReadFailed)) == 0 {
+		if len(warningEvents(t, c, copyplan.ReasonReadFailed)) == 0 {
 			return errors.New("none yet")
 		}
 		return nil

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
 )
 
 // A manager limited to a list of namespaces (--watch-namespaces; the chart's rbac.scope=namespaced)
@@ -77,10 +78,10 @@ func unknownSelectorKeys(sel labels.Selector) []string {
 // copied or removed while it holds, as for a missing source namespace.
 func namespacedBlocker(ss *v1alpha1.SecretSync, sel labels.Selector, managed []string) *blocker {
 	if src := ss.Spec.Source.Namespace; !slices.Contains(managed, src) {
-		return &blocker{ReasonNamespaceNotManaged, fmt.Sprintf("source namespace %q is not among the namespaces the manager works in (%s; chart: rbac.namespaces): nothing is copied or removed until it is listed or the SecretSync names another source", src, namedList(managed))}
+		return &blocker{copyplan.ReasonNamespaceNotManaged, fmt.Sprintf("source namespace %q is not among the namespaces the manager works in (%s; chart: rbac.namespaces): nothing is copied or removed until it is listed or the SecretSync names another source", src, namedList(managed))}
 	}
 	if keys := unknownSelectorKeys(sel); len(keys) > 0 {
-		return &blocker{ReasonNamespaceSelectorUnsupported, fmt.Sprintf("spec.target.namespaceSelector needs the label %s, but a manager limited to namespaces (chart: rbac.scope=namespaced) cannot read Namespace labels: select by %s or spec.target.includeNamespaces/excludeNamespaces instead; nothing is copied or removed until then", namedList(keys), nameLabel)}
+		return &blocker{copyplan.ReasonNamespaceSelectorUnsupported, fmt.Sprintf("spec.target.namespaceSelector needs the label %s, but a manager limited to namespaces (chart: rbac.scope=namespaced) cannot read Namespace labels: select by %s or spec.target.includeNamespaces/excludeNamespaces instead; nothing is copied or removed until then", namedList(keys), nameLabel)}
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
 )
 
 func TestNamespacedModeDecisions(t *testing.T) {
@@ -26,9 +27,9 @@ func TestNamespacedModeDecisions(t *testing.T) {
 		wantUnmanaged []string
 	}{
 		{name: "a listed source and every listed namespace is fine", ss: spec("src", nil, nil)},
-		{name: "a source outside the list blocks", ss: spec("elsewhere", nil, nil), wantReason: ReasonNamespaceNotManaged},
+		{name: "a source outside the list blocks", ss: spec("elsewhere", nil, nil), wantReason: copyplan.ReasonNamespaceNotManaged},
 		{name: "a selector on the name label is decided from the list", ss: spec("src", nil, &metav1.LabelSelector{MatchLabels: map[string]string{nameLabel: "team-a"}})},
-		{name: "a selector on another label blocks", ss: spec("src", nil, &metav1.LabelSelector{MatchLabels: map[string]string{"team": "a"}}), wantReason: ReasonNamespaceSelectorUnsupported},
+		{name: "a selector on another label blocks", ss: spec("src", nil, &metav1.LabelSelector{MatchLabels: map[string]string{"team": "a"}}), wantReason: copyplan.ReasonNamespaceSelectorUnsupported},
 		{name: "an empty selector selects the list", ss: spec("src", nil, &metav1.LabelSelector{})},
 		{name: "included names outside the list are reported, sorted and once", ss: spec("src", []string{"zeta", "team-a", "alpha", "zeta"}, nil), wantUnmanaged: []string{"alpha", "zeta"}},
 		{name: "globs and the source namespace are never reported", ss: spec("src", []string{"team-*", "t?am", "src"}, nil)},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
 )
 
 // TestOrphanedCopiesFollowTheirReturningSource is the Orphan case of issue 34: a source deleted
@@ -30,7 +31,7 @@ func TestOrphanedCopiesFollowTheirReturningSource(t *testing.T) {
 	}
 	orphanedIn(t, a, source, c)
 	orphanedIn(t, b, source, c)
-	waitReason(t, c, ReasonSourceNotFound)
+	waitReason(t, c, copyplan.ReasonSourceNotFound)
 
 	// A tenant takes the copy in b for its own meanwhile.
 	updateSecret(t, b, "creds", func(s *corev1.Secret) { s.Data["token"] = []byte("tenants-own") })
@@ -45,7 +46,7 @@ func TestOrphanedCopiesFollowTheirReturningSource(t *testing.T) {
 		}
 		return nil
 	})
-	ss := waitReason(t, c, ReasonConflict)
+	ss := waitReason(t, c, copyplan.ReasonConflict)
 	if st := ss.Status; st.Conflicts != 1 || len(st.Failures) != 1 || st.Failures[0].Namespace != b || !strings.Contains(st.Failures[0].Message, "changed") {
 		t.Errorf("status = %+v, want the copy in %s reported changed since its source went away", st, b)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
 	"github.com/platform-operators/platform-operators/controller/propagation"
 )
 
@@ -122,7 +123,7 @@ func TestCopiesWithAStaleProofAreReSignedWhileThePolicyIsInForce(t *testing.T) {
 		createSecret(t, old)
 	}
 	createSync(t, makeSync(c, src, c, sourceName("creds")))
-	ss := waitReason(t, c, ReasonConflict)
+	ss := waitReason(t, c, copyplan.ReasonConflict)
 	if ss.Status.Conflicts != 3 {
 		t.Fatalf("status = %+v, want the 3 copies in conflict while no policy is in force", ss.Status)
 	}

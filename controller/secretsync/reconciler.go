@@ -26,6 +26,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
 	"github.com/platform-operators/platform-operators/controller/propagation"
 	"github.com/platform-operators/platform-operators/controller/writegate"
 )
@@ -223,7 +224,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				var held int
 				plan, held = withoutSourceRemovals(plan, obs.targets)
 				if held > 0 {
-					obs.unconfirmed = &blocker{ReasonSourceNamespaceUnconfirmed, unconfirmedMessage(ss.Spec.Source.Namespace, held)}
+					obs.unconfirmed = &blocker{copyplan.ReasonSourceNamespaceUnconfirmed, unconfirmedMessage(ss.Spec.Source.Namespace, held)}
 				}
 			}
 		}
@@ -340,7 +341,7 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 	if src.Selector != nil {
 		s, err := metav1.LabelSelectorAsSelector(src.Selector)
 		if err != nil {
-			obs.blocked = &blocker{ReasonInvalidSpec, fmt.Sprintf("spec.source.selector: %v", err)}
+			obs.blocked = &blocker{copyplan.ReasonInvalidSpec, fmt.Sprintf("spec.source.selector: %v", err)}
 			return obs, nil
 		}
 		srcSel = s
@@ -349,7 +350,7 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 	if ss.Spec.Target.NamespaceSelector != nil {
 		s, err := metav1.LabelSelectorAsSelector(ss.Spec.Target.NamespaceSelector)
 		if err != nil {
-			obs.blocked = &blocker{ReasonInvalidSpec, fmt.Sprintf("spec.target.namespaceSelector: %v", err)}
+			obs.blocked = &blocker{copyplan.ReasonInvalidSpec, fmt.Sprintf("spec.target.namespaceSelector: %v", err)}
 			return obs, nil
 		}
 		nsSel = s
@@ -431,7 +432,7 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 		// likely a mistake in one of the two. Say so (not "not found") and touch nothing, so
 		// the copies already made stay until one of them is fixed.
 		if src.Name != "" && s.Name == src.Name && s.DeletionTimestamp == nil && s.Type != src.Type {
-			obs.blocked = &blocker{ReasonSourceTypeMismatch, fmt.Sprintf("source Secret %s/%s is of type %s, but spec.source.type asks for %s; nothing is copied or removed until they agree", src.Namespace, src.Name, s.Type, src.Type)}
+			obs.blocked = &blocker{copyplan.ReasonSourceTypeMismatch, fmt.Sprintf("source Secret %s/%s is of type %s, but spec.source.type asks for %s; nothing is copied or removed until they agree", src.Namespace, src.Name, s.Type, src.Type)}
 			return obs, nil
 		}
 	}
@@ -444,7 +445,7 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 	obs.targets = propagation.Targets(nss, nsSel, ss.Spec.Target.IncludeNamespaces, ss.Spec.Target.ExcludeNamespaces, src.Namespace)
 	tgt := ss.Spec.Target
 	meta := propagation.Metadata{Labels: tgt.Labels, Annotations: tgt.Annotations, SourceLabels: tgt.SourceLabels, SourceAnnotations: tgt.SourceAnnotations}
-	keySel := keysOf(ss.Spec.Keys)
+	keySel := copyplan.Keys(ss.Spec.Keys)
 	owner := propagation.SecretSyncOwner(ss.Name)
 	obs.templates = map[string]*corev1.Secret{}
 	for _, s := range obs.sources {
@@ -459,7 +460,7 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 				obs.templates[w.Name] = w
 				continue
 			}
-			w, missing := WantedCopy(ss, s, ns)
+			w, missing := copyplan.Wanted(ss, s, ns)
 			r.Proofs.Prove(w, owner)
 			if len(missing) > 0 {
 				if obs.missingKeys == nil {
@@ -515,9 +516,9 @@ func (obs observation) sourceGone(ss *v1alpha1.SecretSync) func(*corev1.Secret) 
 // being deleted.
 func sourceNamespaceGone(name string, ns *corev1.Namespace) *blocker {
 	if ns == nil {
-		return &blocker{ReasonSourceNamespaceNotFound, fmt.Sprintf("source namespace %q does not exist; nothing is copied or removed until it does", name)}
+		return &blocker{copyplan.ReasonSourceNamespaceNotFound, fmt.Sprintf("source namespace %q does not exist; nothing is copied or removed until it does", name)}
 	}
-	return &blocker{ReasonSourceNamespaceTerminating, fmt.Sprintf("source namespace %q is being deleted; nothing is copied or removed (the copies and imagePullSecrets entries stay) until it is re-created or the SecretSync changes", name)}
+	return &blocker{copyplan.ReasonSourceNamespaceTerminating, fmt.Sprintf("source namespace %q is being deleted; nothing is copied or removed (the copies and imagePullSecrets entries stay) until it is re-created or the SecretSync changes", name)}
 }
 
 // confirmSourceNamespace reads the source namespace past the cache before a plan removes
@@ -739,12 +740,12 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 	for i, a := range plan.Actions {
 		switch a.Op {
 		case propagation.OpConflict:
-			res.conflicts = append(res.conflicts, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: ReasonConflict, Message: a.Message})
+			res.conflicts = append(res.conflicts, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: copyplan.ReasonConflict, Message: a.Message})
 			continue
 		case propagation.OpHeld:
 			// Reported (the same message each pass, so one status write and one Event) and
 			// looked at again with backoff; its deletion brings the create sooner.
-			res.failures = append(res.failures, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: ReasonHeld, Message: a.Message})
+			res.failures = append(res.failures, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: copyplan.ReasonHeld, Message: a.Message})
 			retryAfter(r.noteHeld(targetKey{kind.name, a.Key}, a))
 			continue
 		}
@@ -767,7 +768,7 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 				res.caughtUp++
 			}
 		case errors.As(err, &conflict):
-			res.conflicts = append(res.conflicts, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: ReasonConflict, Message: conflict.Error()})
+			res.conflicts = append(res.conflicts, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: copyplan.ReasonConflict, Message: conflict.Error()})
 		case errors.As(err, &rejected):
 			if !rejected.remembered {
 				r.Metrics.Failures.WithLabelValues(name).Inc()
@@ -779,7 +780,7 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 				r.Metrics.Failures.WithLabelValues(name).Inc()
 			}
 			retryAfter(failed.wait)
-			res.failures = append(res.failures, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: ReasonWriteFailed, Message: failed.Error()})
+			res.failures = append(res.failures, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: copyplan.ReasonWriteFailed, Message: failed.Error()})
 		case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
 			// The namespace began terminating after the cache showed it: not a failure, and not
 			// retried (its deletion, when the cache sees it, takes it off the targets).
@@ -789,7 +790,7 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 			res.requeue = true
 		default:
 			r.Metrics.Failures.WithLabelValues(name).Inc()
-			res.failures = append(res.failures, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: ReasonWriteFailed, Message: fmt.Sprintf("%s: %v", a.Op, err)})
+			res.failures = append(res.failures, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: copyplan.ReasonWriteFailed, Message: fmt.Sprintf("%s: %v", a.Op, err)})
 			if res.writeErr == nil {
 				res.writeErr = err
 			}
@@ -873,12 +874,12 @@ type rejection struct {
 func rejectionReason(err error) (string, bool) {
 	switch {
 	case apierrors.IsRequestEntityTooLargeError(err):
-		return ReasonTooLarge, true
+		return copyplan.ReasonTooLarge, true
 	case apierrors.IsInvalid(err):
 		if apierrors.HasStatusCause(err, metav1.CauseTypeTooLong) || apierrors.HasStatusCause(err, metav1.CauseTypeTooMany) {
-			return ReasonTooLarge, true
+			return copyplan.ReasonTooLarge, true
 		}
-		return ReasonInvalid, true
+		return copyplan.ReasonInvalid, true
 	}
 	return "", false
 }
@@ -1438,19 +1439,4 @@ func wholePass(name string) ctrl.Request {
 // past the cache, or written now.
 func (res result) synced() int {
 	return res.inStep + res.caughtUp + res.written[propagation.OpCreate] + res.written[propagation.OpUpdate] + res.written[propagation.OpReplace]
-}
-
-// keysOf is spec.keys as the pure propagation.Keys.
-func keysOf(k *v1alpha1.SecretSyncKeys) propagation.Keys {
-	if k == nil {
-		return propagation.Keys{}
-	}
-	out := propagation.Keys{Include: k.Include, Exclude: k.Exclude}
-	for _, r := range k.Rename {
-		if out.Rename == nil {
-			out.Rename = map[string]string{}
-		}
-		out.Rename[r.From] = r.To
-	}
-	return out
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
 )
 
 // binary is data that is not UTF-8 (a NUL, lone continuation and lead bytes, an invalid
@@ -197,7 +198,7 @@ func TestKeySelectionAndRenamedKeys(t *testing.T) {
 		return k8s.Update(ctx, ss)
 	})
 	ss := waitReason(t, c, "KeysNotFound")
-	if cond := meta.FindStatusCondition(ss.Status.Conditions, ConditionReady); !strings.Contains(cond.Message, c+"-src/certs has no missing.pem") {
+	if cond := meta.FindStatusCondition(ss.Status.Conditions, copyplan.ConditionReady); !strings.Contains(cond.Message, c+"-src/certs has no missing.pem") {
 		t.Errorf("Ready message %q does not name the source and the key", cond.Message)
 	}
 	eventually(t, "the copy holds only ca.crt", func() error {
@@ -848,7 +849,7 @@ func TestImagePullSecretForRefusesASourceThatIsNotDockerConfigJSON(t *testing.T)
 // readyOf returns the Ready condition (the caller made sure it exists).
 func readyOf(ss *v1alpha1.SecretSync) metav1.Condition {
 	for _, c := range ss.Status.Conditions {
-		if c.Type == ConditionReady {
+		if c.Type == copyplan.ConditionReady {
 			return c
 		}
 	}

@@ -42,7 +42,7 @@ type Sources struct {
 	// every source cache. Without them each source namespace's cache builds a client of its own
 	// (its own connections to the API server) and a REST mapper of its own from discovery, about
 	// 1 MiB of heap per source namespace that the manager already holds once (the hostile
-	// scenario's heap profiles, docs/benchmarks.md). nil: each cache builds its own.
+	// scenario's heap profiles). nil: each cache builds its own.
 	HTTPClient *http.Client
 	Mapper     meta.RESTMapper
 	// Handler maps a source Secret's events to SecretSync requests.

@@ -20,68 +20,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
 	"github.com/platform-operators/platform-operators/controller/propagation"
-)
-
-// ConditionReady is True when every wanted copy is in step.
-const ConditionReady = "Ready"
-
-// Reasons of the Ready condition, of status.failures entries and of Events (SecretSync and
-// CopyRequest). docs/troubleshooting.md explains each (TestTroubleshootingExplainsEveryReason).
-const (
-	ReasonSynced                  = "Synced"
-	ReasonProgressing             = "Progressing"
-	ReasonInvalidSpec             = "InvalidSpec"
-	ReasonSourceNamespaceNotFound = "SourceNamespaceNotFound"
-	ReasonSourceNotFound          = "SourceNotFound"
-	ReasonSourceTypeMismatch      = "SourceTypeMismatch"
-	ReasonConflict                = "Conflict"
-	ReasonTooLarge                = "TooLarge"
-	ReasonInvalid                 = "Invalid"
-	ReasonWriteFailed             = "WriteFailed"
-	ReasonKeysNotFound            = "KeysNotFound"
-	ReasonNotDockerConfigJSON     = "NotDockerConfigJSON"
-	ReasonCopiesWritten           = "CopiesWritten"
-	// ReasonNotOffered and ReasonCopied are a CopyRequest's.
-	ReasonNotOffered = "NotOffered"
-	ReasonCopied     = "Copied"
-)
-
-// More reasons of a SecretSync's Ready condition (and Events).
-const (
-	// ReasonSourceNamespaceTerminating: the source namespace is being deleted; nothing is
-	// copied or removed.
-	ReasonSourceNamespaceTerminating = "SourceNamespaceTerminating"
-	// ReasonSourceWithheld: the spec picks a source that is never copied (the manager's
-	// ownership key, a Helm release, a ServiceAccount or bootstrap token: propagation.Withheld).
-	// The other sources are copied; copies of a withheld one are removed per deletionPolicy.
-	ReasonSourceWithheld = "SourceWithheld"
-	// ReasonReadFailed: the pass could not read what it needs (a list failed, a source cache
-	// did not sync); nothing was written, and it is retried with backoff.
-	ReasonReadFailed = "ReadFailed"
-	// ReasonHeld: a copy (SecretSync or CopyRequest) is being deleted and held there by a
-	// finalizer; nothing is written to it until it is gone, and it is looked at with backoff.
-	ReasonHeld = "Held"
-	// ReasonNamespaceNotManaged: the SecretSync names a namespace (its source, or a target in
-	// includeNamespaces) outside those a manager limited to namespaces works in (chart:
-	// rbac.namespaces). A source there stops the sync; a target there gets no copy.
-	ReasonNamespaceNotManaged = "NamespaceNotManaged"
-	// ReasonSourceNamespaceUnconfirmed: copies whose source is gone are kept because the source
-	// namespace could not be read to confirm it is not being deleted.
-	ReasonSourceNamespaceUnconfirmed = "SourceNamespaceUnconfirmed"
-	// ReasonNamespaceSelectorUnsupported: a manager limited to namespaces cannot read Namespace
-	// labels, and spec.target.namespaceSelector needs some; nothing is copied or removed.
-	ReasonNamespaceSelectorUnsupported = "NamespaceSelectorUnsupported"
-	// ReasonFieldsTakenBack (an Event on the copy): another field manager (a tenant's kubectl
-	// edit) held a field of the copy that the manager writes (its data, type, or a key of ours);
-	// the apply set it back to the source's, or removed a key the source does not have.
-	ReasonFieldsTakenBack = "FieldsTakenBack"
 )
 
 // readyCondition decides the Ready condition from what the reconcile saw and did. Reasons are
 // ordered by what the user must fix first.
 func readyCondition(obs observation, res result, generation int64) metav1.Condition {
-	c := metav1.Condition{Type: ConditionReady, ObservedGeneration: generation, Status: metav1.ConditionFalse}
+	c := metav1.Condition{Type: copyplan.ConditionReady, ObservedGeneration: generation, Status: metav1.ConditionFalse}
 	synced := res.synced()
 	switch {
 	case obs.blocked != nil:
@@ -89,30 +35,30 @@ func readyCondition(obs observation, res result, generation int64) metav1.Condit
 	case obs.unconfirmed != nil:
 		c.Reason, c.Message = obs.unconfirmed.reason, obs.unconfirmed.message
 	case len(obs.unmanaged) > 0:
-		c.Reason, c.Message = ReasonNamespaceNotManaged, unmanagedMessage(obs.unmanaged)
+		c.Reason, c.Message = copyplan.ReasonNamespaceNotManaged, unmanagedMessage(obs.unmanaged)
 	case obs.sourceMissing && len(obs.withheld) > 0:
-		c.Reason, c.Message = ReasonSourceWithheld, withheldMessage(obs.withheld)
+		c.Reason, c.Message = copyplan.ReasonSourceWithheld, withheldMessage(obs.withheld)
 	case obs.sourceMissing:
-		c.Reason, c.Message = ReasonSourceNotFound, "the source Secret does not exist; copies are removed per deletionPolicy and return when it does"
+		c.Reason, c.Message = copyplan.ReasonSourceNotFound, "the source Secret does not exist; copies are removed per deletionPolicy and return when it does"
 	case len(res.failures) > 0:
 		c.Reason, c.Message = failedCondition(res.failures)
 	case len(res.conflicts) > 0:
-		c.Reason, c.Message = ReasonConflict, fmt.Sprintf("%d targets are held by Secrets this SecretSync may not manage; see status.failures", len(res.conflicts))
+		c.Reason, c.Message = copyplan.ReasonConflict, fmt.Sprintf("%d targets are held by Secrets this SecretSync may not manage; see status.failures", len(res.conflicts))
 	case len(obs.withheld) > 0:
-		c.Reason, c.Message = ReasonSourceWithheld, withheldMessage(obs.withheld)
+		c.Reason, c.Message = copyplan.ReasonSourceWithheld, withheldMessage(obs.withheld)
 	case len(obs.missingKeys) > 0:
 		var parts []string
 		for src, keys := range obs.missingKeys {
 			parts = append(parts, fmt.Sprintf("%s has no %s", src, strings.Join(keys, ", ")))
 		}
 		sort.Strings(parts)
-		c.Reason, c.Message = ReasonKeysNotFound, fmt.Sprintf("spec.keys names keys a source does not have (the other keys are copied): %s", strings.Join(parts, "; "))
+		c.Reason, c.Message = copyplan.ReasonKeysNotFound, fmt.Sprintf("spec.keys names keys a source does not have (the other keys are copied): %s", strings.Join(parts, "; "))
 	case len(res.notDockerConfig) > 0:
-		c.Reason, c.Message = ReasonNotDockerConfigJSON, fmt.Sprintf("imagePullSecretFor needs copies of type kubernetes.io/dockerconfigjson; not: %s", strings.Join(slices.Sorted(slices.Values(res.notDockerConfig)), ", "))
+		c.Reason, c.Message = copyplan.ReasonNotDockerConfigJSON, fmt.Sprintf("imagePullSecretFor needs copies of type kubernetes.io/dockerconfigjson; not: %s", strings.Join(slices.Sorted(slices.Values(res.notDockerConfig)), ", "))
 	case res.requeue:
-		c.Reason, c.Message = ReasonProgressing, fmt.Sprintf("synced %d/%d copies", synced, res.desired)
+		c.Reason, c.Message = copyplan.ReasonProgressing, fmt.Sprintf("synced %d/%d copies", synced, res.desired)
 	default:
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ReasonSynced, fmt.Sprintf("synced %d/%d copies", synced, res.desired)
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, copyplan.ReasonSynced, fmt.Sprintf("synced %d/%d copies", synced, res.desired)
 	}
 	return c
 }
@@ -131,16 +77,16 @@ func withheldMessage(withheld map[string]string) string {
 // (in status.failures' order), so a user sees which one without reading the list.
 func failedCondition(failures []v1alpha1.TargetFailure) (reason, message string) {
 	fs := boundedFailures(failures, nil)
-	reason = ReasonHeld
+	reason = copyplan.ReasonHeld
 	for _, f := range fs {
-		if f.Reason != ReasonHeld {
-			reason = ReasonWriteFailed
+		if f.Reason != copyplan.ReasonHeld {
+			reason = copyplan.ReasonWriteFailed
 			break
 		}
 	}
 	first := fs[0]
 	what := "could not be written"
-	if reason == ReasonHeld {
+	if reason == copyplan.ReasonHeld {
 		what = "are being deleted and held by a finalizer"
 	}
 	return reason, fmt.Sprintf("%d copies %s (%s/%s: %s); see status.failures", len(failures), what, first.Namespace, first.Name, first.Reason)
@@ -238,7 +184,7 @@ func namespaceKeepsStatus(last *v1alpha1.SecretSyncStatus, generation int64, obs
 	}
 	// The Ready condition the whole pass would give: the same sources, the counts it wrote.
 	want := readyCondition(obs, result{desired: int(last.Desired), inStep: int(last.Synced), notDockerConfig: res.notDockerConfig}, generation)
-	got := meta.FindStatusCondition(last.Conditions, ConditionReady)
+	got := meta.FindStatusCondition(last.Conditions, copyplan.ConditionReady)
 	return got != nil && got.ObservedGeneration == generation && got.Status == want.Status && got.Reason == want.Reason && got.Message == want.Message
 }
 
@@ -312,8 +258,8 @@ func (r *Reconciler) writeReadFailure(ctx context.Context, ss *v1alpha1.SecretSy
 	st := ss.Status.DeepCopy()
 	msg := boundedMessage(readErr)
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
-		Type: ConditionReady, Status: metav1.ConditionFalse, ObservedGeneration: ss.Generation,
-		Reason: ReasonReadFailed, Message: fmt.Sprintf("the pass could not read what it needs, so nothing was written; retried with backoff: %s", msg),
+		Type: copyplan.ConditionReady, Status: metav1.ConditionFalse, ObservedGeneration: ss.Generation,
+		Reason: copyplan.ReasonReadFailed, Message: fmt.Sprintf("the pass could not read what it needs, so nothing was written; retried with backoff: %s", msg),
 	})
 	if !equality.Semantic.DeepEqual(prev, st) {
 		ss.Status = *st
@@ -339,7 +285,7 @@ func (r *Reconciler) emitEvents(ss *v1alpha1.SecretSync, prev, cur *v1alpha1.Sec
 				parts = append(parts, fmt.Sprintf("%s %d", op, c))
 			}
 		}
-		r.Recorder.Eventf(ss, nil, corev1.EventTypeNormal, ReasonCopiesWritten, "Sync", "Copies written: %s (synced %s)", strings.Join(parts, ", "), cur.SyncedRatio)
+		r.Recorder.Eventf(ss, nil, corev1.EventTypeNormal, copyplan.ReasonCopiesWritten, "Sync", "Copies written: %s (synced %s)", strings.Join(parts, ", "), cur.SyncedRatio)
 	}
 	seen := map[string]bool{}
 	for _, f := range prev.Failures {
@@ -350,9 +296,9 @@ func (r *Reconciler) emitEvents(ss *v1alpha1.SecretSync, prev, cur *v1alpha1.Sec
 			r.Recorder.Eventf(ss, nil, corev1.EventTypeWarning, f.Reason, "Sync", "%s/%s: %s", f.Namespace, f.Name, f.Message)
 		}
 	}
-	before := meta.FindStatusCondition(prev.Conditions, ConditionReady)
-	after := meta.FindStatusCondition(cur.Conditions, ConditionReady)
-	if after != nil && after.Status == metav1.ConditionFalse && after.Reason != ReasonConflict && after.Reason != ReasonWriteFailed && after.Reason != ReasonHeld && after.Reason != ReasonProgressing &&
+	before := meta.FindStatusCondition(prev.Conditions, copyplan.ConditionReady)
+	after := meta.FindStatusCondition(cur.Conditions, copyplan.ConditionReady)
+	if after != nil && after.Status == metav1.ConditionFalse && after.Reason != copyplan.ReasonConflict && after.Reason != copyplan.ReasonWriteFailed && after.Reason != copyplan.ReasonHeld && after.Reason != copyplan.ReasonProgressing &&
 		(before == nil || before.Reason != after.Reason) {
 		r.Recorder.Eventf(ss, nil, corev1.EventTypeWarning, after.Reason, "Sync", "%s", after.Message)
 	}

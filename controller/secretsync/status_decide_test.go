@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
 	"github.com/platform-operators/platform-operators/controller/propagation"
 )
 
@@ -21,7 +22,7 @@ func TestSecretSyncStatus(t *testing.T) {
 	}
 	sources := []*corev1.Secret{{}}
 	targets := []string{"a", "b", "c"}
-	conflict := v1alpha1.TargetFailure{Namespace: "c", Name: "harbor", Reason: ReasonConflict, Message: "not ours"}
+	conflict := v1alpha1.TargetFailure{Namespace: "c", Name: "harbor", Reason: copyplan.ReasonConflict, Message: "not ours"}
 	for _, tc := range []struct {
 		name                   string
 		obs                    observation
@@ -31,15 +32,15 @@ func TestSecretSyncStatus(t *testing.T) {
 		wantSync               *metav1.Time
 	}{
 		{"every copy already in step: Synced, the last write time stays", observation{sources: sources, targets: targets},
-			result{desired: 3, inStep: 3}, ReasonSynced, "3/3", 0, 0, &earlier},
+			result{desired: 3, inStep: 3}, copyplan.ReasonSynced, "3/3", 0, 0, &earlier},
 		{"copies written now count as synced and record the time", observation{sources: sources, targets: targets},
-			result{desired: 3, inStep: 1, written: map[propagation.Op]int{propagation.OpCreate: 2}}, ReasonSynced, "3/3", 0, 0, &metav1.Time{Time: now}},
+			result{desired: 3, inStep: 1, written: map[propagation.Op]int{propagation.OpCreate: 2}}, copyplan.ReasonSynced, "3/3", 0, 0, &metav1.Time{Time: now}},
 		{"a target held by a Secret not ours is a Conflict, listed in failures", observation{sources: sources, targets: targets},
-			result{desired: 3, inStep: 2, conflicts: []v1alpha1.TargetFailure{conflict}}, ReasonConflict, "2/3", 1, 1, &earlier},
+			result{desired: 3, inStep: 2, conflicts: []v1alpha1.TargetFailure{conflict}}, copyplan.ReasonConflict, "2/3", 1, 1, &earlier},
 		{"a missing source says so, whatever was deleted", observation{sourceMissing: true, targets: targets},
-			result{written: map[propagation.Op]int{propagation.OpDelete: 3}}, ReasonSourceNotFound, "0/0", 0, 0, &metav1.Time{Time: now}},
+			result{written: map[propagation.Op]int{propagation.OpDelete: 3}}, copyplan.ReasonSourceNotFound, "0/0", 0, 0, &metav1.Time{Time: now}},
 		{"a write that met a stale cache is Progressing", observation{sources: sources, targets: targets},
-			result{desired: 3, inStep: 2, requeue: true}, ReasonProgressing, "2/3", 0, 0, &earlier},
+			result{desired: 3, inStep: 2, requeue: true}, copyplan.ReasonProgressing, "2/3", 0, 0, &earlier},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := secretSyncStatus(sync, tc.obs, tc.res, now)
@@ -89,9 +90,9 @@ func TestNamespaceKeepsStatus(t *testing.T) {
 		{"a copy removed from a namespace that is no target: the status stays true", inStep, observation{sources: sources},
 			result{written: map[propagation.Op]int{propagation.OpDelete: 1}}, true},
 		{"a Conflict appears in the namespace: the whole pass", inStep, one,
-			result{desired: 1, conflicts: []v1alpha1.TargetFailure{{Namespace: "b", Name: "x", Reason: ReasonConflict}}}, false},
+			result{desired: 1, conflicts: []v1alpha1.TargetFailure{{Namespace: "b", Name: "x", Reason: copyplan.ReasonConflict}}}, false},
 		{"a write failed: the whole pass", inStep, one,
-			result{desired: 1, failures: []v1alpha1.TargetFailure{{Namespace: "b", Name: "x", Reason: ReasonWriteFailed}}}, false},
+			result{desired: 1, failures: []v1alpha1.TargetFailure{{Namespace: "b", Name: "x", Reason: copyplan.ReasonWriteFailed}}}, false},
 		{"a copy held by a finalizer waits: the whole pass", inStep, one, result{desired: 1, retryAfter: time.Second}, false},
 		{"a write met a stale cache: the whole pass", inStep, one, result{desired: 1, requeue: true}, false},
 		{"the last status had a Conflict (it may be gone now): the whole pass",

@@ -13,6 +13,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
+	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
 	"github.com/platform-operators/platform-operators/controller/propagation"
 )
 
@@ -51,7 +52,7 @@ func TestAStatusWrittenPastAStaleCacheIsNotLeftBehind(t *testing.T) {
 	if _, err := r.writeStatus(ctx, cached.DeepCopy(), obs, progressing); err != nil {
 		t.Fatal(err)
 	}
-	if got := meta.FindStatusCondition(read().Status.Conditions, ConditionReady); got == nil || got.Reason != "Progressing" {
+	if got := meta.FindStatusCondition(read().Status.Conditions, copyplan.ConditionReady); got == nil || got.Reason != "Progressing" {
 		t.Fatalf("Ready = %+v, want Progressing after a requeue", got)
 	}
 
@@ -59,7 +60,7 @@ func TestAStatusWrittenPastAStaleCacheIsNotLeftBehind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := meta.FindStatusCondition(read().Status.Conditions, ConditionReady)
+	got := meta.FindStatusCondition(read().Status.Conditions, copyplan.ConditionReady)
 	if got.Reason != "Synced" && res.RequeueAfter <= 0 {
 		t.Errorf("the API keeps Ready %s (%s) and the reconcile returned %+v: nothing brings the status back", got.Reason, got.Message, res)
 	}

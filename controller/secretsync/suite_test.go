@@ -42,6 +42,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/cachebounds"
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
 	"github.com/platform-operators/platform-operators/controller/propagation"
 )
 
@@ -547,7 +548,7 @@ func isTrue(b *bool) bool { return b != nil && *b }
 // statusIs checks the Ready condition (reason, status) and that the status describes the
 // current generation.
 func statusIs(ss *v1alpha1.SecretSync, status metav1.ConditionStatus, reason string) error {
-	c := meta.FindStatusCondition(ss.Status.Conditions, ConditionReady)
+	c := meta.FindStatusCondition(ss.Status.Conditions, copyplan.ConditionReady)
 	if c == nil {
 		return errors.New("no Ready condition")
 	}

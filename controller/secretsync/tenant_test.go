@@ -13,6 +13,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
 )
 
 // The attacks of a tenant with namespaced rights on SecretSyncs and CopyRequests
@@ -117,7 +118,7 @@ func TestACopyIsNeverAnOfferAndOurKeysOnItAreRepaired(t *testing.T) {
 		s.Annotations[keys.AnnotationOfferNamespaces] = "*"
 	})
 	createRequest(t, k8s, makeRequest(excluded, "steal", v1alpha1.CopyRequestSource{Namespace: a, Name: "creds"}, ""))
-	waitRequest(t, excluded, "steal", metav1.ConditionFalse, ReasonNotOffered)
+	waitRequest(t, excluded, "steal", metav1.ConditionFalse, copyplan.ReasonNotOffered)
 	if s := getSecret(t, excluded, "creds"); s != nil {
 		t.Errorf("the excluded namespace received the copy: %v", s.Labels)
 	}

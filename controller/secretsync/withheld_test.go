@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
 	"github.com/platform-operators/platform-operators/controller/propagation"
 )
 
@@ -31,8 +32,8 @@ func TestTheManagersOwnSecretsAreNeverCopied(t *testing.T) {
 
 	createSync(t, makeSync(c, ownershipNS, c, func(ss *v1alpha1.SecretSync) { ss.Spec.Source.Selector = &metav1.LabelSelector{} }))
 	copyIn(t, target, ca, c, v1alpha1.DeletionPolicyDelete)
-	ss := waitReason(t, c, ReasonSourceWithheld)
-	msg := meta.FindStatusCondition(ss.Status.Conditions, ConditionReady).Message
+	ss := waitReason(t, c, copyplan.ReasonSourceWithheld)
+	msg := meta.FindStatusCondition(ss.Status.Conditions, copyplan.ConditionReady).Message
 	// The message names the first few withheld sources by name and counts the rest: other tests'
 	// ring keys (of the ownership-key type) share this namespace and are withheld too.
 	for _, name := range []string{DefaultOwnershipKeySecret, release.Name, token.Name, managerPullSecret} {
@@ -45,16 +46,16 @@ func TestTheManagersOwnSecretsAreNeverCopied(t *testing.T) {
 	if _, err := fmt.Sscanf(msg, "%d sources", &n); err != nil || n < 4 {
 		t.Errorf("the status counts %d withheld sources (%v), want at least the 4 of this test: %s", n, err, msg)
 	}
-	if len(warningEvents(t, c, ReasonSourceWithheld)) == 0 {
-		t.Errorf("no Warning Event %s", ReasonSourceWithheld)
+	if len(warningEvents(t, c, copyplan.ReasonSourceWithheld)) == 0 {
+		t.Errorf("no Warning Event %s", copyplan.ReasonSourceWithheld)
 	}
 
 	t.Log("named directly, the key is withheld too, and not reported as missing")
 	const named = c + "-named"
 	createSync(t, makeSync(named, ownershipNS, c, sourceName(DefaultOwnershipKeySecret)))
-	ss = waitReason(t, named, ReasonSourceWithheld)
-	if !strings.Contains(meta.FindStatusCondition(ss.Status.Conditions, ConditionReady).Message, "ownership key") {
-		t.Errorf("message = %q", meta.FindStatusCondition(ss.Status.Conditions, ConditionReady).Message)
+	ss = waitReason(t, named, copyplan.ReasonSourceWithheld)
+	if !strings.Contains(meta.FindStatusCondition(ss.Status.Conditions, copyplan.ConditionReady).Message, "ownership key") {
+		t.Errorf("message = %q", meta.FindStatusCondition(ss.Status.Conditions, copyplan.ConditionReady).Message)
 	}
 	noSecret(t, target, DefaultOwnershipKeySecret)
 }
@@ -67,6 +68,6 @@ func TestAnOfferOfAWithheldSecretIsRefusedLikeNoOffer(t *testing.T) {
 	release := createSecret(t, makeSecret(platform, "sh.helm.release.v1.app.v1", withType(propagation.TypeHelmRelease)))
 	offer(t, release, tenant)
 	createRequest(t, k8s, makeRequest(tenant, "release", v1alpha1.CopyRequestSource{Namespace: platform, Name: release.Name}, ""))
-	waitRequest(t, tenant, "release", metav1.ConditionFalse, ReasonNotOffered)
+	waitRequest(t, tenant, "release", metav1.ConditionFalse, copyplan.ReasonNotOffered)
 	noSecret(t, tenant, release.Name)
 }

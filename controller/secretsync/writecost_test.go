@@ -14,8 +14,7 @@ import (
 
 // TestCopyWriteCost measures what the controller sends the API server to keep copies in step:
 // write requests and request bytes to Secrets, per copy, for each kind of change. It is a
-// measurement, not a check (docs/benchmarks.md, "Copy writes: server-side apply against
-// patches"), and runs only with COPY_WRITE_COST=1, which `make bench` sets (it prints the table);
+// measurement, not a check (docs/benchmarks.md, "Copy writes: server-side apply"), and runs only with COPY_WRITE_COST=1, which `make bench` sets (it prints the table);
 // the same file, copied into a checkout of an older commit, measures that commit's writes. The
 // source's own update by the test (a PUT) is left out.
 func TestCopyWriteCost(t *testing.T) {

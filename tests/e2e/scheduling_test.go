@@ -20,6 +20,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	slotlogic "github.com/platform-operators/platform-operators/controller/logic/slots"
 	"github.com/platform-operators/platform-operators/controller/scheduledjob"
 )
 
@@ -292,7 +293,7 @@ func TestScheduling(t *testing.T) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(every), sj); err != nil {
 			t.Fatal(err)
 		}
-		offset := scheduledjob.JitterOffset(every)
+		offset := slotlogic.JitterOffset(every)
 		if sj.Status.LastScheduleTime == nil || sj.Status.NextScheduleTime == nil ||
 			!sj.Status.NextScheduleTime.Time.Equal(sj.Status.LastScheduleTime.Add(time.Minute+offset)) {
 			t.Errorf("status last %v next %v, want next one minute after last plus the jitter offset %v", sj.Status.LastScheduleTime, sj.Status.NextScheduleTime, offset)

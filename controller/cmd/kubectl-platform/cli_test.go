@@ -200,7 +200,7 @@ func TestCommandsAgainstAnAPIServer(t *testing.T) {
 	for _, tc := range []struct{ ns, verdict, part string }{
 		{"team-a", VerdictInStep, "every copy is in step"},
 		{"team-b", VerdictNotATarget, "namespace excluded by selector"},
-		{"team-c", VerdictConflict, "a Secret not made by platform-operators"},
+		{"team-c", VerdictConflict, "Secret team-c/harbor is not managed by this SecretSync"},
 		{"team-d", VerdictNamespaceNotFound, "does not exist"},
 	} {
 		t.Run("why in "+tc.ns+" says "+tc.verdict, func(t *testing.T) {

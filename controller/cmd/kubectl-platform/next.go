@@ -11,8 +11,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/logic/slots"
 	"github.com/platform-operators/platform-operators/controller/schedule"
-	"github.com/platform-operators/platform-operators/controller/scheduledjob"
 )
 
 // maxCount bounds -c: the slots are computed here, not by the cluster, but a typo of 10000000
@@ -106,19 +106,14 @@ night (Skipped, listed between the slots). A ScheduledJob's jitter delays each s
 					return fmt.Errorf("scheduledjob %s/%s: %w", ns, a[0], err)
 				}
 				rep.ScheduledJob = ns + "/" + a[0]
-				rep.Schedules, rep.TimeZone = scheduledjob.Schedules(sj), ptr.Deref(sj.Spec.TimeZone, "")
+				rep.Schedules, rep.TimeZone = slots.Schedules(sj), ptr.Deref(sj.Spec.TimeZone, "")
 				stopped = sj.Status.Stop != nil
 				rep.Suspended = ptr.Deref(sj.Spec.Suspend, false) || stopped
-				// findSlots' anchor: when the schedules were first seen (creation), or last edited
-				// (an edit not yet seen is seen on the controller's next pass: about now).
-				observed := rep.TimeZone + " " + strings.Join(rep.Schedules, " | ")
-				switch st := sj.Status; {
-				case st.ObservedSchedule == observed && st.ObservedScheduleTime != nil:
-					anchor = st.ObservedScheduleTime.Truncate(time.Minute)
-				case st.ObservedSchedule == "" || st.ObservedSchedule == observed:
-					anchor = sj.CreationTimestamp.Truncate(time.Minute)
-				}
-				if jitter = scheduledjob.JitterOffset(sj); jitter > 0 {
+				// The controller's anchor: when the schedules were first seen, or last edited (an
+				// edit not yet seen is seen on the controller's next pass: about now).
+				since, _ := slots.ObservedSince(sj, now)
+				anchor = since.Truncate(time.Minute)
+				if jitter = slots.JitterOffset(sj); jitter > 0 {
 					rep.Jitter = jitter.String()
 				}
 			}

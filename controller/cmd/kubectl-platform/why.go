@@ -20,8 +20,8 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
 	"github.com/platform-operators/platform-operators/controller/propagation"
-	"github.com/platform-operators/platform-operators/controller/secretsync"
 )
 
 // Verdicts of why: one word for scripts, a sentence for people.
@@ -37,12 +37,6 @@ const (
 	VerdictNoSource          = "NoSource"
 	VerdictUnknown           = "Unknown"
 )
-
-// blockingReasons are the Ready reasons with which the controller copies and removes nothing
-// (secretsync.readyCondition: the blocker comes first); SourceNotFound and SourceWithheld are
-// judged per copy.
-var blockingReasons = []string{secretsync.ReasonInvalidSpec, secretsync.ReasonSourceNamespaceNotFound,
-	secretsync.ReasonSourceNamespaceTerminating, secretsync.ReasonSourceTypeMismatch, secretsync.ReasonReadFailed}
 
 // whyReport is what why prints: the verdict, each copy's, and what it was read from.
 type whyReport struct {
@@ -113,7 +107,7 @@ controller does with that namespace: InStep, Missing, OutOfStep, Conflict (a Sec
 not manage holds the name), Held (the copy is Terminating), NotATarget (the selector,
 includeNamespaces or excludeNamespaces leave the namespace out), NamespaceNotFound, NoSource, or
 Blocked (the SecretSync copies nothing: a bad spec, a missing source namespace). The decision is
-the controller's own code (propagation.Targets, secretsync.WantedCopy, propagation.ComputeFor).
+the controller's own code (copyplan.NotATarget, copyplan.Wanted, propagation.Judge).
 Without the right to read the source, the data is not compared and the status decides.`,
 		Example: `  kubectl platform why harbor-pull -n team-a
   kubectl platform why ca-bundle -n team-b -o json`,
@@ -168,7 +162,7 @@ func (c *cli) why(ctx context.Context, cl client.Client, name, namespace, manage
 	configMaps := ss.Spec.Source.Kind == v1alpha1.CopyKindConfigMap
 	f.sources, f.sourcesErr = readSources(ctx, cl, ss, configMaps)
 	if f.ns != nil {
-		for _, n := range copyNames(ss, f.sources) {
+		for _, n := range copyplan.CopyNames(ss, f.sources) {
 			s, err := readObject(ctx, cl, configMaps, types.NamespacedName{Namespace: namespace, Name: n})
 			if err != nil {
 				return whyReport{}, err
@@ -214,7 +208,7 @@ func (c *cli) why(ctx context.Context, cl client.Client, name, namespace, manage
 // a blocked SecretSync, the target rules, the sources, then each copy's plan.
 func diagnose(f whyFacts) whyReport {
 	ss := f.ss
-	rep := whyReport{SecretSync: ss.Name, Namespace: f.nsName, Ready: meta.FindStatusCondition(ss.Status.Conditions, secretsync.ConditionReady)}
+	rep := whyReport{SecretSync: ss.Name, Namespace: f.nsName, Ready: meta.FindStatusCondition(ss.Status.Conditions, copyplan.ConditionReady)}
 	if f.ns == nil {
 		rep.Verdict, rep.Message = VerdictNamespaceNotFound, "the namespace does not exist"
 		return rep
@@ -222,11 +216,11 @@ func diagnose(f whyFacts) whyReport {
 	if ss.Status.ObservedGeneration < ss.Generation {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("the status describes generation %d, the spec is at %d: the manager has not handled the last change yet (is it running?)", ss.Status.ObservedGeneration, ss.Generation))
 	}
-	if r := rep.Ready; r != nil && slices.Contains(blockingReasons, r.Reason) {
+	if r := rep.Ready; r != nil && copyplan.Blocks(r.Reason) {
 		rep.Verdict, rep.Message = VerdictBlocked, fmt.Sprintf("the SecretSync copies and removes nothing: Ready is %s, %s: %s", r.Status, r.Reason, r.Message)
 		return rep
 	}
-	if why := notATarget(ss, f.ns); why != "" {
+	if why := copyplan.NotATarget(ss, f.ns); why != "" {
 		rep.Verdict, rep.Message = VerdictNotATarget, why
 		for _, s := range f.live {
 			if s != nil && s.Labels[keys.LabelSecretSync] == ss.Name {
@@ -248,15 +242,15 @@ func diagnose(f whyFacts) whyReport {
 	if f.sourcesErr != "" {
 		rep.Notes = append(rep.Notes, "the source could not be read ("+f.sourcesErr+"): the copy's data is not compared; the controller's status decides")
 	}
-	if r := rep.Ready; r != nil && r.Reason == secretsync.ReasonSourceWithheld {
+	if r := rep.Ready; r != nil && r.Reason == copyplan.ReasonSourceWithheld {
 		rep.Notes = append(rep.Notes, "Ready says SourceWithheld: "+r.Message)
 	}
-	for _, name := range copyNames(ss, f.sources) {
+	for _, name := range copyplan.CopyNames(ss, f.sources) {
 		rep.Copies = append(rep.Copies, judgeCopy(f, name))
 	}
 	// A copy labelled by this SecretSync under a name no source gives any more.
 	for name, s := range f.live {
-		if s != nil && s.Labels[keys.LabelSecretSync] == ss.Name && f.sourcesErr == "" && !slices.Contains(copyNames(ss, f.sources), name) {
+		if s != nil && s.Labels[keys.LabelSecretSync] == ss.Name && f.sourcesErr == "" && !slices.Contains(copyplan.CopyNames(ss, f.sources), name) {
 			rep.Copies = append(rep.Copies, copyReport{Name: name, Verdict: VerdictOutOfStep, Exists: true, ManagedBy: ss.Name,
 				Message: fmt.Sprintf("no source gives this name any more: the copy goes per deletionPolicy (%s)", propagation.DeletionPolicy(string(ss.Spec.DeletionPolicy)))})
 		}
@@ -272,47 +266,8 @@ func diagnose(f whyFacts) whyReport {
 	return rep
 }
 
-// notATarget says why ns gets no copies, or "" when it is a target (propagation.Targets, the
-// controller's rule, decides; the rest only names the part of it that failed).
-func notATarget(ss *v1alpha1.SecretSync, ns *corev1.Namespace) string {
-	tgt := ss.Spec.Target
-	var sel labels.Selector
-	if tgt.NamespaceSelector != nil {
-		s, err := metav1.LabelSelectorAsSelector(tgt.NamespaceSelector)
-		if err != nil {
-			return "spec.target.namespaceSelector is invalid: " + err.Error()
-		}
-		sel = s
-	}
-	if len(propagation.Targets([]*corev1.Namespace{ns}, sel, tgt.IncludeNamespaces, tgt.ExcludeNamespaces, ss.Spec.Source.Namespace)) == 1 {
-		return ""
-	}
-	switch {
-	case ns.Name == ss.Spec.Source.Namespace:
-		return "it is the source namespace, which never gets copies"
-	case ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating:
-		return "the namespace is being deleted (Terminating): no copies go into it"
-	case propagation.MatchesAny(tgt.ExcludeNamespaces, ns.Name):
-		return fmt.Sprintf("spec.target.excludeNamespaces excludes it (%s)", strings.Join(matching(tgt.ExcludeNamespaces, ns.Name), ", "))
-	case len(tgt.IncludeNamespaces) > 0 && !propagation.MatchesAny(tgt.IncludeNamespaces, ns.Name):
-		return fmt.Sprintf("spec.target.includeNamespaces does not include it (%s)", strings.Join(tgt.IncludeNamespaces, ", "))
-	default:
-		return fmt.Sprintf("namespace excluded by selector: spec.target.namespaceSelector %q does not match its labels {%s}", sel.String(), labels.Set(ns.Labels).String())
-	}
-}
-
-func matching(patterns []string, name string) []string {
-	var out []string
-	for _, p := range patterns {
-		if propagation.MatchesAny([]string{p}, name) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// judgeCopy decides one copy as the controller's plan would: the wanted copy from the source
-// (secretsync.WantedCopy), the live one, and propagation.ComputeFor's action for it.
+// judgeCopy decides one copy as the controller's plan does: the wanted copy from the source
+// (copyplan.Wanted), the live one, and propagation.Judge's action for it.
 func judgeCopy(f whyFacts, name string) copyReport {
 	ss, live := f.ss, f.live[name]
 	cp := copyReport{Name: name, Exists: live != nil}
@@ -331,67 +286,45 @@ func judgeCopy(f whyFacts, name string) copyReport {
 	}
 	var want *corev1.Secret
 	for _, src := range f.sources {
-		if w, _ := secretsync.WantedCopy(ss, src, f.ns.Name); w.Name == name {
+		if w, _ := copyplan.Wanted(ss, src, f.ns.Name); w.Name == name {
 			want = w
 		}
 	}
 	if want != nil {
 		cp.SourceDigest = propagation.DataDigest(want.Data)
+		// The manager signs the wanted copy with a key the CLI does not hold: take the live
+		// copy's proof as the one it would write.
+		if live != nil && live.Annotations[keys.AnnotationOwnership] != "" {
+			want.Annotations[keys.AnnotationOwnership] = live.Annotations[keys.AnnotationOwnership]
+		}
 	}
-	// The ownership rule first: it holds whether or not the source could be read.
+	// The CLI cannot check a proof (the key is the manager's): one present counts as valid.
+	owner := propagation.SecretSyncOwner(ss.Name)
+	owner.Proven = func(s *corev1.Secret) bool { return s.Annotations[keys.AnnotationOwnership] != "" }
+	a, inStep := propagation.Judge(owner, types.NamespacedName{Namespace: f.ns.Name, Name: name}, live, want)
 	switch {
-	case live == nil:
+	case inStep:
+		cp.Verdict, cp.Message = VerdictInStep, "in step: data, type and the SecretSync's metadata are the source's"
+		if !cp.OwnershipProof {
+			cp.Message += " (no ownership proof: the manager adopts it)"
+		}
+	case a.Op == propagation.OpCreate:
 		cp.Verdict, cp.Message = VerdictMissing, "there is no copy yet"
 		if cp.Failure != nil {
 			cp.Verdict, cp.Message = failureVerdict(cp.Failure.Reason), cp.Failure.Reason+": "+cp.Failure.Message
 		} else if r := ptrCond(ss); r != nil {
 			cp.Message += fmt.Sprintf("; Ready is %s, %s: %s", r.Status, r.Reason, r.Message)
 		}
-		return cp
-	case live.DeletionTimestamp != nil:
-		cp.Verdict, cp.Message = VerdictHeld, fmt.Sprintf("copy held: Terminating since %s, held by finalizers [%s]; the copy is written again once it is gone", live.DeletionTimestamp.UTC().Format("2006-01-02T15:04:05Z"), strings.Join(live.Finalizers, ", "))
-		return cp
-	case cp.ManagedBy == "":
-		cp.Verdict, cp.Message = VerdictConflict, "a Secret not made by platform-operators holds the name: it is left untouched (delete or rename it to let the copy in)"
-		return cp
-	case cp.ManagedBy != ss.Name:
-		cp.Verdict, cp.Message = VerdictConflict, fmt.Sprintf("the name is held by a copy of %s, not of this SecretSync: the first one keeps it", cp.ManagedBy)
-		return cp
-	}
-	if want == nil {
+	case a.Op == propagation.OpConflict:
+		cp.Verdict, cp.Message = VerdictConflict, a.Message
+	case a.Op == propagation.OpHeld:
+		cp.Verdict, cp.Message = VerdictHeld, fmt.Sprintf("%s (Terminating since %s, finalizers [%s])", a.Message, live.DeletionTimestamp.UTC().Format("2006-01-02T15:04:05Z"), strings.Join(live.Finalizers, ", "))
+	case a.Op == "":
+		// Not decidable without the source.
 		cp.Verdict, cp.Message = VerdictUnknown, "the copy is this SecretSync's; its data cannot be compared without the source"
 		if cp.Failure != nil {
 			cp.Verdict, cp.Message = failureVerdict(cp.Failure.Reason), cp.Failure.Reason+": "+cp.Failure.Message
 		}
-		return cp
-	}
-	// The manager signs the wanted copy with a key the CLI does not hold: take the live copy's
-	// proof as the one it would write, and let ComputeFor decide the rest.
-	if p, ok := live.Annotations[keys.AnnotationOwnership]; ok {
-		want.Annotations[keys.AnnotationOwnership] = p
-	}
-	owner := propagation.SecretSyncOwner(ss.Name)
-	owner.Proven = func(s *corev1.Secret) bool { return s.Annotations[keys.AnnotationOwnership] != "" }
-	lookup := func(k types.NamespacedName) *corev1.Secret {
-		if k.Namespace == live.Namespace && k.Name == live.Name {
-			return live
-		}
-		return nil
-	}
-	plan := propagation.ComputeFor(owner, []*corev1.Secret{want}, lookup, []*corev1.Secret{live}, propagation.DeletionPolicy(string(ss.Spec.DeletionPolicy)))
-	if len(plan.Actions) == 0 {
-		cp.Verdict, cp.Message = VerdictInStep, "in step: data, type and the SecretSync's metadata are the source's"
-		if !cp.OwnershipProof {
-			cp.Message += " (no ownership proof: the manager adopts it)"
-		}
-		return cp
-	}
-	a := plan.Actions[0]
-	switch a.Op {
-	case propagation.OpConflict:
-		cp.Verdict, cp.Message = VerdictConflict, a.Message
-	case propagation.OpHeld:
-		cp.Verdict, cp.Message = VerdictHeld, a.Message
 	default:
 		cp.Verdict, cp.Message = VerdictOutOfStep, fmt.Sprintf("the manager's next pass would %s it: %s", a.Op, differences(live, want))
 		if cp.Failure != nil {
@@ -429,32 +362,16 @@ func differences(live, want *corev1.Secret) string {
 
 func failureVerdict(reason string) string {
 	switch reason {
-	case secretsync.ReasonConflict:
+	case copyplan.ReasonConflict:
 		return VerdictConflict
-	case secretsync.ReasonHeld:
+	case copyplan.ReasonHeld:
 		return VerdictHeld
 	}
 	return VerdictMissing
 }
 
 func ptrCond(ss *v1alpha1.SecretSync) *metav1.Condition {
-	return meta.FindStatusCondition(ss.Status.Conditions, secretsync.ConditionReady)
-}
-
-// copyNames are the names the copies of the sources get (target.name, else each source's).
-func copyNames(ss *v1alpha1.SecretSync, sources []*corev1.Secret) []string {
-	if ss.Spec.Target.Name != "" {
-		return []string{ss.Spec.Target.Name}
-	}
-	if ss.Spec.Source.Name != "" {
-		return []string{ss.Spec.Source.Name}
-	}
-	var out []string
-	for _, s := range sources {
-		out = append(out, s.Name)
-	}
-	sort.Strings(out)
-	return slices.Compact(out)
+	return meta.FindStatusCondition(ss.Status.Conditions, copyplan.ConditionReady)
 }
 
 // readSources reads the sources spec.source picks, whole (ConfigMaps as envelopes), or says

@@ -12,7 +12,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/keys"
-	"github.com/platform-operators/platform-operators/controller/secretsync"
+	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
 )
 
 func testSync(mod ...func(*v1alpha1.SecretSync)) *v1alpha1.SecretSync {
@@ -34,9 +34,9 @@ func testSource() *corev1.Secret {
 	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "secretsync", Name: "harbor"}, Type: corev1.SecretTypeOpaque, Data: map[string][]byte{"token": []byte("s3cr3t")}}
 }
 
-// inStepCopy is the copy the manager writes: WantedCopy, signed (any proof: the CLI cannot check it).
+// inStepCopy is the copy the manager writes: copyplan.Wanted, signed (any proof: the CLI cannot check it).
 func inStepCopy(ss *v1alpha1.SecretSync, ns string) *corev1.Secret {
-	w, _ := secretsync.WantedCopy(ss, testSource(), ns)
+	w, _ := copyplan.Wanted(ss, testSource(), ns)
 	w.Annotations[keys.AnnotationOwnership] = "v1.proof"
 	return w
 }
@@ -62,17 +62,22 @@ func TestDiagnose(t *testing.T) {
 	}{
 		{"a namespace that does not exist", testSync(), nil, nil, "", nil, VerdictNamespaceNotFound, "does not exist"},
 		{"a SecretSync whose source namespace is missing copies nothing", testSync(func(s *v1alpha1.SecretSync) {
-			s.Status.Conditions[0] = metav1.Condition{Type: "Ready", Status: "False", Reason: secretsync.ReasonSourceNamespaceNotFound, Message: "namespace secretsync does not exist"}
+			s.Status.Conditions[0] = metav1.Condition{Type: "Ready", Status: "False", Reason: copyplan.ReasonSourceNamespaceNotFound, Message: "namespace secretsync does not exist"}
 		}), tenant, nil, "", nil, VerdictBlocked, "SourceNamespaceNotFound"},
+		{"a SecretSync whose source namespace a namespaced manager does not manage copies nothing", testSync(func(s *v1alpha1.SecretSync) {
+			s.Status.Conditions[0] = metav1.Condition{Type: "Ready", Status: "False", Reason: copyplan.ReasonNamespaceNotManaged, Message: "source namespace \"secretsync\" is not among the namespaces the manager works in"}
+		}), tenant, []*corev1.Secret{testSource()}, "", nil, VerdictBlocked, "NamespaceNotManaged"},
+		{"a held copy whose source cannot be read is still held", testSync(), tenant, nil, "secrets is forbidden", held, VerdictHeld, "being deleted"},
+		{"another SecretSync's copy is a conflict whether or not the source can be read", testSync(), tenant, nil, "secrets is forbidden", otherSync, VerdictConflict, `is managed by SecretSync "other"`},
 		{"a namespace without the selector's label", testSync(), testNS("team-b", nil), []*corev1.Secret{testSource()}, "", nil, VerdictNotATarget, "namespace excluded by selector"},
 		{"a namespace an exclude glob names", testSync(), testNS("kube-team", map[string]string{"tenant": "yes"}), []*corev1.Secret{testSource()}, "", nil, VerdictNotATarget, "excludeNamespaces excludes it (kube-*)"},
 		{"a namespace outside includeNamespaces", testSync(func(s *v1alpha1.SecretSync) { s.Spec.Target.IncludeNamespaces = []string{"prod-*"} }), tenant, []*corev1.Secret{testSource()}, "", nil, VerdictNotATarget, "includeNamespaces does not include it"},
 		{"the source namespace", testSync(func(s *v1alpha1.SecretSync) { s.Spec.Target.NamespaceSelector = nil }), testNS("secretsync", nil), []*corev1.Secret{testSource()}, "", nil, VerdictNotATarget, "source namespace"},
 		{"a named source that does not exist", testSync(), tenant, nil, "", nil, VerdictNoSource, "does not exist"},
 		{"no copy yet", testSync(), tenant, []*corev1.Secret{testSource()}, "", nil, VerdictMissing, "there is no copy yet"},
-		{"a Secret without the add-on's label holds the name", testSync(), tenant, []*corev1.Secret{testSource()}, "", foreign, VerdictConflict, "a Secret not made by platform-operators"},
-		{"another SecretSync's copy holds the name", testSync(), tenant, []*corev1.Secret{testSource()}, "", otherSync, VerdictConflict, "a copy of other"},
-		{"a copy held Terminating by a finalizer", testSync(), tenant, []*corev1.Secret{testSource()}, "", held, VerdictHeld, "copy held: Terminating"},
+		{"a Secret without the add-on's label holds the name", testSync(), tenant, []*corev1.Secret{testSource()}, "", foreign, VerdictConflict, "is not managed by this SecretSync"},
+		{"another SecretSync's copy holds the name", testSync(), tenant, []*corev1.Secret{testSource()}, "", otherSync, VerdictConflict, `is managed by SecretSync "other"`},
+		{"a copy held Terminating by a finalizer", testSync(), tenant, []*corev1.Secret{testSource()}, "", held, VerdictHeld, "finalizers [example.com/backup]"},
 		{"a copy whose data is older than the source's", testSync(), tenant, []*corev1.Secret{testSource()}, "", stale, VerdictOutOfStep, "data differs from the source's"},
 		{"a copy in step", testSync(), tenant, []*corev1.Secret{testSource()}, "", inStepCopy(testSync(), "team-a"), VerdictInStep, "every copy is in step (1)"},
 		{"a copy of ours whose source cannot be read", testSync(), tenant, nil, "secrets is forbidden", inStepCopy(testSync(), "team-a"), VerdictUnknown, "cannot be compared"},

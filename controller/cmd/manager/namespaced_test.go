@@ -31,6 +31,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/enablement"
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
 	"github.com/platform-operators/platform-operators/controller/permissions"
 	"github.com/platform-operators/platform-operators/controller/secretsync"
 )
@@ -180,7 +181,7 @@ func TestSecretSyncWithRolesOnlyInListedNamespaces(t *testing.T) {
 		if err := admin.Get(ctx, types.NamespacedName{Name: name}, got); err != nil {
 			return "", err.Error()
 		}
-		c := meta.FindStatusCondition(got.Status.Conditions, secretsync.ConditionReady)
+		c := meta.FindStatusCondition(got.Status.Conditions, copyplan.ConditionReady)
 		if c == nil || c.ObservedGeneration != got.Generation {
 			return "", "no Ready condition of this generation yet"
 		}
@@ -218,9 +219,9 @@ func TestSecretSyncWithRolesOnlyInListedNamespaces(t *testing.T) {
 	t.Run("the namespace outside the list is reported once, and gets nothing", func(t *testing.T) {
 		eventually(t, func() string { r, m := reason("pull"); return r + ": " + m }, func() bool {
 			r, m := reason("pull")
-			return r == secretsync.ReasonNamespaceNotManaged && strings.Contains(m, "outside")
+			return r == copyplan.ReasonNamespaceNotManaged && strings.Contains(m, "outside")
 		})
-		eventually(t, func() string { return "no NamespaceNotManaged Warning Event" }, func() bool { return warnings("pull", secretsync.ReasonNamespaceNotManaged) > 0 })
+		eventually(t, func() string { return "no NamespaceNotManaged Warning Event" }, func() bool { return warnings("pull", copyplan.ReasonNamespaceNotManaged) > 0 })
 		// More passes: the source changes twice (each one a whole pass and a status write).
 		for i := range 2 {
 			cur := &corev1.Secret{}
@@ -238,7 +239,7 @@ func TestSecretSyncWithRolesOnlyInListedNamespaces(t *testing.T) {
 			})
 		}
 		time.Sleep(2 * time.Second) // the Events of the last pass, if it emitted any
-		if n := warnings("pull", secretsync.ReasonNamespaceNotManaged); n != 1 {
+		if n := warnings("pull", copyplan.ReasonNamespaceNotManaged); n != 1 {
 			t.Errorf("%d NamespaceNotManaged Warning Events, want 1 (one per change of reason, not per pass)", n)
 		}
 		if copied("outside") || hasEntry("outside") {
@@ -253,9 +254,9 @@ func TestSecretSyncWithRolesOnlyInListedNamespaces(t *testing.T) {
 		}
 		eventually(t, func() string { r, m := reason("from-outside"); return r + ": " + m }, func() bool {
 			r, m := reason("from-outside")
-			return r == secretsync.ReasonNamespaceNotManaged && strings.Contains(m, `source namespace "outside"`)
+			return r == copyplan.ReasonNamespaceNotManaged && strings.Contains(m, `source namespace "outside"`)
 		})
-		eventually(t, func() string { return "no Warning Event" }, func() bool { return warnings("from-outside", secretsync.ReasonNamespaceNotManaged) == 1 })
+		eventually(t, func() string { return "no Warning Event" }, func() bool { return warnings("from-outside", copyplan.ReasonNamespaceNotManaged) == 1 })
 	})
 	t.Run("a selector on labels the manager cannot read stops it; one on the name label works", func(t *testing.T) {
 		for _, s := range []*v1alpha1.SecretSync{
@@ -275,11 +276,11 @@ func TestSecretSyncWithRolesOnlyInListedNamespaces(t *testing.T) {
 		}
 		eventually(t, func() string { r, m := reason("by-team"); return r + ": " + m }, func() bool {
 			r, m := reason("by-team")
-			return r == secretsync.ReasonNamespaceSelectorUnsupported && strings.Contains(m, "team")
+			return r == copyplan.ReasonNamespaceSelectorUnsupported && strings.Contains(m, "team")
 		})
 		eventually(t, func() string { r, m := reason("by-name"); return r + ": " + m }, func() bool {
 			r, _ := reason("by-name")
-			return r == secretsync.ReasonSynced
+			return r == copyplan.ReasonSynced
 		})
 		for ns, want := range map[string]bool{"team-a": true, "team-b": false} {
 			err := admin.Get(ctx, types.NamespacedName{Namespace: ns, Name: "by-name"}, &corev1.Secret{})
@@ -342,13 +343,13 @@ func TestSecretSyncWithRolesOnlyInListedNamespaces(t *testing.T) {
 			t.Fatal(err)
 		}
 		eventually(t, func() string { return "the copy in team-b, no longer a target, is still there" }, func() bool { return gone("team-b") && holds("team-a", "v2") })
-		eventually(t, func() string { r, m := reason("rotating"); return r + ": " + m }, func() bool { r, _ := reason("rotating"); return r == secretsync.ReasonSynced })
+		eventually(t, func() string { r, m := reason("rotating"); return r + ": " + m }, func() bool { r, _ := reason("rotating"); return r == copyplan.ReasonSynced })
 		// The source deleted: its copy goes (the source namespace is confirmed by a read).
 		if err := admin.Delete(ctx, tmp); err != nil {
 			t.Fatal(err)
 		}
 		eventually(t, func() string { return "the copy of a deleted source is still in team-a" }, func() bool { return gone("team-a") })
-		eventually(t, func() string { r, m := reason("rotating"); return r + ": " + m }, func() bool { r, _ := reason("rotating"); return r == secretsync.ReasonSourceNotFound })
+		eventually(t, func() string { r, m := reason("rotating"); return r + ": " + m }, func() bool { r, _ := reason("rotating"); return r == copyplan.ReasonSourceNotFound })
 	})
 	t.Run("without get on the source Namespace, copies of a gone source are kept and Ready says so; the rest goes on", func(t *testing.T) {
 		clusterRole.Rules = slices.Clone(cluster)
@@ -386,7 +387,7 @@ func TestSecretSyncWithRolesOnlyInListedNamespaces(t *testing.T) {
 		}
 		eventually(t, func() string { r, m := reason("unconfirmed"); return r + ": " + m }, func() bool {
 			r, m := reason("unconfirmed")
-			return r == secretsync.ReasonSourceNamespaceUnconfirmed && strings.Contains(m, `"src"`)
+			return r == copyplan.ReasonSourceNamespaceUnconfirmed && strings.Contains(m, `"src"`)
 		})
 		if !has("team-a") {
 			t.Error("the copy of a gone source was removed though the source namespace could not be confirmed")
@@ -420,7 +421,7 @@ func TestSecretSyncWithRolesOnlyInListedNamespaces(t *testing.T) {
 		}
 		eventually(t, func() string { r, m := reason("pull"); return r + ": " + m }, func() bool {
 			r, _ := reason("pull")
-			return r == secretsync.ReasonSourceNamespaceTerminating
+			return r == copyplan.ReasonSourceNamespaceTerminating
 		})
 		time.Sleep(time.Second) // a pass that would remove them had its chance
 		if !copied("team-a") || !copied("team-b") || !hasEntry("team-a") {
