@@ -50,6 +50,8 @@ type slotRun struct {
 	t    tally
 	diag slotDiag
 	load float64
+	// outcome is the slot's Jobs sorted two minutes after the last slot (-busy-together).
+	outcome slotOutcomes
 }
 
 // slotDiag is what the manager's and the API server's metrics say over a window.
@@ -430,6 +432,7 @@ func busySlots(ctx context.Context, e *env, dyn dynamic.Interface, jobs *jobObse
 		}
 		for i := range runs {
 			got := jobs.outcomes(busyNS, owners, runs[i].t.at)
+			runs[i].outcome = got
 			outcomes.add(got)
 			logf("busy: %s slot %s: %d on time, %d late, %d missing", label, runs[i].t.at.Format("15:04"), got.onTime, got.late, got.missing)
 		}
