@@ -422,8 +422,8 @@ func runBusy(ctx context.Context, e *env, o busyOptions) (*busyResult, error) {
 				if o.together {
 					stopDuring = fanOutsDuring(ctx, e, dyn, copies, o.namespaces, label, fmt.Sprintf("t%d%s", milli, mode))
 				}
-				runs, outcomes, err := busySlots(ctx, e, dyn, jobs, o, label)
-				cell.during, cell.outcomes = stopDuring(), outcomes
+				runs, outcomes, err := busySlots(ctx, e, dyn, jobs, o, label, func() { cell.during = stopDuring() })
+				cell.outcomes = outcomes
 				for _, r := range runs {
 					cell.slotRuns = append(cell.slotRuns, r)
 					cell.slots = append(cell.slots, r.t)
@@ -780,7 +780,7 @@ func writeTogether(b *strings.Builder, r *busyResult, o busyOptions) {
 		return
 	}
 	fmt.Fprintf(b, "\n### Slots and fan-outs at once\n\n")
-	fmt.Fprintf(b, "While each row's %d slots were measured, fan-outs to %d namespaces ran one after the other (each until every copy was visible, or %s; then the source deleted and its copies gone). "+
+	fmt.Fprintf(b, "From the creation of each row's ScheduledJobs until its %d slots were measured and sorted (below), fan-outs to %d namespaces ran one after the other (each until every copy was visible, or %s; then the source deleted and its copies gone; the one in flight at the end is let finish). "+
 		"Two minutes after the last slot, each slot's %d ScheduledJobs are sorted by when their Job appeared: within the slot's minute (on time), after it (late), or not at all (missing); in total and per slot, in slot order.\n\n",
 		o.slots, o.namespaces, busyFanOutTimeout, o.schedules)
 	fmt.Fprintf(b, "| CPU request | node | fan-outs during the slots (complete / run) | their times | slots on time / late / missing | per slot | manager restarts | target (0 restarts, 0 missing, fan-outs complete) |\n|---|---|---|---|---|---|---|---|\n")
