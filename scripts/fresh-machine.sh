@@ -62,9 +62,14 @@ done
 if [ -d .cluster ] || [ -f bin/docker/dockerd.pid ]; then make down >/dev/null 2>&1 || true; fi
 exit $rc
 '
+# A git worktree's .git is a file naming its git directory inside the main checkout's: that
+# directory is mounted (read-only) at the same path, or the clone of /src finds no repository.
+mounts=(-v "$FRESH/home:/root" -v "$ROOT:/src:ro")
+common=$(cd "$ROOT" && cd "$(git rev-parse --git-common-dir)" && pwd)
+case $common in "$ROOT"/*) ;; *) mounts+=(-v "$common:$common:ro") ;; esac
 set +e
 "$DOCKER" run --rm --privileged --name "platform-operators-fresh-$$" -e COMMIT="$commit" \
-  -v "$FRESH/home:/root" -v "$ROOT:/src:ro" "$IMAGE" bash -c "$inside" fresh "$@" 2>&1 | tee "$FRESH/home/run.log"
+  "${mounts[@]}" "$IMAGE" bash -c "$inside" fresh "$@" 2>&1 | tee "$FRESH/home/run.log"
 rc=${PIPESTATUS[0]}
 log "done: exit $rc"
 exit "$rc"

@@ -422,8 +422,8 @@ func runBusy(ctx context.Context, e *env, o busyOptions) (*busyResult, error) {
 				if o.together {
 					stopDuring = fanOutsDuring(ctx, e, dyn, copies, o.namespaces, label, fmt.Sprintf("t%d%s", milli, mode))
 				}
-				runs, outcomes, err := busySlots(ctx, e, dyn, jobs, o, label)
-				cell.during, cell.outcomes = stopDuring(), outcomes
+				runs, outcomes, err := busySlots(ctx, e, dyn, jobs, o, label, func() { cell.during = stopDuring() })
+				cell.outcomes = outcomes
 				for _, r := range runs {
 					cell.slotRuns = append(cell.slotRuns, r)
 					cell.slots = append(cell.slots, r.t)
@@ -780,10 +780,10 @@ func writeTogether(b *strings.Builder, r *busyResult, o busyOptions) {
 		return
 	}
 	fmt.Fprintf(b, "\n### Slots and fan-outs at once\n\n")
-	fmt.Fprintf(b, "While each row's %d slots were measured, fan-outs to %d namespaces ran one after the other (each until every copy was visible, or %s; then the source deleted and its copies gone). "+
-		"Two minutes after the last slot, each slot's %d ScheduledJobs are sorted by when their Job appeared: within the slot's minute (on time), after it (late), or not at all (missing).\n\n",
+	fmt.Fprintf(b, "From the creation of each row's ScheduledJobs until its %d slots were measured and sorted (below), fan-outs to %d namespaces ran one after the other (each until every copy was visible, or %s; then the source deleted and its copies gone; the one in flight at the end is let finish). "+
+		"Two minutes after the last slot, each slot's %d ScheduledJobs are sorted by when their Job appeared: within the slot's minute (on time), after it (late), or not at all (missing); in total and per slot, in slot order.\n\n",
 		o.slots, o.namespaces, busyFanOutTimeout, o.schedules)
-	fmt.Fprintf(b, "| CPU request | node | fan-outs during the slots (complete / run) | their times | slots on time / late / missing | manager restarts | target (0 restarts, 0 missing, fan-outs complete) |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(b, "| CPU request | node | fan-outs during the slots (complete / run) | their times | slots on time / late / missing | per slot | manager restarts | target (0 restarts, 0 missing, fan-outs complete) |\n|---|---|---|---|---|---|---|---|\n")
 	for _, c := range r.cells {
 		if len(c.slots) == 0 {
 			continue
@@ -796,8 +796,12 @@ func writeTogether(b *strings.Builder, r *busyResult, o busyOptions) {
 			}
 			times = append(times, secs(f.d))
 		}
+		var per []string
+		for _, s := range c.slotRuns {
+			per = append(per, fmt.Sprintf("%d / %d / %d", s.outcome.onTime, s.outcome.late, s.outcome.missing))
+		}
 		ok := c.restarts == 0 && c.outcomes.missing == 0 && complete == len(c.during) && len(c.during) > 0
-		fmt.Fprintf(b, "| %dm | %s | %d / %d | %s | %d / %d / %d | %d | %s |\n", c.milli, c.mode, complete, len(c.during), cmp.Or(strings.Join(times, ", "), "–"),
-			c.outcomes.onTime, c.outcomes.late, c.outcomes.missing, c.restarts, verdict(ok))
+		fmt.Fprintf(b, "| %dm | %s | %d / %d | %s | %d / %d / %d | %s | %d | %s |\n", c.milli, c.mode, complete, len(c.during), cmp.Or(strings.Join(times, ", "), "–"),
+			c.outcomes.onTime, c.outcomes.late, c.outcomes.missing, strings.Join(per, ", "), c.restarts, verdict(ok))
 	}
 }

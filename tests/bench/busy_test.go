@@ -2,6 +2,7 @@ package main
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -40,5 +41,18 @@ func TestBusyRatiosArePerPair(t *testing.T) {
 	}
 	if m := median([]float64{4, 1, 2, 3}); m != 2.5 {
 		t.Errorf("median of 4 = %v, want 2.5", m)
+	}
+}
+
+func TestTogetherTableShowsEachSlotsOutcome(t *testing.T) {
+	c := busyCell{milli: 200, mode: "contended", slots: []tally{{}, {}},
+		slotRuns: []slotRun{{outcome: slotOutcomes{onTime: 1000}}, {outcome: slotOutcomes{onTime: 990, late: 8, missing: 2}}},
+		outcomes: slotOutcomes{onTime: 1990, late: 8, missing: 2},
+		during:   []fanOutRun{{d: 20 * time.Second, seen: 1000, n: 1000}}}
+	var b strings.Builder
+	writeTogether(&b, &busyResult{cells: []busyCell{c}}, busyOptions{together: true, slots: 2, namespaces: 1000, schedules: 1000})
+	row := "| 200m | contended | 1 / 1 | 20.00 s | 1990 / 8 / 2 | 1000 / 0 / 0, 990 / 8 / 2 | 0 | **missed** |"
+	if !strings.Contains(b.String(), row) {
+		t.Fatalf("the table has no row %q:\n%s", row, b.String())
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,6 +51,8 @@ type slotRun struct {
 	t    tally
 	diag slotDiag
 	load float64
+	// outcome is the slot's Jobs sorted two minutes after the last slot (-busy-together).
+	outcome slotOutcomes
 }
 
 // slotDiag is what the manager's and the API server's metrics say over a window.
@@ -359,8 +362,13 @@ func deleteBusyJobs(ctx context.Context, cs kubernetes.Interface, selector strin
 
 // busySlots creates the every-minute ScheduledJobs, measures o.slots slots with the metrics over
 // each, and deletes the ScheduledJobs and their Jobs again: they exist only while slots are
-// measured, so no slot falls on a fan-out or a floor.
-func busySlots(ctx context.Context, e *env, dyn dynamic.Interface, jobs *jobObserver, o busyOptions, label string) ([]slotRun, slotOutcomes, error) {
+// measured, so no slot falls on a fan-out or a floor. measured is called once the slots are
+// measured (and, with -busy-together, sorted), before the deletion (or when it fails earlier):
+// -busy-together stops its fan-outs there, so that none runs beside the deletion.
+func busySlots(ctx context.Context, e *env, dyn dynamic.Interface, jobs *jobObserver, o busyOptions, label string, measured func()) ([]slotRun, slotOutcomes, error) {
+	var once sync.Once
+	done := func() { once.Do(measured) }
+	defer done()
 	var outcomes slotOutcomes
 	logf("busy: %s: creating %d every-minute ScheduledJobs", label, o.schedules)
 	t0 := time.Now()
@@ -370,6 +378,7 @@ func busySlots(ctx context.Context, e *env, dyn dynamic.Interface, jobs *jobObse
 	}
 	logf("busy: %s: created in %s", label, secs(time.Since(t0)))
 	defer func() {
+		done()
 		// A starved API server may drop the DeleteCollection (a stream error) part way: again
 		// until none is left, or ScheduledJobs left behind would fire in the next cells.
 		bg := metav1.DeletePropagationBackground
@@ -430,6 +439,7 @@ func busySlots(ctx context.Context, e *env, dyn dynamic.Interface, jobs *jobObse
 		}
 		for i := range runs {
 			got := jobs.outcomes(busyNS, owners, runs[i].t.at)
+			runs[i].outcome = got
 			outcomes.add(got)
 			logf("busy: %s slot %s: %d on time, %d late, %d missing", label, runs[i].t.at.Format("15:04"), got.onTime, got.late, got.missing)
 		}
