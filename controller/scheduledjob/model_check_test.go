@@ -20,6 +20,10 @@ package scheduledjob
 //     outcome (the documented retry after an edit of the spec); any other two outcomes of one slot
 //     are a violation, and so is none. A backfill Job is the user's second request for a slot, not
 //     its outcome: it only must not be a second Job of the slot.
+//   - A walk that ends suspended does not check the slot the controller was still deciding when
+//     the suspension began (the last slot before it, undecided then: e.g. Replace waiting on a
+//     refused delete): it is decided at resume, run or named Suspended, which the walk does not
+//     reach.
 //   - TooManyMissedTimes names no slot: it accounts for every slot before it that has no other
 //     outcome.
 //   - A JobAlreadyActive skip is true if an unfinished Job of the ScheduledJob existed before or
@@ -366,14 +370,31 @@ func slotsOf(schedules []string, tz string, from, to time.Time) []time.Time {
 	return slices.CompactFunc(out, func(a, b time.Time) bool { return a.Equal(b) })
 }
 
+// decidedSoFar reports whether slot s has any outcome yet.
+func (l *ledger) decidedSoFar(s time.Time) bool {
+	k := s.Unix()
+	_, passed := l.passed[k]
+	return l.schedJob[k] || len(l.skips[k]) > 0 || passed || l.rejected[k] || inRanges(l.notRun, s) != nil
+}
+
 // final checks, at the end of a walk (after a pass without faults), that every slot due has
 // exactly one outcome and that no refusal was dropped.
 func (l *ledger) final(w *modelWorld) {
 	end := w.clock.Now()
 	sj := w.sj()
+	last := l.epochs[len(l.epochs)-1]
 	for _, e := range l.epochs {
 		if e.suspended || e.observed == nil {
 			continue
+		}
+		// The walk ends suspended: the slot the controller was still deciding when the
+		// suspension began (the epoch's last) is decided when the ScheduledJob resumes (run, or
+		// named Suspended), which the walk does not reach.
+		pendingAtSuspension := time.Time{}
+		if last.suspended && last != e && e.end.Equal(last.start) {
+			if ss := slotsOf(e.schedules, e.tz, e.start, e.end.Add(-time.Nanosecond)); len(ss) > 0 {
+				pendingAtSuspension = ss[len(ss)-1]
+			}
 		}
 		from := e.start
 		for _, t := range []time.Time{l.createdAt, *e.observed} {
@@ -386,7 +407,7 @@ func (l *ledger) final(w *modelWorld) {
 			to = e.end.Add(-time.Nanosecond) // a slot at the instant of an edit belongs to neither
 		}
 		for _, s := range slotsOf(e.schedules, e.tz, from, to) {
-			if !s.After(from) {
+			if !s.After(from) || (s.Equal(pendingAtSuspension) && !l.decidedSoFar(s)) {
 				continue
 			}
 			l.checkSlot(w, s)
