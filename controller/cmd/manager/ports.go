@@ -53,7 +53,7 @@ func servePorts(ctx context.Context, mgr ctrl.Manager, o options, checks probeCh
 	if o.metricsAddr == "0" || o.metricsAddr == "" {
 		return nil
 	}
-	var h http.Handler = promhttp.HandlerFor(crmetrics.Registry, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError})
+	h := promhttp.HandlerFor(crmetrics.Registry, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError})
 	l, err := listen(o.metricsAddr)
 	if err != nil {
 		return err
