@@ -153,21 +153,67 @@ func (h *harness) waitSlot(ctx context.Context, r *result, slot time.Time) {
 	r.figure("all %d Jobs of slot %s created %.1f s after it", len(h.sjKeys), slot.Format("15:04"), end.Sub(slot).Seconds())
 }
 
+// catchUp bounds the wait for the ScheduledJobs' status to move past the checked slots.
+const catchUp = 4 * time.Minute
+
+// waitDecided reads the status of the ScheduledJobs keys in namespaces until every one has decided
+// a slot at or after until (invariants.Behind), at most catchUp, and notes how long that took.
+func (h *harness) waitDecided(ctx context.Context, r *result, namespaces, keys []string, until time.Time) (sjStatuses, error) {
+	start := time.Now()
+	for {
+		st := sjStatuses{skipped: map[string]time.Time{}, last: map[string]time.Time{}, runs: map[string][]invariants.Run{},
+			notRun: map[string][]invariants.SlotRange{}}
+		for _, ns := range namespaces {
+			one, err := h.sjStatus(ctx, ns)
+			if err != nil {
+				return st, err
+			}
+			for k, v := range one.skipped {
+				st.skipped[k] = v
+			}
+			for k, v := range one.last {
+				st.last[k] = v
+			}
+			for k, v := range one.runs {
+				st.runs[k] = v
+			}
+			for k, v := range one.notRun {
+				st.notRun[k] = v
+			}
+		}
+		behind := invariants.Behind(keys, st.last, st.skipped, st.notRun, until)
+		switch {
+		case len(behind) == 0 && time.Since(start) < time.Second:
+			return st, nil
+		case len(behind) == 0:
+			r.figure("status of every ScheduledJob past slot %s %.0f s after the first look", until.Format("15:04"), time.Since(start).Seconds())
+			return st, nil
+		case time.Since(start) >= catchUp:
+			r.figure("%d of %d ScheduledJobs still behind slot %s after %s (e.g. %s): checked anyway", len(behind), len(keys), until.Format("15:04"), catchUp, behind[0])
+			return st, nil
+		}
+		if err := sleepUntil(ctx, time.Now().Add(5*time.Second)); err != nil {
+			return st, err
+		}
+	}
+}
+
 // finish checks the invariants over the scenario's window: slots from its start to the last one
-// at least 45 s old, Ats, status, decoys, restarts.
+// at least 45 s old, once every ScheduledJob's status has moved past them; Ats, status, decoys,
+// restarts.
 func (h *harness) finish(ctx context.Context, r *result, w watch, ats []string, allowedRestarts int32) error {
 	until := time.Now().Add(-45 * time.Second).Truncate(time.Minute)
 	slots := invariants.Minutes(r.Start, until)
+	st, err := h.waitDecided(ctx, r, []string{sjNamespace}, h.sjKeys, until)
+	if err != nil {
+		return err
+	}
 	jobs := h.rec.jobList()
 	var window []invariants.Job
 	for _, j := range jobs {
 		if j.OwnerKind == "At" || (!j.Slot.Before(r.Start.Truncate(time.Minute)) && !j.Slot.After(until)) {
 			window = append(window, j)
 		}
-	}
-	st, err := h.sjStatus(ctx, sjNamespace)
-	if err != nil {
-		return err
 	}
 	if len(slots) > 0 && len(invariants.UntruthfulStatus(st.last, jobs, until)) > 0 {
 		// A status write may trail its Job by a little: look again once before calling it a lie.

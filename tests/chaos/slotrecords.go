@@ -142,24 +142,16 @@ func leaderKillRecord(ctx context.Context, h *harness, r *result) error {
 	if err := h.finish(ctx, r, w, nil, recordRounds); err != nil {
 		return err
 	}
+	st, err := h.waitDecided(ctx, r, []string{recordNS, recordQuotaNS}, keys, last)
+	if err != nil {
+		return err
+	}
+	runs, notRun := st.runs, st.notRun
 	slots := invariants.Minutes(first, last)
 	var jobs []invariants.Job
 	for _, j := range h.rec.jobList() {
 		if (j.Namespace == recordNS || j.Namespace == recordQuotaNS) && !j.Slot.Before(first) && !j.Slot.After(last) {
 			jobs = append(jobs, j)
-		}
-	}
-	runs, notRun := map[string][]invariants.Run{}, map[string][]invariants.SlotRange{}
-	for _, ns := range []string{recordNS, recordQuotaNS} {
-		st, err := h.sjStatus(ctx, ns)
-		if err != nil {
-			return err
-		}
-		for k, v := range st.runs {
-			runs[k] = v
-		}
-		for k, v := range st.notRun {
-			notRun[k] = v
 		}
 	}
 	// The recorder watches Events in the shared load's namespace only: a MissedSlots Event here is

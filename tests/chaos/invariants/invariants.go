@@ -72,6 +72,32 @@ func NotRunLists(ranges []SlotRange, slot time.Time) bool {
 	return false
 }
 
+// Behind returns the ScheduledJobs (keys, sorted) whose status has not yet decided a slot at or
+// after until: neither lastScheduleTime, lastSkippedTime nor the last slot of a status.notRun
+// range reaches it. A pass decides the most recent due slot and records the ones before it that
+// got no Job, so a slot with no Job and no record is late, not lost, while its ScheduledJob is
+// behind: a new leader working through hundreds of ScheduledJobs after a failover on a starved
+// node takes minutes. The checks look once every key has caught up (or a bound has passed).
+func Behind(keys []string, last, skipped map[string]time.Time, notRun map[string][]SlotRange, until time.Time) []string {
+	var out []string
+	for _, k := range keys {
+		decided := last[k]
+		if skipped[k].After(decided) {
+			decided = skipped[k]
+		}
+		for _, r := range notRun[k] {
+			if r.Reason != "" && r.Last.After(decided) {
+				decided = r.Last
+			}
+		}
+		if decided.Before(until) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // NotRunRan reports every slot that status.notRun (notRun, by "namespace/name" key) lists as not
 // run although the watch saw a Job for it: the ledger a backfill asks would run it twice.
 func NotRunRan(notRun map[string][]SlotRange, jobs []Job) []Violation {

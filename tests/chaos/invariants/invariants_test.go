@@ -218,3 +218,26 @@ func TestNotRunLedger(t *testing.T) {
 		})
 	}
 }
+
+// TestBehind: a ScheduledJob is behind slot until its status decided a slot at or after it (a run,
+// a skip, or a ledger range reaching it); only then can a slot without a Job or record be lost.
+func TestBehind(t *testing.T) {
+	m := func(i int) time.Time { return t0.Add(time.Duration(i) * time.Minute) }
+	keys := []string{"ns/ran", "ns/skipped", "ns/missed", "ns/backfilled", "ns/late", "ns/never"}
+	last := map[string]time.Time{"ns/ran": m(3), "ns/skipped": m(1), "ns/missed": m(0), "ns/backfilled": m(0), "ns/late": m(2)}
+	skipped := map[string]time.Time{"ns/skipped": m(3), "ns/late": m(1)}
+	notRun := map[string][]SlotRange{
+		// a MissedDeadline range ends a second before the next slot; the passed-over one reaches it
+		"ns/missed":     {{First: m(3), Last: m(3), Reason: "MissedSlots"}, {First: m(1), Last: m(3).Add(-time.Second), Reason: "MissedDeadline"}},
+		"ns/backfilled": {{First: m(1), Last: m(3)}}, // no reason: ran since, decides nothing
+		"ns/late":       {{First: m(0), Last: m(2).Add(-time.Second), Reason: "MissedDeadline"}},
+	}
+	got := Behind(keys, last, skipped, notRun, m(3))
+	want := []string{"ns/backfilled", "ns/late", "ns/never"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Behind at %s = %v, want %v", m(3).Format("15:04"), got, want)
+	}
+	if got := Behind(keys[:3], last, skipped, notRun, m(3)); got != nil {
+		t.Errorf("Behind of the caught-up ones = %v, want none", got)
+	}
+}
