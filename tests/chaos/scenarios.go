@@ -153,11 +153,61 @@ func (h *harness) waitSlot(ctx context.Context, r *result, slot time.Time) {
 	r.figure("all %d Jobs of slot %s created %.1f s after it", len(h.sjKeys), slot.Format("15:04"), end.Sub(slot).Seconds())
 }
 
+// catchUp bounds the wait for the ScheduledJobs' status to move past the checked slots.
+const catchUp = 4 * time.Minute
+
+// waitDecided reads the status of the ScheduledJobs keys in namespaces until every one has decided
+// a slot at or after until (invariants.Behind), at most catchUp, and notes how long that took.
+func (h *harness) waitDecided(ctx context.Context, r *result, namespaces, keys []string, until time.Time) (sjStatuses, error) {
+	start := time.Now()
+	for {
+		st := sjStatuses{skipped: map[string]time.Time{}, last: map[string]time.Time{}, runs: map[string][]invariants.Run{},
+			notRun: map[string][]invariants.SlotRange{}}
+		for _, ns := range namespaces {
+			one, err := h.sjStatus(ctx, ns)
+			if err != nil {
+				return st, err
+			}
+			for k, v := range one.skipped {
+				st.skipped[k] = v
+			}
+			for k, v := range one.last {
+				st.last[k] = v
+			}
+			for k, v := range one.runs {
+				st.runs[k] = v
+			}
+			for k, v := range one.notRun {
+				st.notRun[k] = v
+			}
+		}
+		behind := invariants.Behind(keys, st.last, st.skipped, st.notRun, until)
+		switch {
+		case len(behind) == 0 && time.Since(start) < time.Second:
+			return st, nil
+		case len(behind) == 0:
+			r.figure("status of every ScheduledJob past slot %s %.0f s after the first look", until.Format("15:04"), time.Since(start).Seconds())
+			return st, nil
+		case time.Since(start) >= catchUp:
+			r.figure("%d of %d ScheduledJobs still behind slot %s after %s (e.g. %s): checked anyway", len(behind), len(keys), until.Format("15:04"), catchUp, behind[0])
+			return st, nil
+		}
+		if err := sleepUntil(ctx, time.Now().Add(5*time.Second)); err != nil {
+			return st, err
+		}
+	}
+}
+
 // finish checks the invariants over the scenario's window: slots from its start to the last one
-// at least 45 s old, Ats, status, decoys, restarts.
+// at least 45 s old, once every ScheduledJob's status has moved past them; Ats, status, decoys,
+// restarts.
 func (h *harness) finish(ctx context.Context, r *result, w watch, ats []string, allowedRestarts int32) error {
 	until := time.Now().Add(-45 * time.Second).Truncate(time.Minute)
 	slots := invariants.Minutes(r.Start, until)
+	st, err := h.waitDecided(ctx, r, []string{sjNamespace}, h.sjKeys, until)
+	if err != nil {
+		return err
+	}
 	jobs := h.rec.jobList()
 	var window []invariants.Job
 	for _, j := range jobs {
@@ -165,32 +215,31 @@ func (h *harness) finish(ctx context.Context, r *result, w watch, ats []string, 
 			window = append(window, j)
 		}
 	}
-	skipped, last, runs, err := h.sjStatus(ctx, sjNamespace)
-	if err != nil {
-		return err
-	}
-	if len(slots) > 0 && len(invariants.UntruthfulStatus(last, jobs, until)) > 0 {
+	if len(slots) > 0 && len(invariants.UntruthfulStatus(st.last, jobs, until)) > 0 {
 		// A status write may trail its Job by a little: look again once before calling it a lie.
 		if err := sleepUntil(ctx, time.Now().Add(20*time.Second)); err != nil {
 			return err
 		}
 		r.figure("lastScheduleTime behind its Jobs for %d ScheduledJobs at the first look; checked again 20 s later",
-			len(invariants.UntruthfulStatus(last, jobs, until)))
-		if skipped, last, runs, err = h.sjStatus(ctx, sjNamespace); err != nil {
+			len(invariants.UntruthfulStatus(st.last, jobs, until)))
+		if st, err = h.sjStatus(ctx, sjNamespace); err != nil {
 			return err
 		}
 		jobs = h.rec.jobList()
 	}
 	explained := func(ns, name string, slot time.Time) bool {
-		return skipped[ns+"/"+name].Equal(slot) || h.rec.explained(name, slot)
+		key := ns + "/" + name
+		return st.skipped[key].Equal(slot) || invariants.NotRunLists(st.notRun[key], slot) || h.rec.explained(name, slot)
 	}
 	r.Violations = append(r.Violations, invariants.DoubledSlots(window)...)
 	r.Violations = append(r.Violations, limit(invariants.LostSlots(h.sjKeys, slots, window, explained), 20)...)
 	if len(slots) > 0 {
-		r.Violations = append(r.Violations, limit(invariants.UntruthfulStatus(last, jobs, until), 20)...)
+		r.Violations = append(r.Violations, limit(invariants.UntruthfulStatus(st.last, jobs, until), 20)...)
 	}
-	// Every slot accounted for once, with its true reason (issue 35): status.runs against the Jobs.
-	r.Violations = append(r.Violations, limit(invariants.SlotRecords(runs, slots, window, explained), 20)...)
+	// Every slot accounted for once, with its true reason (issue 35): status.runs and the
+	// status.notRun ledger against the Jobs.
+	r.Violations = append(r.Violations, limit(invariants.SlotRecords(st.runs, slots, window, explained), 20)...)
+	r.Violations = append(r.Violations, limit(invariants.NotRunRan(st.notRun, window), 20)...)
 	r.Violations = append(r.Violations, invariants.AtRuns(ats, jobs)...)
 	h.rec.mu.Lock()
 	foreign := append([]invariants.ForeignChange(nil), h.rec.foreign[w.foreign:]...)
@@ -220,28 +269,40 @@ func (h *harness) finish(ctx context.Context, r *result, w watch, ats []string, 
 	return nil
 }
 
-// sjStatus lists the ScheduledJobs' lastSkippedTime and lastScheduleTime (zero when unset) and
-// their run history, in namespace.
-func (h *harness) sjStatus(ctx context.Context, namespace string) (skipped, last map[string]time.Time, runs map[string][]invariants.Run, err error) {
+// sjStatuses is what the ScheduledJobs' status says about their slots, by "namespace/name".
+type sjStatuses struct {
+	// skipped and last are lastSkippedTime and lastScheduleTime (zero when unset).
+	skipped, last map[string]time.Time
+	runs          map[string][]invariants.Run
+	// notRun is the slot ledger (status.notRun): the slots that got no Job, as ranges.
+	notRun map[string][]invariants.SlotRange
+}
+
+// sjStatus reads the ScheduledJobs' status in namespace.
+func (h *harness) sjStatus(ctx context.Context, namespace string) (sjStatuses, error) {
 	var list v1alpha1.ScheduledJobList
 	if err := h.cl.List(ctx, &list, client.InNamespace(namespace)); err != nil {
-		return nil, nil, nil, err
+		return sjStatuses{}, err
 	}
-	skipped, last, runs = map[string]time.Time{}, map[string]time.Time{}, map[string][]invariants.Run{}
+	st := sjStatuses{skipped: map[string]time.Time{}, last: map[string]time.Time{}, runs: map[string][]invariants.Run{},
+		notRun: map[string][]invariants.SlotRange{}}
 	for _, sj := range list.Items {
 		key := sj.Namespace + "/" + sj.Name
 		for _, run := range sj.Status.Runs {
-			runs[key] = append(runs[key], invariants.Run{Slot: run.ScheduledTime.Time, JobName: run.JobName, Result: string(run.Result), Reason: run.Reason})
+			st.runs[key] = append(st.runs[key], invariants.Run{Slot: run.ScheduledTime.Time, JobName: run.JobName, Result: string(run.Result), Reason: run.Reason})
+		}
+		for _, nr := range sj.Status.NotRun {
+			st.notRun[key] = append(st.notRun[key], invariants.SlotRange{First: nr.First.Time, Last: nr.Last.Time, Reason: nr.Reason})
 		}
 		if t := sj.Status.LastSkippedTime; t != nil {
-			skipped[key] = t.Time
+			st.skipped[key] = t.Time
 		}
-		last[key] = time.Time{}
+		st.last[key] = time.Time{}
 		if t := sj.Status.LastScheduleTime; t != nil {
-			last[key] = t.Time
+			st.last[key] = t.Time
 		}
 	}
-	return skipped, last, runs, nil
+	return st, nil
 }
 
 func limit(v []invariants.Violation, n int) []invariants.Violation {
@@ -290,10 +351,32 @@ func leaderKillFanout(ctx context.Context, h *harness, r *result) error {
 	return h.finish(ctx, r, w, nil, 1)
 }
 
+// settle is how long a slot scenario lets the controller work after it is back (the fault's end)
+// before it checks: the next slot's Jobs and records, with the check's 45 s margin for the last one.
+const settle = time.Minute + 45*time.Second
+
+// checkAt is when a slot scenario checks: settle after the later of the slot and back, the moment
+// the controller could act again (the fault's end: for a kill or a freeze of the leader, when
+// another replica took the Lease). The slots of a failover are due only once a leader is back: with
+// the default Lease (90 s) a kill -9 leaves no leader for about 90 s, so a check settle after the
+// slot would look while the new leader is still taking over and call its slots lost.
+func checkAt(slot, back time.Time) time.Time {
+	if back.After(slot) {
+		return back.Add(settle)
+	}
+	return slot.Add(settle)
+}
+
+// takeoverWithin bounds a takeover after a leader died without releasing its Lease: the Lease
+// duration counted from when a standby last saw it change, then up to two of its retries
+// (docs/reliability.md, "What a failover costs").
+func takeoverWithin(lease time.Duration) time.Duration { return lease + 30*time.Second }
+
 // slotFault runs fault 0.5 s after a minute boundary, with Ats due 3 s after it, then waits for the
-// slot, the copies and the next slot, and checks.
+// slot, the copies and the slots after the controller is back (fault returns when that was), and
+// checks.
 func (h *harness) slotFault(ctx context.Context, r *result, lead time.Duration, prepare func(slot time.Time) error,
-	fault func(slot time.Time) error, allowedRestarts int32) error {
+	fault func(slot time.Time) (back time.Time, err error), allowedRestarts int32) error {
 	w := h.begin()
 	slot := nextMinute(lead)
 	ats, err := h.createAts(ctx, slot.Add(3*time.Second), atsPerScenario)
@@ -312,12 +395,13 @@ func (h *harness) slotFault(ctx context.Context, r *result, lead time.Duration, 
 	if err != nil {
 		return err
 	}
-	if err := fault(slot); err != nil {
+	back, err := fault(slot)
+	if err != nil {
 		return err
 	}
 	h.waitSlot(ctx, r, slot)
 	h.waitCopies(ctx, r, digest, t0)
-	if err := sleepUntil(ctx, slot.Add(time.Minute+45*time.Second)); err != nil {
+	if err := sleepUntil(ctx, checkAt(slot, back)); err != nil {
 		return err
 	}
 	return h.finish(ctx, r, w, ats, allowedRestarts)
@@ -367,25 +451,33 @@ func leaderKillSlot(ctx context.Context, h *harness, r *result) error {
 		lp, err = findLeaderBefore(ctx, h, slot)
 		return err
 	}
-	fault := func(slot time.Time) error {
+	fault := func(slot time.Time) (time.Time, error) {
+		lease, err := h.leaseDuration(ctx)
+		if err != nil {
+			return time.Time{}, err
+		}
 		kill = time.Now()
 		n := h.slotJobs(slot)
 		if err := sendSignal(ctx, lp.node, lp.pid, "KILL"); err != nil {
-			return err
+			return time.Time{}, err
 		}
 		r.figure("killed %s (pid %d) at +%.2f s, %d/%d Jobs of the slot seen", lp.podName, lp.pid, kill.Sub(slot).Seconds(), n, len(h.sjKeys))
-		return nil
-	}
-	err := h.slotFault(ctx, r, 20*time.Second, prepare, fault, 1)
-	if hc, ok := h.rec.holderAfter(kill, lp.holder); ok && !kill.IsZero() {
+		// No leader acts until another replica takes the Lease: the slot's Jobs and records wait for it.
+		if !waitHolder(ctx, h, kill, lp.holder, takeoverWithin(lease)) {
+			r.Violations = append(r.Violations, invariants.Violation{Invariant: "lease-not-taken", Object: lp.holder,
+				Detail: fmt.Sprintf("no new holder within %s of the kill", takeoverWithin(lease))})
+			return time.Now(), nil
+		}
+		hc, _ := h.rec.holderAfter(kill, lp.holder)
 		r.figure("Lease taken by %s %.1f s after the kill", hc.holder, hc.at.Sub(kill).Seconds())
+		return hc.at, nil
 	}
-	return err
+	return h.slotFault(ctx, r, 20*time.Second, prepare, fault, 1)
 }
 
-// waitHolder waits up to a minute for the Lease to change hands after t.
-func waitHolder(ctx context.Context, h *harness, t time.Time, old string) bool {
-	_, ok := h.rec.waitFor(ctx, time.Minute, func() bool {
+// waitHolder waits up to within for the Lease to change hands after t.
+func waitHolder(ctx context.Context, h *harness, t time.Time, old string, within time.Duration) bool {
+	_, ok := h.rec.waitFor(ctx, within, func() bool {
 		for _, hc := range h.rec.holders {
 			if hc.at.After(t) && hc.holder != old && hc.holder != "" {
 				return true
@@ -411,7 +503,8 @@ func failoverGraceful(ctx context.Context, h *harness, r *result) error {
 		return err
 	}
 	r.figure("deleted leader pod %s, source updated %.2f s later", pod.Name, tu.Sub(t0).Seconds())
-	if waitHolder(ctx, h, t0, holder) {
+	// A graceful stop releases the Lease: a standby takes it at its next retry (seconds).
+	if waitHolder(ctx, h, t0, holder, time.Minute) {
 		hc, _ := h.rec.holderAfter(t0, holder)
 		r.figure("Lease holder changed to %s %.1f s after the delete", hc.holder, hc.at.Sub(t0).Seconds())
 		h.waitCopies(ctx, r, digest, tu)
@@ -437,24 +530,24 @@ func leaderFrozen(ctx context.Context, h *harness, r *result) error {
 		lp, err = findLeaderBefore(ctx, h, slot)
 		return err
 	}
-	fault := func(slot time.Time) error {
+	fault := func(slot time.Time) (time.Time, error) {
 		node, pid, holder, podName, restartsBefore := lp.node, lp.pid, lp.holder, lp.podName, lp.restarts
 		// Frozen past the Lease, whatever the chart's leaderElection.leaseDuration: a standby then
 		// takes it, and the old leader must exit, not act, once it runs again.
 		lease, err := h.leaseDuration(ctx)
 		if err != nil {
-			return err
+			return time.Time{}, err
 		}
 		freeze := lease + 7*time.Second
 		stop := time.Now()
 		if err := sendSignal(ctx, node, pid, "STOP"); err != nil {
-			return err
+			return time.Time{}, err
 		}
 		// Whatever happens next, the process is continued.
 		cont := func() { _ = sendSignal(context.Background(), node, pid, "CONT") }
 		if err := sleepUntil(ctx, stop.Add(freeze)); err != nil {
 			cont()
-			return err
+			return time.Time{}, err
 		}
 		hc, took := h.rec.holderAfter(stop, holder)
 		contAt := time.Now()
@@ -479,7 +572,12 @@ func leaderFrozen(ctx context.Context, h *harness, r *result) error {
 			r.Violations = append(r.Violations, invariants.Violation{Invariant: invariants.OldLeaderActed, Object: releaseNamespace + "/" + podName,
 				Detail: fmt.Sprintf("still running %s after SIGCONT although another replica took the Lease", exitWithin)})
 		}
-		return nil
+		// The controller was back when a standby took the Lease, or, if none did, when the leader
+		// ran again.
+		if took {
+			return hc.at, nil
+		}
+		return contAt, nil
 	}
 	return h.slotFault(ctx, r, 20*time.Second, prepare, fault, 1)
 }
@@ -501,13 +599,15 @@ func controlPlaneRestart(component string) func(ctx context.Context, h *harness,
 			node, pid, err = containerPID(ctx, pod, "")
 			return err
 		}
-		fault := func(slot time.Time) error {
+		fault := func(slot time.Time) (time.Time, error) {
 			kill := time.Now()
 			if err := sendSignal(ctx, node, pid, "KILL"); err != nil {
-				return err
+				return time.Time{}, err
 			}
 			r.figure("killed %s (pid %d on %s) at +%.2f s, %d/%d Jobs of the slot seen", component, pid, node, kill.Sub(slot).Seconds(), h.slotJobs(slot), len(h.sjKeys))
-			return nil
+			// The kubelet restarts it within seconds and the managers keep their Lease (its renew
+			// deadline outlasts the restart): the check counts from the slot.
+			return kill, nil
 		}
 		// A replica whose Lease renewal fails while the API is down exits (controller-runtime) and
 		// restarts once: that is no crash loop.
@@ -534,9 +634,9 @@ func upgrade(ctx context.Context, h *harness, r *result) error {
 		}()
 		return nil
 	}
-	fault := func(slot time.Time) error {
+	fault := func(slot time.Time) (time.Time, error) {
 		r.figure("helm upgrade to tag %s started at %.1f s before the slot", upgradeTag, slot.Sub(began).Seconds())
-		return nil
+		return slot, nil
 	}
 	err := h.slotFault(ctx, r, 25*time.Second, prepare, fault, 0)
 	if uerr := <-done; uerr != nil {

@@ -120,6 +120,10 @@ func leaderKillRecord(ctx context.Context, h *harness, r *result) error {
 		_ = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
 			return h.recordJobs(slot) > 0, nil
 		})
+		lease, err := h.leaseDuration(ctx)
+		if err != nil {
+			return err
+		}
 		kill := time.Now()
 		n := h.recordJobs(slot)
 		if err := sendSignal(ctx, lp.node, lp.pid, "KILL"); err != nil {
@@ -127,8 +131,9 @@ func leaderKillRecord(ctx context.Context, h *harness, r *result) error {
 		}
 		r.figure("round %d: killed %s (pid %d) at +%.2f s, %d/%d Jobs of slot %s seen", round+1, lp.podName, lp.pid,
 			kill.Sub(slot).Seconds(), n, 2*recordPerKind, slot.Format("15:04"))
-		if !waitHolder(ctx, h, kill, lp.holder) {
-			r.figure("round %d: no new Lease holder within a minute", round+1)
+		// The next round kills the next leader: wait for it (about the Lease duration after a kill).
+		if !waitHolder(ctx, h, kill, lp.holder, takeoverWithin(lease)) {
+			r.figure("round %d: no new Lease holder within %s", round+1, takeoverWithin(lease))
 		}
 	}
 	if err := sleepUntil(ctx, last.Add(time.Minute+45*time.Second)); err != nil {
@@ -137,6 +142,11 @@ func leaderKillRecord(ctx context.Context, h *harness, r *result) error {
 	if err := h.finish(ctx, r, w, nil, recordRounds); err != nil {
 		return err
 	}
+	st, err := h.waitDecided(ctx, r, []string{recordNS, recordQuotaNS}, keys, last)
+	if err != nil {
+		return err
+	}
+	runs, notRun := st.runs, st.notRun
 	slots := invariants.Minutes(first, last)
 	var jobs []invariants.Job
 	for _, j := range h.rec.jobList() {
@@ -144,22 +154,16 @@ func leaderKillRecord(ctx context.Context, h *harness, r *result) error {
 			jobs = append(jobs, j)
 		}
 	}
-	runs := map[string][]invariants.Run{}
-	for _, ns := range []string{recordNS, recordQuotaNS} {
-		_, _, got, err := h.sjStatus(ctx, ns)
-		if err != nil {
-			return err
-		}
-		for k, v := range got {
-			runs[k] = v
-		}
-	}
 	// The recorder watches Events in the shared load's namespace only: a MissedSlots Event here is
 	// not seen, and a slot it names would be reported unrecorded. With a 10 s deadline and a new
 	// leader within a minute none is expected (a slot past its deadline is MissedDeadline).
-	passedOver := func(_, name string, slot time.Time) bool { return h.rec.explained(name, slot) }
+	// status.notRun, the slot ledger, lists the slots passed over (no run each) in every namespace.
+	passedOver := func(ns, name string, slot time.Time) bool {
+		return invariants.NotRunLists(notRun[ns+"/"+name], slot) || h.rec.explained(name, slot)
+	}
 	r.Violations = append(r.Violations, invariants.DoubledSlots(jobs)...)
 	r.Violations = append(r.Violations, limit(invariants.SlotRecords(runs, slots, jobs, passedOver), 20)...)
+	r.Violations = append(r.Violations, limit(invariants.NotRunRan(notRun, jobs), 20)...)
 	// Which outcomes occurred, from the records of the checked slots.
 	seen := map[string]int{}
 	for _, key := range keys {

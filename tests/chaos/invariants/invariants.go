@@ -50,7 +50,65 @@ const (
 	SlotWrongReason = "slot-wrong-reason"
 	// SlotUnrecorded: a slot within the run history's window has no record and no Job.
 	SlotUnrecorded = "slot-unrecorded"
+	// NotRunButRan: status.notRun lists a slot that got a Job.
+	NotRunButRan = "notrun-lists-a-slot-that-ran"
 )
+
+// SlotRange is one entry of a ScheduledJob's status.notRun as the harness read it: the slots from
+// First to Last (both included) got no Job, for Reason (empty for a range a backfill ran since).
+type SlotRange struct {
+	First, Last time.Time
+	Reason      string
+}
+
+// NotRunLists reports whether the ledger ranges list slot as not run (with a reason). The
+// scenarios' schedules fire every minute, so every minute of a range is a slot of it.
+func NotRunLists(ranges []SlotRange, slot time.Time) bool {
+	for _, r := range ranges {
+		if r.Reason != "" && !slot.Before(r.First) && !slot.After(r.Last) {
+			return true
+		}
+	}
+	return false
+}
+
+// Behind returns the ScheduledJobs (keys, sorted) whose status has not yet decided a slot at or
+// after until: neither lastScheduleTime, lastSkippedTime nor the last slot of a status.notRun
+// range reaches it. A pass decides the most recent due slot and records the ones before it that
+// got no Job, so a slot with no Job and no record is late, not lost, while its ScheduledJob is
+// behind: a new leader working through hundreds of ScheduledJobs after a failover on a starved
+// node takes minutes. The checks look once every key has caught up (or a bound has passed).
+func Behind(keys []string, last, skipped map[string]time.Time, notRun map[string][]SlotRange, until time.Time) []string {
+	var out []string
+	for _, k := range keys {
+		decided := last[k]
+		if skipped[k].After(decided) {
+			decided = skipped[k]
+		}
+		for _, r := range notRun[k] {
+			if r.Reason != "" && r.Last.After(decided) {
+				decided = r.Last
+			}
+		}
+		if decided.Before(until) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// NotRunRan reports every slot that status.notRun (notRun, by "namespace/name" key) lists as not
+// run although the watch saw a Job for it: the ledger a backfill asks would run it twice.
+func NotRunRan(notRun map[string][]SlotRange, jobs []Job) []Violation {
+	var out []Violation
+	for k, uids := range SlotUIDs(jobs) {
+		if NotRunLists(notRun[k.Namespace+"/"+k.ScheduledJob], k.Slot) {
+			out = append(out, Violation{NotRunButRan, k.String(), fmt.Sprintf("status.notRun lists it, and %d Job(s) ran it: %s", len(uids), strings.Join(uids, ", "))})
+		}
+	}
+	return sorted(out)
+}
 
 // Run is one entry of a ScheduledJob's status.runs as the harness read it at the end.
 type Run struct {
@@ -67,8 +125,9 @@ type Run struct {
 //     Deleted, with its name), never Skipped or refused;
 //   - a slot recorded Skipped, or Failed with reason JobRejected, got no Job;
 //   - a slot whose Job ran has a record (a Job is pruned only once its run is recorded);
-//   - a slot with neither a Job nor a record must be one passedOver explains (a MissedSlots,
-//     TooManyMissedTimes or Suspended Event names it: those slots have no run each).
+//   - a slot with neither a Job nor a record must be one passedOver explains (status.notRun lists
+//     it, or a MissedSlots, TooManyMissedTimes or Suspended Event names it: slots passed over have
+//     no run each, only a range in the ledger).
 //
 // Only slots from the oldest record on are checked: the history keeps spec.runHistoryLimit runs.
 func SlotRecords(runs map[string][]Run, slots []time.Time, jobs []Job, passedOver Explained) []Violation {
@@ -113,7 +172,7 @@ func SlotRecords(runs map[string][]Run, slots []time.Time, jobs []Job, passedOve
 			case len(recs) == 0 && ran:
 				out = append(out, Violation{SlotUnrecorded, k.String(), "a Job ran and status.runs does not list it"})
 			case len(recs) == 0 && !ran && (passedOver == nil || !passedOver(ns, name, s)):
-				out = append(out, Violation{SlotUnrecorded, k.String(), "no Job and no record, and no Event names it passed over"})
+				out = append(out, Violation{SlotUnrecorded, k.String(), "no Job and no record, neither status.notRun nor an Event names it passed over"})
 			}
 		}
 	}
@@ -167,7 +226,7 @@ func DoubledSlots(jobs []Job) []Violation {
 }
 
 // Explained reports whether the controller explained not running a slot (an Event naming the
-// slot, or status.lastSkippedTime at the slot).
+// slot, status.lastSkippedTime at the slot, or status.notRun listing it).
 type Explained func(namespace, scheduledJob string, slot time.Time) bool
 
 // LostSlots reports every (ScheduledJob, slot) among slots that got no Job and no explanation.
@@ -182,7 +241,7 @@ func LostSlots(sjs []string, slots []time.Time, jobs []Job, explained Explained)
 			if len(got[k]) > 0 || (explained != nil && explained(ns, name, s)) {
 				continue
 			}
-			out = append(out, Violation{SlotLost, k.String(), "no Job for the slot and no Event or lastSkippedTime explaining why"})
+			out = append(out, Violation{SlotLost, k.String(), "no Job for the slot and no Event, lastSkippedTime or status.notRun explaining why"})
 		}
 	}
 	return sorted(out)

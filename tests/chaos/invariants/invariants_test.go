@@ -174,3 +174,70 @@ func TestSlotRecords(t *testing.T) {
 		})
 	}
 }
+
+// TestNotRunLedger: status.notRun (the slot ledger, ranges of slots that got no Job) explains a
+// slot passed over (a leaderless stretch longer than the deadline leaves no run per slot, only a
+// range), and a range that lists a slot whose Job ran is a lie a backfill would act on.
+func TestNotRunLedger(t *testing.T) {
+	m := func(i int) time.Time { return t0.Add(time.Duration(i) * time.Minute) }
+	ledger := []SlotRange{{First: m(1), Last: m(3), Reason: "MissedSlots"}, {First: m(5), Last: m(5), Reason: "MissedDeadline"},
+		{First: m(7), Last: m(8)}} // reason empty: a backfill ran them since
+	for _, tc := range []struct {
+		slot time.Time
+		want bool
+	}{{m(0), false}, {m(1), true}, {m(2), true}, {m(3), true}, {m(4), false}, {m(5), true}, {m(6), false}, {m(7), false}} {
+		if got := NotRunLists(ledger, tc.slot); got != tc.want {
+			t.Errorf("NotRunLists(%s) = %v, want %v", tc.slot.Format("15:04"), got, tc.want)
+		}
+	}
+	// The check that uses it: a slot passed over, listed in the ledger only, is accounted for.
+	runs := map[string][]Run{"ns/sj": {{Slot: m(4), JobName: "sj-4", Result: "Succeeded"}, {Slot: m(0), JobName: "sj-0", Result: "Succeeded"}}}
+	jobs := []Job{sjJob("sj-0", "u0", m(0)), sjJob("sj-4", "u4", m(4))}
+	listed := func(_, _ string, s time.Time) bool { return NotRunLists(ledger, s) }
+	if got := objects(SlotRecords(runs, Minutes(m(0), m(4)), jobs, listed)); got != nil {
+		t.Errorf("SlotRecords with the ledger: got %v, want none", got)
+	}
+	if got, want := objects(SlotRecords(runs, Minutes(m(0), m(4)), jobs, nil)), []string{
+		SlotUnrecorded + " ns/sj@2026-11-23T22:01:00Z", SlotUnrecorded + " ns/sj@2026-11-23T22:02:00Z", SlotUnrecorded + " ns/sj@2026-11-23T22:03:00Z"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("SlotRecords without the ledger: got %v, want %v", got, want)
+	}
+	for _, tc := range []struct {
+		name string
+		jobs []Job
+		want []string
+	}{
+		{"Jobs only outside the listed ranges: none", jobs, nil},
+		{"a Job for a slot the ledger lists", append(jobs, sjJob("sj-2", "u2", m(2))), []string{NotRunButRan + " ns/sj@2026-11-23T22:02:00Z"}},
+		{"a Job for a slot a backfill ran (empty reason): none", append(jobs, sjJob("sj-7", "u7", m(7))), nil},
+		{"another ScheduledJob's Job at a listed minute: none", []Job{{Namespace: "ns", Name: "other-2", UID: "o2", OwnerKind: "ScheduledJob", OwnerName: "other", Slot: m(2)}}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := objects(NotRunRan(map[string][]SlotRange{"ns/sj": ledger}, tc.jobs)); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestBehind: a ScheduledJob is behind slot until its status decided a slot at or after it (a run,
+// a skip, or a ledger range reaching it); only then can a slot without a Job or record be lost.
+func TestBehind(t *testing.T) {
+	m := func(i int) time.Time { return t0.Add(time.Duration(i) * time.Minute) }
+	keys := []string{"ns/ran", "ns/skipped", "ns/missed", "ns/backfilled", "ns/late", "ns/never"}
+	last := map[string]time.Time{"ns/ran": m(3), "ns/skipped": m(1), "ns/missed": m(0), "ns/backfilled": m(0), "ns/late": m(2)}
+	skipped := map[string]time.Time{"ns/skipped": m(3), "ns/late": m(1)}
+	notRun := map[string][]SlotRange{
+		// a MissedDeadline range ends a second before the next slot; the passed-over one reaches it
+		"ns/missed":     {{First: m(3), Last: m(3), Reason: "MissedSlots"}, {First: m(1), Last: m(3).Add(-time.Second), Reason: "MissedDeadline"}},
+		"ns/backfilled": {{First: m(1), Last: m(3)}}, // no reason: ran since, decides nothing
+		"ns/late":       {{First: m(0), Last: m(2).Add(-time.Second), Reason: "MissedDeadline"}},
+	}
+	got := Behind(keys, last, skipped, notRun, m(3))
+	want := []string{"ns/backfilled", "ns/late", "ns/never"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Behind at %s = %v, want %v", m(3).Format("15:04"), got, want)
+	}
+	if got := Behind(keys[:3], last, skipped, notRun, m(3)); got != nil {
+		t.Errorf("Behind of the caught-up ones = %v, want none", got)
+	}
+}
