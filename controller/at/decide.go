@@ -69,8 +69,13 @@ func decide(at *v1alpha1.At, job *batchv1.Job, now time.Time, stuckAfter time.Du
 		case schedule.TooLate:
 			msg := fmt.Sprintf("Not started: scheduled for %s, more than %ds ago (startingDeadlineSeconds)",
 				runAt.UTC().Format(time.RFC3339), ptr.Deref(at.Spec.StartingDeadlineSeconds, 0))
-			setPhase(st, v1alpha1.AtFailed, ReasonMissedDeadline, msg, now)
-			d.events = append(d.events, event{corev1.EventTypeWarning, ReasonMissedDeadline, msg})
+			reason := ReasonMissedDeadline
+			if c := meta.FindStatusCondition(at.Status.Conditions, ConditionSucceeded); c != nil && c.Reason == ReasonJobRejected {
+				// Refused until its deadline: the refusal is why it did not run, not the manager.
+				reason, msg = ReasonJobRejected, msg+"; its Job was refused until then: "+c.Message
+			}
+			setPhase(st, v1alpha1.AtFailed, reason, msg, now)
+			d.events = append(d.events, event{corev1.EventTypeWarning, reason, msg})
 		case schedule.Run:
 			d.create = true
 		}
@@ -102,8 +107,9 @@ func observePods(at *v1alpha1.At, d *decision, job *batchv1.Job, now time.Time, 
 
 // afterCreate sets the status from the API server's answer to the create decide asked for
 // (jobs.Create, the one create path of a slot's Job) and returns the Event that says so: the Job
-// created or adopted; or none, refused (JobRejected) or its name taken by a Job that is not ours
-// (JobNameTaken), which fail the At until it is edited.
+// created or adopted; or none, refused as invalid (JobRejected) or its name taken by a Job that is
+// not ours (JobNameTaken), which fail the At until it is edited. A refusal at admission is
+// refusedForNow's.
 func afterCreate(st *v1alpha1.AtStatus, created *batchv1.Job, answer jobs.Answer, msg string, now time.Time) event {
 	switch answer {
 	case jobs.Refused:
@@ -118,4 +124,30 @@ func afterCreate(st *v1alpha1.AtStatus, created *batchv1.Job, answer jobs.Answer
 	}
 	observeJob(st, created, now)
 	return event{corev1.EventTypeNormal, "SuccessfulCreate", msg}
+}
+
+// refusedForNow records a create that admission refused (a ResourceQuota, a
+// ValidatingAdmissionPolicy, a webhook) and that may pass later: the At stays Pending, its
+// Succeeded condition (Unknown) says JobRejected with the API server's message, a Warning is sent
+// once per distinct refusal, and the create is retried after refusedBackoff. Past
+// startingDeadlineSeconds the At ends Failed (JobRejected, decide). Pure.
+func refusedForNow(at *v1alpha1.At, d *decision, msg string, now time.Time) {
+	old := meta.FindStatusCondition(at.Status.Conditions, ConditionSucceeded)
+	setPhase(&d.status, v1alpha1.AtPending, ReasonJobRejected, msg, time.Time{})
+	if old == nil || old.Reason != ReasonJobRejected || old.Message != msg {
+		d.events = append(d.events, event{corev1.EventTypeWarning, ReasonJobRejected, msg})
+	}
+	runAt := now
+	if d.status.ScheduledTime != nil {
+		runAt = d.status.ScheduledTime.Time
+	}
+	d.requeue = refusedBackoff(now.Sub(runAt))
+}
+
+// refusedBackoff is the wait before creating a refused Job again: a quarter of how late the run
+// is, at least a second and at most five minutes. Read from the time alone, it needs no count of
+// attempts (state a restart would lose) and still grows geometrically (each attempt 25% later
+// than the one before): a second apart in the first seconds, five minutes apart from 20 minutes.
+func refusedBackoff(late time.Duration) time.Duration {
+	return min(max(late/4, time.Second), 5*time.Minute)
 }

@@ -47,9 +47,9 @@ const (
 	ReasonMissedDeadline = "MissedDeadline"
 	ReasonJobDeleted     = "JobDeleted"
 	ReasonJobNotOurs     = "JobNameTaken"
-	// ReasonJobRejected: the API server refused the Job (invalid, or refused by admission: a
-	// ResourceQuota on count/jobs.batch, a policy, a webhook): the At is Failed with the API
-	// server's message, as a ScheduledJob's refused slot is a failed run; an edit retries.
+	// ReasonJobRejected: the API server refused the Job. Refused as invalid, the At is Failed
+	// and an edit retries; refused by admission (a quota, a policy, a webhook), it stays
+	// Pending and the create is retried with backoff until startingDeadlineSeconds, if set.
 	ReasonJobRejected = "JobRejected"
 	// ReasonUnknownTimeZone: spec.timeZone names a zone the manager does not know.
 	ReasonUnknownTimeZone = "UnknownTimeZone"
@@ -166,7 +166,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		d.events = append(d.events, afterCreate(&d.status, created, answer, msg, now))
+		if answer == jobs.RefusedAtAdmission {
+			refusedForNow(&at, &d, msg, now)
+		} else {
+			d.events = append(d.events, afterCreate(&d.status, created, answer, msg, now))
+		}
 	}
 
 	before := at.DeepCopy()

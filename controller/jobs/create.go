@@ -20,11 +20,15 @@ const (
 	// Adopted: the Job existed and the owner controls it (created by a pass before a crash, or
 	// by another replica): the slot's claim, not a second run.
 	Adopted
-	// Refused: the API server refused the Job: invalid (422, 400), or refused by admission (403:
-	// a ResourceQuota on count/jobs.batch, a ValidatingAdmissionPolicy, a webhook, RBAC). The
-	// slot's result, with the API server's message; an edit of the owner tries again. (A quota on
-	// pods or CPU refuses the Job's pods instead, which the Job controller retries: the Job waits.)
+	// Refused: the API server refused the Job as invalid (422, 400): it cannot pass until the
+	// owner is edited.
 	Refused
+	// RefusedAtAdmission: admission refused the Job (403: a ResourceQuota on count/jobs.batch, a
+	// ValidatingAdmissionPolicy, a webhook, RBAC; or, for about 30 s after an API server
+	// restarts, OwnerReferencesPermissionEnforcement before it rediscovered our kinds), which may
+	// pass later. A ScheduledJob records it as the slot's result (the next slot tries again); an
+	// At retries with backoff until its deadline.
+	RefusedAtAdmission
 	// NameTaken: a Job of that name exists and the owner does not control it.
 	NameTaken
 )
@@ -41,7 +45,9 @@ func Create(ctx context.Context, c client.Client, api client.Reader, owner metav
 		return job, Created, "Created job " + job.Name, nil
 	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
 		return nil, 0, "", err
-	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err):
+	case apierrors.IsForbidden(err):
+		return nil, RefusedAtAdmission, RefusalPrefix + job.Name + ": " + err.Error(), nil
+	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
 		return nil, Refused, RefusalPrefix + job.Name + ": " + err.Error(), nil
 	case !apierrors.IsAlreadyExists(err):
 		return nil, 0, "", err

@@ -41,7 +41,7 @@ func TestCreateAnswersEveryOutcomeOfTheClaim(t *testing.T) {
 		{name: "created", want: Created, msg: "Created job"},
 		{name: "its own Job exists: adopted", existing: ours(), want: Adopted, msg: "already existed"},
 		{name: "a Job not ours has the name", existing: theirs, want: NameTaken, msg: "not controlled by this ScheduledJob"},
-		{name: "admission refuses (403)", refuse: apierrors.NewForbidden(gr, "x", errors.New("exceeded quota")), want: Refused, msg: RefusalPrefix},
+		{name: "admission refuses (403)", refuse: apierrors.NewForbidden(gr, "x", errors.New("exceeded quota")), want: RefusedAtAdmission, msg: RefusalPrefix},
 		{name: "invalid (422)", refuse: apierrors.NewInvalid(batchv1.SchemeGroupVersion.WithKind("Job").GroupKind(), "x", field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), "x", "bad")}), want: Refused, msg: "is invalid"},
 		{name: "bad request (400)", refuse: apierrors.NewBadRequest("bad"), want: Refused, msg: RefusalPrefix},
 		{name: "a timeout decides nothing", refuse: apierrors.NewTimeoutError("slow", 1), wantErr: true},

@@ -337,7 +337,7 @@ func (r *Reconciler) createJob(ctx context.Context, sj *v1alpha1.ScheduledJob, j
 		return nil, event{corev1.EventTypeWarning, "FailedCreate", fmt.Sprintf("Error creating job: %v", err)}, err
 	case answer == jobs.Created:
 		return got, event{corev1.EventTypeNormal, ReasonSuccessfulCreate, msg}, nil
-	case answer == jobs.Refused:
+	case answer == jobs.Refused || answer == jobs.RefusedAtAdmission:
 		return nil, event{corev1.EventTypeWarning, ReasonJobRejected, msg}, nil
 	case answer == jobs.NameTaken:
 		return nil, event{corev1.EventTypeWarning, "JobNameTaken", msg}, nil
