@@ -118,9 +118,10 @@ func TestDeletingTheSourceNamespaceKeepsEveryCopy(t *testing.T) {
 			}
 			for _, ns := range tenants {
 				eventually(ctx, t, "new data in "+ns, func(ctx context.Context) error { return copyIs(ctx, c, ns, "harbor-pull", dockerCfg("bmV3")) })
-				if err := pullsWith(ctx, c, ns, "default", "harbor-pull"); err != nil {
-					t.Error(err)
-				}
+				// Eventually, not at once: a pass between the namespace's and the Secret's creation
+				// sees the source removed (deletionPolicy Delete takes the copies and their entries),
+				// and a pass writes the copies before the ServiceAccounts.
+				eventually(ctx, t, "default SA of "+ns, func(ctx context.Context) error { return pullsWith(ctx, c, ns, "default", "harbor-pull") })
 			}
 			eventually(ctx, t, "Ready", func(ctx context.Context) error { return ready(ctx, c, "Synced") })
 			return ctx
