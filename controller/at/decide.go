@@ -129,7 +129,7 @@ func afterCreate(st *v1alpha1.AtStatus, created *batchv1.Job, answer jobs.Answer
 // refusedForNow records a create that admission refused (a ResourceQuota, a
 // ValidatingAdmissionPolicy, a webhook) and that may pass later: the At stays Pending, its
 // Succeeded condition (Unknown) says JobRejected with the API server's message, a Warning is sent
-// once per distinct refusal, and the create is retried after refusedBackoff. Past
+// once per distinct refusal, and the create is retried after jobs.RefusedBackoff. Past
 // startingDeadlineSeconds the At ends Failed (JobRejected, decide). Pure.
 func refusedForNow(at *v1alpha1.At, d *decision, msg string, now time.Time) {
 	old := meta.FindStatusCondition(at.Status.Conditions, ConditionSucceeded)
@@ -141,13 +141,6 @@ func refusedForNow(at *v1alpha1.At, d *decision, msg string, now time.Time) {
 	if d.status.ScheduledTime != nil {
 		runAt = d.status.ScheduledTime.Time
 	}
-	d.requeue = refusedBackoff(now.Sub(runAt))
+	d.requeue = jobs.RefusedBackoff(now.Sub(runAt))
 }
 
-// refusedBackoff is the wait before creating a refused Job again: a quarter of how late the run
-// is, at least a second and at most five minutes. Read from the time alone, it needs no count of
-// attempts (state a restart would lose) and still grows geometrically (each attempt 25% later
-// than the one before): a second apart in the first seconds, five minutes apart from 20 minutes.
-func refusedBackoff(late time.Duration) time.Duration {
-	return min(max(late/4, time.Second), 5*time.Minute)
-}

@@ -87,14 +87,3 @@ func TestAnAtRefusedUntilItsDeadlineFailsAsRefused(t *testing.T) {
 		t.Error("a create past the deadline")
 	}
 }
-
-func TestRefusedBackoff(t *testing.T) {
-	for _, tc := range []struct{ late, want time.Duration }{
-		{0, time.Second}, {2 * time.Second, time.Second}, {8 * time.Second, 2 * time.Second},
-		{time.Minute, 15 * time.Second}, {time.Hour, 5 * time.Minute},
-	} {
-		if got := refusedBackoff(tc.late); got != tc.want {
-			t.Errorf("refusedBackoff(%v) = %v, want %v", tc.late, got, tc.want)
-		}
-	}
-}

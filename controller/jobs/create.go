@@ -2,6 +2,8 @@ package jobs
 
 import (
 	"context"
+	"strings"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -26,8 +28,9 @@ const (
 	// RefusedAtAdmission: admission refused the Job (403: a ResourceQuota on count/jobs.batch, a
 	// ValidatingAdmissionPolicy, a webhook, RBAC; or, for about 30 s after an API server
 	// restarts, OwnerReferencesPermissionEnforcement before it rediscovered our kinds), which may
-	// pass later. A ScheduledJob records it as the slot's result (the next slot tries again); an
-	// At retries with backoff until its deadline.
+	// pass later: the one answer of At and ScheduledJob is to say so at once and to try again after
+	// RefusedBackoff for as long as the slot can still start (an At: until its deadline; a
+	// ScheduledJob's slot: until its deadline or the next slot).
 	RefusedAtAdmission
 	// NameTaken: a Job of that name exists and the owner does not control it.
 	NameTaken
@@ -46,9 +49,9 @@ func Create(ctx context.Context, c client.Client, api client.Reader, owner metav
 	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
 		return nil, 0, "", err
 	case apierrors.IsForbidden(err):
-		return nil, RefusedAtAdmission, RefusalPrefix + job.Name + ": " + err.Error(), nil
+		return nil, RefusedAtAdmission, RefusalMessage(job.Name, true, err), nil
 	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
-		return nil, Refused, RefusalPrefix + job.Name + ": " + err.Error(), nil
+		return nil, Refused, RefusalMessage(job.Name, false, err), nil
 	case !apierrors.IsAlreadyExists(err):
 		return nil, 0, "", err
 	}
@@ -63,5 +66,41 @@ func Create(ctx context.Context, c client.Client, api client.Reader, owner metav
 }
 
 // RefusalPrefix starts the message of a refused Job: RefusalPrefix + <job name> + ": " + <the API
-// server's message>.
+// server's message>, or, refused at admission, RefusalPrefix + <job name> + " at admission: " + ....
 const RefusalPrefix = "The API server refused job "
+
+const atAdmission = " at admission"
+
+// RefusalMessage is the message of the Job named name that the API server refused with err, at
+// admission (403) or not (invalid).
+func RefusalMessage(name string, admission bool, err error) string {
+	if admission {
+		name += atAdmission
+	}
+	return RefusalPrefix + name + ": " + err.Error()
+}
+
+// Refusal reads a refusal message: the API server's cause (without the Job's name, which each
+// slot's Job has its own: what makes two refusals the same) and whether admission refused it
+// (RefusedAtAdmission: tried again while the slot can start). ok is false for any other message.
+func Refusal(msg string) (cause string, admission, ok bool) {
+	rest, ok := strings.CutPrefix(msg, RefusalPrefix)
+	if !ok {
+		return msg, false, false
+	}
+	name, cause, ok := strings.Cut(rest, ": ")
+	if !ok {
+		return msg, false, false
+	}
+	name, admission = strings.CutSuffix(name, atAdmission)
+	return strings.ReplaceAll(cause, name, ""), admission, true
+}
+
+// RefusedBackoff is the wait before creating a Job refused at admission again: a quarter of how
+// late the run is, at least a second and at most five minutes. Read from the time alone, it needs
+// no count of attempts (state a restart would lose) and still grows geometrically (each attempt
+// 25% later than the one before): a second apart in the first seconds, five minutes apart from 20
+// minutes.
+func RefusedBackoff(late time.Duration) time.Duration {
+	return min(max(late/4, time.Second), 5*time.Minute)
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -72,5 +73,32 @@ func TestCreateAnswersEveryOutcomeOfTheClaim(t *testing.T) {
 				t.Errorf("job %v for answer %d: want a Job exactly when created or adopted", got, answer)
 			}
 		})
+	}
+}
+
+func TestRefusedBackoff(t *testing.T) {
+	for _, tc := range []struct{ late, want time.Duration }{
+		{0, time.Second}, {2 * time.Second, time.Second}, {8 * time.Second, 2 * time.Second},
+		{time.Minute, 15 * time.Second}, {time.Hour, 5 * time.Minute},
+	} {
+		if got := RefusedBackoff(tc.late); got != tc.want {
+			t.Errorf("RefusedBackoff(%v) = %v, want %v", tc.late, got, tc.want)
+		}
+	}
+}
+
+func TestRefusalReadsTheCauseAndWhetherAdmissionRefused(t *testing.T) {
+	for _, tc := range []struct {
+		msg, cause    string
+		admission, ok bool
+	}{
+		{RefusalPrefix + "sj-1-123: jobs.batch \"sj-1-123\" is invalid: x", "jobs.batch \"\" is invalid: x", false, true},
+		{RefusalPrefix + "sj-1-123" + atAdmission + ": jobs.batch \"sj-1-123\" is forbidden: exceeded quota", "jobs.batch \"\" is forbidden: exceeded quota", true, true},
+		{"something else", "something else", false, false},
+	} {
+		cause, admission, ok := Refusal(tc.msg)
+		if cause != tc.cause || admission != tc.admission || ok != tc.ok {
+			t.Errorf("Refusal(%q) = %q, %v, %v; want %q, %v, %v", tc.msg, cause, admission, ok, tc.cause, tc.admission, tc.ok)
+		}
 	}
 }

@@ -167,6 +167,30 @@ func addNotRun(st *v1alpha1.ScheduledJobStatus, next func(time.Time) time.Time, 
 		}
 	}
 	st.NotRun = insertRange(st.NotRun, v1alpha1.SlotRange{First: metav1.Time{Time: first}, Last: metav1.Time{Time: last}, Reason: reason})
+	boundNotRun(st)
+}
+
+// dropNotRun takes slot out of status.notRun: its Job exists (a refused slot tried again), and a
+// slot the ledger lists would be run again by a backfill.
+func dropNotRun(st *v1alpha1.ScheduledJobStatus, slot time.Time) {
+	i := slices.IndexFunc(st.NotRun, func(r v1alpha1.SlotRange) bool { return inRanges([]v1alpha1.SlotRange{r}, slot) != nil })
+	if i < 0 {
+		return
+	}
+	r := st.NotRun[i]
+	var parts []v1alpha1.SlotRange // newest first
+	if slot.Before(r.Last.Time) {
+		parts = append(parts, v1alpha1.SlotRange{First: metav1.NewTime(slot.Add(time.Second)), Last: r.Last, Reason: r.Reason})
+	}
+	if r.First.Time.Before(slot) {
+		parts = append(parts, v1alpha1.SlotRange{First: r.First, Last: metav1.NewTime(slot.Add(-time.Second)), Reason: r.Reason})
+	}
+	st.NotRun = slices.Replace(st.NotRun, i, i+1, parts...)
+	boundNotRun(st)
+}
+
+// boundNotRun drops the oldest ranges past maxNotRun, moving notRunKnownAfter to their end.
+func boundNotRun(st *v1alpha1.ScheduledJobStatus) {
 	for len(st.NotRun) > maxNotRun {
 		dropped := st.NotRun[len(st.NotRun)-1]
 		st.NotRun = st.NotRun[:len(st.NotRun)-1]

@@ -2,6 +2,7 @@ package scheduledjob
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"slices"
 	"strings"
@@ -268,6 +269,93 @@ func TestTheLedgerAtTheSeams(t *testing.T) {
 		}
 		if slices.Contains(reasons(p), ReasonMissedSlots) {
 			t.Errorf("events %v: want the listed slots not named again", reasons(p))
+		}
+	})
+	t.Run("slots a dead pass passed over before the Job it created are recorded, not lost", func(t *testing.T) {
+		// Chaos, leader-kill-record: lastScheduleTime 10:00; the pass at 10:04 passed over
+		// 10:01..10:03, created 10:04's Job and was killed before its status write. The next
+		// leader's pass at 10:06 records 10:04 (the record step) and must record 10:01..10:03
+		// too, not only 10:05 after the Job.
+		sj := newSJ(spec("* * * * *"), deadline(120), lastSchedule(topOfTheHour), created(thePriorHour))
+		ran := newJob(sj, jobs.SlotName(sj, minutes(topOfTheHour, 4)), minutes(topOfTheHour, 4), time.UTC, "")
+		p := decide(sj, []*batchv1.Job{ran}, minutes(topOfTheHour, 6).Add(10*time.Second), noneDeleted, 0)
+		if got := p.status.LastScheduleTime; got == nil || !got.Time.Equal(minutes(topOfTheHour, 4)) {
+			t.Errorf("lastScheduleTime %v, want 10:04 (the record step)", got)
+		}
+		for n := 1; n <= 5; n++ {
+			slot := minutes(topOfTheHour, n)
+			r := inRanges(p.status.NotRun, slot)
+			switch {
+			case n == 4 && r != nil:
+				t.Errorf("notRun lists 10:04, whose Job exists: %+v", p.status.NotRun)
+			case n != 4 && r == nil:
+				t.Errorf("notRun %+v does not list %s: lost", p.status.NotRun, slot.Format("15:04"))
+			}
+		}
+		if r := inRanges(p.status.NotRun, minutes(topOfTheHour, 2)); r != nil && r.Reason != ReasonMissedDeadline {
+			t.Errorf("10:02 recorded %s, want MissedDeadline (past its 120 s deadline at 10:06)", r.Reason)
+		}
+		if names := createdNames(p); !slices.Equal(names, []string{jobs.SlotName(sj, minutes(topOfTheHour, 6))}) {
+			t.Errorf("creates %v, want 10:06's Job", names)
+		}
+	})
+	t.Run("a slot refused at admission is tried again while it can start; the try that creates replaces the record", func(t *testing.T) {
+		// Chaos, apiserver-restart: for ~30 s after a restart OwnerReferencesPermissionEnforcement
+		// answers 403 for every Job owned by a kind it has not rediscovered.
+		slot := minutes(topOfTheHour, 1)
+		refuse := func(sj *v1alpha1.ScheduledJob, now time.Time, admission bool) plan {
+			t.Helper()
+			p := decide(sj, nil, now, noneDeleted, 0)
+			if len(p.creates) != 1 {
+				t.Fatalf("creates %v at %s, want the slot's Job", createdNames(p), now.Format("15:04:05"))
+			}
+			msg := jobs.RefusalMessage(p.creates[0].job.Name, admission, errors.New("cannot find RESTMapping"))
+			recordCreates(sj, &p, []createResult{{creation: p.creates[0], ev: event{corev1.EventTypeWarning, ReasonJobRejected, msg}}}, now)
+			return p
+		}
+		sj := newSJ(spec("* * * * *"), lastSchedule(topOfTheHour), created(thePriorHour))
+		p := refuse(sj, slot.Add(2*time.Second), true)
+		if r := inRanges(p.status.NotRun, slot); r == nil || r.Reason != ReasonJobRejected || p.skipped != ReasonJobRejected {
+			t.Fatalf("notRun %+v, skipped %q: want the refusal recorded at once", p.status.NotRun, p.skipped)
+		}
+		if p.requeueAfter != time.Second {
+			t.Errorf("requeueAfter %v, want the backoff (1 s: the run is 2 s late)", p.requeueAfter)
+		}
+		sj.Status = p.status
+		if q := decide(sj, nil, slot.Add(2500*time.Millisecond), noneDeleted, 0); len(q.creates) != 0 || q.requeueAfter > time.Second {
+			t.Errorf("creates %v, requeue %v before the backoff: want none, and a pass at the retry", createdNames(q), q.requeueAfter)
+		}
+		// Refused again: the same record, counted once.
+		p = refuse(sj, slot.Add(3*time.Second), true)
+		if p.skipped != "" || len(p.events) != 0 {
+			t.Errorf("skipped %q, events %v on the second refusal: want the slot counted and announced once", p.skipped, reasons(p))
+		}
+		sj.Status = p.status
+		// The next try creates the Job; the pass after it records the Job's run in place of the refusal.
+		q := decide(sj, nil, slot.Add(5*time.Second), noneDeleted, 0)
+		if len(q.creates) != 1 {
+			t.Fatalf("creates %v after the backoff, want the slot's Job again", createdNames(q))
+		}
+		job := q.creates[0].job
+		job.UID = "retried"
+		q = decide(sj, []*batchv1.Job{job}, slot.Add(6*time.Second), noneDeleted, 0)
+		if inRanges(q.status.NotRun, slot) != nil || q.status.LastScheduleTime == nil || !q.status.LastScheduleTime.Time.Equal(slot) {
+			t.Errorf("notRun %+v, lastScheduleTime %v: want the slot taken out of the ledger and recorded as run", q.status.NotRun, q.status.LastScheduleTime)
+		}
+		if len(q.status.Runs) != 1 || q.status.Runs[0].JobName != job.Name {
+			t.Errorf("runs %+v: want only the Job's run", q.status.Runs)
+		}
+
+		// A refusal as invalid is final; so is one whose slot can no longer start.
+		sj = newSJ(spec("* * * * *"), lastSchedule(topOfTheHour), created(thePriorHour))
+		sj.Status = refuse(sj, slot.Add(2*time.Second), false).status
+		if q := decide(sj, nil, slot.Add(30*time.Second), noneDeleted, 0); len(q.creates) != 0 {
+			t.Errorf("creates %v: a refusal as invalid was tried again", createdNames(q))
+		}
+		sj = newSJ(spec("* * * * *"), deadline(10), lastSchedule(topOfTheHour), created(thePriorHour))
+		sj.Status = refuse(sj, slot.Add(8*time.Second), true).status
+		if q := decide(sj, nil, slot.Add(11*time.Second), noneDeleted, 0); len(q.creates) != 0 {
+			t.Errorf("creates %v past startingDeadlineSeconds: the refusal is the slot's result", createdNames(q))
 		}
 	})
 	t.Run("a backfill runs only the slots the ledger says did not run", func(t *testing.T) {

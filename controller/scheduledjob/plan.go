@@ -291,6 +291,11 @@ func observeJobs(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, deletedByUs
 	st.ActiveCount = int32(len(active))
 	st.Active = active[:min(len(active), maxActiveRefs)]
 	st.Runs = runHistory(sj.Status.Runs, children, runHistoryLimit(sj))
+	for _, j := range children {
+		if slot, ok := slotOf(sj, j); ok {
+			dropNotRun(st, slot) // a refused slot tried again: it ran
+		}
+	}
 	p.prune = historyToPrune(sj, succeeded, failed)
 }
 
@@ -732,11 +737,12 @@ func runDueSlot(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, 
 	case decided(sj, children, p, *slot):
 		// Its Job exists under one of its names, or a backfill ran it: never create twice.
 		return
-	case d.handled(slot) && !refusedThenEdited(sj, p, *slot):
+	case d.handled(slot) && !refusedThenEdited(sj, p, *slot) && !retryRefused(sj, d, p, *slot):
 		// Each slot has one outcome, final once written: a Job (lastScheduleTime) or a skip
 		// (lastSkippedTime, notRun). A slot skipped under Forbid does not run later when the
-		// active Job ends: it was reported skipped. The one exception is a slot whose Job the
-		// API server refused: an edit of the spec retries it.
+		// active Job ends: it was reported skipped. The exception is a slot whose Job the API
+		// server refused: admission's refusal is tried again while the slot can start, and an
+		// edit of the spec retries any refusal.
 		return
 	}
 	a := admit(sj, children, p)
@@ -766,19 +772,31 @@ func decided(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *plan, slot t
 // than lost silently: one Event, one range in status.notRun (what a backfill can run). After a
 // suspension that was the user's choice: a Normal Suspended Event, outside the missed-runs metric
 // and alert, which are about the manager's availability.
+//
+// It counts from the status read (lastScheduleTime), not the one this pass plans: the record step
+// may have recorded a slot whose creating pass lost its status write, and with it the slots that
+// pass passed over. Those are passed over here, in the gaps between the slots whose Jobs exist
+// (they ran): each gap is passed over as the pass that ran the slot after it would have.
 func passOver(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *plan, slot time.Time) {
-	// From the status read, not the one this pass plans: the record step may have recorded a
-	// slot whose creating pass lost its status write, and with it the slots it passed over. The
-	// latest slot before this one whose Job exists bounds them (it ran).
 	var last *time.Time
 	if sj.Status.LastScheduleTime != nil {
 		last = &sj.Status.LastScheduleTime.Time
 	}
+	var ran []time.Time
 	for _, j := range children {
 		if s, ok := slotOf(sj, j); ok && s.Before(slot) && (last == nil || s.After(*last)) {
-			last = &s
+			ran = append(ran, s)
 		}
 	}
+	slices.SortFunc(ran, time.Time.Compare)
+	for _, s := range append(slices.Compact(ran), slot) {
+		passOverGap(sj, d, p, last, s)
+		last = &s
+	}
+}
+
+// passOverGap passes over the slots after last (nil: since creation) and before slot.
+func passOverGap(sj *v1alpha1.ScheduledJob, d dueSlots, p *plan, last *time.Time, slot time.Time) {
 	var seenAt *time.Time
 	if p.status.ObservedScheduleTime != nil {
 		seenAt = &p.status.ObservedScheduleTime.Time
@@ -843,6 +861,52 @@ func refusedThenEdited(sj *v1alpha1.ScheduledJob, p *plan, slot time.Time) bool 
 	}
 	r := inRanges(p.status.NotRun, slot)
 	return r != nil && r.Reason == ReasonJobRejected && sj.Status.LastSkippedTime != nil && sj.Status.LastSkippedTime.Time.Equal(slot)
+}
+
+// retryRefused reports whether slot is a scheduled slot whose Job admission refused (its run
+// in status.runs says so, and when) and whose next try is due: jobs.RefusedBackoff after the
+// last refusal, while the slot can still start (refusalRetry). Before that it asks for a pass
+// then. A refusal as invalid, or one the run history no longer holds, is final.
+func retryRefused(sj *v1alpha1.ScheduledJob, d dueSlots, p *plan, slot time.Time) bool {
+	if sj.Status.LastSkippedTime == nil || !sj.Status.LastSkippedTime.Time.Equal(slot) {
+		return false
+	}
+	for _, r := range sj.Status.Runs {
+		if r.JobName != "" || r.Reason != ReasonJobRejected || !r.ScheduledTime.Time.Equal(slot) || r.CompletionTime == nil {
+			continue
+		}
+		at, ok := refusalRetry(sj, d.sched, slot, r.Message, r.CompletionTime.Time)
+		now := d.slotNow.Add(slots.JitterOffset(sj))
+		switch {
+		case !ok:
+			return false
+		case now.Before(at):
+			requeueWithin(p, at.Sub(now))
+			return false
+		}
+		return true
+	}
+	return false
+}
+
+// refusalRetry is when to create slot's Job again after the API server refused it at refusedAt
+// with msg, and whether that is still within the slot's window: before its
+// startingDeadlineSeconds and before the next slot, after which the refusal is the slot's
+// result. Only a refusal at admission is tried again (jobs.Refusal): one at the schema is final.
+// The one answer of At and ScheduledJob (jobs.RefusedAtAdmission).
+func refusalRetry(sj *v1alpha1.ScheduledJob, sched schedule.Union, slot time.Time, msg string, refusedAt time.Time) (time.Time, bool) {
+	if _, admission, _ := jobs.Refusal(msg); !admission {
+		return time.Time{}, false
+	}
+	end := sched.Next(slot)
+	if dl := sj.Spec.StartingDeadlineSeconds; dl != nil {
+		if e := slot.Add(time.Duration(*dl) * time.Second); end.IsZero() || e.Before(end) {
+			end = e
+		}
+	}
+	offset := slots.JitterOffset(sj)
+	at := refusedAt.Add(jobs.RefusedBackoff(refusedAt.Sub(slot.Add(offset))))
+	return at, !end.IsZero() && at.Before(end.Add(offset))
 }
 
 // passedOver returns the first slot after earliest (and after the last reported skip) that comes

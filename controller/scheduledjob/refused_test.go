@@ -159,7 +159,7 @@ func TestRefusalCauseLeavesOutTheJobName(t *testing.T) {
 	}
 }
 
-// refusalMessage is the message jobs.Create gives a refused Job.
+// refusalMessage is the message jobs.Create gives a Job refused at admission.
 func refusalMessage(jobName string, err error) string {
-	return jobs.RefusalPrefix + jobName + ": " + err.Error()
+	return jobs.RefusalMessage(jobName, true, err)
 }

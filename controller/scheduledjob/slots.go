@@ -16,7 +16,8 @@ package scheduledjob
 //     status write has an optimistic lock, so a pass that read a stale ScheduledJob cannot
 //     record (or announce) a slot twice. A slot has one outcome, final once written (the state
 //     machine below); decide's slot step (dueSlots.handled) never runs a slot decided otherwise,
-//     except one whose Job the API server refused, after an edit of the spec. Under Forbid and
+//     except one whose Job the API server refused: at admission (403), tried again while the
+//     slot can start (retryRefused); any refusal, after an edit of the spec. Under Forbid and
 //     Replace, a pass that creates first reads around the cache the Jobs of recent slots that
 //     are not recorded (unconfirmedSlots): the Job the previous pass created must block (or be
 //     replaced) even while the Job cache does not show it.
@@ -43,7 +44,10 @@ package scheduledjob
 //	due ──create succeeds──────────▶ created   recorded by the next pass from the Job (record
 //	 │                                          step), or by this pass if it writes status anyway
 //	 ├──create refused (403/422/400)▶ refused   Failed run, reason JobRejected, the API server's
-//	 │                                          message; Ready False; this pass (recordCreates)
+//	 │                                 │        message; Ready False; this pass (recordCreates)
+//	 │                                 └─403, tried again after jobs.RefusedBackoff before the
+//	 │                                   deadline and the next slot, succeeds ▶ created (the
+//	 │                                   Job's run replaces the record, the ledger drops it)
 //	 ├──Forbid, a Job active────────▶ skipped   JobAlreadyActive; this pass (runDueSlot)
 //	 ├──seen past its deadline──────▶ skipped   MissedDeadline; this pass (runDueSlot)
 //	 ├──a later slot due too────────▶ passed    MissedSlots / TooManyMissedTimes, or Suspended if
@@ -403,8 +407,10 @@ func recordCreates(sj *v1alpha1.ScheduledJob, p *plan, results []createResult, n
 
 // refusedRun records a Job the API server refused at now: the run is Failed with reason
 // JobRejected and the API server's message in status.runs (in place of a skip recorded for the
-// same slot). A scheduled slot is decided (lastSkippedTime and the ledger: it is not retried, the
-// next slot tries again, and an edit of the spec retries it), and Ready is False (JobRejected,
+// same slot). A scheduled slot is recorded at once (lastSkippedTime and the ledger); a refusal at
+// admission is tried again after jobs.RefusedBackoff while the slot can start (refusalRetry: the
+// try that creates the Job replaces the record), one as invalid only after an edit of the spec;
+// the next slot tries again either way. Ready is False (JobRejected,
 // naming the refusal) until a slot's create succeeds or the spec changes: Ready is about the
 // schedule's runs. A run-now token is spent; a backfill's slot is dealt with (its cursor moves on):
 // neither touches Ready, their Warning says it. The Warning is sent once per distinct refusal for
@@ -416,9 +422,14 @@ func refusedRun(sj *v1alpha1.ScheduledJob, p *plan, c creation, msg string, now 
 	switch {
 	case c.slot != nil:
 		at = *c.slot
+		if r := inRanges(sj.Status.NotRun, at); r == nil || r.Reason != ReasonJobRejected {
+			p.skipped = ReasonJobRejected // counted once, not per try (retryRefused)
+		}
 		st.LastSkippedTime = &metav1.Time{Time: at}
-		p.skipped = ReasonJobRejected
 		recordNotRun(st, p.sched, at, at, ReasonJobRejected)
+		if retry, ok := refusalRetry(sj, p.sched, at, msg, now.Truncate(time.Second)); ok {
+			requeueWithin(p, retry.Sub(now))
+		}
 	case c.backfill != nil:
 		at = *c.backfill
 		// Lasting (the run history keeps only its limit): consecutive refused slots are one range.
@@ -446,18 +457,10 @@ func refusedRun(sj *v1alpha1.ScheduledJob, p *plan, c creation, msg string, now 
 	setReady(sj, st, metav1.ConditionFalse, ReasonJobRejected, msg)
 }
 
-// refusalCause is the API server's message in a refusal message, without the Job's name (each
-// slot's Job has its own): what makes two refusals the same.
+// refusalCause is what makes two refusals the same (jobs.Refusal).
 func refusalCause(msg string) string {
-	rest, ok := strings.CutPrefix(msg, jobs.RefusalPrefix)
-	if !ok {
-		return msg
-	}
-	name, cause, ok := strings.Cut(rest, ": ")
-	if !ok {
-		return msg
-	}
-	return strings.ReplaceAll(cause, name, "")
+	cause, _, _ := jobs.Refusal(msg)
+	return cause
 }
 
 // maxRunMessage is status.runs[].message's schema bound.
