@@ -143,4 +143,3 @@ func refusedForNow(at *v1alpha1.At, d *decision, msg string, now time.Time) {
 	}
 	d.requeue = jobs.RefusedBackoff(now.Sub(runAt))
 }
-
