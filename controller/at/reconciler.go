@@ -24,6 +24,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/fairqueue"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -256,7 +257,7 @@ func (r *Reconciler) goneJob(at *v1alpha1.At) *batchv1.Job {
 }
 
 // NewJob builds the At's Job: named "<name>-<unix minutes of the schedule>-<UID tag>"
-// (jobs.SlotName), owned by the At,
+// (jobname.Slot), owned by the At,
 // restartPolicy Never and backoffLimit 0 unless the template says otherwise, so a command runs
 // once. A template with backoffLimitPerIndex keeps backoffLimit unset, so batch/v1 defaults it
 // (to the largest int32): the Job controller counts failures against backoffLimit too, and 0
@@ -306,7 +307,7 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 	labels[keys.LabelCreatedBy] = Name
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:            jobs.SlotName(at, runAt),
+			Name:            jobname.Slot(at, runAt),
 			Namespace:       at.Namespace,
 			Labels:          labels,
 			Annotations:     annotations,

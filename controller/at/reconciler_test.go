@@ -20,6 +20,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -119,7 +120,7 @@ func TestAt(t *testing.T) {
 			t.Fatalf("at its time: %d jobs, want 1", len(js))
 		}
 		job := js[0]
-		if want := jobs.SlotName(at, when); job.Name != want || at.Status.JobName != want {
+		if want := jobname.Slot(at, when); job.Name != want || at.Status.JobName != want {
 			t.Errorf("job name %q, status.jobName %q, want %q", job.Name, at.Status.JobName, want)
 		}
 		pod := job.Spec.Template.Spec
@@ -272,7 +273,7 @@ func TestAt(t *testing.T) {
 		when := f.clock.Now().Add(-time.Second)
 		// What the built-in CronJob controller names the Job of a CronJob "report" at that minute.
 		cronJobs := &batchv1.Job{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: jobs.LegacySlotName("report", when)},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: jobname.LegacySlot("report", when)},
 			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 				RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}},
 		}
@@ -464,7 +465,7 @@ func TestAtInLocalTime(t *testing.T) {
 		f.clock.SetTime(want)
 		f.reconcile(t, at)
 		js := f.jobsOf(t, at)
-		if len(js) != 1 || js[0].Name != jobs.SlotName(at, want) ||
+		if len(js) != 1 || js[0].Name != jobname.Slot(at, want) ||
 			js[0].Annotations[jobs.ScheduledTimeAnnotation] != "2026-03-29T03:30:00+02:00" {
 			t.Fatalf("jobs %+v, want one named for %s with the Berlin time", js, want)
 		}

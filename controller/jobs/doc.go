@@ -2,8 +2,8 @@
 // create: the label that marks them (and scopes the manager's Job cache), the field index that
 // finds a parent's Jobs by controller UID, and pure helpers to read a Job's outcome.
 //
-// It owns the names of the Jobs we create (SlotName, RunNowName; names.go), the one create path
-// of a slot's Job and what the API server's answer means (Create: created, adopted, refused, name
+// It owns the one create path of a slot's Job (the Jobs' names are controller/logic/jobname's,
+// pure, which the CLI shares) and what the API server's answer means (Create: created, adopted, refused, name
 // taken; create.go), the Job cache's scope, the controller-UID index and the scheduled time
 // stamped on a Job (scheduledtime.go). It must not decide when a Job runs (package schedule and
 // the reconcilers do), nor write anything but that create.

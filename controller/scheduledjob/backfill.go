@@ -14,7 +14,7 @@ package scheduledjob
 // concurrencyPolicy Forbid or Replace a backfill Job starts only when no Job is active, and
 // never replaces one: Replace would otherwise kill each backfilled run with the next one.
 //
-// Idempotency: a backfill Job's name is its slot's (jobs.BackfillName), not the request's, so
+// Idempotency: a backfill Job's name is its slot's (jobname.Backfill), not the request's, so
 // creating it is the claim. The cursor moves past a slot only in the status write of the pass
 // that got its Job (created, or found after AlreadyExists): a process that dies between the
 // create and that write leaves the cursor on the slot, and the next pass finds the Job (by name)
@@ -36,6 +36,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/cachebounds"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -208,7 +209,7 @@ func stepBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.T
 			// server's can count such a Job as found rather than created; done counts it either
 			// way.
 			bf.Done++
-			if e.Job != nil && e.Job.Name == jobs.BackfillName(sj, slot) && !e.Job.CreationTimestamp.Time.Before(bf.StartTime.Time) {
+			if e.Job != nil && e.Job.Name == jobname.Backfill(sj, slot) && !e.Job.CreationTimestamp.Time.Before(bf.StartTime.Time) {
 				bf.Created++
 			}
 			recordBackfilled(&p.status, d.sched, slot)
@@ -222,7 +223,7 @@ func stepBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.T
 			return
 		}
 		bf.Message = ""
-		p.creates = append(p.creates, creation{job: newJob(sj, jobs.BackfillName(sj, slot), slot, d.sched.Location(), ""),
+		p.creates = append(p.creates, creation{job: newJob(sj, jobname.Backfill(sj, slot), slot, d.sched.Location(), ""),
 			backfill: &slot, backfillNext: nextBackfillSlot(d.sched, bf, slot), at: now})
 		requeueWithin(p, BackfillInterval)
 		return
@@ -323,10 +324,10 @@ func backfillRecorded(sj *v1alpha1.ScheduledJob, slot time.Time) bool {
 		bf.NextSlot == nil || slot.Before(bf.NextSlot.Time)
 }
 
-// backfillSlotOf returns the slot whose backfill Job j is (named by jobs.BackfillName).
+// backfillSlotOf returns the slot whose backfill Job j is (named by jobname.Backfill).
 func backfillSlotOf(sj *v1alpha1.ScheduledJob, j *batchv1.Job) (time.Time, bool) {
 	slot, err := time.Parse(time.RFC3339, j.Annotations[jobs.ScheduledTimeAnnotation])
-	if err != nil || j.Name != jobs.BackfillName(sj, slot) {
+	if err != nil || j.Name != jobname.Backfill(sj, slot) {
 		return time.Time{}, false
 	}
 	return slot, true

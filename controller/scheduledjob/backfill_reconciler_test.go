@@ -17,6 +17,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 )
 
 // The backfill's envtest ScheduledJobs run daily at 03:30 UTC, and the ranges they backfill are
@@ -97,7 +98,7 @@ func jobNames(js []batchv1.Job) []string {
 func backfillNames(sj *v1alpha1.ScheduledJob, slots []time.Time) []string {
 	var out []string
 	for _, s := range slots {
-		out = append(out, jobs.BackfillName(sj, s))
+		out = append(out, jobname.Backfill(sj, s))
 	}
 	return out
 }
@@ -204,7 +205,7 @@ func TestBackfill(t *testing.T) {
 		f.create(t, sj)
 		f.backfillPasses(t, sj, 5)
 		js := f.jobsOf(t, sj)
-		if len(js) != 1 || js[0].Name != jobs.BackfillName(sj, slots[0]) {
+		if len(js) != 1 || js[0].Name != jobname.Backfill(sj, slots[0]) {
 			t.Fatalf("jobs %v, want the first slot's only while it runs", jobNames(js))
 		}
 		if bf := sj.Status.Backfill; bf.Phase != v1alpha1.BackfillRunning || !strings.Contains(bf.Message, js[0].Name) {
@@ -231,7 +232,7 @@ func TestBackfill(t *testing.T) {
 		}
 		f.setSuspend(t, sj, false)
 		f.backfillPasses(t, sj, 3)
-		if js := f.jobsOf(t, sj); len(js) != 1 || js[0].Name != jobs.BackfillName(sj, slots[0]) {
+		if js := f.jobsOf(t, sj); len(js) != 1 || js[0].Name != jobname.Backfill(sj, slots[0]) {
 			t.Errorf("jobs %v after resuming, want the slot's", jobNames(js))
 		}
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -81,8 +82,8 @@ func backfillSJ(value string, opts ...sjOpt) *v1alpha1.ScheduledJob {
 
 // backfillJob is sj's Job of a backfilled slot, as the API server would hold it.
 func backfillJob(sj *v1alpha1.ScheduledJob, slot, createdAt time.Time, done bool) *batchv1.Job {
-	j := newJob(sj, jobs.BackfillName(sj, slot), slot, time.UTC, "")
-	j.UID = types.UID("uid-" + jobs.BackfillName(sj, slot))
+	j := newJob(sj, jobname.Backfill(sj, slot), slot, time.UTC, "")
+	j.UID = types.UID("uid-" + jobname.Backfill(sj, slot))
 	j.CreationTimestamp = metav1.NewTime(createdAt)
 	if done {
 		end := metav1.NewTime(createdAt.Add(time.Second))
@@ -121,7 +122,7 @@ func TestABackfillRunsEachSlotOnceAtItsPace(t *testing.T) {
 	}
 	sj.Status = p.status
 	p = pass(sj, nil, bfNow)
-	if got := createdNames(p); len(got) != 1 || got[0] != jobs.BackfillName(sj, bfFirst) {
+	if got := createdNames(p); len(got) != 1 || got[0] != jobname.Backfill(sj, bfFirst) {
 		t.Fatalf("creates %v, want the first slot's backfill Job only", got)
 	}
 	j := p.creates[0].job
@@ -152,13 +153,13 @@ func TestABackfillRunsEachSlotOnceAtItsPace(t *testing.T) {
 
 	// After it, the second slot; then the third, which finishes the backfill.
 	p = pass(sj, []*batchv1.Job{first}, bfNow.Add(BackfillInterval))
-	if got := createdNames(p); len(got) != 1 || got[0] != jobs.BackfillName(sj, bfSecond) {
+	if got := createdNames(p); len(got) != 1 || got[0] != jobname.Backfill(sj, bfSecond) {
 		t.Fatalf("creates %v, want the second slot's", got)
 	}
 	sj.Status = p.status
 	second := backfillJob(sj, bfSecond, bfNow.Add(BackfillInterval), false)
 	p = pass(sj, []*batchv1.Job{first, second}, bfNow.Add(2*BackfillInterval))
-	if got := createdNames(p); len(got) != 1 || got[0] != jobs.BackfillName(sj, bfThird) {
+	if got := createdNames(p); len(got) != 1 || got[0] != jobname.Backfill(sj, bfThird) {
 		t.Fatalf("creates %v, want the third slot's", got)
 	}
 	bf = p.status.Backfill
@@ -187,7 +188,7 @@ func TestABackfillJobCreatedBeforeACrashIsNotCreatedAgain(t *testing.T) {
 	sj.Status = *before // the status write that would record the first slot was lost
 	first := backfillJob(sj, bfFirst, bfNow, false)
 	p = pass(sj, []*batchv1.Job{first}, bfNow.Add(time.Second))
-	if got := createdNames(p); len(got) != 1 || got[0] != jobs.BackfillName(sj, bfSecond) {
+	if got := createdNames(p); len(got) != 1 || got[0] != jobname.Backfill(sj, bfSecond) {
 		t.Fatalf("creates %v, want the second slot's only", got)
 	}
 	if bf := p.status.Backfill; bf.Done != 2 || bf.Created != 2 {
@@ -207,9 +208,9 @@ func TestABackfillSkipsSlotsThatRanAndWaitsForForbid(t *testing.T) {
 	t.Run("a slot whose scheduled Job exists, or that the run history lists with a Job, does not run again", func(t *testing.T) {
 		sj := backfillSJ(bfRequest)
 		ran := childJob(bfFirst, succeededJob)
-		sj.Status.Runs = []v1alpha1.ScheduledJobRun{{ScheduledTime: metav1.NewTime(bfSecond), JobName: jobs.SlotName(sj, bfSecond), Result: v1alpha1.RunSucceeded}}
+		sj.Status.Runs = []v1alpha1.ScheduledJobRun{{ScheduledTime: metav1.NewTime(bfSecond), JobName: jobname.Slot(sj, bfSecond), Result: v1alpha1.RunSucceeded}}
 		p := pass(accept(sj, []*batchv1.Job{ran}, bfNow), []*batchv1.Job{ran}, bfNow)
-		if got := createdNames(p); len(got) != 1 || got[0] != jobs.BackfillName(sj, bfThird) {
+		if got := createdNames(p); len(got) != 1 || got[0] != jobname.Backfill(sj, bfThird) {
 			t.Fatalf("creates %v, want the third slot's only", got)
 		}
 		if bf := p.status.Backfill; bf.Phase != v1alpha1.BackfillFinished || bf.Done != 3 || bf.Created != 1 {
@@ -220,7 +221,7 @@ func TestABackfillSkipsSlotsThatRanAndWaitsForForbid(t *testing.T) {
 		sj := backfillSJ(bfRequest)
 		sj.Status.Runs = []v1alpha1.ScheduledJobRun{{ScheduledTime: metav1.NewTime(bfFirst), Result: v1alpha1.RunSkipped, Reason: ReasonJobAlreadyActive}}
 		p := pass(accept(sj, nil, bfNow), nil, bfNow)
-		if got := createdNames(p); len(got) != 1 || got[0] != jobs.BackfillName(sj, bfFirst) {
+		if got := createdNames(p); len(got) != 1 || got[0] != jobname.Backfill(sj, bfFirst) {
 			t.Fatalf("creates %v, want the skipped first slot's", got)
 		}
 	})
@@ -247,7 +248,7 @@ func TestABackfillSkipsSlotsThatRanAndWaitsForForbid(t *testing.T) {
 		sj := accept(backfillSJ(bfRequest, lastSchedule(bfNow)), nil, bfNow)
 		sj.Status.LastScheduleTime = &metav1.Time{Time: topOfTheHour} // the slot of 10:01 is due now
 		p := pass(sj, nil, bfNow)
-		if got := createdNames(p); len(got) != 1 || got[0] != jobs.SlotName(sj, bfNow) {
+		if got := createdNames(p); len(got) != 1 || got[0] != jobname.Slot(sj, bfNow) {
 			t.Fatalf("creates %v, want the scheduled slot's only", got)
 		}
 		if p.requeueAfter <= 0 || p.requeueAfter > BackfillInterval {
@@ -308,7 +309,7 @@ func TestRemovingTheAnnotationCancelsTheBackfill(t *testing.T) {
 	sj.Annotations = map[string]string{keys.AnnotationBackfill: "2016-05-19T09:10:00Z/2016-05-19T09:12:00Z"}
 	accept(sj, []*batchv1.Job{backfillJob(sj, bfFirst, bfNow, true)}, bfNow.Add(40*time.Second))
 	p = pass(sj, []*batchv1.Job{backfillJob(sj, bfFirst, bfNow, true)}, bfNow.Add(40*time.Second))
-	if got := createdNames(p); len(got) != 1 || got[0] != jobs.BackfillName(sj, bfSecond) {
+	if got := createdNames(p); len(got) != 1 || got[0] != jobname.Backfill(sj, bfSecond) {
 		t.Errorf("creates %v, want the second slot's only", got)
 	}
 	if bf := p.status.Backfill; bf.Done != 2 || bf.Created != 1 {
@@ -379,7 +380,7 @@ func TestABackfillIsCancelledByAnEditOfTheScheduleAndAskedAgainRunsTheRest(t *te
 		sj.Status = p.status
 		now = now.Add(BackfillInterval)
 	}
-	if want := []string{jobs.BackfillName(sj, mustTime("2016-05-19T09:15:00Z"))}; !slices.Equal(created, want) {
+	if want := []string{jobname.Backfill(sj, mustTime("2016-05-19T09:15:00Z"))}; !slices.Equal(created, want) {
 		t.Errorf("created %v, want %v (09:10 was dealt with before the edit)", created, want)
 	}
 }

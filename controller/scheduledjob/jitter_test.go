@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 	"github.com/platform-operators/platform-operators/controller/logic/slots"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
@@ -31,7 +31,7 @@ func TestJitterDelaysTheSlotNotItsIdentity(t *testing.T) {
 		t.Errorf("requeue after %s, want %s", before.requeueAfter, time.Second+schedule.Padding)
 	}
 	at := decide(sj, nil, topOfTheHour.Add(off), noneDeleted, 0)
-	if len(at.creates) != 1 || at.creates[0].job.Name != jobs.SlotName(sj, topOfTheHour) || !at.creates[0].slot.Equal(topOfTheHour) {
+	if len(at.creates) != 1 || at.creates[0].job.Name != jobname.Slot(sj, topOfTheHour) || !at.creates[0].slot.Equal(topOfTheHour) {
 		t.Fatalf("creates at slot+offset = %+v, want one Job named for the slot", at.creates)
 	}
 	// startingDeadlineSeconds counts from the effective start.
@@ -52,7 +52,7 @@ func TestSeveralSchedulesRunOncePerSharedMinute(t *testing.T) {
 	}
 	sj := newSJ(lastSchedule(thePriorHour), several)
 	at := decide(sj, nil, topOfTheHour, noneDeleted, 0) // 10:00: two schedules share it
-	if len(at.creates) != 1 || at.creates[0].job.Name != jobs.SlotName(sj, topOfTheHour) {
+	if len(at.creates) != 1 || at.creates[0].job.Name != jobname.Slot(sj, topOfTheHour) {
 		t.Fatalf("creates at a shared minute = %d, want exactly one Job for the slot", len(at.creates))
 	}
 	if n := at.status.NextScheduleTime; n == nil || !n.Time.Equal(topOfTheHour.Add(30*time.Minute)) {

@@ -33,7 +33,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -76,7 +76,7 @@ type ledgerEntry struct {
 // slotNames are every name sj's Job of slot can have: the scheduled one, the one used up to 0.1.0
 // and the backfill's.
 func slotNames(sj *v1alpha1.ScheduledJob, slot time.Time) [3]string {
-	return [3]string{jobs.SlotName(sj, slot), jobs.LegacySlotName(sj.Name, slot), jobs.BackfillName(sj, slot)}
+	return [3]string{jobname.Slot(sj, slot), jobname.LegacySlot(sj.Name, slot), jobname.Backfill(sj, slot)}
 }
 
 // jobOfSlot returns sj's Job of slot under any of its names, or nil.

@@ -19,6 +19,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -40,15 +41,15 @@ func everyMinuteSchedule(t *testing.T) schedule.Union {
 func TestSlotLedger(t *testing.T) {
 	sj := newSJ(spec("* * * * *"), created(thePriorHour), lastSchedule(topOfTheHour))
 	at := func(n int) time.Time { return minutes(thePriorHour, n) }
-	backfilled := newJob(sj, jobs.BackfillName(sj, at(7)), at(7), time.UTC, "")
-	scheduled := newJob(sj, jobs.SlotName(sj, at(8)), at(8), time.UTC, "")
-	legacy := newJob(sj, jobs.LegacySlotName(sj.Name, at(9)), at(9), time.UTC, "")
+	backfilled := newJob(sj, jobname.Backfill(sj, at(7)), at(7), time.UTC, "")
+	scheduled := newJob(sj, jobname.Slot(sj, at(8)), at(8), time.UTC, "")
+	legacy := newJob(sj, jobname.LegacySlot(sj.Name, at(9)), at(9), time.UTC, "")
 	children := []*batchv1.Job{backfilled, scheduled, legacy}
 	st := sj.Status.DeepCopy()
 	st.NotRun = []v1alpha1.SlotRange{slotRange(at(20), at(24), ReasonMissedSlots)}
 	st.Backfilled = []v1alpha1.SlotRange{slotRange(at(30), at(31), "")}
 	st.Runs = []v1alpha1.ScheduledJobRun{
-		{ScheduledTime: metav1.NewTime(at(40)), JobName: jobs.SlotName(sj, at(40)), Result: v1alpha1.RunSucceeded},
+		{ScheduledTime: metav1.NewTime(at(40)), JobName: jobname.Slot(sj, at(40)), Result: v1alpha1.RunSucceeded},
 		{ScheduledTime: metav1.NewTime(at(41)), Result: v1alpha1.RunSkipped, Reason: ReasonJobAlreadyActive},
 	}
 	st.NotRunKnownAfter = ptr.To(metav1.NewTime(at(5)))
@@ -235,7 +236,7 @@ func TestTheLedgerAtTheSeams(t *testing.T) {
 			t.Fatalf("creates %v, want the refused slot retried", createdNames(p))
 		}
 		// Its backfill Job exists (a backfill ran the refused slot): not created again.
-		bj := newJob(sj, jobs.BackfillName(sj, topOfTheHour), topOfTheHour, time.UTC, "")
+		bj := newJob(sj, jobname.Backfill(sj, topOfTheHour), topOfTheHour, time.UTC, "")
 		if p := decide(sj, []*batchv1.Job{bj}, justAfterTheHour, noneDeleted, 0); len(p.creates) != 0 {
 			t.Errorf("creates %v, want none: the slot's backfill Job exists", createdNames(p))
 		}
@@ -277,7 +278,7 @@ func TestTheLedgerAtTheSeams(t *testing.T) {
 		// leader's pass at 10:06 records 10:04 (the record step) and must record 10:01..10:03
 		// too, not only 10:05 after the Job.
 		sj := newSJ(spec("* * * * *"), deadline(120), lastSchedule(topOfTheHour), created(thePriorHour))
-		ran := newJob(sj, jobs.SlotName(sj, minutes(topOfTheHour, 4)), minutes(topOfTheHour, 4), time.UTC, "")
+		ran := newJob(sj, jobname.Slot(sj, minutes(topOfTheHour, 4)), minutes(topOfTheHour, 4), time.UTC, "")
 		p := decide(sj, []*batchv1.Job{ran}, minutes(topOfTheHour, 6).Add(10*time.Second), noneDeleted, 0)
 		if got := p.status.LastScheduleTime; got == nil || !got.Time.Equal(minutes(topOfTheHour, 4)) {
 			t.Errorf("lastScheduleTime %v, want 10:04 (the record step)", got)
@@ -295,7 +296,7 @@ func TestTheLedgerAtTheSeams(t *testing.T) {
 		if r := inRanges(p.status.NotRun, minutes(topOfTheHour, 2)); r != nil && r.Reason != ReasonMissedDeadline {
 			t.Errorf("10:02 recorded %s, want MissedDeadline (past its 120 s deadline at 10:06)", r.Reason)
 		}
-		if names := createdNames(p); !slices.Equal(names, []string{jobs.SlotName(sj, minutes(topOfTheHour, 6))}) {
+		if names := createdNames(p); !slices.Equal(names, []string{jobname.Slot(sj, minutes(topOfTheHour, 6))}) {
 			t.Errorf("creates %v, want 10:06's Job", names)
 		}
 	})
@@ -384,7 +385,7 @@ func TestTheLedgerAtTheSeams(t *testing.T) {
 		}
 		var want []string
 		for i := 10; i <= 14; i++ {
-			want = append(want, jobs.BackfillName(sj, minutes(thePriorHour, i)))
+			want = append(want, jobname.Backfill(sj, minutes(thePriorHour, i)))
 		}
 		if !slices.Equal(created, want) {
 			t.Errorf("created %v, want %v", created, want)
@@ -413,7 +414,7 @@ func TestTheLedgerAtTheSeams(t *testing.T) {
 		}
 		for _, name := range created {
 			for i := 10; i <= 14; i++ {
-				if name == jobs.BackfillName(sj, minutes(thePriorHour, i)) {
+				if name == jobname.Backfill(sj, minutes(thePriorHour, i)) {
 					t.Errorf("%s ran again", name)
 				}
 			}

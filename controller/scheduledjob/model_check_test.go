@@ -5,7 +5,7 @@ package scheduledjob
 //
 // Readings chosen where the invariants of issue 43 are open to more than one:
 //   - A slot is an instant. Its Jobs are the Jobs whose scheduled-time annotation names it, under
-//     its slot name, its legacy name or its backfill name (jobs.SlotName, LegacySlotName,
+//     its slot name, its legacy name or its backfill name (jobname.Slot, LegacySlotName,
 //     BackfillName); a run-now Job belongs to its token, not to a slot.
 //   - "Due since creation while not suspended": a slot of the schedule (and time zone) the spec
 //     had at that instant, after the ScheduledJob's creation, after the edit that brought that
@@ -52,6 +52,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 	"github.com/platform-operators/platform-operators/controller/logic/slots"
 )
 
@@ -142,9 +143,9 @@ func classify(sj *v1alpha1.ScheduledJob, j *batchv1.Job) (slotKind, time.Time, s
 		return kindNotOurs, slot, ""
 	}
 	switch j.Name {
-	case jobs.SlotName(sj, slot), jobs.LegacySlotName(sj.Name, slot):
+	case jobname.Slot(sj, slot), jobname.LegacySlot(sj.Name, slot):
 		return kindScheduled, slot, ""
-	case jobs.BackfillName(sj, slot):
+	case jobname.Backfill(sj, slot):
 		return kindBackfill, slot, ""
 	}
 	return kindNotOurs, slot, ""

@@ -5,7 +5,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 
-	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 )
 
 // A slot whose Job was created under the name of 0.1.0 (<name>-<minutes>) just before an
@@ -14,7 +14,7 @@ import (
 func TestASlotCreatedUnderTheOldNameIsNotRunAgain(t *testing.T) {
 	sj := newSJ(lastSchedule(thePriorHour))
 	old := childJob(topOfTheHour, running)
-	old.Name = jobs.LegacySlotName(sj.Name, topOfTheHour)
+	old.Name = jobname.LegacySlot(sj.Name, topOfTheHour)
 	p := decide(sj, []*batchv1.Job{old}, justAfterTheHour, noneDeleted, 0)
 	if len(p.creates) > 0 {
 		t.Fatalf("creates %v, want none: the slot's Job exists as %s", createdNames(p), old.Name)

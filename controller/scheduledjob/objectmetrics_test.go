@@ -14,8 +14,8 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
-	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 )
 
 // series gathers reg and returns the value of every sample whose name starts with prefix, keyed
@@ -95,7 +95,7 @@ func TestObjectMetrics(t *testing.T) {
 	}
 	// The run succeeds.
 	for _, j := range f.jobsOf(t, nightly) {
-		if j.Name == jobs.SlotName(nightly, slot) {
+		if j.Name == jobname.Slot(nightly, slot) {
 			if err := testenv.Finish(ctx, c, &j, true, slot, slot.Add(3*time.Second)); err != nil {
 				t.Fatal(err)
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 	"github.com/platform-operators/platform-operators/controller/logic/slots"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
@@ -242,7 +243,7 @@ func unconfirmedSlots(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueS
 	}
 	var out []string
 	for i := len(slots) - 1; i >= 0 && len(out) < maxConfirm; i-- {
-		name := jobs.SlotName(sj, slots[i])
+		name := jobname.Slot(sj, slots[i])
 		if hasJobNamed(children, name) || slices.ContainsFunc(p.creates, func(c creation) bool { return c.job.Name == name }) {
 			continue
 		}
@@ -333,7 +334,7 @@ func slotOf(sj *v1alpha1.ScheduledJob, j *batchv1.Job) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	slot, err := time.Parse(time.RFC3339, j.Annotations[jobs.ScheduledTimeAnnotation])
-	if err != nil || (j.Name != jobs.SlotName(sj, slot) && j.Name != jobs.LegacySlotName(sj.Name, slot)) {
+	if err != nil || (j.Name != jobname.Slot(sj, slot) && j.Name != jobname.LegacySlot(sj.Name, slot)) {
 		return time.Time{}, false
 	}
 	return slot, true
@@ -624,7 +625,7 @@ func requestRunNow(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.
 		p.status.RunNowWaiting = ""
 		return
 	}
-	name := jobs.RunNowName(sj, token)
+	name := jobname.RunNow(sj, token)
 	if j := jobNamed(children, name); j != nil {
 		p.status.RunNowWaiting = ""
 		p.status.LastRunNowToken = token
@@ -755,7 +756,7 @@ func runDueSlot(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, 
 			skip(sj, p, d.sched, *slot, ReasonJobAlreadyActive, fmt.Sprintf("Not starting the run of %s because prior execution is running and concurrency policy is Forbid: %v", formatSlot(*slot, d.sched), a.blockers))
 		}
 	default:
-		p.creates = append(p.creates, creation{job: newJob(sj, jobs.SlotName(sj, *slot), *slot, d.sched.Location(), ""), slot: slot})
+		p.creates = append(p.creates, creation{job: newJob(sj, jobname.Slot(sj, *slot), *slot, d.sched.Location(), ""), slot: slot})
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -127,7 +128,7 @@ const (
 // childJob is a Job of newSJ for slot, started at the slot, finished a minute later if done.
 func childJob(slot time.Time, state jobState) *batchv1.Job {
 	sj := newSJ()
-	j := newJob(sj, jobs.SlotName(sj, slot), slot, time.UTC, "")
+	j := newJob(sj, jobname.Slot(sj, slot), slot, time.UTC, "")
 	j.UID = types.UID(fmt.Sprintf("uid-%d", slot.Unix()))
 	j.Status.StartTime = ptr.To(metav1.NewTime(slot))
 	end := metav1.NewTime(slot.Add(time.Minute))
@@ -165,7 +166,7 @@ func reasons(p plan) []string {
 	return out
 }
 
-func slotName(t time.Time) string { return jobs.SlotName(newSJ(), t) }
+func slotName(t time.Time) string { return jobname.Slot(newSJ(), t) }
 
 // TestDecide ports the behaviour of upstream's TestControllerV2SyncCronJob (our own cases,
 // same semantics) and adds what we do beyond upstream.
@@ -419,7 +420,7 @@ func TestDecide(t *testing.T) {
 			wantCreate: []string{slotName(topOfTheHour.Add(30 * time.Minute))}, wantRequeue: 50*time.Minute + schedule.Padding},
 		{name: "run-now creates one Job named after the token",
 			sj: newSJ(lastSchedule(topOfTheHour), runNow("t1")), now: justAfterTheHour,
-			wantCreate: []string{jobs.RunNowName(newSJ(), "t1")}, wantRequeue: 59*time.Minute + schedule.Padding,
+			wantCreate: []string{jobname.RunNow(newSJ(), "t1")}, wantRequeue: 59*time.Minute + schedule.Padding,
 			check: func(t *testing.T, p plan) {
 				if p.creates[0].token != "t1" || p.creates[0].job.Annotations[keys.AnnotationRunNowToken] != "t1" {
 					t.Errorf("creation = %+v, want token t1 recorded", p.creates[0])
@@ -437,7 +438,7 @@ func TestDecide(t *testing.T) {
 			}},
 		{name: "run-now under Replace deletes the active Job first",
 			sj: newSJ(policy(v1alpha1.ReplaceConcurrent), lastSchedule(thePriorHour), activeIn(prior), runNow("t3")), jobs: []*batchv1.Job{prior}, now: thePriorHour.Add(10 * time.Minute),
-			wantCreate: []string{jobs.RunNowName(newSJ(), "t3")}, wantReplace: []string{prior.Name}, wantActive: 1, wantRequeue: 50*time.Minute + schedule.Padding},
+			wantCreate: []string{jobname.RunNow(newSJ(), "t3")}, wantReplace: []string{prior.Name}, wantActive: 1, wantRequeue: 50*time.Minute + schedule.Padding},
 		// Both used to be created in one pass, and ran together under Replace.
 		{name: "run-now and a due slot in one pass under Replace: the slot's Job; the token waits a pass for it",
 			sj: newSJ(policy(v1alpha1.ReplaceConcurrent), lastSchedule(thePriorHour), activeIn(prior), runNow("t6")), jobs: []*batchv1.Job{prior}, now: justAfterTheHour,
@@ -465,7 +466,7 @@ func TestDecide(t *testing.T) {
 			wantEvents: []string{ReasonRunNowDelayed}, wantRequeue: 10 * time.Second},
 		{name: "the minute has passed: the waiting token's Job is created and nothing waits",
 			sj: newSJ(lastSchedule(topOfTheHour), runNow("t8"), lastRunNow("t7"), lastRunNowAt(justAfterTheHour.Add(-time.Minute)), runNowWaiting("t8")), now: justAfterTheHour,
-			wantCreate: []string{jobs.RunNowName(newSJ(), "t8")}, wantRequeue: 59*time.Minute + schedule.Padding,
+			wantCreate: []string{jobname.RunNow(newSJ(), "t8")}, wantRequeue: 59*time.Minute + schedule.Padding,
 			check: func(t *testing.T, p plan) {
 				if p.status.RunNowWaiting != "" {
 					t.Errorf("runNowWaiting %q, want none", p.status.RunNowWaiting)

@@ -21,8 +21,8 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
-	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -169,10 +169,10 @@ func TestScheduledJob(t *testing.T) {
 		res = f.reconcile(t, sj) // the pass the Job's watch event starts
 		f.reconcile(t, sj)       // a further pass in the same slot must not create again
 		js := f.jobsOf(t, sj)
-		if evs := f.drainEvents(); len(evs) != 1 || !strings.Contains(evs[0], "Normal "+ReasonSuccessfulCreate) || !strings.Contains(evs[0], jobs.SlotName(sj, slot)) {
+		if evs := f.drainEvents(); len(evs) != 1 || !strings.Contains(evs[0], "Normal "+ReasonSuccessfulCreate) || !strings.Contains(evs[0], jobname.Slot(sj, slot)) {
 			t.Errorf("events after the status pass = %q, want one SuccessfulCreate naming the Job", evs)
 		}
-		if len(js) != 1 || js[0].Name != jobs.SlotName(sj, slot) {
+		if len(js) != 1 || js[0].Name != jobname.Slot(sj, slot) {
 			t.Fatalf("jobs = %d (%v), want one named for %v", len(js), js, slot)
 		}
 		if got := js[0].Annotations[batchv1.CronJobScheduledTimestampAnnotation]; got != slot.UTC().Format(time.RFC3339) {
@@ -217,7 +217,7 @@ func TestScheduledJob(t *testing.T) {
 		slot := f.nextMinute()
 		// What a reconcile created just before crashing, without its status write; the cache
 		// has not seen it, so only the create's AlreadyExists tells.
-		pre := newJob(sj, jobs.SlotName(sj, slot), slot, time.UTC, "")
+		pre := newJob(sj, jobname.Slot(sj, slot), slot, time.UTC, "")
 		if err := f.env.Manager.GetClient().Create(ctx, pre); err != nil {
 			t.Fatal(err)
 		}
@@ -266,7 +266,7 @@ func TestScheduledJob(t *testing.T) {
 		slot := f.nextMinute()
 		f.reconcile(t, sj)
 		js := f.jobsOf(t, sj)
-		if len(js) != 1 || js[0].Name != jobs.SlotName(sj, slot) || len(sj.Status.Active) != 1 || sj.Status.Active[0].Name != js[0].Name {
+		if len(js) != 1 || js[0].Name != jobname.Slot(sj, slot) || len(sj.Status.Active) != 1 || sj.Status.Active[0].Name != js[0].Name {
 			t.Fatalf("jobs %v, active %v; want only the new slot's Job", js, sj.Status.Active)
 		}
 	})
@@ -280,7 +280,7 @@ func TestScheduledJob(t *testing.T) {
 			slot := f.nextMinute()
 			f.slotPasses(t, sj)
 			for _, j := range f.jobsOf(t, sj) {
-				if j.Name == jobs.SlotName(sj, slot) {
+				if j.Name == jobname.Slot(sj, slot) {
 					if err := testenv.Finish(ctx, c, &j, true, slot, slot.Add(time.Second)); err != nil {
 						t.Fatal(err)
 					}
@@ -291,7 +291,7 @@ func TestScheduledJob(t *testing.T) {
 		}
 		f.reconcile(t, sj)
 		js := f.jobsOf(t, sj)
-		if len(js) != 1 || js[0].Name != jobs.SlotName(sj, last) {
+		if len(js) != 1 || js[0].Name != jobname.Slot(sj, last) {
 			t.Fatalf("jobs %v, want only the newest", js)
 		}
 		if sj.Status.LastSuccessfulTime == nil || !sj.Status.LastSuccessfulTime.Time.Equal(last.Add(time.Second)) || len(sj.Status.Active) != 0 {
@@ -343,7 +343,7 @@ func TestScheduledJob(t *testing.T) {
 		f.reconcile(t, sj)
 		f.reconcile(t, sj)
 		js := f.jobsOf(t, sj)
-		if len(js) != 1 || js[0].Name != jobs.RunNowName(sj, "deploy-42") || js[0].Annotations[keys.AnnotationRunNowToken] != "deploy-42" {
+		if len(js) != 1 || js[0].Name != jobname.RunNow(sj, "deploy-42") || js[0].Annotations[keys.AnnotationRunNowToken] != "deploy-42" {
 			t.Fatalf("jobs %v, want one run-now Job for the token", js)
 		}
 		if sj.Status.LastRunNowToken != "deploy-42" || sj.Status.LastScheduleTime != nil {
@@ -442,7 +442,7 @@ func TestScheduledJobSlotStatusFollowsTheJobEvent(t *testing.T) {
 	if took := time.Since(start); took >= StatusBackstop/2 {
 		t.Errorf("status recorded after %v: the backstop, not the Job's event, brought the object back", took)
 	}
-	if name := jobs.SlotName(sj, sj.Status.LastScheduleTime.Time); sj.Status.Active[0].Name != name {
+	if name := jobname.Slot(sj, sj.Status.LastScheduleTime.Time); sj.Status.Active[0].Name != name {
 		t.Errorf("active = %v, want the Job %s of lastScheduleTime", sj.Status.Active, name)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 )
 
 // A Job that admission refuses (here a ResourceQuota count/jobs.batch=0; a
@@ -88,7 +89,7 @@ func TestRecordCreates(t *testing.T) {
 	}
 	slotCreation := func(slot time.Time) creation {
 		sj := newSJ()
-		return creation{job: newJob(sj, jobs.SlotName(sj, slot), slot, time.UTC, ""), slot: &slot}
+		return creation{job: newJob(sj, jobname.Slot(sj, slot), slot, time.UTC, ""), slot: &slot}
 	}
 	refusedAt := func(slot time.Time) createResult {
 		c := slotCreation(slot)

@@ -23,6 +23,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 )
 
 // errKilled is what every call of a "dead" process returns.
@@ -186,7 +187,7 @@ func TestASlotRunsAtMostOnceWhateverWriteTheProcessDiesAfter(t *testing.T) {
 					}
 					f.finishActive(t, sj)
 				}
-				slot := jobs.SlotName(sj, f.clock.Now().Truncate(time.Minute))
+				slot := jobname.Slot(sj, f.clock.Now().Truncate(time.Minute))
 				for name, uids := range created {
 					if len(uids) > 1 {
 						t.Errorf("slot Job %s was created %d times (UIDs %v)", name, len(uids), uids)
@@ -195,7 +196,7 @@ func TestASlotRunsAtMostOnceWhateverWriteTheProcessDiesAfter(t *testing.T) {
 				if len(created[slot]) != 1 {
 					t.Errorf("the slot's Job %s was created %d times, want once (created: %v)", slot, len(created[slot]), created)
 				}
-				if st := sj.Status; st.LastScheduleTime == nil || jobs.SlotName(sj, st.LastScheduleTime.Time) != slot {
+				if st := sj.Status; st.LastScheduleTime == nil || jobname.Slot(sj, st.LastScheduleTime.Time) != slot {
 					t.Errorf("lastScheduleTime = %v, want the slot of %s", st.LastScheduleTime, slot)
 				}
 				if left := f.jobsOf(t, sj); len(left) != 0 {
@@ -216,9 +217,9 @@ func TestClaimRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	slotJob := func(loc *time.Location) *batchv1.Job {
-		return newJob(newSJ(), jobs.SlotName(newSJ(), slot), slot, loc, "")
+		return newJob(newSJ(), jobname.Slot(newSJ(), slot), slot, loc, "")
 	}
-	runNowJob := newJob(newSJ(), jobs.RunNowName(newSJ(), "t1"), slot, time.UTC, "t1")
+	runNowJob := newJob(newSJ(), jobname.RunNow(newSJ(), "t1"), slot, time.UTC, "t1")
 	edited := slotJob(time.UTC)
 	delete(edited.Annotations, batchv1.CronJobScheduledTimestampAnnotation)
 	at := func(t time.Time) *v1alpha1.ScheduledJobStatus {
@@ -372,7 +373,7 @@ func TestANewLeaderWithAStaleScheduledJobDoesNotRunAPrunedSlotAgain(t *testing.T
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(old.created[jobs.SlotName(sj, sj.Status.LastScheduleTime.Time)]); n != 1 {
+	if n := len(old.created[jobname.Slot(sj, sj.Status.LastScheduleTime.Time)]); n != 1 {
 		t.Errorf("the slot's Job was created %d times, want once", n)
 	}
 	if res.RequeueAfter <= 0 || res.RequeueAfter > time.Second {

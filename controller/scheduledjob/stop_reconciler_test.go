@@ -17,7 +17,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
-	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 )
 
 // runSlot plays one slot: the passes that create and record its Job, the Job ending (succeeded
@@ -34,7 +34,7 @@ func (f *fixture) runSlot(t *testing.T, sj *v1alpha1.ScheduledJob, succeeded boo
 func (f *fixture) endSlotJob(t *testing.T, sj *v1alpha1.ScheduledJob, slot time.Time, succeeded bool) {
 	t.Helper()
 	for _, j := range f.jobsOf(t, sj) {
-		if j.Name == jobs.SlotName(sj, slot) {
+		if j.Name == jobname.Slot(sj, slot) {
 			if err := testenv.Finish(f.env.Ctx, f.env.Client, &j, succeeded, slot, slot.Add(time.Second)); err != nil {
 				t.Fatal(err)
 			}

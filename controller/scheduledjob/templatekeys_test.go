@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 )
 
 // Issue 34: a tenant's jobTemplate cannot put a key of ours on the Jobs the manager creates (the
@@ -20,7 +20,7 @@ func TestAJobTemplateCannotPutOurKeysOnTheJob(t *testing.T) {
 	sj.Spec.JobTemplate.Labels, sj.Spec.JobTemplate.Annotations = forged, forged
 	slot := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	for _, token := range []string{"", "t1"} {
-		job := newJob(sj, jobs.SlotName(sj, slot), slot, time.UTC, token)
+		job := newJob(sj, jobname.Slot(sj, slot), slot, time.UTC, token)
 		if job.Labels[keys.LabelCreatedBy] != Name {
 			t.Errorf("token %q: created-by = %q, want the manager's %q", token, job.Labels[keys.LabelCreatedBy], Name)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 )
 
 // Issue 29: a Job with a short ttlSecondsAfterFinished completes and is deleted before a pass
@@ -91,7 +92,7 @@ func TestAJobDeletedByItsTTLBeforeThePassKeepsItsResult(t *testing.T) {
 		}
 		if st := sj.Status; st.LastScheduleTime == nil || !st.LastScheduleTime.Time.Equal(slot) ||
 			len(st.Runs) != 1 || st.Runs[0].JobName != name || st.Runs[0].Result != v1alpha1.RunSucceeded {
-			t.Fatalf("status %+v; want the slot %v recorded, run %s Succeeded", st, slot, jobs.SlotName(sj, slot))
+			t.Fatalf("status %+v; want the slot %v recorded, run %s Succeeded", st, slot, jobname.Slot(sj, slot))
 		}
 	})
 }

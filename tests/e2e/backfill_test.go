@@ -15,6 +15,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 )
 
 const backfillNamespace = "e2e-backfill"
@@ -64,7 +65,7 @@ func TestBackfillOnKind(t *testing.T) {
 			t.Fatalf("status.backfill = %+v, want Finished, 2 of 2 created", bf)
 		}
 		for _, slot := range slots {
-			name := jobs.BackfillName(got, slot)
+			name := jobname.Backfill(got, slot)
 			want := "report for " + slot.Format(time.RFC3339) + "\n"
 			if log := jobPodLog(ctx, t, cfg, backfillNamespace, name); log != want {
 				t.Errorf("Job %s: pod log %q, want %q", name, log, want)
@@ -89,7 +90,7 @@ func TestBackfillOnKind(t *testing.T) {
 			n := 0
 			for _, r := range got.Status.Runs {
 				for _, slot := range slots {
-					if r.JobName == jobs.BackfillName(got, slot) && r.ScheduledTime.Time.Equal(slot) && r.Result == v1alpha1.RunSucceeded {
+					if r.JobName == jobname.Backfill(got, slot) && r.ScheduledTime.Time.Equal(slot) && r.Result == v1alpha1.RunSucceeded {
 						n++
 					}
 				}
@@ -104,7 +105,7 @@ func TestBackfillOnKind(t *testing.T) {
 		}
 		for _, j := range js {
 			for _, slot := range slots {
-				if j.Name == jobs.SlotName(got, slot) {
+				if j.Name == jobname.Slot(got, slot) {
 					t.Errorf("the scheduled Job %s of a backfilled slot exists", j.Name)
 				}
 			}

@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 )
 
 const (
@@ -295,7 +295,7 @@ func TestDrain(t *testing.T) {
 		var missing, twice []string
 		for _, sj := range sjs {
 			for _, slot := range []time.Time{drainSlot.Add(-time.Minute), drainSlot, drainSlot.Add(time.Minute)} {
-				name := jobs.SlotName(sj, slot)
+				name := jobname.Slot(sj, slot)
 				switch n := seen[name]; {
 				case n == 0:
 					missing = append(missing, name)

@@ -10,8 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 )
 
 // runNowResult is what run-now prints with -o json|yaml.
@@ -21,7 +21,7 @@ type runNowResult struct {
 	// Annotation is the key set on the ScheduledJob, Token its value.
 	Annotation string `json:"annotation"`
 	Token      string `json:"token"`
-	// Job is the name the run's Job gets (jobs.RunNowName).
+	// Job is the name the run's Job gets (jobname.RunNow).
 	Job string `json:"job"`
 }
 
@@ -68,7 +68,7 @@ func (c *cli) runNow(cmd *cobra.Command, name, token string) error {
 	if err := cl.Patch(cmd.Context(), sj, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("setting %s on scheduledjob %s/%s: %w", keys.AnnotationRunNow, ns, name, err)
 	}
-	res := runNowResult{ScheduledJob: name, Namespace: ns, Annotation: keys.AnnotationRunNow, Token: token, Job: jobs.RunNowName(sj, token)}
+	res := runNowResult{ScheduledJob: name, Namespace: ns, Annotation: keys.AnnotationRunNow, Token: token, Job: jobname.RunNow(sj, token)}
 	if sj.Spec.Suspend != nil && *sj.Spec.Suspend {
 		c.warn("scheduledjob %s/%s is suspended: the request is spent without a run (Warning RunNowSkipped)", ns, name)
 	}

@@ -1,4 +1,4 @@
-package jobs
+package jobname
 
 import (
 	"strings"
@@ -16,29 +16,29 @@ func owner(name string, uid types.UID) *metav1.ObjectMeta {
 func TestSlotName(t *testing.T) {
 	topOfTheHour := time.Date(2016, 5, 19, 10, 0, 0, 0, time.UTC)
 	nightly := owner("nightly", "9c8f5a3e-1b2d-4c5e-8f70-1a2b3c4d5e6f")
-	got := SlotName(nightly, topOfTheHour)
+	got := Slot(nightly, topOfTheHour)
 	if want := "nightly-24394200-" + OwnerTag(nightly.UID); got != want {
-		t.Errorf("SlotName = %q, want %q", got, want)
+		t.Errorf("Slot = %q, want %q", got, want)
 	}
-	if SlotName(nightly, topOfTheHour.Add(59*time.Second)) != got {
+	if Slot(nightly, topOfTheHour.Add(59*time.Second)) != got {
 		t.Errorf("two instants of the same minute name two Jobs")
 	}
-	if SlotName(nightly, topOfTheHour.Add(time.Minute)) == got {
+	if Slot(nightly, topOfTheHour.Add(time.Minute)) == got {
 		t.Errorf("two minutes name the same Job")
 	}
 	// Issue 29: an At applied again (a new UID under the same name), and the built-in CronJob
 	// of the same name (which names its Jobs <name>-<minutes>), never share a slot's Job name.
 	again := owner("nightly", "0d1e2f3a-4b5c-4d6e-9f80-7a6b5c4d3e2f")
-	if SlotName(again, topOfTheHour) == got {
+	if Slot(again, topOfTheHour) == got {
 		t.Errorf("two incarnations of nightly name the same Job %q", got)
 	}
-	if got == LegacySlotName("nightly", topOfTheHour) {
-		t.Errorf("SlotName = %q, the name a CronJob called nightly gives the same slot", got)
+	if got == LegacySlot("nightly", topOfTheHour) {
+		t.Errorf("Slot = %q, the name a CronJob called nightly gives the same slot", got)
 	}
 	// The longest owner name admission allows, and longer: at most 63 characters, still unique.
 	for _, n := range []int{52, 63, 253} {
 		a, b := owner(strings.Repeat("a", n), "uid-1"), owner(strings.Repeat("a", n), "uid-2")
-		na, nb := SlotName(a, time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC)), SlotName(b, time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC))
+		na, nb := Slot(a, time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC)), Slot(b, time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC))
 		if len(na) > 63 || na == nb {
 			t.Errorf("owner of %d characters: names %q and %q, want at most 63 characters and different", n, na, nb)
 		}
@@ -47,18 +47,18 @@ func TestSlotName(t *testing.T) {
 
 func TestRunNowName(t *testing.T) {
 	nightly := owner("nightly", "9c8f5a3e-1b2d-4c5e-8f70-1a2b3c4d5e6f")
-	a, b := RunNowName(nightly, "t1"), RunNowName(nightly, "t2")
-	if a != RunNowName(nightly, "t1") {
+	a, b := RunNow(nightly, "t1"), RunNow(nightly, "t2")
+	if a != RunNow(nightly, "t1") {
 		t.Errorf("the same token names two Jobs")
 	}
 	if a == b {
 		t.Errorf("two tokens name the same Job %q", a)
 	}
-	if a == RunNowName(owner("nightly", "another-uid"), "t1") {
+	if a == RunNow(owner("nightly", "another-uid"), "t1") {
 		t.Errorf("the same token of two incarnations names the same Job %q", a)
 	}
 	if len(a) != len("nightly-r")+8 || a[:len("nightly-r")] != "nightly-r" {
-		t.Errorf("RunNowName = %q, want nightly-r<8 hex digits>", a)
+		t.Errorf("RunNow = %q, want nightly-r<8 hex digits>", a)
 	}
 }
 
@@ -79,19 +79,19 @@ func TestOwnerTag(t *testing.T) {
 func TestBackfillName(t *testing.T) {
 	topOfTheHour := time.Date(2016, 5, 19, 10, 0, 0, 0, time.UTC)
 	nightly := owner("nightly", "9c8f5a3e-1b2d-4c5e-8f70-1a2b3c4d5e6f")
-	got := BackfillName(nightly, topOfTheHour)
+	got := Backfill(nightly, topOfTheHour)
 	if want := "nightly-b24394200-" + OwnerTag(nightly.UID); got != want {
-		t.Errorf("BackfillName = %q, want %q", got, want)
+		t.Errorf("Backfill = %q, want %q", got, want)
 	}
-	if got == SlotName(nightly, topOfTheHour) || got == LegacySlotName("nightly", topOfTheHour) {
-		t.Errorf("BackfillName = %q, a scheduled slot's name", got)
+	if got == Slot(nightly, topOfTheHour) || got == LegacySlot("nightly", topOfTheHour) {
+		t.Errorf("Backfill = %q, a scheduled slot's name", got)
 	}
-	if BackfillName(nightly, topOfTheHour.Add(time.Minute)) == got || BackfillName(owner("nightly", "another-uid"), topOfTheHour) == got {
+	if Backfill(nightly, topOfTheHour.Add(time.Minute)) == got || Backfill(owner("nightly", "another-uid"), topOfTheHour) == got {
 		t.Errorf("two slots, or two incarnations, name the same Job %q", got)
 	}
 	for _, n := range []int{52, 63, 253} {
 		a, b := owner(strings.Repeat("a", n), "uid-1"), owner(strings.Repeat("a", n), "uid-2")
-		na, nb := BackfillName(a, topOfTheHour), BackfillName(b, topOfTheHour)
+		na, nb := Backfill(a, topOfTheHour), Backfill(b, topOfTheHour)
 		if len(na) > 63 || na == nb {
 			t.Errorf("owner of %d characters: names %q and %q, want at most 63 characters and different", n, na, nb)
 		}

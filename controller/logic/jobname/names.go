@@ -1,4 +1,6 @@
-package jobs
+// Package jobname names the Jobs the manager creates: each name is its run's lock. Pure, so the
+// reconcilers and kubectl-platform share it.
+package jobname
 
 import (
 	"fmt"
@@ -22,22 +24,22 @@ import (
 // of the Job's pods, and label values are at most 63 characters.
 const maxNameLength = 63
 
-// SlotName is the Job of owner's run at slot: "<owner>-<unix minutes of the slot>-<owner UID
+// Slot is the Job of owner's run at slot: "<owner>-<unix minutes of the slot>-<owner UID
 // tag>", upstream CronJob's name plus OwnerTag. An At's run is its one slot. The owner's name is
 // cut short if the whole would exceed 63 characters (the tag keeps names of two owners apart).
-func SlotName(owner metav1.Object, slot time.Time) string {
+func Slot(owner metav1.Object, slot time.Time) string {
 	return withOwner(owner.GetName(), fmt.Sprintf("-%d-%s", slot.Unix()/60, OwnerTag(owner.GetUID())))
 }
 
-// LegacySlotName is the name SlotName gave up to 0.1.0, "<owner>-<unix minutes of the slot>":
+// LegacySlot is the name Slot gave up to 0.1.0, "<owner>-<unix minutes of the slot>":
 // a Job created under it before an upgrade is still its slot's Job.
-func LegacySlotName(owner string, slot time.Time) string {
+func LegacySlot(owner string, slot time.Time) string {
 	return fmt.Sprintf("%s-%d", owner, slot.Unix()/60)
 }
 
-// RunNowName is the Job of a ScheduledJob's run-now token: "<owner>-r<8 hex digits of the
+// RunNow is the Job of a ScheduledJob's run-now token: "<owner>-r<8 hex digits of the
 // FNV-1a hash of the owner's UID and the token>", so the same token never creates two Jobs.
-func RunNowName(owner metav1.Object, token string) string {
+func RunNow(owner metav1.Object, token string) string {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(string(owner.GetUID()) + "/" + token))
 	return withOwner(owner.GetName(), fmt.Sprintf("-r%08x", h.Sum32()))
@@ -60,11 +62,11 @@ func withOwner(name, suffix string) string {
 	return name + suffix
 }
 
-// BackfillName is the Job of owner's backfill run of slot: "<owner>-b<unix minutes of the
+// Backfill is the Job of owner's backfill run of slot: "<owner>-b<unix minutes of the
 // slot>-<owner UID tag>". It depends on the slot alone, not on the request that asked for it, so
 // a slot asked for twice (the same request again, two overlapping requests, a restart between a
 // create and the status write) gets one Job: the second create finds it (AlreadyExists). It
-// differs from SlotName, so a backfilled slot is never taken for a scheduled one.
-func BackfillName(owner metav1.Object, slot time.Time) string {
+// differs from Slot, so a backfilled slot is never taken for a scheduled one.
+func Backfill(owner metav1.Object, slot time.Time) string {
 	return withOwner(owner.GetName(), fmt.Sprintf("-b%d-%s", slot.Unix()/60, OwnerTag(owner.GetUID())))
 }
