@@ -455,23 +455,15 @@ func (d dueSlots) handled(slot *time.Time) bool {
 // slots, and sets when to wake next (status.nextScheduleTime, the requeue).
 func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p *plan) dueSlots {
 	st := &p.status
-	observed := slots.Observed(sj)
-	switch {
-	case st.ObservedSchedule != observed:
-		t := sj.CreationTimestamp
-		if st.ObservedSchedule != "" {
-			t = metav1.Time{Time: now}
-			passOverEdited(sj, now, p)
-		}
-		st.ObservedSchedule, st.ObservedScheduleTime = observed, &t
-	case st.ObservedScheduleTime == nil:
-		// The schedule is the one observed but not since when (a status edited, or restored
-		// in part from a backup): count from creation, as on first sight. lastScheduleTime
-		// still says which slots ran, so nothing runs twice; at most the most recent slot
-		// since then runs, as after any outage.
-		t := sj.CreationTimestamp
-		st.ObservedScheduleTime = &t
+	// Slots before the schedule was first seen never run: an edit is seen once (passOverEdited
+	// names the old schedule's slots no pass decided); a status edited or restored in part counts
+	// from creation, and lastScheduleTime still says which slots ran (slots.ObservedSince, which
+	// kubectl platform next reads too).
+	since, edited := slots.ObservedSince(sj, now)
+	if edited {
+		passOverEdited(sj, now, p)
 	}
+	st.ObservedSchedule, st.ObservedScheduleTime = slots.Observed(sj), &since
 	// An @every entry counts its slots from the minute the schedules were first seen (creation,
 	// or the last edit), so it fires on its own grid next to other entries (schedule.Anchored),
 	// on whole minutes: a Job is named after its slot's minute, and @every is whole minutes.
@@ -484,10 +476,7 @@ func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p
 	if sj.Status.LastSkippedTime != nil {
 		d.lastSkipped = &sj.Status.LastSkippedTime.Time
 	}
-	var seenAt *time.Time
-	if st.ObservedScheduleTime != nil {
-		seenAt = &st.ObservedScheduleTime.Time
-	}
+	seenAt := &since.Time
 	deadline := sj.Spec.StartingDeadlineSeconds
 	// Jitter: every slot of this object starts offset later. The slot math runs on a clock
 	// offset behind, so a slot is due (and its deadline counts) from slot+offset, while the slot
