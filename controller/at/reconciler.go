@@ -155,7 +155,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 		if live == nil {
-			return ctrl.Result{RequeueAfter: staleRequeue}, nil
+			return ctrl.Result{RequeueAfter: jobs.Recheck}, nil
 		}
 		if jobs.TemplateDropped(&at) {
 			// The cache keeps a large command or template as its digest (bounded.go); the
@@ -182,7 +182,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// announce its Events twice); the newer version's watch event starts the next pass.
 		if err := r.Client.Status().Patch(ctx, &at, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 			if apierrors.IsConflict(err) {
-				return ctrl.Result{RequeueAfter: staleRequeue}, nil
+				return ctrl.Result{RequeueAfter: jobs.Recheck}, nil
 			}
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
@@ -200,9 +200,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // CommandUser is the user and group ID a command runs as (not root: Pod Security "restricted").
 const CommandUser int64 = 65532
-
-// staleRequeue is the short wait for the cache after a read or a status write found it behind.
-const staleRequeue = 100 * time.Millisecond
 
 // current returns the API server's At when it is the cached at's version, else nil.
 func (r *Reconciler) current(ctx context.Context, at *v1alpha1.At) (*v1alpha1.At, error) {

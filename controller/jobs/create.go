@@ -96,6 +96,12 @@ func Refusal(msg string) (cause string, admission, ok bool) {
 	return strings.ReplaceAll(cause, name, ""), admission, true
 }
 
+// Recheck is the one short requeue of the At and ScheduledJob controllers: the cache found behind
+// the API server (a read around it, or a status write lost to a newer version, whose watch event
+// usually starts the next pass first). Every other retry is the work queue's rate limiter (return
+// the error) or RefusedBackoff.
+const Recheck = 100 * time.Millisecond
+
 // RefusedBackoff is the wait before creating a Job refused at admission again: a quarter of how
 // late the run is, at least a second and at most five minutes. Read from the time alone, it needs
 // no count of attempts (state a restart would lose) and still grows geometrically (each attempt

@@ -85,10 +85,6 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 // the Job's watch event has not brought it back before (it normally does within milliseconds).
 const StatusBackstop = 10 * time.Second
 
-// conflictRequeue is the short retry after a status write lost to a newer version (the watch
-// event of that version usually starts the next pass first).
-const conflictRequeue = 100 * time.Millisecond
-
 // Reconciler reconciles ScheduledJob objects.
 type Reconciler struct {
 	Client client.Client
@@ -204,7 +200,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if !current {
 			// Slot protocol, claim: this process has not yet seen the ScheduledJob as the API
 			// server has it, and the status it read may predate another process's record.
-			return ctrl.Result{RequeueAfter: conflictRequeue}, nil
+			return ctrl.Result{RequeueAfter: jobs.Recheck}, nil
 		}
 		if jobs.TemplateDropped(&sj) {
 			// The cache keeps a large template as its digest (bounded.go): read it for the
@@ -215,7 +211,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				return ctrl.Result{}, err
 			}
 			if !ok {
-				return ctrl.Result{RequeueAfter: conflictRequeue}, nil
+				return ctrl.Result{RequeueAfter: jobs.Recheck}, nil
 			}
 			p = r.decide(&sj, children, now)
 		}

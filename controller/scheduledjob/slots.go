@@ -263,7 +263,7 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 			}
 			if apierrors.IsConflict(err) {
 				// Normal: the watch event of the newer version starts the next pass.
-				return ctrl.Result{RequeueAfter: conflictRequeue}, nil
+				return ctrl.Result{RequeueAfter: jobs.Recheck}, nil
 			}
 			return ctrl.Result{}, err
 		}
