@@ -17,11 +17,8 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/fairqueue"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
@@ -102,26 +99,11 @@ type Reconciler struct {
 // manager can start and sync their informers before it campaigns for the lease.
 func WatchedObjects() []client.Object { return []client.Object{&v1alpha1.At{}, &batchv1.Job{}} }
 
-// SetupWithManager registers the controller; the Job field index must already be registered.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if err := r.watchGone(mgr); err != nil {
-		return err
-	}
-	// Owns, with the deletion of a finished Job recorded before its At is enqueued.
-	owner := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &v1alpha1.At{}, handler.OnlyControllerOwner())
-	return ctrl.NewControllerManagedBy(mgr).
-		Named(Name).
-		For(&v1alpha1.At{}).
-		Watches(&batchv1.Job{}, jobs.RecordingDeletes(r.gone, owner)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1), NewQueue: fairqueue.NewQueue}).
-		Complete(r)
-}
-
-// watchGone starts remembering the At Jobs deleted after they finished, from the manager's Job
-// informer (on every replica, leader or not).
-func (r *Reconciler) watchGone(mgr ctrl.Manager) error {
-	r.gone = jobs.NewGone("At", r.Clock)
-	return r.gone.Register(context.Background(), mgr.GetCache())
+// SetupWithManager registers the controller (jobs.Setup); the Job field index must already be
+// registered.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) (err error) {
+	r.gone, err = jobs.Setup(mgr, Name, "At", &v1alpha1.At{}, r.Workers, r.Clock, r)
+	return err
 }
 
 type event struct{ kind, reason, note string }

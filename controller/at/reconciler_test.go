@@ -293,7 +293,8 @@ func TestAt(t *testing.T) {
 	// Issue 29: a Job with a short ttlSecondsAfterFinished completes and is deleted before a
 	// worker looks at its At. The informer saw it finish: a success, not JobDeleted.
 	t.Run("a Job that succeeded and was deleted by its TTL before the At was looked at is a success", func(t *testing.T) {
-		if err := f.rec.watchGone(f.env.Manager); err != nil {
+		var err error
+		if f.rec.gone, err = jobs.WatchGone(f.env.Manager.GetCache(), "At", f.rec.Clock); err != nil {
 			t.Fatal(err)
 		}
 		f.drain()

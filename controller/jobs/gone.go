@@ -11,11 +11,15 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/platform-operators/platform-operators/controller/fairqueue"
 	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
@@ -302,4 +306,29 @@ type recordingDeletes struct {
 func (h recordingDeletes) Delete(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 	h.gone.Observe(e.Object)
 	h.EventHandler.Delete(ctx, e, q)
+}
+
+// Setup registers the controller name of the Jobs' owners (an At or a ScheduledJob, of kind):
+// watched with their Jobs (the deletion of a finished Job recorded in the Gone it returns before
+// the owner is enqueued, on every replica, leader or not), served by workers (at least 1) from
+// the fair queue. The Job field index must already be registered.
+func Setup(mgr ctrl.Manager, name, kind string, owner client.Object, workers int, clock clock.PassiveClock, r reconcile.Reconciler) (*Gone, error) {
+	gone, err := WatchGone(mgr.GetCache(), kind, clock)
+	if err != nil {
+		return nil, err
+	}
+	byOwner := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), owner, handler.OnlyControllerOwner())
+	return gone, ctrl.NewControllerManagedBy(mgr).
+		Named(name).
+		For(owner).
+		Watches(&batchv1.Job{}, RecordingDeletes(gone, byOwner)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(workers, 1), NewQueue: fairqueue.NewQueue}).
+		Complete(r)
+}
+
+// WatchGone starts remembering the deleted Jobs of kind's owners from the Job informer of
+// informers (the manager's cache).
+func WatchGone(informers cache.Informers, kind string, clock clock.PassiveClock) (*Gone, error) {
+	gone := NewGone(kind, clock)
+	return gone, gone.Register(context.Background(), informers)
 }

@@ -23,7 +23,8 @@ import (
 // its slot, even when not yet recorded, does not run again.
 func TestAJobDeletedByItsTTLBeforeThePassKeepsItsResult(t *testing.T) {
 	f := newFixture(t, false)
-	if err := f.rec.watchGone(f.env.Manager); err != nil {
+	var err error
+	if f.rec.gone, err = jobs.WatchGone(f.env.Manager.GetCache(), "ScheduledJob", f.rec.Clock); err != nil {
 		t.Fatal(err)
 	}
 	c, ctx := f.env.Client, f.env.Ctx
@@ -102,7 +103,8 @@ func TestAJobDeletedByItsTTLBeforeThePassKeepsItsResult(t *testing.T) {
 // later, and on resume the daily slot ran a second time. The suspended pass records it now.
 func TestASlotCreatedRightBeforeASuspensionDoesNotRunAgainOnResume(t *testing.T) {
 	f := newFixture(t, false)
-	if err := f.rec.watchGone(f.env.Manager); err != nil {
+	var err error
+	if f.rec.gone, err = jobs.WatchGone(f.env.Manager.GetCache(), "ScheduledJob", f.rec.Clock); err != nil {
 		t.Fatal(err)
 	}
 	c, ctx := f.env.Client, f.env.Ctx
