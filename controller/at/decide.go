@@ -129,7 +129,7 @@ func afterCreate(st *v1alpha1.AtStatus, created *batchv1.Job, answer jobs.Answer
 // refusedForNow records a create that admission refused (a ResourceQuota, a
 // ValidatingAdmissionPolicy, a webhook) and that may pass later: the At stays Pending, its
 // Succeeded condition (Unknown) says JobRejected with the API server's message, a Warning is sent
-// once per distinct refusal, and the create is retried after jobs.RefusedBackoff. Past
+// once per distinct refusal, and the create is retried as jobs.Window.Retry says. Past
 // startingDeadlineSeconds the At ends Failed (JobRejected, decide). Pure.
 func refusedForNow(at *v1alpha1.At, d *decision, msg string, now time.Time) {
 	old := meta.FindStatusCondition(at.Status.Conditions, ConditionSucceeded)
@@ -137,9 +137,16 @@ func refusedForNow(at *v1alpha1.At, d *decision, msg string, now time.Time) {
 	if old == nil || old.Reason != ReasonJobRejected || old.Message != msg {
 		d.events = append(d.events, event{corev1.EventTypeWarning, ReasonJobRejected, msg})
 	}
-	runAt := now
+	w := jobs.Window{Due: now}
 	if d.status.ScheduledTime != nil {
-		runAt = d.status.ScheduledTime.Time
+		w.Due = d.status.ScheduledTime.Time
 	}
-	d.requeue = jobs.RefusedBackoff(now.Sub(runAt))
+	if s := at.Spec.StartingDeadlineSeconds; s != nil {
+		w.End = w.Due.Add(time.Duration(*s) * time.Second)
+	}
+	retry, ok := w.Retry(now)
+	if !ok {
+		retry = w.End // the pass at the deadline ends the At Failed (JobRejected, decide)
+	}
+	d.requeue = max(retry.Sub(now), time.Second)
 }

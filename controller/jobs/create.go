@@ -102,6 +102,18 @@ func Refusal(msg string) (cause string, admission, ok bool) {
 // the error) or RefusedBackoff.
 const Recheck = 100 * time.Millisecond
 
+// Window is when a slot's Job may start: from Due (an At's time, a ScheduledJob's slot plus its
+// jitter) until End (the deadline or the next slot; zero: none). An At is a one-slot schedule.
+type Window struct{ Due, End time.Time }
+
+// Retry is when to create the Job of a slot in w again after admission refused it at refusedAt,
+// and whether that is still within w; past it the refusal is the slot's result. The one answer of
+// At and ScheduledJob to RefusedAtAdmission.
+func (w Window) Retry(refusedAt time.Time) (time.Time, bool) {
+	at := refusedAt.Add(RefusedBackoff(refusedAt.Sub(w.Due)))
+	return at, w.End.IsZero() || at.Before(w.End)
+}
+
 // RefusedBackoff is the wait before creating a Job refused at admission again: a quarter of how
 // late the run is, at least a second and at most five minutes. Read from the time alone, it needs
 // no count of attempts (state a restart would lose) and still grows geometrically (each attempt

@@ -102,3 +102,24 @@ func TestRefusalReadsTheCauseAndWhetherAdmissionRefused(t *testing.T) {
 		}
 	}
 }
+
+func TestWindowRetryStaysWithinTheSlotsWindow(t *testing.T) {
+	due := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name      string
+		w         Window
+		refusedAt time.Time
+		want      time.Time
+		ok        bool
+	}{
+		{"at once: a second later", Window{Due: due, End: due.Add(time.Minute)}, due, due.Add(time.Second), true},
+		{"a quarter of how late", Window{Due: due, End: due.Add(time.Minute)}, due.Add(20 * time.Second), due.Add(25 * time.Second), true},
+		{"past the end: the refusal is the result", Window{Due: due, End: due.Add(time.Minute)}, due.Add(50 * time.Second), due.Add(62500 * time.Millisecond), false},
+		{"no end (an At without a deadline)", Window{Due: due}, due.Add(time.Hour), due.Add(time.Hour + 5*time.Minute), true},
+	} {
+		got, ok := tc.w.Retry(tc.refusedAt)
+		if !got.Equal(tc.want) || ok != tc.ok {
+			t.Errorf("%s: Retry = %v, %v; want %v, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+}

@@ -894,9 +894,11 @@ func refusalRetry(sj *v1alpha1.ScheduledJob, sched schedule.Union, slot time.Tim
 			end = e
 		}
 	}
+	if end.IsZero() {
+		return time.Time{}, false // the last slot of a schedule that ends: no window to stay within
+	}
 	offset := slots.JitterOffset(sj)
-	at := refusedAt.Add(jobs.RefusedBackoff(refusedAt.Sub(slot.Add(offset))))
-	return at, !end.IsZero() && at.Before(end.Add(offset))
+	return jobs.Window{Due: slot.Add(offset), End: end.Add(offset)}.Retry(refusedAt)
 }
 
 // passedOver returns the first slot after earliest (and after the last reported skip) that comes
