@@ -7,7 +7,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +22,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 	"github.com/platform-operators/platform-operators/controller/schedule"
+	"github.com/platform-operators/platform-operators/controller/statuswrite"
 )
 
 // Name is the controller's name in --controllers.
@@ -158,16 +158,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	before := at.DeepCopy()
 	at.Status = d.status
-	// Never write when nothing changed (a Job's pod moving changes no At status).
-	if !equality.Semantic.DeepEqual(before.Status, at.Status) {
-		// Optimistic lock: a pass that read a stale At must not overwrite a newer status (and
-		// announce its Events twice); the newer version's watch event starts the next pass.
-		if err := r.Client.Status().Patch(ctx, &at, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-			if apierrors.IsConflict(err) {
-				return ctrl.Result{RequeueAfter: jobs.Recheck}, nil
-			}
-			return ctrl.Result{}, client.IgnoreNotFound(err)
-		}
+	// Never written when nothing changed (a Job's pod moving changes no At status).
+	switch answer, err := statuswrite.Patch(ctx, r.Client, &at, before, atStatus); {
+	case err != nil:
+		return ctrl.Result{}, err
+	case answer == statuswrite.Stale:
+		return ctrl.Result{RequeueAfter: jobs.Recheck}, nil
+	case answer == statuswrite.Gone:
+		return ctrl.Result{}, nil
 	}
 	r.Objects.observe(&at)
 	// Events only after the status that explains them is written.
@@ -179,6 +177,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	return ctrl.Result{RequeueAfter: d.requeue}, nil
 }
+
+func atStatus(at *v1alpha1.At) v1alpha1.AtStatus { return at.Status }
 
 // CommandUser is the user and group ID a command runs as (not root: Pod Security "restricted").
 const CommandUser int64 = 65532

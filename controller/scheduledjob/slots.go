@@ -78,7 +78,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -89,6 +88,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/statuswrite"
 )
 
 // claimRecorded reports whether the written status st records the claim of Job j: its slot is
@@ -251,21 +251,19 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 		r.writes().Wait(ctx, maxWriteHold)
 	}
 	if statusChanged {
+		// The optimistic lock: a pass that read the ScheduledJob from a cache not yet showing
+		// this controller's last status write would record (and announce) the same slot again.
+		// Its write conflicts instead, its Events and prunes are dropped, and the next pass (the
+		// newer version's watch event starts it) sees the new status.
 		before := sj.DeepCopy()
 		sj.Status = *st
-		// Optimistic lock: a pass that read the ScheduledJob from a cache not yet showing this
-		// controller's last status write would record (and announce) the same slot again. Its
-		// write conflicts instead, its Events and prunes are dropped, and the next pass sees
-		// the new status.
-		if err := r.Client.Status().Patch(ctx, sj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-			if apierrors.IsNotFound(err) {
-				return ctrl.Result{}, nil
-			}
-			if apierrors.IsConflict(err) {
-				// Normal: the watch event of the newer version starts the next pass.
-				return ctrl.Result{RequeueAfter: jobs.Recheck}, nil
-			}
+		switch answer, err := statuswrite.Patch(ctx, r.Client, sj, before, sjStatus); {
+		case err != nil:
 			return ctrl.Result{}, err
+		case answer == statuswrite.Gone:
+			return ctrl.Result{}, nil
+		case answer == statuswrite.Stale:
+			return ctrl.Result{RequeueAfter: jobs.Recheck}, nil
 		}
 		r.confirmed.wrote(sj) // the Patch left the new resourceVersion in sj
 	}
@@ -314,6 +312,8 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 	}
 	return res, nil
 }
+
+func sjStatus(sj *v1alpha1.ScheduledJob) v1alpha1.ScheduledJobStatus { return sj.Status }
 
 // createResult is the API server's answer to one create of the plan: the Job created or adopted
 // (got), or none, with the Event that says so (SuccessfulCreate, JobRejected, JobNameTaken; none

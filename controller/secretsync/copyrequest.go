@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,6 +31,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
 	"github.com/platform-operators/platform-operators/controller/propagation"
+	"github.com/platform-operators/platform-operators/controller/statuswrite"
 )
 
 // +kubebuilder:rbac:groups=ops.platform-operators.io,resources=copyrequests,verbs=get;list;watch
@@ -402,19 +402,22 @@ func (r *RequestReconciler) rejectedRecheck() time.Duration {
 	return DefaultRejectedRecheck
 }
 
+func requestStatusOf(cr *v1alpha1.CopyRequest) v1alpha1.CopyRequestStatus { return cr.Status }
+
 // writeRequestStatus records the outcome in status (only when it changed) and tells the tenant
 // about a new refusal with a Warning Event, after the status that explains it.
 func (r *RequestReconciler) writeRequestStatus(ctx context.Context, cr *v1alpha1.CopyRequest, out requestOutcome) (ctrl.Result, error) {
 	st, warning, requeueAfter := requestStatus(cr, out, r.now())
-	if !equality.Semantic.DeepEqual(st, &cr.Status) {
-		patch := client.MergeFrom(cr.DeepCopy())
-		cr.Status = *st
-		if err := r.Client.Status().Patch(ctx, cr, patch); err != nil && !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, err
-		}
-		if warning != nil {
-			r.Recorder.Eventf(cr, nil, corev1.EventTypeWarning, warning.Reason, "Copy", "%s", warning.Message)
-		}
+	before := cr.DeepCopy()
+	cr.Status = *st
+	switch answer, err := statuswrite.Patch(ctx, r.Client, cr, before, requestStatusOf); {
+	case err != nil:
+		return ctrl.Result{}, err
+	case answer == statuswrite.Stale:
+		// A newer CopyRequest exists: its watch event brings the pass that decides again.
+		return requeue(minRequeue), nil
+	case answer == statuswrite.Written && warning != nil:
+		r.Recorder.Eventf(cr, nil, corev1.EventTypeWarning, warning.Reason, "Copy", "%s", warning.Message)
 	}
 	if out.err != nil {
 		return ctrl.Result{}, out.err

@@ -11,17 +11,16 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
 	"github.com/platform-operators/platform-operators/controller/propagation"
+	"github.com/platform-operators/platform-operators/controller/statuswrite"
 )
 
 // readyCondition decides the Ready condition from what the reconcile saw and did. Reasons are
@@ -133,11 +132,11 @@ func (r *Reconciler) writeStatus(ctx context.Context, ss *v1alpha1.SecretSync, o
 		// An update (not a merge patch) so zero counts are stored too and `kubectl get` shows
 		// "0 conflicts" rather than a blank; a conflict with a concurrent write retries.
 		ss.Status = *st
-		if err := r.Client.Status().Update(ctx, ss); err != nil {
-			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-				return requeue(r.stale.next(wholePass(ss.Name), r.RetryBase, r.RetryCap)), nil
-			}
+		switch answer, err := statuswrite.Update(ctx, r.Client, ss, true); {
+		case err != nil:
 			return ctrl.Result{}, err
+		case answer != statuswrite.Written:
+			return requeue(r.stale.next(wholePass(ss.Name), r.RetryBase, r.RetryCap)), nil
 		}
 		// As the API server answered (times in whole seconds), so that it compares equal later.
 		r.lastStatus.Store(ss.Name, ss.Status.DeepCopy())
@@ -209,10 +208,10 @@ func (r *Reconciler) settleCopyPass(ctx context.Context, ss *v1alpha1.SecretSync
 	if res.writes() == 0 {
 		return
 	}
-	patch := client.MergeFrom(ss.DeepCopy())
+	before := ss.DeepCopy()
 	t := metav1.NewTime(r.now())
 	ss.Status.LastSyncTime = &t
-	if err := r.Client.Status().Patch(ctx, ss, patch); err != nil {
+	if answer, err := statuswrite.Patch(ctx, r.Client, ss, before, secretSyncStatusOf); err != nil || answer != statuswrite.Written {
 		// The whole pass writes the status instead.
 		r.wakeWholePass(ctx, ss.Name)
 		return
@@ -220,6 +219,8 @@ func (r *Reconciler) settleCopyPass(ctx context.Context, ss *v1alpha1.SecretSync
 	r.lastStatus.Store(ss.Name, ss.Status.DeepCopy())
 	r.emitEvents(ss, prev, &ss.Status, res)
 }
+
+func secretSyncStatusOf(ss *v1alpha1.SecretSync) v1alpha1.SecretSyncStatus { return ss.Status }
 
 // wakeWholePass queues the SecretSync's whole pass (see wholePassEvents).
 func (r *Reconciler) wakeWholePass(ctx context.Context, name string) {
@@ -261,16 +262,13 @@ func (r *Reconciler) writeReadFailure(ctx context.Context, ss *v1alpha1.SecretSy
 		Type: copyplan.ConditionReady, Status: metav1.ConditionFalse, ObservedGeneration: ss.Generation,
 		Reason: copyplan.ReasonReadFailed, Message: fmt.Sprintf("the pass could not read what it needs, so nothing was written; retried with backoff: %s", msg),
 	})
-	if !equality.Semantic.DeepEqual(prev, st) {
-		ss.Status = *st
-		err := r.Client.Status().Update(ctx, ss)
-		switch {
-		case err == nil:
-			r.lastStatus.Store(ss.Name, ss.Status.DeepCopy())
-			r.emitEvents(ss, prev, st, result{})
-		case !apierrors.IsConflict(err) && !apierrors.IsNotFound(err):
-			return ctrl.Result{}, errors.Join(readErr, err)
-		}
+	ss.Status = *st
+	switch answer, err := statuswrite.Update(ctx, r.Client, ss, !equality.Semantic.DeepEqual(prev, st)); {
+	case err != nil:
+		return ctrl.Result{}, errors.Join(readErr, err)
+	case answer == statuswrite.Written:
+		r.lastStatus.Store(ss.Name, ss.Status.DeepCopy())
+		r.emitEvents(ss, prev, st, result{})
 	}
 	return ctrl.Result{}, readErr
 }
