@@ -317,11 +317,12 @@ func recordBackfill(sj *v1alpha1.ScheduledJob, p *plan, res createResult) {
 
 // backfillRecorded reports whether the written status no longer needs backfill Job j as the
 // trace of its slot: j is not at or after the cursor of the backfill running for the value
-// still asked for. Before the cursor has passed it, j is the only proof the slot ran.
+// still asked for, or status.backfilled lists its slot (Replace records it so before it replaces
+// the Job). Before either, j is the only proof the slot ran.
 func backfillRecorded(sj *v1alpha1.ScheduledJob, slot time.Time) bool {
 	bf := sj.Status.Backfill
 	return bf == nil || bf.Phase != v1alpha1.BackfillRunning || bf.Request != sj.Annotations[keys.AnnotationBackfill] ||
-		bf.NextSlot == nil || slot.Before(bf.NextSlot.Time)
+		bf.NextSlot == nil || slot.Before(bf.NextSlot.Time) || inRanges(sj.Status.Backfilled, slot) != nil
 }
 
 // backfillSlotOf returns the slot whose backfill Job j is (named by jobname.Backfill).

@@ -185,6 +185,7 @@ func TestABackfillJobCreatedBeforeACrashIsNotCreatedAgain(t *testing.T) {
 	p := pass(sj, nil, bfNow)
 	before := p.status.DeepCopy()
 	before.Backfill.Done, before.Backfill.Created, before.Backfill.NextSlot, before.Backfill.LastCreateTime = 0, 0, &metav1.Time{Time: bfFirst}, nil
+	before.Backfilled = sj.Status.Backfilled
 	sj.Status = *before // the status write that would record the first slot was lost
 	first := backfillJob(sj, bfFirst, bfNow, false)
 	p = pass(sj, []*batchv1.Job{first}, bfNow.Add(time.Second))

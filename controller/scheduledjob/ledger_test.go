@@ -203,6 +203,29 @@ func TestTheLedgerAtTheSeams(t *testing.T) {
 			t.Errorf("replace %v, creates %v: want the recorded Job replaced by the slot's", names(p.replace), createdNames(p))
 		}
 	})
+	t.Run("Replace records an active backfill Job beyond the cursor, then replaces it", func(t *testing.T) {
+		// Model seed 33: a backfill Job its cursor had not reached (a pass died before moving
+		// it) is active; the backfill waits for the active Jobs and Replace waited for the Job's
+		// record: a pass a second, the due slot never decided.
+		sj := newSJ(spec("* * * * *"), policy(v1alpha1.ReplaceConcurrent), lastSchedule(minutes(topOfTheHour, -1)), created(minutes(thePriorHour, -30)))
+		sj.Status = decide(sj, nil, minutes(topOfTheHour, -1), noneDeleted, 0).status // the observed schedule
+		setAnnotation(sj, keys.AnnotationBackfill, "r")
+		sj.Status.Backfill = &v1alpha1.BackfillStatus{Request: "r", Phase: v1alpha1.BackfillRunning, Schedule: scheduleKey(sj.Status.ObservedSchedule),
+			From: ptr.To(metav1.NewTime(minutes(thePriorHour, 10))), To: ptr.To(metav1.NewTime(minutes(thePriorHour, 20))),
+			StartTime: ptr.To(metav1.NewTime(minutes(thePriorHour, 40))), NextSlot: ptr.To(metav1.NewTime(minutes(thePriorHour, 10))), Slots: 10}
+		sj.Status.NotRun = []v1alpha1.SlotRange{slotRange(minutes(thePriorHour, 10), minutes(thePriorHour, 20), ReasonMissedSlots)}
+		active := newJob(sj, jobname.Backfill(sj, minutes(thePriorHour, 15)), minutes(thePriorHour, 15), time.UTC, "")
+		active.UID = "backfill-15"
+		p := decide(sj, []*batchv1.Job{active}, topOfTheHour.Add(time.Second), noneDeleted, 0)
+		if len(p.replace) != 0 || len(p.creates) != 0 || inRanges(p.status.Backfilled, minutes(thePriorHour, 15)) == nil {
+			t.Fatalf("replace %v, creates %v, backfilled %+v: want the backfill slot recorded first", names(p.replace), createdNames(p), p.status.Backfilled)
+		}
+		sj.Status = p.status
+		p = decide(sj, []*batchv1.Job{active}, topOfTheHour.Add(2*time.Second), noneDeleted, 0)
+		if len(p.replace) != 1 || !slices.Equal(createdNames(p), []string{jobname.Slot(sj, topOfTheHour)}) {
+			t.Errorf("replace %v, creates %v: want the backfill Job replaced by the slot's", names(p.replace), createdNames(p))
+		}
+	})
 	t.Run("Forbid: a run-now token waits for the due slot's Job, then is refused by it", func(t *testing.T) {
 		sj := newSJ(policy(v1alpha1.ForbidConcurrent), lastSchedule(thePriorHour), runNow("t"))
 		p := decide(sj, nil, justAfterTheHour, noneDeleted, 0)

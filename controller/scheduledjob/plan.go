@@ -692,6 +692,11 @@ func admit(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *plan) admissio
 	var replace []*batchv1.Job
 	for _, j := range active {
 		if !claimRecordedOf(sj, j) {
+			if slot, ok := backfillSlotOf(sj, j); ok {
+				// Its backfill's cursor may not reach it while the backfill waits for the
+				// active Jobs: the ledger records the slot now (status.backfilled).
+				recordBackfilled(&p.status, p.sched, slot)
+			}
 			return admission{wait: "the active Job " + j.Name + " is recorded before it is replaced"}
 		}
 		replace = append(replace, j)
