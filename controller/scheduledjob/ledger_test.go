@@ -369,6 +369,9 @@ func TestTheLedgerAtTheSeams(t *testing.T) {
 		if len(q.status.Runs) != 1 || q.status.Runs[0].JobName != job.Name {
 			t.Errorf("runs %+v: want only the Job's run", q.status.Runs)
 		}
+		if c := meta.FindStatusCondition(q.status.Conditions, ConditionReady); c == nil || c.Reason != ReasonScheduled {
+			t.Errorf("Ready %+v: want Scheduled once the refused slot's Job exists, whichever pass records it", c)
+		}
 
 		// A refusal as invalid is final; so is one whose slot can no longer start.
 		sj = newSJ(spec("* * * * *"), lastSchedule(topOfTheHour), created(thePriorHour))

@@ -201,7 +201,7 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 		return p
 	}
 	p.scheduled = "Next run at " + formatNext(p.status.NextScheduleTime, sched)
-	if !jobRejected(sj) {
+	if !jobRejected(sj) || refusalRan(sj, children) {
 		setReady(sj, &p.status, metav1.ConditionTrue, ReasonScheduled, p.scheduled)
 	}
 	runDueSlot(sj, children, due, &p)
@@ -918,6 +918,25 @@ func passedOver(sched schedule.Union, earliest time.Time, lastSkipped *metav1.Ti
 		return nil
 	}
 	return &first
+}
+
+// refusalRan reports whether a slot's Job exists at or after the newest slot the ledger lists
+// as refused (none listed: any slot's Job): the refusal Ready names is no longer the latest
+// slot's, whichever pass recorded the Job (chaos, apiserver-restart: a retried slot whose record
+// a later pass wrote kept Ready JobRejected until the next slot's create).
+func refusalRan(sj *v1alpha1.ScheduledJob, children []*batchv1.Job) bool {
+	var refused time.Time
+	for _, r := range sj.Status.NotRun {
+		if r.Reason == ReasonJobRejected && r.Last.After(refused) {
+			refused = r.Last.Time
+		}
+	}
+	for _, j := range children {
+		if slot, ok := slotOf(sj, j); ok && !slot.Before(refused) {
+			return true
+		}
+	}
+	return false
 }
 
 // jobRejected reports whether Ready says the API server refused a Job built from the current
