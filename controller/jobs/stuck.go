@@ -14,7 +14,8 @@ const DefaultPodsStuckAfter = 2 * time.Minute
 
 // PodsNotCreated reports whether j has had no pod for at least after (stuck), or else how long
 // until it would count (wait, 0 when it never can: a pod exists or existed, the Job finished, is
-// suspended or is managed by another controller (spec.managedBy: the built-in Job controller
+// suspended, asks for no pod (spec.parallelism 0: the Job controller creates none until it is
+// raised) or is managed by another controller (spec.managedBy: the built-in Job controller
 // creates no pod for it, by design), or after <= 0, which turns the check off).
 //
 // It is the shape the Job controller leaves a Job in when admission refuses every pod create
@@ -25,7 +26,7 @@ const DefaultPodsStuckAfter = 2 * time.Minute
 // status.startTime (reset by the Job controller when a suspended Job resumes), or from creation
 // when the Job controller has not synced the Job at all.
 func PodsNotCreated(j *batchv1.Job, now time.Time, after time.Duration) (stuck bool, wait time.Duration) {
-	if after <= 0 || ptr.Deref(j.Spec.Suspend, false) || j.DeletionTimestamp != nil {
+	if after <= 0 || ptr.Deref(j.Spec.Suspend, false) || j.DeletionTimestamp != nil || ptr.Deref(j.Spec.Parallelism, 1) == 0 {
 		return false, 0
 	}
 	if _, elsewhere := ManagedElsewhere(j); elsewhere {

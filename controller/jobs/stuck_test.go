@@ -62,6 +62,10 @@ func TestPodsNotCreated(t *testing.T) {
 		{name: "a suspended Job (a queue holds it) is not stuck", job: refusedJob(start, func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true) }),
 			now: start.Add(time.Hour), after: after},
 		{name: "a Job the Job controller reports suspended is not stuck", job: refusedJob(start, cond(batchv1.JobSuspended)), now: start.Add(time.Hour), after: after},
+		{name: "a Job with parallelism 0 asks for no pod and is not stuck", job: refusedJob(start, func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](0) }),
+			now: start.Add(time.Hour), after: after},
+		{name: "a Job with parallelism 1 is checked as any Job", job: refusedJob(start, func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](1) }),
+			now: start.Add(after), after: after, stuck: true},
 		{name: "a Job another controller manages (spec.managedBy) gets no pod from the Job controller and is not stuck", job: refusedJob(start, func(j *batchv1.Job) {
 			j.Spec.ManagedBy = ptr.To("kueue.x-k8s.io/multikueue")
 		}), now: start.Add(time.Hour), after: after},
