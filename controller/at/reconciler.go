@@ -93,6 +93,8 @@ type Reconciler struct {
 
 	// gone are the At Jobs seen deleted after they finished (a short ttlSecondsAfterFinished).
 	gone *jobs.Gone
+	// confirmed are the Ats this process has read as the API server has them.
+	confirmed jobs.Confirmations
 }
 
 // WatchedObjects lists the kinds SetupWithManager watches through the manager's cache, so the
@@ -115,11 +117,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, &at); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Objects.forget(req.NamespacedName) // deleted: its series end
+			r.confirmed.Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if at.DeletionTimestamp != nil {
 		r.Objects.forget(req.NamespacedName)
+		r.confirmed.Forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	now := r.Clock.Now()
@@ -130,20 +134,26 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	d := decide(&at, job, now, r.PodsStuckAfter)
 	if d.create {
 		// At most once: the status read from the cache may predate another process's write of
-		// the Job's name (and the Job may be gone since, by a TTL): check it against the API
-		// server before the create.
-		live, err := r.current(ctx, &at)
+		// the Job's name (and the Job may be gone since, by a TTL): the version must be one the
+		// API server has (jobs.Confirmations) before the create.
+		current, err := r.confirmed.Current(ctx, r.APIReader, &at, &v1alpha1.At{})
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		if live == nil {
+		if !current {
 			return ctrl.Result{RequeueAfter: jobs.Recheck}, nil
 		}
 		if jobs.TemplateDropped(&at) {
-			// The cache keeps a large command or template as its digest (bounded.go); the
-			// object just read is the same version, whole.
-			at.Spec.Command, at.Spec.JobTemplate = live.Spec.Command, live.Spec.JobTemplate
-			jobs.TemplateRestored(&at)
+			// The cache keeps a large command or template as its digest (bounded.go).
+			ok, err := jobs.WithTemplate(ctx, r.APIReader, &at, &v1alpha1.At{}, func(live *v1alpha1.At) {
+				at.Spec.Command, at.Spec.JobTemplate = live.Spec.Command, live.Spec.JobTemplate
+			})
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			if !ok {
+				return ctrl.Result{RequeueAfter: jobs.Recheck}, nil
+			}
 		}
 		created, answer, msg, err := jobs.Create(ctx, r.Client, r.APIReader, &at, "At", NewJob(&at, r.JobImage))
 		if err != nil {
@@ -166,6 +176,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: jobs.Recheck}, nil
 	case answer == statuswrite.Gone:
 		return ctrl.Result{}, nil
+	case answer == statuswrite.Written:
+		r.confirmed.Wrote(&at) // the Patch left the new resourceVersion in at
 	}
 	r.Objects.observe(&at)
 	// Events only after the status that explains them is written.
@@ -182,18 +194,6 @@ func atStatus(at *v1alpha1.At) v1alpha1.AtStatus { return at.Status }
 
 // CommandUser is the user and group ID a command runs as (not root: Pod Security "restricted").
 const CommandUser int64 = 65532
-
-// current returns the API server's At when it is the cached at's version, else nil.
-func (r *Reconciler) current(ctx context.Context, at *v1alpha1.At) (*v1alpha1.At, error) {
-	var live v1alpha1.At
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(at), &live); err != nil {
-		return nil, client.IgnoreNotFound(err)
-	}
-	if live.ResourceVersion != at.ResourceVersion {
-		return nil, nil
-	}
-	return &live, nil
-}
 
 // findJob returns the At's Job: from the cache through the controller-UID index, or, when the
 // status names a Job the cache has not seen yet, from the API server.

@@ -258,7 +258,7 @@ func TestABackfillRunsEachSlotOnceWhateverWriteTheProcessDiesAfter(t *testing.T)
 				f.finishActive(t, sj)
 				f.clock.Step(BackfillInterval)
 			}
-			f.rec.confirmed = confirmations{} // a new process has confirmed nothing
+			f.rec.confirmed = jobs.Confirmations{} // a new process has confirmed nothing
 			next := &process{writesBeforeDeath: -1, created: created}
 			// Suspended meanwhile: the passes that move no cursor must not prune the Job the
 			// cursor stands on (its Job is then the only trace that its slot ran).

@@ -1,10 +1,7 @@
 package scheduledjob
 
 import (
-	"context"
-
 	batchv1 "k8s.io/api/batch/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/cachebounds"
@@ -24,7 +21,7 @@ func CacheKind() cachebounds.Kind {
 // bounded is the ScheduledJob cache's transform. A tenant may write a jobTemplate of nearly the
 // API server's 1.5 MiB limit, and 100 of them took the manager to its memory limit: the cache
 // keeps what decide reads (the schedule fields, the limits, the status, our annotations) and a
-// template over jobs.MaxCachedTemplate only as its digest; withTemplate reads the whole
+// template over jobs.MaxCachedTemplate only as its digest; jobs.WithTemplate reads the whole
 // object from the API for the pass that creates a Job. It is idempotent.
 func bounded(obj any) (any, error) {
 	sj, ok := obj.(*v1alpha1.ScheduledJob)
@@ -37,21 +34,4 @@ func bounded(obj any) (any, error) {
 		out.Spec.JobTemplate = batchv1.JobTemplateSpec{}
 	}
 	return out, err
-}
-
-// withTemplate puts into sj, read from the cache with its template dropped, the template of the
-// API server's object: the one extra GET of a pass that creates a Job. It reports false when the
-// API server's object is not the cached one's generation (or not there): the spec changed since,
-// and the watch event of the newer version starts a pass that decides on it.
-func withTemplate(ctx context.Context, api client.Reader, sj *v1alpha1.ScheduledJob) (bool, error) {
-	var live v1alpha1.ScheduledJob
-	if err := api.Get(ctx, client.ObjectKeyFromObject(sj), &live); err != nil {
-		return false, client.IgnoreNotFound(err)
-	}
-	if live.UID != sj.UID || live.Generation != sj.Generation {
-		return false, nil
-	}
-	sj.Spec.JobTemplate = live.Spec.JobTemplate
-	jobs.TemplateRestored(sj)
-	return true, nil
 }

@@ -96,12 +96,14 @@ func TestWithTemplate(t *testing.T) {
 			if c.uid != "u" {
 				cached.UID = "other"
 			}
-			ok, err := withTemplate(context.Background(), api, cached)
+			ok, err := jobs.WithTemplate(context.Background(), api, cached, &v1alpha1.ScheduledJob{}, func(live *v1alpha1.ScheduledJob) {
+				cached.Spec.JobTemplate = live.Spec.JobTemplate
+			})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if ok != c.want {
-				t.Fatalf("withTemplate: %v, want %v", ok, c.want)
+				t.Fatalf("jobs.WithTemplate: %v, want %v", ok, c.want)
 			}
 			if ok && (jobs.TemplateDropped(cached) || len(cached.Spec.JobTemplate.Spec.Template.Spec.Containers) != 1) {
 				t.Errorf("template not restored: %+v", cached.Spec.JobTemplate)

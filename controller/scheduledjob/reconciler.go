@@ -109,8 +109,9 @@ type Reconciler struct {
 	ownWrites writegate.Gate
 	// deleted are the active Jobs this process replaced (slots.go, step 4).
 	deleted deletions
-	// confirmed are the ScheduledJobs this process has read as the API server has them.
-	confirmed confirmations
+	// confirmed are the ScheduledJobs this process has read as the API server has them (slots.go,
+	// step 3).
+	confirmed jobs.Confirmations
 	// fair orders the passes due at a shared slot round-robin over namespaces.
 	fair fairShare
 	// gone are the ScheduledJob Jobs seen deleted after they finished (a short
@@ -150,7 +151,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, &sj); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Objects.forget(req.NamespacedName) // deleted: its series end
-			r.confirmed.forget(req.NamespacedName)
+			r.confirmed.Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -175,7 +176,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	if len(p.creates) > 0 {
-		current, err := r.confirmed.current(ctx, r.APIReader, &sj)
+		current, err := r.confirmed.Current(ctx, r.APIReader, &sj, &v1alpha1.ScheduledJob{})
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -188,7 +189,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			// The cache keeps a large template as its digest (bounded.go): read it for the
 			// Jobs, and decide again on the same inputs and time, which gives the same plan
 			// with whole Jobs.
-			ok, err := withTemplate(ctx, r.APIReader, &sj)
+			ok, err := jobs.WithTemplate(ctx, r.APIReader, &sj, &v1alpha1.ScheduledJob{}, func(live *v1alpha1.ScheduledJob) {
+				sj.Spec.JobTemplate = live.Spec.JobTemplate
+			})
 			if err != nil {
 				return ctrl.Result{}, err
 			}
@@ -201,7 +204,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// Confirm ahead of the slot, once per object and process: left to the pass at the slot,
 		// the read adds one GET per ScheduledJob to the first busy slot after a start (or after
 		// thousands were created). A failed or lagging read is tried again at the slot.
-		if _, err := r.confirmed.current(ctx, r.APIReader, &sj); err != nil {
+		if _, err := r.confirmed.Current(ctx, r.APIReader, &sj, &v1alpha1.ScheduledJob{}); err != nil {
 			log.V(1).Info("Reading the ScheduledJob ahead of its slot failed; the slot's pass reads it", "error", err.Error())
 		}
 	}

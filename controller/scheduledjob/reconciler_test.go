@@ -148,8 +148,12 @@ func TestScheduledJob(t *testing.T) {
 		}
 		// The pass before the slot already read the ScheduledJob from the API server, so the
 		// slot's pass does not.
-		if _, ok := f.rec.confirmed.versions.Load(client.ObjectKeyFromObject(sj)); !ok {
-			t.Errorf("not confirmed by the pass before its first slot")
+		var now v1alpha1.ScheduledJob
+		if err := c.Get(ctx, client.ObjectKeyFromObject(sj), &now); err != nil {
+			t.Fatal(err)
+		}
+		if !f.rec.confirmed.Confirmed(&now) {
+			t.Errorf("the version the pass before its first slot left (%s) is not confirmed", now.ResourceVersion)
 		}
 		slot := f.nextMinute()
 		f.drainEvents()

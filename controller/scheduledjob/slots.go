@@ -83,7 +83,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
@@ -152,45 +151,6 @@ func (d *deletions) has(uid types.UID) bool {
 	_, ok := d.uids[uid]
 	return ok
 }
-
-// confirmations remembers, per ScheduledJob (by name: a resourceVersion is never reused, so a
-// recreated object does not match its predecessor's; deleted ones are forgotten), the resourceVersion this process last saw
-// the API server have: read around the cache, or returned by its own status write (slots.go,
-// step 3).
-type confirmations struct {
-	// store: one entry per ScheduledJob (its key and a resourceVersion, about 300 bytes),
-	// dropped when it is deleted; paid by the tenants who create ScheduledJobs.
-	versions sync.Map
-}
-
-// current reports whether the cached sj is the version the API server has. A cached version this
-// process confirmed or wrote itself needs no read: after the first confirmation the cache keeps
-// up, so a slot's pass costs no GET. Any other version is read once around the cache: the cache
-// may not yet show this process's own last status write (a slot recorded as skipped, then a pass
-// woken by the active Job's end reading the status from before: under Forbid it ran the slot it
-// had reported skipped; `make chaos`, leader-frozen), or another process's record.
-func (c *confirmations) current(ctx context.Context, api client.Reader, sj *v1alpha1.ScheduledJob) (bool, error) {
-	if v, ok := c.versions.Load(client.ObjectKeyFromObject(sj)); ok && v == sj.ResourceVersion {
-		return true, nil
-	}
-	var live v1alpha1.ScheduledJob
-	if err := api.Get(ctx, client.ObjectKeyFromObject(sj), &live); err != nil {
-		return false, client.IgnoreNotFound(err)
-	}
-	if live.ResourceVersion != sj.ResourceVersion {
-		return false, nil
-	}
-	c.versions.Store(client.ObjectKeyFromObject(sj), sj.ResourceVersion)
-	return true, nil
-}
-
-// wrote records the version this process's own write left: the cache is current once it shows it.
-func (c *confirmations) wrote(sj *v1alpha1.ScheduledJob) {
-	c.versions.Store(client.ObjectKeyFromObject(sj), sj.ResourceVersion)
-}
-
-// forget drops a deleted ScheduledJob.
-func (c *confirmations) forget(key client.ObjectKey) { c.versions.Delete(key) }
 
 // carryOut applies plan p to sj in the protocol's order: replace, create (the claim), status
 // write (the record, with an optimistic lock), prune, then Events and metrics, which say only
@@ -265,7 +225,7 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 		case answer == statuswrite.Stale:
 			return ctrl.Result{RequeueAfter: jobs.Recheck}, nil
 		}
-		r.confirmed.wrote(sj) // the Patch left the new resourceVersion in sj
+		r.confirmed.Wrote(sj) // the Patch left the new resourceVersion in sj
 	}
 	r.Objects.observe(sj, st, p.interval)
 	// Step 3, after the write: p.prune holds only Jobs the status read at the start of the
