@@ -247,8 +247,12 @@ func startBurner(node *testbed.CPUCgroup, milli int64, n int) (*burner, error) {
 	return b, nil
 }
 
-// stop kills the burner's processes (by pid, each started here) and removes its cgroup.
+// stop kills the burner's processes (by pid, each started here) and removes its cgroup; again,
+// it does nothing.
 func (b *burner) stop() {
+	if b == nil || b.cg == nil {
+		return
+	}
 	for _, p := range b.procs {
 		_ = p.Process.Kill()
 		_ = p.Wait()
@@ -257,6 +261,7 @@ func (b *burner) stop() {
 	if err := b.cg.Remove(10 * time.Second); err != nil {
 		logf("busy: %v", err)
 	}
+	b.cg = nil
 }
 
 func runBusy(ctx context.Context, e *env, o busyOptions) (*busyResult, error) {
@@ -363,9 +368,7 @@ func runBusy(ctx context.Context, e *env, o busyOptions) (*busyResult, error) {
 				}
 			}
 			err := func() error {
-				if b != nil {
-					defer b.stop()
-				}
+				defer b.stop()
 				time.Sleep(3 * time.Second) // the weights and the burner in effect
 				sup.mu.Lock()
 				cell.gomaxprocs = managerGOMAXPROCS(ctx, e)
@@ -422,7 +425,9 @@ func runBusy(ctx context.Context, e *env, o busyOptions) (*busyResult, error) {
 				if o.together {
 					stopDuring = fanOutsDuring(ctx, e, dyn, copies, o.namespaces, label, fmt.Sprintf("t%d%s", milli, mode))
 				}
-				runs, outcomes, err := busySlots(ctx, e, dyn, jobs, o, label, func() { cell.during = stopDuring() })
+				// Once the slots are measured the burner stops too: the clean-up (a DeleteCollection of
+				// the ScheduledJobs and their Jobs) timed out over and over on the starved API server.
+				runs, outcomes, err := busySlots(ctx, e, dyn, jobs, o, label, func() { cell.during = stopDuring(); b.stop() })
 				cell.outcomes = outcomes
 				for _, r := range runs {
 					cell.slotRuns = append(cell.slotRuns, r)
