@@ -313,7 +313,7 @@ func writeSteadyReport(path string, r *steadyResult, cmd string) error {
 		"counts with its resource, except `serviceaccounts/token`): quiet %v, restart %v.\n\n", r.quiet, r.resync)
 	fmt.Fprintf(&b, "Every write to secrets, serviceaccounts and secretsyncs in the windows counts against the target, whoever "+
 		"made it, and so does the manager's own counter, `platform_operators_secretsync_writes_total` (op `serviceaccount` counts "+
-		"imagePullSecrets patches). Before the fix of the shared copy name, the second SecretSync removed the entry the first "+
-		"added, and the `default` ServiceAccount was patched thousands of times in 30 s.\n\n")
+		"imagePullSecrets patches). Two SecretSyncs that share a copy name must leave each other's imagePullSecrets "+
+		"entry alone: one that removed the other's would patch the `default` ServiceAccount over and over.\n\n")
 	return replaceSection(path, "secretsync-steady", b.String())
 }
