@@ -18,6 +18,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 )
 
 // The backfill's envtest ScheduledJobs run daily at 03:30 UTC, and the ranges they backfill are
@@ -124,8 +125,8 @@ func TestBackfill(t *testing.T) {
 				t.Errorf("%s: %s = %q, want %q", j.Name, batchv1.CronJobScheduledTimestampAnnotation, got, want)
 			}
 			env := j.Spec.Template.Spec.Containers[0].Env
-			if len(env) != 1 || env[0].Name != jobs.ScheduledTimeEnv || env[0].ValueFrom == nil || !strings.Contains(env[0].ValueFrom.FieldRef.FieldPath, batchv1.CronJobScheduledTimestampAnnotation) {
-				t.Errorf("%s: env %+v, want %s from the scheduled-timestamp annotation", j.Name, env, jobs.ScheduledTimeEnv)
+			if len(env) != 1 || env[0].Name != jobstate.ScheduledTimeEnv || env[0].ValueFrom == nil || !strings.Contains(env[0].ValueFrom.FieldRef.FieldPath, batchv1.CronJobScheduledTimestampAnnotation) {
+				t.Errorf("%s: env %+v, want %s from the scheduled-timestamp annotation", j.Name, env, jobstate.ScheduledTimeEnv)
 			}
 			if j.Labels[keys.LabelCreatedBy] != Name || !metav1.IsControlledBy(&j, sj) {
 				t.Errorf("%s: labels %v, owners %v: want ours, controlled by the ScheduledJob", j.Name, j.Labels, j.OwnerReferences)

@@ -13,9 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -126,11 +126,11 @@ func TestABackfillRunsEachSlotOnceAtItsPace(t *testing.T) {
 		t.Fatalf("creates %v, want the first slot's backfill Job only", got)
 	}
 	j := p.creates[0].job
-	if j.Annotations[jobs.ScheduledTimeAnnotation] != "2016-05-19T09:10:00Z" || j.Spec.Template.Annotations[jobs.ScheduledTimeAnnotation] != "2016-05-19T09:10:00Z" {
+	if j.Annotations[jobstate.ScheduledTimeAnnotation] != "2016-05-19T09:10:00Z" || j.Spec.Template.Annotations[jobstate.ScheduledTimeAnnotation] != "2016-05-19T09:10:00Z" {
 		t.Errorf("Job annotations %v, pod annotations %v: want the slot's scheduled time", j.Annotations, j.Spec.Template.Annotations)
 	}
-	if env := j.Spec.Template.Spec.Containers[0].Env; len(env) != 1 || env[0].Name != jobs.ScheduledTimeEnv {
-		t.Errorf("env %v, want %s", env, jobs.ScheduledTimeEnv)
+	if env := j.Spec.Template.Spec.Containers[0].Env; len(env) != 1 || env[0].Name != jobstate.ScheduledTimeEnv {
+		t.Errorf("env %v, want %s", env, jobstate.ScheduledTimeEnv)
 	}
 	bf := p.status.Backfill
 	if bf == nil || bf.Phase != v1alpha1.BackfillRunning || bf.Slots != 3 || bf.Done != 1 || bf.Created != 1 || !bf.NextSlot.Time.Equal(bfSecond) {
@@ -322,7 +322,7 @@ func TestARefusedBackfillJobEndsItsSlot(t *testing.T) {
 	sj := accept(backfillSJ(bfRequest), nil, bfNow)
 	p := decide(sj, nil, bfNow, noneDeleted, 0)
 	c := p.creates[0]
-	recordCreates(sj, &p, []createResult{{creation: c, ev: event{corev1.EventTypeWarning, ReasonJobRejected, jobs.RefusalPrefix + c.job.Name + ": exceeded quota"}}}, bfNow)
+	recordCreates(sj, &p, []createResult{{creation: c, ev: event{corev1.EventTypeWarning, ReasonJobRejected, jobstate.RefusalPrefix + c.job.Name + ": exceeded quota"}}}, bfNow)
 	bf := p.status.Backfill
 	if bf.Done != 1 || bf.Created != 0 || !bf.NextSlot.Time.Equal(bfSecond) {
 		t.Errorf("status.backfill = %+v, want the first slot done, none created, next the second", bf)

@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 )
 
 // TestDecideReportsTheJobFeatures: for each Job feature, the Job as the Job controller of
@@ -59,12 +59,12 @@ func TestDecideReportsTheJobFeatures(t *testing.T) {
 			result: v1alpha1.RunFailed, reason: batchv1.JobReasonFailedIndexes, finished: []string{"failed"}},
 		{name: "suspended from the template with a Kueue queue label, an hour without a pod: Waiting, not stuck",
 			mods: []func(*batchv1.Job){noStatus, func(j *batchv1.Job) {
-				j.Spec.Suspend, j.Labels[jobs.QueueNameLabel] = ptr.To(true), "team-queue"
+				j.Spec.Suspend, j.Labels[jobstate.QueueNameLabel] = ptr.To(true), "team-queue"
 			}, cond(batchv1.JobSuspended, "JobSuspended", "Job suspended")},
-			result: v1alpha1.RunWaiting, reason: jobs.ReasonJobSuspended, msg: "team-queue", active: true},
+			result: v1alpha1.RunWaiting, reason: jobstate.ReasonJobSuspended, msg: "team-queue", active: true},
 		{name: "managed by MultiKueue, no status from anyone for an hour: Waiting, managed elsewhere, not stuck",
 			mods:   []func(*batchv1.Job){noStatus, func(j *batchv1.Job) { j.Spec.ManagedBy = ptr.To(multiKueue) }},
-			result: v1alpha1.RunWaiting, reason: jobs.ReasonManagedElsewhere, msg: multiKueue, active: true},
+			result: v1alpha1.RunWaiting, reason: jobstate.ReasonManagedElsewhere, msg: multiKueue, active: true},
 		{name: "managed elsewhere with the status mirrored from where it runs: Running",
 			mods:   []func(*batchv1.Job){func(j *batchv1.Job) { j.Spec.ManagedBy, j.Status.Active = ptr.To(multiKueue), 1 }},
 			result: v1alpha1.RunRunning, active: true},
@@ -110,7 +110,7 @@ func TestDecideReportsTheJobFeatures(t *testing.T) {
 
 // A waiting run whose Job goes before it started is Deleted, without the reason it waited for.
 func TestRunHistoryWaitingJobGone(t *testing.T) {
-	prev := []v1alpha1.ScheduledJobRun{{ScheduledTime: metav1.NewTime(base), JobName: "a", Result: v1alpha1.RunWaiting, Reason: jobs.ReasonJobSuspended, Message: "queued"}}
+	prev := []v1alpha1.ScheduledJobRun{{ScheduledTime: metav1.NewTime(base), JobName: "a", Result: v1alpha1.RunWaiting, Reason: jobstate.ReasonJobSuspended, Message: "queued"}}
 	got := runHistory(prev, nil, 10)
 	if len(got) != 1 || got[0].Result != v1alpha1.RunDeleted || got[0].Reason != "" || got[0].Message != "" {
 		t.Errorf("runs = %+v, want a Deleted run without reason or message", got)

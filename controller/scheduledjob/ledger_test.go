@@ -17,9 +17,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -333,7 +333,7 @@ func TestTheLedgerAtTheSeams(t *testing.T) {
 			if len(p.creates) != 1 {
 				t.Fatalf("creates %v at %s, want the slot's Job", createdNames(p), now.Format("15:04:05"))
 			}
-			msg := jobs.RefusalMessage(p.creates[0].job.Name, admission, errors.New("cannot find RESTMapping"))
+			msg := jobstate.RefusalMessage(p.creates[0].job.Name, admission, errors.New("cannot find RESTMapping"))
 			recordCreates(sj, &p, []createResult{{creation: p.creates[0], ev: event{corev1.EventTypeWarning, ReasonJobRejected, msg}}}, now)
 			return p
 		}
@@ -462,7 +462,7 @@ func TestTheLedgerAtTheSeams(t *testing.T) {
 		sj := accept(backfillSJ(bfRequest), nil, bfNow)
 		p := decide(sj, nil, bfNow, noneDeleted, 0)
 		c := p.creates[0]
-		recordCreates(sj, &p, []createResult{{creation: c, ev: event{corev1.EventTypeWarning, ReasonJobRejected, jobs.RefusalPrefix + c.job.Name + ": exceeded quota"}}}, bfNow)
+		recordCreates(sj, &p, []createResult{{creation: c, ev: event{corev1.EventTypeWarning, ReasonJobRejected, jobstate.RefusalPrefix + c.job.Name + ": exceeded quota"}}}, bfNow)
 		if r := meta.FindStatusCondition(p.status.Conditions, ConditionReady); r == nil || r.Status != metav1.ConditionTrue {
 			t.Errorf("Ready = %+v, want True: the schedule's runs are fine", r)
 		}

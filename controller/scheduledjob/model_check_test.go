@@ -50,9 +50,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 	"github.com/platform-operators/platform-operators/controller/logic/slots"
 )
 
@@ -135,7 +135,7 @@ func (l *ledger) violate(class, format string, args ...any) {
 
 // classify names what a Job of sj is: a scheduled slot's, a backfill's, a run-now token's.
 func classify(sj *v1alpha1.ScheduledJob, j *batchv1.Job) (slotKind, time.Time, string) {
-	slot, err := time.Parse(time.RFC3339, j.Annotations[jobs.ScheduledTimeAnnotation])
+	slot, err := time.Parse(time.RFC3339, j.Annotations[jobstate.ScheduledTimeAnnotation])
 	if token, ok := j.Annotations[keys.AnnotationRunNowToken]; ok {
 		return kindRunNow, slot, token
 	}
@@ -154,7 +154,7 @@ func classify(sj *v1alpha1.ScheduledJob, j *batchv1.Job) (slotKind, time.Time, s
 func modelUnfinished(js []batchv1.Job, except string) []string {
 	var out []string
 	for i := range js {
-		if done, _, _ := jobs.Finished(&js[i]); !done && js[i].Name != except && js[i].DeletionTimestamp == nil {
+		if done, _, _ := jobstate.Finished(&js[i]); !done && js[i].Name != except && js[i].DeletionTimestamp == nil {
 			out = append(out, js[i].Name)
 		}
 	}

@@ -17,9 +17,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 	"github.com/platform-operators/platform-operators/controller/logic/slots"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
@@ -264,7 +264,7 @@ func observeJobs(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, deletedByUs
 	seen := map[types.UID]bool{}
 	for _, j := range children {
 		seen[j.UID] = true
-		finished, how, when := jobs.Finished(j)
+		finished, how, when := jobstate.Finished(j)
 		if !finished {
 			active = append(active, activeRef(sj, j))
 			continue
@@ -333,7 +333,7 @@ func slotOf(sj *v1alpha1.ScheduledJob, j *batchv1.Job) (time.Time, bool) {
 	if _, runNow := j.Annotations[keys.AnnotationRunNowToken]; runNow {
 		return time.Time{}, false
 	}
-	slot, err := time.Parse(time.RFC3339, j.Annotations[jobs.ScheduledTimeAnnotation])
+	slot, err := time.Parse(time.RFC3339, j.Annotations[jobstate.ScheduledTimeAnnotation])
 	if err != nil || (j.Name != jobname.Slot(sj, slot) && j.Name != jobname.LegacySlot(sj.Name, slot)) {
 		return time.Time{}, false
 	}
@@ -350,10 +350,10 @@ func slotOf(sj *v1alpha1.ScheduledJob, j *batchv1.Job) (time.Time, bool) {
 func observePods(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, stuckAfter time.Duration, p *plan) {
 	var stuck []string
 	for _, j := range children {
-		if finished, _, _ := jobs.Finished(j); finished || j.DeletionTimestamp != nil {
+		if finished, _, _ := jobstate.Finished(j); finished || j.DeletionTimestamp != nil {
 			continue
 		}
-		isStuck, wait := jobs.PodsNotCreated(j, now, stuckAfter)
+		isStuck, wait := jobstate.PodsNotCreated(j, now, stuckAfter)
 		switch {
 		case isStuck:
 			stuck = append(stuck, j.Name)
@@ -371,10 +371,10 @@ func observePods(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Ti
 	named := stuck[:min(len(stuck), maxStuckNamed)]
 	for _, name := range named {
 		if old == nil || !mentions(old.Message, name) {
-			p.events = append(p.events, event{corev1.EventTypeWarning, ReasonPodsNotCreated, jobs.PodsNotCreatedMessage(name, stuckAfter)})
+			p.events = append(p.events, event{corev1.EventTypeWarning, ReasonPodsNotCreated, jobstate.PodsNotCreatedMessage(name, stuckAfter)})
 		}
 	}
-	msg := jobs.PodsNotCreatedMessage(stuck[0], stuckAfter)
+	msg := jobstate.PodsNotCreatedMessage(stuck[0], stuckAfter)
 	if len(stuck) > 1 {
 		list := strings.Join(named, ", ")
 		if more := len(stuck) - len(named); more > 0 {
@@ -859,7 +859,7 @@ func refusedThenEdited(sj *v1alpha1.ScheduledJob, p *plan, slot time.Time) bool 
 }
 
 // retryRefused reports whether slot is a scheduled slot whose Job admission refused (its run
-// in status.runs says so, and when) and whose next try is due: jobs.RefusedBackoff after the
+// in status.runs says so, and when) and whose next try is due: jobstate.RefusedBackoff after the
 // last refusal, while the slot can still start (refusalRetry). Before that it asks for a pass
 // then. A refusal as invalid, or one the run history no longer holds, is final.
 func retryRefused(sj *v1alpha1.ScheduledJob, d dueSlots, p *plan, slot time.Time) bool {
@@ -887,10 +887,10 @@ func retryRefused(sj *v1alpha1.ScheduledJob, d dueSlots, p *plan, slot time.Time
 // refusalRetry is when to create slot's Job again after the API server refused it at refusedAt
 // with msg, and whether that is still within the slot's window: before its
 // startingDeadlineSeconds and before the next slot, after which the refusal is the slot's
-// result. Only a refusal at admission is tried again (jobs.Refusal): one at the schema is final.
+// result. Only a refusal at admission is tried again (jobstate.Refusal): one at the schema is final.
 // The one answer of At and ScheduledJob (jobs.RefusedAtAdmission).
 func refusalRetry(sj *v1alpha1.ScheduledJob, sched schedule.Union, slot time.Time, msg string, refusedAt time.Time) (time.Time, bool) {
-	if _, admission, _ := jobs.Refusal(msg); !admission {
+	if _, admission, _ := jobstate.Refusal(msg); !admission {
 		return time.Time{}, false
 	}
 	end := sched.Next(slot)
@@ -903,7 +903,7 @@ func refusalRetry(sj *v1alpha1.ScheduledJob, sched schedule.Union, slot time.Tim
 		return time.Time{}, false // the last slot of a schedule that ends: no window to stay within
 	}
 	offset := slots.JitterOffset(sj)
-	return jobs.Window{Due: slot.Add(offset), End: end.Add(offset)}.Retry(refusedAt)
+	return jobstate.Window{Due: slot.Add(offset), End: end.Add(offset)}.Retry(refusedAt)
 }
 
 // passedOver returns the first slot after earliest (and after the last reported skip) that comes
@@ -950,7 +950,7 @@ func jobRejected(sj *v1alpha1.ScheduledJob) bool {
 // annotation (in the schedule's time zone) that upstream sets.
 func newJob(sj *v1alpha1.ScheduledJob, name string, scheduled time.Time, loc *time.Location, token string) *batchv1.Job {
 	// Never a key of ours from the tenant's template (the manager's writes pass admission).
-	labels, annotations := jobs.TemplateMetadata(sj.Spec.JobTemplate.Labels, sj.Spec.JobTemplate.Annotations)
+	labels, annotations := jobstate.TemplateMetadata(sj.Spec.JobTemplate.Labels, sj.Spec.JobTemplate.Annotations)
 	labels[keys.LabelCreatedBy] = Name
 	if token != "" {
 		annotations[keys.AnnotationRunNowToken] = token
@@ -965,7 +965,7 @@ func newJob(sj *v1alpha1.ScheduledJob, name string, scheduled time.Time, loc *ti
 		},
 	}
 	sj.Spec.JobTemplate.Spec.DeepCopyInto(&job.Spec)
-	jobs.WithScheduledTime(job, scheduled.In(loc).Format(time.RFC3339))
+	jobstate.WithScheduledTime(job, scheduled.In(loc).Format(time.RFC3339))
 	return job
 }
 
@@ -1006,7 +1006,7 @@ func wasActive(sj *v1alpha1.ScheduledJob, uid types.UID) bool {
 func unfinished(js []*batchv1.Job) []*batchv1.Job {
 	var out []*batchv1.Job
 	for _, j := range js {
-		if finished, _, _ := jobs.Finished(j); !finished && j.DeletionTimestamp == nil {
+		if finished, _, _ := jobstate.Finished(j); !finished && j.DeletionTimestamp == nil {
 			out = append(out, j)
 		}
 	}
@@ -1024,7 +1024,7 @@ func oldest(js []*batchv1.Job, limit int32) []*batchv1.Job {
 		return nil
 	}
 	sorted := slices.Clone(js)
-	jobs.SortByStartTime(sorted)
+	jobstate.SortByStartTime(sorted)
 	return sorted[:n]
 }
 

@@ -16,9 +16,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -645,7 +645,7 @@ func TestTheSlotWhoseJobExistsIsRecordedByTheNextPassWhateverItFinds(t *testing.
 // named after the slot it says counts.
 func TestAJobWithAnEditedScheduledTimeRecordsNothing(t *testing.T) {
 	j := childJob(topOfTheHour, running)
-	j.Annotations[jobs.ScheduledTimeAnnotation] = weekAfterTheHour.Format(time.RFC3339)
+	j.Annotations[jobstate.ScheduledTimeAnnotation] = weekAfterTheHour.Format(time.RFC3339)
 	p := decide(newSJ(lastSchedule(thePriorHour)), []*batchv1.Job{j}, topOfTheHour.Add(30*time.Second), noneDeleted, 0)
 	if !p.status.LastScheduleTime.Time.Equal(thePriorHour) {
 		t.Errorf("lastScheduleTime = %v, want 09:00 kept", p.status.LastScheduleTime)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 	"github.com/platform-operators/platform-operators/controller/writegate"
 )
 
@@ -232,7 +233,7 @@ func (r *Reconciler) children(ctx context.Context, sj *v1alpha1.ScheduledJob) ([
 	for i := range list.Items {
 		// A Job being deleted is not active; one that finished (its TTL's foreground deletion
 		// waits for its pods) still tells how its run ended.
-		if finished, _, _ := jobs.Finished(&list.Items[i]); list.Items[i].DeletionTimestamp != nil && !finished {
+		if finished, _, _ := jobstate.Finished(&list.Items[i]); list.Items[i].DeletionTimestamp != nil && !finished {
 			continue
 		}
 		out = append(out, &list.Items[i])
@@ -269,7 +270,7 @@ func (r *Reconciler) unseenJobs(ctx context.Context, sj *v1alpha1.ScheduledJob, 
 			return nil, err
 		case metav1.IsControlledBy(&j, sj):
 			// As children: a Job being deleted is not active, unless it finished (its run).
-			if finished, _, _ := jobs.Finished(&j); j.DeletionTimestamp == nil || finished {
+			if finished, _, _ := jobstate.Finished(&j); j.DeletionTimestamp == nil || finished {
 				out = append(out, &j)
 			}
 		}

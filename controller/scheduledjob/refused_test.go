@@ -16,8 +16,8 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
-	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 )
 
 // A Job that admission refuses (here a ResourceQuota count/jobs.batch=0; a
@@ -162,5 +162,5 @@ func TestRefusalCauseLeavesOutTheJobName(t *testing.T) {
 
 // refusalMessage is the message jobs.Create gives a Job refused at admission.
 func refusalMessage(jobName string, err error) string {
-	return jobs.RefusalMessage(jobName, true, err)
+	return jobstate.RefusalMessage(jobName, true, err)
 }

@@ -45,7 +45,7 @@ package scheduledjob
 //	 │                                          step), or by this pass if it writes status anyway
 //	 ├──create refused (403/422/400)▶ refused   Failed run, reason JobRejected, the API server's
 //	 │                                 │        message; Ready False; this pass (recordCreates)
-//	 │                                 └─403, tried again after jobs.RefusedBackoff before the
+//	 │                                 └─403, tried again after jobstate.RefusedBackoff before the
 //	 │                                   deadline and the next slot, succeeds ▶ created (the
 //	 │                                   Job's run replaces the record, the ledger drops it)
 //	 ├──Forbid, a Job active────────▶ skipped   JobAlreadyActive; this pass (runDueSlot)
@@ -87,6 +87,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 	"github.com/platform-operators/platform-operators/controller/statuswrite"
 )
 
@@ -97,7 +98,7 @@ func claimRecorded(st *v1alpha1.ScheduledJobStatus, requestedToken string, j *ba
 	if token, ok := j.Annotations[keys.AnnotationRunNowToken]; ok {
 		return token == st.LastRunNowToken || token != requestedToken
 	}
-	slot, err := time.Parse(time.RFC3339, j.Annotations[jobs.ScheduledTimeAnnotation])
+	slot, err := time.Parse(time.RFC3339, j.Annotations[jobstate.ScheduledTimeAnnotation])
 	if err != nil {
 		// Not a slot Job of ours (the annotation was edited away): nothing to protect.
 		return true
@@ -343,7 +344,7 @@ func recordCreates(sj *v1alpha1.ScheduledJob, p *plan, results []createResult, n
 			continue
 		}
 		if _, known := findRef(st.Active, res.got.UID); !known {
-			if finished, _, _ := jobs.Finished(res.got); !finished {
+			if finished, _, _ := jobstate.Finished(res.got); !finished {
 				st.ActiveCount++
 				if len(st.Active) < maxActiveRefs {
 					st.Active = append(st.Active, jobRef(res.got))
@@ -368,7 +369,7 @@ func recordCreates(sj *v1alpha1.ScheduledJob, p *plan, results []createResult, n
 // refusedRun records a Job the API server refused at now: the run is Failed with reason
 // JobRejected and the API server's message in status.runs (in place of a skip recorded for the
 // same slot). A scheduled slot is recorded at once (lastSkippedTime and the ledger); a refusal at
-// admission is tried again after jobs.RefusedBackoff while the slot can start (refusalRetry: the
+// admission is tried again after jobstate.RefusedBackoff while the slot can start (refusalRetry: the
 // try that creates the Job replaces the record), one as invalid only after an edit of the spec;
 // the next slot tries again either way. Ready is False (JobRejected,
 // naming the refusal) until a slot's create succeeds or the spec changes: Ready is about the
@@ -417,9 +418,9 @@ func refusedRun(sj *v1alpha1.ScheduledJob, p *plan, c creation, msg string, now 
 	setReady(sj, st, metav1.ConditionFalse, ReasonJobRejected, msg)
 }
 
-// refusalCause is what makes two refusals the same (jobs.Refusal).
+// refusalCause is what makes two refusals the same (jobstate.Refusal).
 func refusalCause(msg string) string {
-	cause, _, _ := jobs.Refusal(msg)
+	cause, _, _ := jobstate.Refusal(msg)
 	return cause
 }
 
@@ -444,7 +445,7 @@ func readyReason(st *v1alpha1.ScheduledJobStatus) string {
 // runNowTime is when the run-now Job of c was created, as its scheduled-time annotation says
 // (newJob: the pass's now); nil when the annotation cannot be read.
 func runNowTime(c creation) *metav1.Time {
-	at, err := time.Parse(time.RFC3339, c.job.Annotations[jobs.ScheduledTimeAnnotation])
+	at, err := time.Parse(time.RFC3339, c.job.Annotations[jobstate.ScheduledTimeAnnotation])
 	if err != nil {
 		return nil
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 )
 
 // errKilled is what every call of a "dead" process returns.
@@ -129,7 +130,7 @@ func (f *fixture) settle(t *testing.T, sj *v1alpha1.ScheduledJob) {
 func (f *fixture) finishActive(t *testing.T, sj *v1alpha1.ScheduledJob) {
 	t.Helper()
 	for _, j := range f.jobsOf(t, sj) {
-		if done, _, _ := jobs.Finished(&j); !done {
+		if done, _, _ := jobstate.Finished(&j); !done {
 			now := f.clock.Now()
 			if err := testenv.Finish(f.env.Ctx, f.env.Client, &j, true, now, now); err != nil {
 				t.Fatal(err)

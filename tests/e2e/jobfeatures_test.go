@@ -21,8 +21,8 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/at"
-	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 	"github.com/platform-operators/platform-operators/controller/scheduledjob"
 )
 
@@ -183,7 +183,7 @@ func allWaitingFeatures() []jobFeature {
 	return []jobFeature{{
 		// Kueue's shape: created suspended with a queue label; Kueue resumes it once admitted.
 		name:   "queued",
-		labels: map[string]string{jobs.QueueNameLabel: queueName},
+		labels: map[string]string{jobstate.QueueNameLabel: queueName},
 		spec:   busyboxJob("true", func(s *batchv1.JobSpec) { s.Suspend = ptr.To(true) }),
 		own: func(t *testing.T, j *batchv1.Job) {
 			if c := jobCondition(j, batchv1.JobSuspended); c == nil || j.Status.StartTime != nil || j.Status.Active != 0 {
@@ -277,7 +277,7 @@ func TestJobFeatures(t *testing.T) {
 	})
 	f = f.Assess("a suspended, queued Job and a Job managed elsewhere are reported waiting, past podsStuckAfter, untouched, with no alerting series", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 		c := opsClient(t, cfg)
-		reasons := map[string]string{"queued": jobs.ReasonJobSuspended, "multikueue": jobs.ReasonManagedElsewhere}
+		reasons := map[string]string{"queued": jobstate.ReasonJobSuspended, "multikueue": jobstate.ReasonManagedElsewhere}
 		holders := map[string]string{"queued": queueName, "multikueue": multiKueue}
 		for _, wf := range waitingFeatures() {
 			sj, a := objectsFor(wf)

@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 	slotlogic "github.com/platform-operators/platform-operators/controller/logic/slots"
 	"github.com/platform-operators/platform-operators/controller/scheduledjob"
 )
@@ -305,9 +305,9 @@ func TestScheduling(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, j := range js {
-			slot, err := time.Parse(time.RFC3339, j.Annotations[jobs.ScheduledTimeAnnotation])
+			slot, err := time.Parse(time.RFC3339, j.Annotations[jobstate.ScheduledTimeAnnotation])
 			if err != nil {
-				t.Fatalf("Job %s scheduled time %q: %v", j.Name, j.Annotations[jobs.ScheduledTimeAnnotation], err)
+				t.Fatalf("Job %s scheduled time %q: %v", j.Name, j.Annotations[jobstate.ScheduledTimeAnnotation], err)
 			}
 			if slot.Second() != 0 {
 				t.Errorf("Job %s carries %v, not a minute slot", j.Name, slot)
