@@ -23,7 +23,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/at"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
-	"github.com/platform-operators/platform-operators/controller/scheduledjob"
+	"github.com/platform-operators/platform-operators/controller/logic/slotplan"
 )
 
 // Issue 37, "Job features": the Job fields CronJob users rely on, run by the real Job controller
@@ -315,7 +315,7 @@ func TestJobFeatures(t *testing.T) {
 			if len(sj.Status.Active) != 1 || sj.Status.Active[0].UID != j.UID {
 				t.Errorf("ScheduledJob %s: active %+v; want its waiting Job", sj.Name, sj.Status.Active)
 			}
-			if cond := meta.FindStatusCondition(sj.Status.Conditions, scheduledjob.ConditionJobsStuck); cond != nil {
+			if cond := meta.FindStatusCondition(sj.Status.Conditions, slotplan.ConditionJobsStuck); cond != nil {
 				t.Errorf("ScheduledJob %s: %+v; want no JobsStuck for a waiting Job", sj.Name, cond)
 			}
 			if err := c.Get(ctx, client.ObjectKeyFromObject(a), a); err != nil {
@@ -342,7 +342,7 @@ func TestJobFeatures(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if w := withReason(evs, scheduledjob.ReasonPodsNotCreated); len(w) > 0 {
+				if w := withReason(evs, slotplan.ReasonPodsNotCreated); len(w) > 0 {
 					t.Errorf("PodsNotCreated Events about %s: %+v", name, w)
 				}
 			}

@@ -1,4 +1,4 @@
-package scheduledjob
+package slotplan
 
 import (
 	"strings"
@@ -76,33 +76,33 @@ func TestDecideReportsTheJobFeatures(t *testing.T) {
 				m(j)
 			}
 			sj := newSJ(lastSchedule(topOfTheHour), activeIn(j))
-			p := decide(sj, []*batchv1.Job{j}, now, noneDeleted, stuckAfter)
-			if len(p.status.Runs) != 1 {
-				t.Fatalf("runs = %+v, want the one run", p.status.Runs)
+			p := Decide(sj, []*batchv1.Job{j}, now, noneDeleted, stuckAfter)
+			if len(p.Status.Runs) != 1 {
+				t.Fatalf("runs = %+v, want the one run", p.Status.Runs)
 			}
-			r := p.status.Runs[0]
+			r := p.Status.Runs[0]
 			if r.JobName != j.Name || r.Result != tc.result || r.Reason != tc.reason || !strings.Contains(r.Message, tc.msg) {
 				t.Errorf("run = %+v, want result %s, reason %q, a message with %q", r, tc.result, tc.reason, tc.msg)
 			}
 			if finished := r.CompletionTime != nil; finished != (len(tc.finished) > 0) {
 				t.Errorf("completionTime = %v, want set: %t", r.CompletionTime, len(tc.finished) > 0)
 			}
-			if active := len(p.status.Active) == 1; active != tc.active {
-				t.Errorf("active = %v, want the Job active: %t", p.status.Active, tc.active)
+			if active := len(p.Status.Active) == 1; active != tc.active {
+				t.Errorf("active = %v, want the Job active: %t", p.Status.Active, tc.active)
 			}
-			if len(p.finished) != len(tc.finished) || (len(p.finished) > 0 && p.finished[0] != tc.finished[0]) {
-				t.Errorf("runs counted finished = %v, want %v", p.finished, tc.finished)
+			if len(p.Finished) != len(tc.finished) || (len(p.Finished) > 0 && p.Finished[0] != tc.finished[0]) {
+				t.Errorf("runs counted finished = %v, want %v", p.Finished, tc.finished)
 			}
-			if c := meta.FindStatusCondition(p.status.Conditions, ConditionJobsStuck); c != nil {
+			if c := meta.FindStatusCondition(p.Status.Conditions, ConditionJobsStuck); c != nil {
 				t.Errorf("JobsStuck = %+v, want none", c)
 			}
-			for _, e := range p.events {
-				if e.reason == ReasonPodsNotCreated {
+			for _, e := range p.Events {
+				if e.Reason == ReasonPodsNotCreated {
 					t.Errorf("event %+v, want no PodsNotCreated", e)
 				}
 			}
-			if len(p.replace) > 0 || len(p.prune) > 0 {
-				t.Errorf("replace %v, prune %v: a Job of this run is deleted", names(p.replace), names(p.prune))
+			if len(p.Replace) > 0 || len(p.Prune) > 0 {
+				t.Errorf("replace %v, prune %v: a Job of this run is deleted", names(p.Replace), names(p.Prune))
 			}
 		})
 	}

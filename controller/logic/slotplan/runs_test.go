@@ -1,4 +1,4 @@
-package scheduledjob
+package slotplan
 
 import (
 	"testing"
