@@ -12,6 +12,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -93,12 +94,12 @@ func observePods(at *v1alpha1.At, d *decision, job *batchv1.Job, now time.Time, 
 	if d.status.Phase != v1alpha1.AtRunning {
 		return
 	}
-	stuck, wait := jobs.PodsNotCreated(job, now, stuckAfter)
+	stuck, wait := jobstate.PodsNotCreated(job, now, stuckAfter)
 	if !stuck {
 		d.requeue = wait
 		return
 	}
-	msg := jobs.PodsNotCreatedMessage(job.Name, stuckAfter)
+	msg := jobstate.PodsNotCreatedMessage(job.Name, stuckAfter)
 	setPhase(&d.status, v1alpha1.AtRunning, ReasonPodsNotCreated, msg, time.Time{})
 	if c := meta.FindStatusCondition(at.Status.Conditions, ConditionSucceeded); c == nil || c.Reason != ReasonPodsNotCreated {
 		d.events = append(d.events, event{corev1.EventTypeWarning, ReasonPodsNotCreated, msg})
@@ -129,7 +130,7 @@ func afterCreate(st *v1alpha1.AtStatus, created *batchv1.Job, answer jobs.Answer
 // refusedForNow records a create that admission refused (a ResourceQuota, a
 // ValidatingAdmissionPolicy, a webhook) and that may pass later: the At stays Pending, its
 // Succeeded condition (Unknown) says JobRejected with the API server's message, a Warning is sent
-// once per distinct refusal, and the create is retried as jobs.Window.Retry says. Past
+// once per distinct refusal, and the create is retried as jobstate.Window.Retry says. Past
 // startingDeadlineSeconds the At ends Failed (JobRejected, decide). Pure.
 func refusedForNow(at *v1alpha1.At, d *decision, msg string, now time.Time) {
 	old := meta.FindStatusCondition(at.Status.Conditions, ConditionSucceeded)
@@ -137,7 +138,7 @@ func refusedForNow(at *v1alpha1.At, d *decision, msg string, now time.Time) {
 	if old == nil || old.Reason != ReasonJobRejected || old.Message != msg {
 		d.events = append(d.events, event{corev1.EventTypeWarning, ReasonJobRejected, msg})
 	}
-	w := jobs.Window{Due: now}
+	w := jobstate.Window{Due: now}
 	if d.status.ScheduledTime != nil {
 		w.Due = d.status.ScheduledTime.Time
 	}

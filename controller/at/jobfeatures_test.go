@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 )
 
 // TestDecideReportsTheJobFeatures: for each Job feature, the At's Job as the Job controller of
@@ -57,7 +57,7 @@ func TestDecideReportsTheJobFeatures(t *testing.T) {
 			phase: v1alpha1.AtFailed, reason: ReasonJobFailed, msg: "FailedIndexes: Job has failed indexes"},
 		{name: "suspended from the template with a Kueue queue label: Pending, JobSuspended, naming the queue",
 			mods: []func(*batchv1.Job){func(j *batchv1.Job) {
-				j.Spec.Suspend, j.Labels = ptr.To(true), map[string]string{jobs.QueueNameLabel: "team-queue"}
+				j.Spec.Suspend, j.Labels = ptr.To(true), map[string]string{jobstate.QueueNameLabel: "team-queue"}
 			}, cond(batchv1.JobSuspended, "JobSuspended", "Job suspended")},
 			phase: v1alpha1.AtPending, reason: ReasonJobSuspended, msg: "queued in team-queue"},
 		{name: "managed by MultiKueue, no status for an hour: Pending, ManagedElsewhere",
@@ -112,13 +112,13 @@ func TestNewJobPassesTheJobFeaturesThrough(t *testing.T) {
 			spec.Suspend, spec.ManagedBy = ptr.To(true), ptr.To("kueue.x-k8s.io/multikueue")
 			spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{Action: batchv1.PodFailurePolicyActionFailJob,
 				OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{42}}}}}
-			a.Spec.JobTemplate = &batchv1.JobTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{jobs.QueueNameLabel: "q"}}, Spec: spec}
+			a.Spec.JobTemplate = &batchv1.JobTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{jobstate.QueueNameLabel: "q"}}, Spec: spec}
 			j := NewJob(a, testImage)
 			if !ptr.Equal(j.Spec.BackoffLimit, tc.backoffLimit) {
 				t.Errorf("backoffLimit = %v, want %v", ptr.Deref(j.Spec.BackoffLimit, -1), ptr.Deref(tc.backoffLimit, -1))
 			}
 			if !ptr.Deref(j.Spec.Suspend, false) || ptr.Deref(j.Spec.ManagedBy, "") != "kueue.x-k8s.io/multikueue" || j.Spec.PodFailurePolicy == nil ||
-				!ptr.Equal(j.Spec.BackoffLimitPerIndex, tc.spec.BackoffLimitPerIndex) || j.Labels[jobs.QueueNameLabel] != "q" {
+				!ptr.Equal(j.Spec.BackoffLimitPerIndex, tc.spec.BackoffLimitPerIndex) || j.Labels[jobstate.QueueNameLabel] != "q" {
 				t.Errorf("job spec %+v, labels %v: a Job feature of the template was lost", j.Spec, j.Labels)
 			}
 		})

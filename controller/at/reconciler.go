@@ -21,6 +21,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 	"github.com/platform-operators/platform-operators/controller/statuswrite"
 )
@@ -56,10 +57,10 @@ const (
 	ReasonPodsNotCreated = "PodsNotCreated"
 	// ReasonJobSuspended: the Job is suspended (a queue such as Kueue holds it); the At is
 	// Pending until it is resumed.
-	ReasonJobSuspended = "JobSuspended" // jobs.ReasonJobSuspended (TestAtReasonsAreTheJobsPackages)
+	ReasonJobSuspended = "JobSuspended" // jobstate.ReasonJobSuspended (TestAtReasonsAreTheJobsPackages)
 	// ReasonManagedElsewhere: the Job's spec.managedBy names another controller, which has not
 	// reported it started; the At is Pending until it does.
-	ReasonManagedElsewhere = "ManagedElsewhere" // jobs.ReasonManagedElsewhere (TestAtReasonsAreTheJobsPackages)
+	ReasonManagedElsewhere = "ManagedElsewhere" // jobstate.ReasonManagedElsewhere (TestAtReasonsAreTheJobsPackages)
 	// ReasonLocalTimeResolved: spec.localTime does not exist or occurs twice in spec.timeZone;
 	// the Event says which instant was chosen.
 	ReasonLocalTimeResolved = "LocalTimeResolved"
@@ -251,7 +252,7 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 	var spec batchv1.JobSpec
 	if at.Spec.JobTemplate != nil {
 		// Never a key of ours from the tenant's template (the manager's writes pass admission).
-		labels, annotations = jobs.TemplateMetadata(at.Spec.JobTemplate.Labels, at.Spec.JobTemplate.Annotations)
+		labels, annotations = jobstate.TemplateMetadata(at.Spec.JobTemplate.Labels, at.Spec.JobTemplate.Annotations)
 		at.Spec.JobTemplate.Spec.DeepCopyInto(&spec)
 	} else {
 		image := at.Spec.Image
@@ -294,11 +295,11 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 		},
 		Spec: spec,
 	}
-	jobs.WithScheduledTime(job, scheduledTimeText(at, runAt))
+	jobstate.WithScheduledTime(job, scheduledTimeText(at, runAt))
 	return job
 }
 
-// observeJob sets the status from the Job at now (pure): its phase from jobs.Judge (the Job's
+// observeJob sets the status from the Job at now (pure): its phase from jobstate.Judge (the Job's
 // own Complete and Failed conditions; Pending while the Job waits, suspended or managed by
 // another controller).
 func observeJob(st *v1alpha1.AtStatus, job *batchv1.Job, now time.Time) {
@@ -310,15 +311,15 @@ func observeJob(st *v1alpha1.AtStatus, job *batchv1.Job, now time.Time) {
 		}
 		st.StartTime = &t
 	}
-	o := jobs.Judge(job)
+	o := jobstate.Judge(job)
 	switch o.Phase {
-	case jobs.PhaseWaiting:
+	case jobstate.PhaseWaiting:
 		// Held by a queue (suspended) or by the controller spec.managedBy names: not started,
 		// so Pending, with the reason (JobSuspended, ManagedElsewhere) and what holds it.
 		setPhase(st, v1alpha1.AtPending, o.Reason, o.Message, time.Time{})
-	case jobs.PhaseRunning:
+	case jobstate.PhaseRunning:
 		setPhase(st, v1alpha1.AtRunning, ReasonRunning, "Job "+job.Name+" is running", time.Time{})
-	case jobs.PhaseSucceeded:
+	case jobstate.PhaseSucceeded:
 		msg := "Job " + job.Name + " completed"
 		if o.Reason == batchv1.JobReasonSuccessPolicy {
 			// Some indexes may have failed: the Job's successPolicy says it succeeded.
@@ -327,7 +328,7 @@ func observeJob(st *v1alpha1.AtStatus, job *batchv1.Job, now time.Time) {
 		setPhase(st, v1alpha1.AtSucceeded, ReasonJobComplete, msg, o.Finished)
 	default:
 		msg := "Job " + job.Name + " failed"
-		if m := jobs.FailureMessage(job); m != "" {
+		if m := jobstate.FailureMessage(job); m != "" {
 			msg += ": " + m
 		}
 		setPhase(st, v1alpha1.AtFailed, ReasonJobFailed, msg, o.Finished)

@@ -21,6 +21,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -133,10 +134,10 @@ func TestAt(t *testing.T) {
 		}
 		// The run knows when it was scheduled for: the annotation on the Job and its pods, and
 		// SCHEDULED_TIME from it (the API server accepted the downward API reference).
-		if w := when.UTC().Format(time.RFC3339); job.Annotations[jobs.ScheduledTimeAnnotation] != w || job.Spec.Template.Annotations[jobs.ScheduledTimeAnnotation] != w {
+		if w := when.UTC().Format(time.RFC3339); job.Annotations[jobstate.ScheduledTimeAnnotation] != w || job.Spec.Template.Annotations[jobstate.ScheduledTimeAnnotation] != w {
 			t.Errorf("scheduled time annotations: job %v, pods %v; want %s", job.Annotations, job.Spec.Template.Annotations, w)
 		}
-		if env := pod.Containers[0].Env; len(env) != 1 || env[0].Name != jobs.ScheduledTimeEnv || env[0].ValueFrom == nil || env[0].ValueFrom.FieldRef == nil {
+		if env := pod.Containers[0].Env; len(env) != 1 || env[0].Name != jobstate.ScheduledTimeEnv || env[0].ValueFrom == nil || env[0].ValueFrom.FieldRef == nil {
 			t.Errorf("container env = %+v, want SCHEDULED_TIME from the pod's annotation", env)
 		}
 		if at.Status.Phase != v1alpha1.AtRunning || at.Status.StartTime == nil || at.Status.ObservedGeneration != at.Generation {
@@ -146,7 +147,7 @@ func TestAt(t *testing.T) {
 		if err := testenv.Finish(ctx, c, &job, true, when, when.Add(3*time.Second)); err != nil {
 			t.Fatal(err)
 		}
-		f.waitCached(t, at, func(j *batchv1.Job) bool { ok, _, _ := jobs.Finished(j); return ok })
+		f.waitCached(t, at, func(j *batchv1.Job) bool { ok, _, _ := jobstate.Finished(j); return ok })
 		f.clock.Step(time.Minute)
 		f.reconcile(t, at)
 		if at.Status.Phase != v1alpha1.AtSucceeded || at.Status.CompletionTime == nil ||
@@ -173,7 +174,7 @@ func TestAt(t *testing.T) {
 		if err := testenv.Finish(ctx, c, &js[0], false, f.clock.Now(), f.clock.Now().Add(time.Second)); err != nil {
 			t.Fatal(err)
 		}
-		f.waitCached(t, at, func(j *batchv1.Job) bool { ok, _, _ := jobs.Finished(j); return ok })
+		f.waitCached(t, at, func(j *batchv1.Job) bool { ok, _, _ := jobstate.Finished(j); return ok })
 		f.reconcile(t, at)
 		cond := meta.FindStatusCondition(at.Status.Conditions, ConditionSucceeded)
 		if at.Status.Phase != v1alpha1.AtFailed || cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != ReasonJobFailed ||
@@ -312,7 +313,7 @@ func TestAt(t *testing.T) {
 		if err := testenv.Finish(ctx, c, &js[0], true, when, when.Add(2*time.Second)); err != nil {
 			t.Fatal(err)
 		}
-		f.waitCached(t, at, func(j *batchv1.Job) bool { ok, _, _ := jobs.Finished(j); return ok })
+		f.waitCached(t, at, func(j *batchv1.Job) bool { ok, _, _ := jobstate.Finished(j); return ok })
 		// The TTL controller's delete, before any pass of the At (envtest runs no garbage
 		// collector to finish a foreground deletion: background).
 		if err := c.Delete(ctx, &js[0], client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
@@ -467,7 +468,7 @@ func TestAtInLocalTime(t *testing.T) {
 		f.reconcile(t, at)
 		js := f.jobsOf(t, at)
 		if len(js) != 1 || js[0].Name != jobname.Slot(at, want) ||
-			js[0].Annotations[jobs.ScheduledTimeAnnotation] != "2026-03-29T03:30:00+02:00" {
+			js[0].Annotations[jobstate.ScheduledTimeAnnotation] != "2026-03-29T03:30:00+02:00" {
 			t.Fatalf("jobs %+v, want one named for %s with the Berlin time", js, want)
 		}
 	})

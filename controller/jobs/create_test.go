@@ -3,9 +3,9 @@ package jobs
 import (
 	"context"
 	"errors"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 	"strings"
 	"testing"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -42,9 +42,9 @@ func TestCreateAnswersEveryOutcomeOfTheClaim(t *testing.T) {
 		{name: "created", want: Created, msg: "Created job"},
 		{name: "its own Job exists: adopted", existing: ours(), want: Adopted, msg: "already existed"},
 		{name: "a Job not ours has the name", existing: theirs, want: NameTaken, msg: "not controlled by this ScheduledJob"},
-		{name: "admission refuses (403)", refuse: apierrors.NewForbidden(gr, "x", errors.New("exceeded quota")), want: RefusedAtAdmission, msg: RefusalPrefix},
+		{name: "admission refuses (403)", refuse: apierrors.NewForbidden(gr, "x", errors.New("exceeded quota")), want: RefusedAtAdmission, msg: jobstate.RefusalPrefix},
 		{name: "invalid (422)", refuse: apierrors.NewInvalid(batchv1.SchemeGroupVersion.WithKind("Job").GroupKind(), "x", field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), "x", "bad")}), want: Refused, msg: "is invalid"},
-		{name: "bad request (400)", refuse: apierrors.NewBadRequest("bad"), want: Refused, msg: RefusalPrefix},
+		{name: "bad request (400)", refuse: apierrors.NewBadRequest("bad"), want: Refused, msg: jobstate.RefusalPrefix},
 		{name: "a timeout decides nothing", refuse: apierrors.NewTimeoutError("slow", 1), wantErr: true},
 		{name: "a terminating namespace decides nothing", refuse: terminating, wantErr: true},
 	} {
@@ -73,53 +73,5 @@ func TestCreateAnswersEveryOutcomeOfTheClaim(t *testing.T) {
 				t.Errorf("job %v for answer %d: want a Job exactly when created or adopted", got, answer)
 			}
 		})
-	}
-}
-
-func TestRefusedBackoff(t *testing.T) {
-	for _, tc := range []struct{ late, want time.Duration }{
-		{0, time.Second}, {2 * time.Second, time.Second}, {8 * time.Second, 2 * time.Second},
-		{time.Minute, 15 * time.Second}, {time.Hour, 5 * time.Minute},
-	} {
-		if got := RefusedBackoff(tc.late); got != tc.want {
-			t.Errorf("RefusedBackoff(%v) = %v, want %v", tc.late, got, tc.want)
-		}
-	}
-}
-
-func TestRefusalReadsTheCauseAndWhetherAdmissionRefused(t *testing.T) {
-	for _, tc := range []struct {
-		msg, cause    string
-		admission, ok bool
-	}{
-		{RefusalPrefix + "sj-1-123: jobs.batch \"sj-1-123\" is invalid: x", "jobs.batch \"\" is invalid: x", false, true},
-		{RefusalPrefix + "sj-1-123" + atAdmission + ": jobs.batch \"sj-1-123\" is forbidden: exceeded quota", "jobs.batch \"\" is forbidden: exceeded quota", true, true},
-		{"something else", "something else", false, false},
-	} {
-		cause, admission, ok := Refusal(tc.msg)
-		if cause != tc.cause || admission != tc.admission || ok != tc.ok {
-			t.Errorf("Refusal(%q) = %q, %v, %v; want %q, %v, %v", tc.msg, cause, admission, ok, tc.cause, tc.admission, tc.ok)
-		}
-	}
-}
-
-func TestWindowRetryStaysWithinTheSlotsWindow(t *testing.T) {
-	due := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
-	for _, tc := range []struct {
-		name      string
-		w         Window
-		refusedAt time.Time
-		want      time.Time
-		ok        bool
-	}{
-		{"at once: a second later", Window{Due: due, End: due.Add(time.Minute)}, due, due.Add(time.Second), true},
-		{"a quarter of how late", Window{Due: due, End: due.Add(time.Minute)}, due.Add(20 * time.Second), due.Add(25 * time.Second), true},
-		{"past the end: the refusal is the result", Window{Due: due, End: due.Add(time.Minute)}, due.Add(50 * time.Second), due.Add(62500 * time.Millisecond), false},
-		{"no end (an At without a deadline)", Window{Due: due}, due.Add(time.Hour), due.Add(time.Hour + 5*time.Minute), true},
-	} {
-		got, ok := tc.w.Retry(tc.refusedAt)
-		if !got.Equal(tc.want) || ok != tc.ok {
-			t.Errorf("%s: Retry = %v, %v; want %v, %v", tc.name, got, ok, tc.want, tc.ok)
-		}
 	}
 }

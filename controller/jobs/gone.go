@@ -21,6 +21,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/fairqueue"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 )
 
 // GoneRetention is how long Gone remembers a finished Job after its deletion.
@@ -112,7 +113,7 @@ func (g *Gone) Observe(obj any) {
 	if ref == nil || ref.Kind != g.kind {
 		return
 	}
-	if finished, _, _ := Finished(j); !finished {
+	if finished, _, _ := jobstate.Finished(j); !finished {
 		return
 	}
 	now := g.clock.Now()
@@ -132,7 +133,7 @@ func (g *Gone) Observe(obj any) {
 		Status: *j.Status.DeepCopy(),
 	}
 	for k, v := range j.Annotations {
-		if k == ScheduledTimeAnnotation || k == keys.AnnotationRunNowToken {
+		if k == jobstate.ScheduledTimeAnnotation || k == keys.AnnotationRunNowToken {
 			kept.Annotations[k] = v
 		}
 	}

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"fmt"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 	"testing"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 
 func deletedJob(name string, ownerKind string, owner types.UID, done bool) *batchv1.Job {
 	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID("uid-" + name),
-		Annotations:     map[string]string{ScheduledTimeAnnotation: "2026-05-01T09:00:00Z", "big": "tenant data"},
+		Annotations:     map[string]string{jobstate.ScheduledTimeAnnotation: "2026-05-01T09:00:00Z", "big": "tenant data"},
 		OwnerReferences: []metav1.OwnerReference{{Kind: ownerKind, Name: "o", UID: owner, Controller: ptr.To(true)}}}}
 	j.Spec.Template.Spec.Containers = []corev1.Container{{Name: "c", Image: "busybox"}}
 	if done {
@@ -41,7 +42,7 @@ func TestGoneRemembersFinishedJobsOfItsKind(t *testing.T) {
 		t.Fatalf("remembered %v, want done and tomb (finished, controlled by At a)", got)
 	}
 	j := got["done"]
-	if finished, how, _ := Finished(j); !finished || how != batchv1.JobComplete || j.Annotations[ScheduledTimeAnnotation] == "" {
+	if finished, how, _ := jobstate.Finished(j); !finished || how != batchv1.JobComplete || j.Annotations[jobstate.ScheduledTimeAnnotation] == "" {
 		t.Errorf("kept %+v, want its status and scheduled time", j)
 	}
 	if len(j.Spec.Template.Spec.Containers) != 0 || j.Annotations["big"] != "" {

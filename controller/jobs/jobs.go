@@ -2,11 +2,8 @@ package jobs
 
 import (
 	"context"
-	"sort"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -14,6 +11,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/cachebounds"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 )
 
 // ControllerUIDIndex is the field index of Jobs by the UID of their controller (owner
@@ -67,13 +65,13 @@ func Trim(obj any) (any, error) {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: j.Name, Namespace: j.Namespace, UID: j.UID, ResourceVersion: j.ResourceVersion,
 			Generation: j.Generation, CreationTimestamp: j.CreationTimestamp, DeletionTimestamp: j.DeletionTimestamp,
-			Labels:      keep(j.Labels, keys.LabelCreatedBy, QueueNameLabel),
-			Annotations: keep(j.Annotations, ScheduledTimeAnnotation, keys.AnnotationRunNowToken),
+			Labels:      keep(j.Labels, keys.LabelCreatedBy, jobstate.QueueNameLabel),
+			Annotations: keep(j.Annotations, jobstate.ScheduledTimeAnnotation, keys.AnnotationRunNowToken),
 		},
 		// spec.suspend: a suspended Job (held by a queue such as Kueue) has no pod by design and
-		// is never reported as one whose pods are not created (PodsNotCreated).
+		// is never reported as one whose pods are not created (jobstate.PodsNotCreated).
 		// spec.managedBy: a Job another controller manages (Kueue's MultiKueue) gets no pod from
-		// the built-in Job controller either, and waits (Judge) rather than is stuck.
+		// the built-in Job controller either, and waits (jobstate.Judge) rather than is stuck.
 		Spec:   batchv1.JobSpec{Suspend: j.Spec.Suspend, ManagedBy: cut(j.Spec.ManagedBy)},
 		Status: j.Status,
 	}
@@ -112,49 +110,4 @@ func keep(m map[string]string, names ...string) map[string]string {
 		out[k] = v
 	}
 	return out
-}
-
-// Finished reports whether the Job has finished and how: batch/v1 JobComplete or JobFailed,
-// with the time it finished (completionTime, else the condition's transition time).
-func Finished(j *batchv1.Job) (bool, batchv1.JobConditionType, time.Time) {
-	for _, c := range j.Status.Conditions {
-		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-			at := c.LastTransitionTime.Time
-			if c.Type == batchv1.JobComplete && j.Status.CompletionTime != nil {
-				at = j.Status.CompletionTime.Time
-			}
-			return true, c.Type, at
-		}
-	}
-	return false, "", time.Time{}
-}
-
-// FailureMessage is the reason and message of the Job's Failed condition, if any.
-func FailureMessage(j *batchv1.Job) string {
-	for _, c := range j.Status.Conditions {
-		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
-			if c.Message != "" {
-				return c.Reason + ": " + c.Message
-			}
-			return c.Reason
-		}
-	}
-	return ""
-}
-
-// SortByStartTime sorts Jobs oldest first by status.startTime (Jobs not started last), names
-// breaking ties, as upstream does before pruning history.
-func SortByStartTime(js []*batchv1.Job) {
-	sort.SliceStable(js, func(a, b int) bool {
-		x, y := js[a].Status.StartTime, js[b].Status.StartTime
-		switch {
-		case x == nil && y != nil:
-			return false
-		case x != nil && y == nil:
-			return true
-		case x == nil && y == nil, x.Equal(y):
-			return js[a].Name < js[b].Name
-		}
-		return x.Before(y)
-	})
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 )
 
 // hostileJob is what a tenant can create where the admission policies are off: our label on a
@@ -22,7 +23,7 @@ func hostileJob() *batchv1.Job {
 			Name: "sj-29000000-abcde", Namespace: "tenant", UID: "uid-1", ResourceVersion: "42",
 			Labels: map[string]string{keys.LabelCreatedBy: "scheduledjob", "team": "a"},
 			Annotations: map[string]string{
-				ScheduledTimeAnnotation: "2026-11-26T06:00:00Z", keys.AnnotationRunNowToken: "t1",
+				jobstate.ScheduledTimeAnnotation: "2026-11-26T06:00:00Z", keys.AnnotationRunNowToken: "t1",
 				"huge": big, "kubectl.kubernetes.io/last-applied-configuration": big,
 			},
 			OwnerReferences: []metav1.OwnerReference{
@@ -62,14 +63,14 @@ func TestTrimKeepsWhatTheControllersReadAndABoundedRest(t *testing.T) {
 	if j.Labels[keys.LabelCreatedBy] != "scheduledjob" || len(j.Labels) != 1 {
 		t.Errorf("labels = %v, want our created-by only", j.Labels)
 	}
-	if j.Annotations[ScheduledTimeAnnotation] != "2026-11-26T06:00:00Z" || j.Annotations[keys.AnnotationRunNowToken] != "t1" || len(j.Annotations) != 2 {
+	if j.Annotations[jobstate.ScheduledTimeAnnotation] != "2026-11-26T06:00:00Z" || j.Annotations[keys.AnnotationRunNowToken] != "t1" || len(j.Annotations) != 2 {
 		t.Errorf("annotations = %v, want the scheduled time and the run-now token only", j.Annotations)
 	}
 	if j.Status.Active != 1 || j.Status.StartTime == nil {
 		t.Errorf("status lost: %+v", j.Status)
 	}
 	if !ptr.Deref(j.Spec.Suspend, false) {
-		t.Errorf("spec.suspend lost: a suspended Job would be reported PodsNotCreated")
+		t.Errorf("spec.suspend lost: a suspended Job would be reported jobstate.PodsNotCreated")
 	}
 	if len(j.Spec.Template.Spec.Containers) != 0 || j.ManagedFields != nil {
 		t.Errorf("the pod template or managed fields were kept")
@@ -99,4 +100,24 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+func TestTrimKeepsWhatJudgeReads(t *testing.T) {
+	in := hostileJob()
+	in.Labels[jobstate.QueueNameLabel] = "team-a"
+	in.Spec.ManagedBy = ptr.To("kueue.x-k8s.io/multikueue")
+	in.Status = batchv1.JobStatus{}
+	got, _ := Trim(in.DeepCopy())
+	j := got.(*batchv1.Job)
+	if a, b := jobstate.Judge(in), jobstate.Judge(j); a != b {
+		t.Errorf("jobstate.Judge of the trimmed Job = %+v, of the Job %+v", b, a)
+	}
+	if j.Labels[jobstate.QueueNameLabel] != "team-a" || ptr.Deref(j.Spec.ManagedBy, "") != "kueue.x-k8s.io/multikueue" {
+		t.Errorf("trimmed labels %v, managedBy %v: the queue label and managedBy lost", j.Labels, j.Spec.ManagedBy)
+	}
+	in.Spec.ManagedBy = ptr.To(strings.Repeat("m", 100<<10))
+	got, _ = Trim(in)
+	if n := len(ptr.Deref(got.(*batchv1.Job).Spec.ManagedBy, "")); n != maxKeptValue {
+		t.Errorf("a 100 KiB managedBy is kept as %d bytes, want %d", n, maxKeptValue)
+	}
 }

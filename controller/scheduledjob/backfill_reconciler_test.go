@@ -18,6 +18,8 @@ import (
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
+	"github.com/platform-operators/platform-operators/controller/logic/slotplan"
 )
 
 // The backfill's envtest ScheduledJobs run daily at 03:30 UTC, and the ranges they backfill are
@@ -74,7 +76,7 @@ func (f *fixture) backfillPasses(t *testing.T, sj *v1alpha1.ScheduledJob, n int)
 			f.reconcile(t, sj) // the pass the last Job's watch event starts: its run recorded
 			return
 		}
-		f.clock.Step(BackfillInterval)
+		f.clock.Step(slotplan.BackfillInterval)
 	}
 }
 
@@ -124,8 +126,8 @@ func TestBackfill(t *testing.T) {
 				t.Errorf("%s: %s = %q, want %q", j.Name, batchv1.CronJobScheduledTimestampAnnotation, got, want)
 			}
 			env := j.Spec.Template.Spec.Containers[0].Env
-			if len(env) != 1 || env[0].Name != jobs.ScheduledTimeEnv || env[0].ValueFrom == nil || !strings.Contains(env[0].ValueFrom.FieldRef.FieldPath, batchv1.CronJobScheduledTimestampAnnotation) {
-				t.Errorf("%s: env %+v, want %s from the scheduled-timestamp annotation", j.Name, env, jobs.ScheduledTimeEnv)
+			if len(env) != 1 || env[0].Name != jobstate.ScheduledTimeEnv || env[0].ValueFrom == nil || !strings.Contains(env[0].ValueFrom.FieldRef.FieldPath, batchv1.CronJobScheduledTimestampAnnotation) {
+				t.Errorf("%s: env %+v, want %s from the scheduled-timestamp annotation", j.Name, env, jobstate.ScheduledTimeEnv)
 			}
 			if j.Labels[keys.LabelCreatedBy] != Name || !metav1.IsControlledBy(&j, sj) {
 				t.Errorf("%s: labels %v, owners %v: want ours, controlled by the ScheduledJob", j.Name, j.Labels, j.OwnerReferences)
@@ -135,8 +137,8 @@ func TestBackfill(t *testing.T) {
 		if bf == nil || bf.Phase != v1alpha1.BackfillFinished || bf.Slots != 3 || bf.Done != 3 || bf.Created != 3 || bf.Request != value {
 			t.Fatalf("status.backfill = %+v, want Finished, 3 of 3 created", bf)
 		}
-		if c := meta.FindStatusCondition(sj.Status.Conditions, ConditionBackfill); c == nil || c.Reason != ReasonBackfillFinished {
-			t.Errorf("Backfill condition = %+v, want %s", c, ReasonBackfillFinished)
+		if c := meta.FindStatusCondition(sj.Status.Conditions, slotplan.ConditionBackfill); c == nil || c.Reason != slotplan.ReasonBackfillFinished {
+			t.Errorf("Backfill condition = %+v, want %s", c, slotplan.ReasonBackfillFinished)
 		}
 		var runs []string
 		for _, r := range sj.Status.Runs {
@@ -148,7 +150,7 @@ func TestBackfill(t *testing.T) {
 			}
 		}
 		evs := strings.Join(f.drainEvents(), "\n")
-		if strings.Count(evs, ReasonSuccessfulCreate) != 3 || !strings.Contains(evs, ReasonBackfillRunning) || !strings.Contains(evs, ReasonBackfillFinished) {
+		if strings.Count(evs, slotplan.ReasonSuccessfulCreate) != 3 || !strings.Contains(evs, slotplan.ReasonBackfillRunning) || !strings.Contains(evs, slotplan.ReasonBackfillFinished) {
 			t.Errorf("events:\n%s\nwant BackfillRunning, 3 SuccessfulCreate, BackfillFinished", evs)
 		}
 
@@ -185,12 +187,12 @@ func TestBackfill(t *testing.T) {
 			f.reconcile(t, sj)
 			f.reconcile(t, sj)
 			bf := sj.Status.Backfill
-			c := meta.FindStatusCondition(sj.Status.Conditions, ConditionBackfill)
-			if bf == nil || bf.Phase != v1alpha1.BackfillRefused || c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonBackfillRefused || c.Message == "" {
-				t.Errorf("%q: status.backfill %+v, condition %+v; want Refused, Backfill False %s with the reason", value, bf, c, ReasonBackfillRefused)
+			c := meta.FindStatusCondition(sj.Status.Conditions, slotplan.ConditionBackfill)
+			if bf == nil || bf.Phase != v1alpha1.BackfillRefused || c == nil || c.Status != metav1.ConditionFalse || c.Reason != slotplan.ReasonBackfillRefused || c.Message == "" {
+				t.Errorf("%q: status.backfill %+v, condition %+v; want Refused, Backfill False %s with the reason", value, bf, c, slotplan.ReasonBackfillRefused)
 			}
-			if evs := f.drainEvents(); len(evs) != 1 || !strings.Contains(evs[0], "Warning "+ReasonBackfillRefused) {
-				t.Errorf("%q: events %q, want one %s Warning over two passes", value, evs, ReasonBackfillRefused)
+			if evs := f.drainEvents(); len(evs) != 1 || !strings.Contains(evs[0], "Warning "+slotplan.ReasonBackfillRefused) {
+				t.Errorf("%q: events %q, want one %s Warning over two passes", value, evs, slotplan.ReasonBackfillRefused)
 			}
 			if n := len(f.jobsOf(t, sj)); n != 0 {
 				t.Errorf("%q: %d Jobs, want none", value, n)
@@ -256,7 +258,7 @@ func TestABackfillRunsEachSlotOnceWhateverWriteTheProcessDiesAfter(t *testing.T)
 			for i := 0; i < 8 && !dying.dead(); i++ {
 				_ = f.pass(t, sj, dying)
 				f.finishActive(t, sj)
-				f.clock.Step(BackfillInterval)
+				f.clock.Step(slotplan.BackfillInterval)
 			}
 			f.rec.confirmed = jobs.Confirmations{} // a new process has confirmed nothing
 			next := &process{writesBeforeDeath: -1, created: created}
@@ -274,7 +276,7 @@ func TestABackfillRunsEachSlotOnceWhateverWriteTheProcessDiesAfter(t *testing.T)
 					t.Fatal(err)
 				}
 				f.finishActive(t, sj)
-				f.clock.Step(BackfillInterval)
+				f.clock.Step(slotplan.BackfillInterval)
 			}
 			for _, name := range backfillNames(sj, slots) {
 				if len(created[name]) != 1 {

@@ -50,9 +50,10 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
+	"github.com/platform-operators/platform-operators/controller/logic/slotplan"
 	"github.com/platform-operators/platform-operators/controller/logic/slots"
 )
 
@@ -135,7 +136,7 @@ func (l *ledger) violate(class, format string, args ...any) {
 
 // classify names what a Job of sj is: a scheduled slot's, a backfill's, a run-now token's.
 func classify(sj *v1alpha1.ScheduledJob, j *batchv1.Job) (slotKind, time.Time, string) {
-	slot, err := time.Parse(time.RFC3339, j.Annotations[jobs.ScheduledTimeAnnotation])
+	slot, err := time.Parse(time.RFC3339, j.Annotations[jobstate.ScheduledTimeAnnotation])
 	if token, ok := j.Annotations[keys.AnnotationRunNowToken]; ok {
 		return kindRunNow, slot, token
 	}
@@ -154,7 +155,7 @@ func classify(sj *v1alpha1.ScheduledJob, j *batchv1.Job) (slotKind, time.Time, s
 func modelUnfinished(js []batchv1.Job, except string) []string {
 	var out []string
 	for i := range js {
-		if done, _, _ := jobs.Finished(&js[i]); !done && js[i].Name != except && js[i].DeletionTimestamp == nil {
+		if done, _, _ := jobstate.Finished(&js[i]); !done && js[i].Name != except && js[i].DeletionTimestamp == nil {
 			out = append(out, js[i].Name)
 		}
 	}
@@ -209,7 +210,7 @@ func (l *ledger) created(w *modelWorld, j *batchv1.Job) {
 		l.bfCount[v]++
 		bound, ok := l.bfBound[v]
 		if !ok {
-			bound = MaxBackfillSlots
+			bound = slotplan.MaxBackfillSlots
 		}
 		if l.bfCount[v] > bound && !l.bfReported[v] {
 			l.bfReported[v] = true
@@ -294,7 +295,7 @@ func (l *ledger) afterPass(w *modelWorld, sj *v1alpha1.ScheduledJob, js []batchv
 	// The ledger's lasting record of refused slots (status.runs keeps only runHistoryLimit).
 	l.notRun = append(l.notRun, st.NotRun...)
 	for _, r := range st.NotRun {
-		if r.Reason == ReasonJobRejected {
+		if r.Reason == slotplan.ReasonJobRejected {
 			for t := r.First.Time; !t.After(r.Last.Time); t = t.Add(time.Minute) {
 				l.rejected[t.Unix()] = true
 			}
@@ -303,7 +304,7 @@ func (l *ledger) afterPass(w *modelWorld, sj *v1alpha1.ScheduledJob, js []batchv
 	for _, r := range st.Runs {
 		s := r.ScheduledTime.Unix()
 		switch {
-		case r.Reason == ReasonJobRejected && r.JobName == "":
+		case r.Reason == slotplan.ReasonJobRejected && r.JobName == "":
 			l.rejected[s] = true
 		case r.Result == v1alpha1.RunSkipped && r.JobName == "":
 			if l.skips[s] == nil {
@@ -311,7 +312,7 @@ func (l *ledger) afterPass(w *modelWorld, sj *v1alpha1.ScheduledJob, js []batchv
 			}
 			if !l.skips[s][r.Reason] {
 				l.skips[s][r.Reason] = true
-				if r.Reason == ReasonJobAlreadyActive && len(activeBefore) == 0 && len(activeAfter) == 0 && !l.createdInPass {
+				if r.Reason == slotplan.ReasonJobAlreadyActive && len(activeBefore) == 0 && len(activeAfter) == 0 && !l.createdInPass {
 					l.violate("false-JobAlreadyActive", "slot %s recorded skipped as JobAlreadyActive, but no Job was active before or after the pass", fmtT(w, r.ScheduledTime.Time))
 				}
 				if l.schedJob[s] {
@@ -326,9 +327,9 @@ func (l *ledger) afterPass(w *modelWorld, sj *v1alpha1.ScheduledJob, js []batchv
 // event reads an Event the Reconciler sent.
 func (l *ledger) event(w *modelWorld, _, reason, note string) {
 	switch reason {
-	case ReasonTooManyMissedTimes:
+	case slotplan.ReasonTooManyMissedTimes:
 		l.tooMany = append(l.tooMany, w.clock.Now())
-	case ReasonMissedSlots, ReasonSuspended:
+	case slotplan.ReasonMissedSlots, slotplan.ReasonSuspended:
 		var from, upTo string
 		if _, err := fmt.Sscanf(note, "Slots from %s up to %s were not run", &from, &upTo); err != nil {
 			return // Suspended is also Ready's Event (no slots named)
@@ -375,7 +376,7 @@ func slotsOf(schedules []string, tz string, from, to time.Time) []time.Time {
 func (l *ledger) decidedSoFar(s time.Time) bool {
 	k := s.Unix()
 	_, passed := l.passed[k]
-	return l.schedJob[k] || len(l.skips[k]) > 0 || passed || l.rejected[k] || inRanges(l.notRun, s) != nil
+	return l.schedJob[k] || len(l.skips[k]) > 0 || passed || l.rejected[k] || slotplan.InRanges(l.notRun, s) != nil
 }
 
 // final checks, at the end of a walk (after a pass without faults), that every slot due has
@@ -468,7 +469,7 @@ func (l *ledger) checkSlot(w *modelWorld, s time.Time) {
 		if len(l.refusedSlots[k]) > 0 {
 			return // reported as a dropped refusal
 		}
-		if inRanges(l.notRun, s) != nil {
+		if slotplan.InRanges(l.notRun, s) != nil {
 			return // recorded without a Job in the status's ledger (past its deadline: no Event)
 		}
 		l.violate("slot-without-outcome", "slot %s was due and has no Job, no skip, no refusal and no passed-over Event (backfill Jobs %v)", fmtT(w, s), l.jobsOf[k])

@@ -31,8 +31,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 )
 
 // modelStart is every walk's first instant: June has no DST change in the time zones used.
@@ -527,7 +527,7 @@ func jobsString(js []batchv1.Job) string {
 	var out []string
 	for i := range js {
 		s := js[i].Name
-		if done, how, _ := jobs.Finished(&js[i]); done {
+		if done, how, _ := jobstate.Finished(&js[i]); done {
 			s += ":" + string(how)
 		}
 		out = append(out, s)

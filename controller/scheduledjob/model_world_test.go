@@ -33,6 +33,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 )
 
 // newModelReconciler builds the Reconciler of one manager process: fresh in-memory state (a
@@ -500,7 +501,7 @@ func (w *modelWorld) finish(j *batchv1.Job, succeeded bool) {
 // watched cannot be told from a slot never run (slots.go says so, as upstream), and jobs.Gone,
 // which covers a watching replica, is not modelled.
 func (w *modelWorld) ttl(j *batchv1.Job) bool {
-	if done, _, _ := jobs.Finished(j); !done || !w.led.claimRecorded(w, j) {
+	if done, _, _ := jobstate.Finished(j); !done || !w.led.claimRecorded(w, j) {
 		return false
 	}
 	if err := w.api.Delete(w.ctx, j); err != nil && !apierrors.IsNotFound(err) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/slotplan"
 	"github.com/platform-operators/platform-operators/controller/objectmetrics"
 )
 
@@ -113,9 +114,9 @@ func (m *ObjectMetrics) observe(sj *v1alpha1.ScheduledJob, st *v1alpha1.Schedule
 		active:         max(len(st.Active), int(st.ActiveCount)),
 		interval:       interval,
 		suspended:      ptr.Deref(sj.Spec.Suspend, false) || st.Stop != nil,
-		noSuccessAfter: NoSuccessAfter(sj),
+		noSuccessAfter: slotplan.NoSuccessAfter(sj),
 	}
-	v.stoppedAfterFailures = st.Stop != nil && st.Stop.Reason == ReasonStoppedAfterFailures
+	v.stoppedAfterFailures = st.Stop != nil && st.Stop.Reason == slotplan.ReasonStoppedAfterFailures
 	if st.LastScheduleTime != nil {
 		v.lastSchedule = st.LastScheduleTime.Time
 	}
@@ -133,15 +134,4 @@ func (m *ObjectMetrics) forget(key types.NamespacedName) {
 	if m != nil {
 		m.store.Delete(key)
 	}
-}
-
-// NoSuccessAfter is the ScheduledJob's own threshold of the no-success alert: its
-// keys.AnnotationAlertNoSuccessAfter as a Go duration ("26h"); 0 when unset, unparsable or not
-// positive (the chart's threshold applies).
-func NoSuccessAfter(sj *v1alpha1.ScheduledJob) time.Duration {
-	d, err := time.ParseDuration(sj.Annotations[keys.AnnotationAlertNoSuccessAfter])
-	if err != nil || d <= 0 {
-		return 0
-	}
-	return d
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/platform-operators/platform-operators/controller/logic/slotplan"
 )
 
 // Every way a slot can end is listed for users, with its Event and metric label, in the docs a
@@ -30,7 +32,7 @@ func TestEverySlotOutcomeIsDocumentedAndHasItsSeries(t *testing.T) {
 	if !ok {
 		t.Fatal("docs/scheduling.md has no section How a slot ends")
 	}
-	for _, o := range SlotOutcomes {
+	for _, o := range slotplan.SlotOutcomes {
 		if !strings.Contains(table, "| `"+o.Reason+"` |") {
 			t.Errorf("docs/scheduling.md#how-a-slot-ends has no row for %s", o.Reason)
 		}
@@ -48,7 +50,7 @@ func TestEverySlotOutcomeIsDocumentedAndHasItsSeries(t *testing.T) {
 
 func countedOutcomes() int {
 	n := 0
-	for _, o := range SlotOutcomes {
+	for _, o := range slotplan.SlotOutcomes {
 		if o.Counted {
 			n++
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/slotplan"
 )
 
 // Issue 28: a ScheduledJob whose Jobs' pods admission refuses (Pod Security, a ResourceQuota, a
@@ -41,23 +42,23 @@ func TestScheduledJobReportsAJobWhosePodsAreNotCreated(t *testing.T) {
 	if res := f.reconcile(t, sj); res.RequeueAfter != after-30*time.Second {
 		t.Errorf("no pod yet, before the threshold: requeue after %s, want %s (when it would count)", res.RequeueAfter, after-30*time.Second)
 	}
-	if c := meta.FindStatusCondition(sj.Status.Conditions, ConditionJobsStuck); c != nil {
+	if c := meta.FindStatusCondition(sj.Status.Conditions, slotplan.ConditionJobsStuck); c != nil {
 		t.Errorf("before the threshold: JobsStuck = %+v, want none", c)
 	}
 
 	f.clock.SetTime(start.Add(after))
 	f.reconcile(t, sj)
-	cond := meta.FindStatusCondition(sj.Status.Conditions, ConditionJobsStuck)
-	if cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != ReasonPodsNotCreated || !strings.Contains(cond.Message, "kubectl describe job "+job.Name) {
+	cond := meta.FindStatusCondition(sj.Status.Conditions, slotplan.ConditionJobsStuck)
+	if cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != slotplan.ReasonPodsNotCreated || !strings.Contains(cond.Message, "kubectl describe job "+job.Name) {
 		t.Fatalf("JobsStuck = %+v, want True/PodsNotCreated naming kubectl describe job %s", cond, job.Name)
 	}
-	if ready := meta.FindStatusCondition(sj.Status.Conditions, ConditionReady); ready == nil || ready.Status != metav1.ConditionTrue {
+	if ready := meta.FindStatusCondition(sj.Status.Conditions, slotplan.ConditionReady); ready == nil || ready.Status != metav1.ConditionTrue {
 		t.Errorf("Ready = %+v, want True: the schedule is fine", ready)
 	}
 	f.reconcile(t, sj)
 	var warned int
 	for _, e := range f.drainEvents() {
-		if strings.Contains(e, "Warning "+ReasonPodsNotCreated) && strings.Contains(e, job.Name) {
+		if strings.Contains(e, "Warning "+slotplan.ReasonPodsNotCreated) && strings.Contains(e, job.Name) {
 			warned++
 		}
 	}
@@ -71,7 +72,7 @@ func TestScheduledJobReportsAJobWhosePodsAreNotCreated(t *testing.T) {
 	}
 	f.waitJobsCached(t, sj)
 	f.reconcile(t, sj)
-	if c := meta.FindStatusCondition(sj.Status.Conditions, ConditionJobsStuck); c != nil {
+	if c := meta.FindStatusCondition(sj.Status.Conditions, slotplan.ConditionJobsStuck); c != nil {
 		t.Errorf("with a pod: JobsStuck = %+v, want it gone", c)
 	}
 	if len(sj.Status.Active) != 1 {

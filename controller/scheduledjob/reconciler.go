@@ -19,13 +19,16 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
+	"github.com/platform-operators/platform-operators/controller/logic/slotplan"
 	"github.com/platform-operators/platform-operators/controller/writegate"
 )
 
-// Name is the controller's name in --controllers.
-const Name = "scheduledjob"
+// Name is the controller's name in --controllers, and the created-by label of its Jobs
+// (slotplan.CreatedBy, which NewJob writes).
+const Name = slotplan.CreatedBy
 
-// The controller writes no field of a spec: the stop strategy's stop is a status record (stop.go).
+// The controller writes no field of a spec: the stop strategy's stop is a status record (slotplan's stop.go).
 // +kubebuilder:rbac:groups=ops.platform-operators.io,resources=scheduledjobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=ops.platform-operators.io,resources=scheduledjobs/status,verbs=get;update;patch
 // The Job's owner reference sets blockOwnerDeletion, which the OwnerReferencesPermissionEnforcement
@@ -62,7 +65,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Runs (Jobs) of ScheduledJobs seen finishing, by result (succeeded, failed).",
 		}, []string{"result"}),
 	}
-	for _, o := range SlotOutcomes {
+	for _, o := range slotplan.SlotOutcomes {
 		if o.Counted {
 			m.SkippedSlots.WithLabelValues(o.Reason)
 		}
@@ -161,21 +164,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	now := r.Clock.Now()
 	p := r.decide(&sj, children, now)
-	if len(p.confirm) > 0 {
+	if len(p.Confirm) > 0 {
 		// Under Forbid or Replace, a recent slot's Job the cache does not show yet (created by
 		// the previous pass, which left its record to this one) must block or be replaced:
 		// read those few around the cache, and decide again with what exists.
-		found, err := r.unseenJobs(ctx, &sj, p.confirm)
+		found, err := r.unseenJobs(ctx, &sj, p.Confirm)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
 		if len(found) > 0 {
 			children = append(children, found...)
-			sortJobs(children)
+			slotplan.SortJobs(children)
 			p = r.decide(&sj, children, now)
 		}
 	}
-	if len(p.creates) > 0 {
+	if len(p.Creates) > 0 {
 		current, err := r.confirmed.Current(ctx, r.APIReader, &sj, &v1alpha1.ScheduledJob{})
 		if err != nil {
 			return ctrl.Result{}, err
@@ -200,7 +203,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			}
 			p = r.decide(&sj, children, now)
 		}
-	} else if !p.due.IsZero() {
+	} else if !p.Due.IsZero() {
 		// Confirm ahead of the slot, once per object and process: left to the pass at the slot,
 		// the read adds one GET per ScheduledJob to the first busy slot after a start (or after
 		// thousands were created). A failed or lagging read is tried again at the slot.
@@ -213,9 +216,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // decide is the pure decide, with the Jobs already deleted (by their TTL, or being deleted) left
 // out of the prunes: they are history, never pruned again.
-func (r *Reconciler) decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time) plan {
-	p := decide(sj, children, now, r.deleted.has, r.PodsStuckAfter)
-	p.prune = slices.DeleteFunc(p.prune, func(j *batchv1.Job) bool { return j.DeletionTimestamp != nil })
+func (r *Reconciler) decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time) slotplan.Plan {
+	p := slotplan.Decide(sj, children, now, r.deleted.has, r.PodsStuckAfter)
+	p.Prune = slices.DeleteFunc(p.Prune, func(j *batchv1.Job) bool { return j.DeletionTimestamp != nil })
 	return p
 }
 
@@ -232,7 +235,7 @@ func (r *Reconciler) children(ctx context.Context, sj *v1alpha1.ScheduledJob) ([
 	for i := range list.Items {
 		// A Job being deleted is not active; one that finished (its TTL's foreground deletion
 		// waits for its pods) still tells how its run ended.
-		if finished, _, _ := jobs.Finished(&list.Items[i]); list.Items[i].DeletionTimestamp != nil && !finished {
+		if finished, _, _ := jobstate.Finished(&list.Items[i]); list.Items[i].DeletionTimestamp != nil && !finished {
 			continue
 		}
 		out = append(out, &list.Items[i])
@@ -240,7 +243,7 @@ func (r *Reconciler) children(ctx context.Context, sj *v1alpha1.ScheduledJob) ([
 	}
 	for _, ref := range sj.Status.Active {
 		if seen[ref.Name] || ref.Name == "" {
-			continue // a reference without a name is dropped by decide's sanitize step
+			continue // a reference without a name is dropped by slotplan.Decide's sanitize step
 		}
 		var j batchv1.Job
 		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: sj.Namespace, Name: ref.Name}, &j)
@@ -253,7 +256,7 @@ func (r *Reconciler) children(ctx context.Context, sj *v1alpha1.ScheduledJob) ([
 		}
 	}
 	out = append(out, r.goneChildren(sj, seen)...)
-	sortJobs(out)
+	slotplan.SortJobs(out)
 	return out, nil
 }
 
@@ -269,7 +272,7 @@ func (r *Reconciler) unseenJobs(ctx context.Context, sj *v1alpha1.ScheduledJob, 
 			return nil, err
 		case metav1.IsControlledBy(&j, sj):
 			// As children: a Job being deleted is not active, unless it finished (its run).
-			if finished, _, _ := jobs.Finished(&j); j.DeletionTimestamp == nil || finished {
+			if finished, _, _ := jobstate.Finished(&j); j.DeletionTimestamp == nil || finished {
 				out = append(out, &j)
 			}
 		}
@@ -294,7 +297,7 @@ func (r *Reconciler) goneChildren(sj *v1alpha1.ScheduledJob, seen map[string]boo
 		running := slices.ContainsFunc(sj.Status.Runs, func(run v1alpha1.ScheduledJobRun) bool {
 			return run.JobName == j.Name && (run.Result == v1alpha1.RunRunning || run.Result == v1alpha1.RunWaiting)
 		})
-		if wasActive(sj, j.UID) || running || !claimRecordedOf(sj, j) {
+		if slotplan.WasActive(sj, j.UID) || running || !slotplan.ClaimRecordedOf(sj, j) {
 			j.DeletionTimestamp = &metav1.Time{Time: r.Clock.Now()}
 			out = append(out, j)
 		}
@@ -303,27 +306,27 @@ func (r *Reconciler) goneChildren(sj *v1alpha1.ScheduledJob, seen map[string]boo
 }
 
 // createJob creates a slot's Job through the one create path (jobs.Create) and says what happened
-// as the Event recordCreates reads: SuccessfulCreate, JobRejected (a result for its run: retrying
+// as the Event slotplan.RecordCreates reads: SuccessfulCreate, JobRejected (a result for its run: retrying
 // the slot in a loop would not help; the next slot and an edit try again), JobNameTaken, or none
 // for a Job adopted after AlreadyExists. An error is not an answer about the Job.
-func (r *Reconciler) createJob(ctx context.Context, sj *v1alpha1.ScheduledJob, job *batchv1.Job) (*batchv1.Job, event, error) {
+func (r *Reconciler) createJob(ctx context.Context, sj *v1alpha1.ScheduledJob, job *batchv1.Job) (*batchv1.Job, slotplan.Event, error) {
 	r.writes().Begin()
 	got, answer, msg, err := jobs.Create(ctx, r.Client, r.APIReader, sj, "ScheduledJob", job)
 	r.writes().End()
 	switch {
 	case err != nil:
 		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
-			return nil, event{}, err
+			return nil, slotplan.Event{}, err
 		}
-		return nil, event{corev1.EventTypeWarning, "FailedCreate", fmt.Sprintf("Error creating job: %v", err)}, err
+		return nil, slotplan.Event{Kind: corev1.EventTypeWarning, Reason: "FailedCreate", Note: fmt.Sprintf("Error creating job: %v", err)}, err
 	case answer == jobs.Created:
-		return got, event{corev1.EventTypeNormal, ReasonSuccessfulCreate, msg}, nil
+		return got, slotplan.Event{Kind: corev1.EventTypeNormal, Reason: slotplan.ReasonSuccessfulCreate, Note: msg}, nil
 	case answer == jobs.Refused || answer == jobs.RefusedAtAdmission:
-		return nil, event{corev1.EventTypeWarning, ReasonJobRejected, msg}, nil
+		return nil, slotplan.Event{Kind: corev1.EventTypeWarning, Reason: slotplan.ReasonJobRejected, Note: msg}, nil
 	case answer == jobs.NameTaken:
-		return nil, event{corev1.EventTypeWarning, "JobNameTaken", msg}, nil
+		return nil, slotplan.Event{Kind: corev1.EventTypeWarning, Reason: "JobNameTaken", Note: msg}, nil
 	}
-	return got, event{}, nil
+	return got, slotplan.Event{}, nil
 }
 
 func (r *Reconciler) deleteJob(ctx context.Context, j *batchv1.Job) error {

@@ -23,6 +23,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
+	"github.com/platform-operators/platform-operators/controller/logic/slotplan"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -173,7 +174,7 @@ func TestScheduledJob(t *testing.T) {
 		res = f.reconcile(t, sj) // the pass the Job's watch event starts
 		f.reconcile(t, sj)       // a further pass in the same slot must not create again
 		js := f.jobsOf(t, sj)
-		if evs := f.drainEvents(); len(evs) != 1 || !strings.Contains(evs[0], "Normal "+ReasonSuccessfulCreate) || !strings.Contains(evs[0], jobname.Slot(sj, slot)) {
+		if evs := f.drainEvents(); len(evs) != 1 || !strings.Contains(evs[0], "Normal "+slotplan.ReasonSuccessfulCreate) || !strings.Contains(evs[0], jobname.Slot(sj, slot)) {
 			t.Errorf("events after the status pass = %q, want one SuccessfulCreate naming the Job", evs)
 		}
 		if len(js) != 1 || js[0].Name != jobname.Slot(sj, slot) {
@@ -221,7 +222,7 @@ func TestScheduledJob(t *testing.T) {
 		slot := f.nextMinute()
 		// What a reconcile created just before crashing, without its status write; the cache
 		// has not seen it, so only the create's AlreadyExists tells.
-		pre := newJob(sj, jobname.Slot(sj, slot), slot, time.UTC, "")
+		pre := slotplan.NewJob(sj, jobname.Slot(sj, slot), slot, time.UTC, "")
 		if err := f.env.Manager.GetClient().Create(ctx, pre); err != nil {
 			t.Fatal(err)
 		}
@@ -238,7 +239,7 @@ func TestScheduledJob(t *testing.T) {
 		f.nextMinute()
 		f.slotPasses(t, sj)
 		f.drainEvents()
-		before := testutil.ToFloat64(f.rec.Metrics.SkippedSlots.WithLabelValues(ReasonJobAlreadyActive))
+		before := testutil.ToFloat64(f.rec.Metrics.SkippedSlots.WithLabelValues(slotplan.ReasonJobAlreadyActive))
 		f.waitJobsCached(t, sj)
 		skipped := f.nextMinute()
 		f.reconcile(t, sj)
@@ -249,14 +250,14 @@ func TestScheduledJob(t *testing.T) {
 			t.Errorf("lastSkippedTime = %v, want %v", sj.Status.LastSkippedTime, skipped)
 		}
 		evs := strings.Join(f.drainEvents(), "\n")
-		if !strings.Contains(evs, "Warning "+ReasonJobAlreadyActive) {
-			t.Errorf("events = %q, want a %s Warning", evs, ReasonJobAlreadyActive)
+		if !strings.Contains(evs, "Warning "+slotplan.ReasonJobAlreadyActive) {
+			t.Errorf("events = %q, want a %s Warning", evs, slotplan.ReasonJobAlreadyActive)
 		}
-		if d := testutil.ToFloat64(f.rec.Metrics.SkippedSlots.WithLabelValues(ReasonJobAlreadyActive)) - before; d != 1 {
+		if d := testutil.ToFloat64(f.rec.Metrics.SkippedSlots.WithLabelValues(slotplan.ReasonJobAlreadyActive)) - before; d != 1 {
 			t.Errorf("skipped-slot metric grew by %v, want 1", d)
 		}
 		f.reconcile(t, sj) // the same skipped slot is not reported twice
-		if d := testutil.ToFloat64(f.rec.Metrics.SkippedSlots.WithLabelValues(ReasonJobAlreadyActive)) - before; d != 1 {
+		if d := testutil.ToFloat64(f.rec.Metrics.SkippedSlots.WithLabelValues(slotplan.ReasonJobAlreadyActive)) - before; d != 1 {
 			t.Errorf("after another pass the metric grew by %v, want still 1", d)
 		}
 	})
@@ -315,11 +316,11 @@ func TestScheduledJob(t *testing.T) {
 		if n := len(f.jobsOf(t, sj)); n != 0 || sj.Status.NextScheduleTime != nil || sj.Status.LastSkippedTime != nil {
 			t.Fatalf("jobs %d, status %+v; want none, no next time, no skipped slot", n, sj.Status)
 		}
-		if c := meta.FindStatusCondition(sj.Status.Conditions, ConditionReady); c == nil || c.Reason != ReasonSuspended {
+		if c := meta.FindStatusCondition(sj.Status.Conditions, slotplan.ConditionReady); c == nil || c.Reason != slotplan.ReasonSuspended {
 			t.Errorf("Ready = %+v, want reason Suspended", c)
 		}
-		if evs := f.drainEvents(); len(evs) != 1 || !strings.Contains(evs[0], ReasonSuspended) {
-			t.Errorf("events = %q, want one %s", evs, ReasonSuspended)
+		if evs := f.drainEvents(); len(evs) != 1 || !strings.Contains(evs[0], slotplan.ReasonSuspended) {
+			t.Errorf("events = %q, want one %s", evs, slotplan.ReasonSuspended)
 		}
 		// Three more slots (a Job's event or a resync can still bring a pass): no write, no Event.
 		rv := sj.ResourceVersion
@@ -361,11 +362,11 @@ func TestScheduledJob(t *testing.T) {
 		f.create(t, sj)
 		f.drainEvents()
 		res := f.reconcile(t, sj)
-		c := meta.FindStatusCondition(sj.Status.Conditions, ConditionReady)
-		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonUnknownTimeZone || res.RequeueAfter != 0 {
+		c := meta.FindStatusCondition(sj.Status.Conditions, slotplan.ConditionReady)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != slotplan.ReasonUnknownTimeZone || res.RequeueAfter != 0 {
 			t.Fatalf("Ready = %+v, requeue %v; want False/UnknownTimeZone and no requeue", c, res.RequeueAfter)
 		}
-		if evs := strings.Join(f.drainEvents(), "\n"); !strings.Contains(evs, "Warning "+ReasonUnknownTimeZone) {
+		if evs := strings.Join(f.drainEvents(), "\n"); !strings.Contains(evs, "Warning "+slotplan.ReasonUnknownTimeZone) {
 			t.Errorf("events = %q, want an UnknownTimeZone Warning", evs)
 		}
 	})
@@ -507,7 +508,7 @@ func TestStalePassDoesNotAnnounceTheSlotTwice(t *testing.T) {
 	count := func(evs []string) int {
 		n := 0
 		for _, e := range evs {
-			if strings.Contains(e, ReasonSuccessfulCreate) {
+			if strings.Contains(e, slotplan.ReasonSuccessfulCreate) {
 				n++
 			}
 		}

@@ -24,6 +24,8 @@ import (
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
+	"github.com/platform-operators/platform-operators/controller/logic/slotplan"
 )
 
 // errKilled is what every call of a "dead" process returns.
@@ -129,7 +131,7 @@ func (f *fixture) settle(t *testing.T, sj *v1alpha1.ScheduledJob) {
 func (f *fixture) finishActive(t *testing.T, sj *v1alpha1.ScheduledJob) {
 	t.Helper()
 	for _, j := range f.jobsOf(t, sj) {
-		if done, _, _ := jobs.Finished(&j); !done {
+		if done, _, _ := jobstate.Finished(&j); !done {
 			now := f.clock.Now()
 			if err := testenv.Finish(f.env.Ctx, f.env.Client, &j, true, now, now); err != nil {
 				t.Fatal(err)
@@ -210,46 +212,6 @@ func TestASlotRunsAtMostOnceWhateverWriteTheProcessDiesAfter(t *testing.T) {
 	}
 }
 
-func TestClaimRecorded(t *testing.T) {
-	slot := mustTime("2016-05-19T10:00:00Z")
-	seoul, err := time.LoadLocation("Asia/Seoul")
-	if err != nil {
-		t.Fatal(err)
-	}
-	slotJob := func(loc *time.Location) *batchv1.Job {
-		return newJob(newSJ(), jobname.Slot(newSJ(), slot), slot, loc, "")
-	}
-	runNowJob := newJob(newSJ(), jobname.RunNow(newSJ(), "t1"), slot, time.UTC, "t1")
-	edited := slotJob(time.UTC)
-	delete(edited.Annotations, batchv1.CronJobScheduledTimestampAnnotation)
-	at := func(t time.Time) *v1alpha1.ScheduledJobStatus {
-		return &v1alpha1.ScheduledJobStatus{LastScheduleTime: ptr.To(metav1.NewTime(t))}
-	}
-	for _, tc := range []struct {
-		name      string
-		st        *v1alpha1.ScheduledJobStatus
-		requested string
-		job       *batchv1.Job
-		want      bool
-	}{
-		{"a slot not recorded at all", &v1alpha1.ScheduledJobStatus{}, "", slotJob(time.UTC), false},
-		{"a slot after lastScheduleTime", at(slot.Add(-time.Minute)), "", slotJob(time.UTC), false},
-		{"the slot of lastScheduleTime", at(slot), "", slotJob(time.UTC), true},
-		{"a slot before lastScheduleTime", at(slot.Add(time.Hour)), "", slotJob(time.UTC), true},
-		{"the slot of lastScheduleTime, annotated in another time zone", at(slot), "", slotJob(seoul), true},
-		{"a run-now token still asked for and not recorded", &v1alpha1.ScheduledJobStatus{}, "t1", runNowJob, false},
-		{"a run-now token recorded", &v1alpha1.ScheduledJobStatus{LastRunNowToken: "t1"}, "t1", runNowJob, true},
-		{"a run-now token no longer asked for", &v1alpha1.ScheduledJobStatus{}, "t2", runNowJob, true},
-		{"a Job without the slot annotation", &v1alpha1.ScheduledJobStatus{}, "", edited, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := claimRecorded(tc.st, tc.requested, tc.job); got != tc.want {
-				t.Errorf("claimRecorded = %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
-
 // A Job template the API server refuses is said once (Ready False, one Warning), its slot is
 // skipped, not retried in a loop; the next slot tries once more; a fixed template runs again.
 func TestARejectedJobTemplateIsReportedOnceAndRetriedAtTheNextSlot(t *testing.T) {
@@ -277,9 +239,9 @@ func TestARejectedJobTemplateIsReportedOnceAndRetriedAtTheNextSlot(t *testing.T)
 	passAt()
 	slot := f.nextMinute()
 	res := passAt()
-	ready := meta.FindStatusCondition(sj.Status.Conditions, ConditionReady)
-	if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != ReasonJobRejected || !strings.Contains(ready.Message, "Not_A_DNS_Label") {
-		t.Fatalf("Ready = %+v, want False/%s naming the bad field", ready, ReasonJobRejected)
+	ready := meta.FindStatusCondition(sj.Status.Conditions, slotplan.ConditionReady)
+	if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != slotplan.ReasonJobRejected || !strings.Contains(ready.Message, "Not_A_DNS_Label") {
+		t.Fatalf("Ready = %+v, want False/%s naming the bad field", ready, slotplan.ReasonJobRejected)
 	}
 	if sj.Status.LastSkippedTime == nil || !sj.Status.LastSkippedTime.Time.Equal(slot) {
 		t.Errorf("lastSkippedTime = %v, want the slot %v", sj.Status.LastSkippedTime, slot)
@@ -290,14 +252,14 @@ func TestARejectedJobTemplateIsReportedOnceAndRetriedAtTheNextSlot(t *testing.T)
 	warnings := func() int {
 		n := 0
 		for _, e := range f.drainEvents() {
-			if strings.Contains(e, ReasonJobRejected) {
+			if strings.Contains(e, slotplan.ReasonJobRejected) {
 				n++
 			}
 		}
 		return n
 	}
 	if n := warnings(); n != 1 {
-		t.Errorf("%d %s Events, want 1", n, ReasonJobRejected)
+		t.Errorf("%d %s Events, want 1", n, slotplan.ReasonJobRejected)
 	}
 	// More passes in the same minute (a watch event, a resync): no new create, no new Warning.
 	passAt()
@@ -319,7 +281,7 @@ func TestARejectedJobTemplateIsReportedOnceAndRetriedAtTheNextSlot(t *testing.T)
 	}
 	passAt()
 	passAt()
-	if ready := meta.FindStatusCondition(sj.Status.Conditions, ConditionReady); ready == nil || ready.Status != metav1.ConditionTrue {
+	if ready := meta.FindStatusCondition(sj.Status.Conditions, slotplan.ConditionReady); ready == nil || ready.Status != metav1.ConditionTrue {
 		t.Errorf("Ready after the fix = %+v, want True", ready)
 	}
 	if n := len(f.jobsOf(t, sj)); n != 1 || creates != 3 {
@@ -433,7 +395,7 @@ func TestForbidDoesNotTrustALaggingJobCacheForTheSlotJustCreated(t *testing.T) {
 	if sj.Status.LastScheduleTime == nil || !sj.Status.LastScheduleTime.Time.Equal(slot) || sj.Status.LastRunNowToken != "now-please" {
 		t.Errorf("lastScheduleTime %v, lastRunNowToken %q; want the slot recorded and the token spent", sj.Status.LastScheduleTime, sj.Status.LastRunNowToken)
 	}
-	if evs := strings.Join(f.drainEvents(), "\n"); !strings.Contains(evs, ReasonRunNowSkipped) {
-		t.Errorf("events %s, want %s", evs, ReasonRunNowSkipped)
+	if evs := strings.Join(f.drainEvents(), "\n"); !strings.Contains(evs, slotplan.ReasonRunNowSkipped) {
+		t.Errorf("events %s, want %s", evs, slotplan.ReasonRunNowSkipped)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
+	"github.com/platform-operators/platform-operators/controller/logic/slotplan"
 )
 
 // runSlot plays one slot: the passes that create and record its Job, the Job ending (succeeded
@@ -49,7 +50,7 @@ func (f *fixture) endSlotJob(t *testing.T, sj *v1alpha1.ScheduledJob, slot time.
 func (f *fixture) stopEvents() int {
 	n := 0
 	for _, e := range f.drainEvents() {
-		if strings.Contains(e, ReasonStoppedAfterFailures) || strings.Contains(e, ReasonStoppedAfterSuccesses) {
+		if strings.Contains(e, slotplan.ReasonStoppedAfterFailures) || strings.Contains(e, slotplan.ReasonStoppedAfterSuccesses) {
 			n++
 		}
 	}
@@ -75,7 +76,12 @@ func (f *fixture) resume(t *testing.T, sj *v1alpha1.ScheduledJob) {
 	}
 }
 
-func readyReasonOf(sj *v1alpha1.ScheduledJob) string { return readyReason(&sj.Status) }
+func readyReasonOf(sj *v1alpha1.ScheduledJob) string {
+	if c := meta.FindStatusCondition(sj.Status.Conditions, slotplan.ConditionReady); c != nil {
+		return c.Reason
+	}
+	return ""
+}
 
 func TestStopStrategy(t *testing.T) {
 	f := newFixture(t, false)
@@ -93,8 +99,8 @@ func TestStopStrategy(t *testing.T) {
 			}
 		}
 		f.runSlot(t, sj, false) // the third failure since the success
-		ready := meta.FindStatusCondition(sj.Status.Conditions, ConditionReady)
-		if !isStopped(sj) || ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != ReasonStoppedAfterFailures {
+		ready := meta.FindStatusCondition(sj.Status.Conditions, slotplan.ConditionReady)
+		if !isStopped(sj) || ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != slotplan.ReasonStoppedAfterFailures {
 			t.Fatalf("after F F S F F F: suspend %v, Ready %+v; want suspended, Ready False StoppedAfterFailures", isStopped(sj), ready)
 		}
 		if ready.ObservedGeneration != sj.Generation || sj.Status.ObservedGeneration != sj.Generation {
@@ -108,7 +114,7 @@ func TestStopStrategy(t *testing.T) {
 		f.nextMinute()
 		f.reconcile(t, sj)
 		f.reconcile(t, sj)
-		if n := len(f.jobsOf(t, sj)); n != before || f.stopEvents() != 0 || readyReasonOf(sj) != ReasonStoppedAfterFailures {
+		if n := len(f.jobsOf(t, sj)); n != before || f.stopEvents() != 0 || readyReasonOf(sj) != slotplan.ReasonStoppedAfterFailures {
 			t.Errorf("while stopped: %d Jobs (was %d), Ready %s; want no new Job, no second Event, still stopped", n, before, readyReasonOf(sj))
 		}
 
@@ -117,7 +123,7 @@ func TestStopStrategy(t *testing.T) {
 		// The resume runs the most recent slot passed while suspended (as upstream), and the
 		// next pass records it.
 		f.slotPasses(t, sj)
-		if isStopped(sj) || readyReasonOf(sj) != ReasonScheduled || meta.FindStatusCondition(sj.Status.Conditions, ConditionStalled) != nil {
+		if isStopped(sj) || readyReasonOf(sj) != slotplan.ReasonScheduled || meta.FindStatusCondition(sj.Status.Conditions, slotplan.ConditionStalled) != nil {
 			t.Fatalf("after the resume: suspend %v, Ready %s; want running, Scheduled, no Stalled; status %+v", isStopped(sj), readyReasonOf(sj), sj.Status)
 		}
 		f.runSlot(t, sj, false)
@@ -126,7 +132,7 @@ func TestStopStrategy(t *testing.T) {
 			t.Fatalf("suspended again after 2 failures since the resume: %+v", sj.Status.Runs)
 		}
 		f.runSlot(t, sj, false)
-		if !isStopped(sj) || readyReasonOf(sj) != ReasonStoppedAfterFailures || f.stopEvents() != 1 {
+		if !isStopped(sj) || readyReasonOf(sj) != slotplan.ReasonStoppedAfterFailures || f.stopEvents() != 1 {
 			t.Errorf("after 3 failures since the resume: suspend %v, Ready %s; want stopped again, one Event", isStopped(sj), readyReasonOf(sj))
 		}
 	})
@@ -141,8 +147,8 @@ func TestStopStrategy(t *testing.T) {
 			t.Fatal("a failure stopped a stop-after-one-success")
 		}
 		f.runSlot(t, sj, true)
-		ready := meta.FindStatusCondition(sj.Status.Conditions, ConditionReady)
-		if !isStopped(sj) || ready == nil || ready.Status != metav1.ConditionTrue || ready.Reason != ReasonStoppedAfterSuccesses || f.stopEvents() != 1 {
+		ready := meta.FindStatusCondition(sj.Status.Conditions, slotplan.ConditionReady)
+		if !isStopped(sj) || ready == nil || ready.Status != metav1.ConditionTrue || ready.Reason != slotplan.ReasonStoppedAfterSuccesses || f.stopEvents() != 1 {
 			t.Errorf("after a success: suspend %v, Ready %+v; want suspended, Ready True StoppedAfterSuccesses, one Event", isStopped(sj), ready)
 		}
 	})
@@ -157,7 +163,7 @@ func TestStopStrategy(t *testing.T) {
 		f.reconcile(t, sj)
 		generation := sj.Generation
 		f.runSlot(t, sj, false)
-		if !isStopped(sj) || readyReasonOf(sj) != ReasonStoppedAfterFailures {
+		if !isStopped(sj) || readyReasonOf(sj) != slotplan.ReasonStoppedAfterFailures {
 			t.Fatalf("suspend %v, Ready %s; want stopped after one failure", isStopped(sj), readyReasonOf(sj))
 		}
 		got := sj.Spec.JobTemplate.Spec.Template.Spec.Containers
@@ -211,7 +217,7 @@ func TestStopStrategy(t *testing.T) {
 			f.rec = &Reconciler{Client: f.env.Manager.GetClient(), APIReader: f.env.Manager.GetAPIReader(), Recorder: f.evs, Clock: f.clock, Metrics: m}
 			f.reconcile(t, sj)
 			f.reconcile(t, sj)
-			if !isStopped(sj) || readyReasonOf(sj) != ReasonStoppedAfterFailures {
+			if !isStopped(sj) || readyReasonOf(sj) != slotplan.ReasonStoppedAfterFailures {
 				t.Errorf("after the successor: stopped %v, Ready %s; want stopped, StoppedAfterFailures", isStopped(sj), readyReasonOf(sj))
 			}
 			if n := f.stopEvents(); n != 1 {

@@ -16,6 +16,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
+	"github.com/platform-operators/platform-operators/controller/logic/slotplan"
 )
 
 // Issue 29: a Job with a short ttlSecondsAfterFinished completes and is deleted before a pass
@@ -65,9 +66,9 @@ func TestAJobDeletedByItsTTLBeforeThePassKeepsItsResult(t *testing.T) {
 			t.Errorf("lastSuccessfulTime unset")
 		}
 		evs := f.drainEvents()
-		if slices.ContainsFunc(evs, func(e string) bool { return strings.Contains(e, ReasonMissingJob) }) ||
-			!slices.ContainsFunc(evs, func(e string) bool { return strings.Contains(e, ReasonSawCompletedJob) }) {
-			t.Errorf("events %q, want %s and no %s", evs, ReasonSawCompletedJob, ReasonMissingJob)
+		if slices.ContainsFunc(evs, func(e string) bool { return strings.Contains(e, slotplan.ReasonMissingJob) }) ||
+			!slices.ContainsFunc(evs, func(e string) bool { return strings.Contains(e, slotplan.ReasonSawCompletedJob) }) {
+			t.Errorf("events %q, want %s and no %s", evs, slotplan.ReasonSawCompletedJob, slotplan.ReasonMissingJob)
 		}
 		// Recorded: the next pass leaves it out and writes nothing.
 		rv := sj.ResourceVersion

@@ -13,9 +13,9 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 )
 
 const backfillNamespace = "e2e-backfill"
@@ -75,7 +75,7 @@ func TestBackfillOnKind(t *testing.T) {
 				if err := c.Get(ctx, client.ObjectKey{Namespace: backfillNamespace, Name: name}, &j); err != nil {
 					return false, nil
 				}
-				done, how, _ := jobs.Finished(&j)
+				done, how, _ := jobstate.Finished(&j)
 				return done && how == batchv1.JobComplete, nil
 			})
 			if a := j.Annotations[batchv1.CronJobScheduledTimestampAnnotation]; a != slot.Format(time.RFC3339) {

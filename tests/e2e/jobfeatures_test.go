@@ -21,9 +21,9 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/at"
-	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
-	"github.com/platform-operators/platform-operators/controller/scheduledjob"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
+	"github.com/platform-operators/platform-operators/controller/logic/slotplan"
 )
 
 // Issue 37, "Job features": the Job fields CronJob users rely on, run by the real Job controller
@@ -183,7 +183,7 @@ func allWaitingFeatures() []jobFeature {
 	return []jobFeature{{
 		// Kueue's shape: created suspended with a queue label; Kueue resumes it once admitted.
 		name:   "queued",
-		labels: map[string]string{jobs.QueueNameLabel: queueName},
+		labels: map[string]string{jobstate.QueueNameLabel: queueName},
 		spec:   busyboxJob("true", func(s *batchv1.JobSpec) { s.Suspend = ptr.To(true) }),
 		own: func(t *testing.T, j *batchv1.Job) {
 			if c := jobCondition(j, batchv1.JobSuspended); c == nil || j.Status.StartTime != nil || j.Status.Active != 0 {
@@ -277,7 +277,7 @@ func TestJobFeatures(t *testing.T) {
 	})
 	f = f.Assess("a suspended, queued Job and a Job managed elsewhere are reported waiting, past podsStuckAfter, untouched, with no alerting series", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 		c := opsClient(t, cfg)
-		reasons := map[string]string{"queued": jobs.ReasonJobSuspended, "multikueue": jobs.ReasonManagedElsewhere}
+		reasons := map[string]string{"queued": jobstate.ReasonJobSuspended, "multikueue": jobstate.ReasonManagedElsewhere}
 		holders := map[string]string{"queued": queueName, "multikueue": multiKueue}
 		for _, wf := range waitingFeatures() {
 			sj, a := objectsFor(wf)
@@ -315,7 +315,7 @@ func TestJobFeatures(t *testing.T) {
 			if len(sj.Status.Active) != 1 || sj.Status.Active[0].UID != j.UID {
 				t.Errorf("ScheduledJob %s: active %+v; want its waiting Job", sj.Name, sj.Status.Active)
 			}
-			if cond := meta.FindStatusCondition(sj.Status.Conditions, scheduledjob.ConditionJobsStuck); cond != nil {
+			if cond := meta.FindStatusCondition(sj.Status.Conditions, slotplan.ConditionJobsStuck); cond != nil {
 				t.Errorf("ScheduledJob %s: %+v; want no JobsStuck for a waiting Job", sj.Name, cond)
 			}
 			if err := c.Get(ctx, client.ObjectKeyFromObject(a), a); err != nil {
@@ -342,7 +342,7 @@ func TestJobFeatures(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if w := withReason(evs, scheduledjob.ReasonPodsNotCreated); len(w) > 0 {
+				if w := withReason(evs, slotplan.ReasonPodsNotCreated); len(w) > 0 {
 					t.Errorf("PodsNotCreated Events about %s: %+v", name, w)
 				}
 			}

@@ -18,10 +18,10 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
+	"github.com/platform-operators/platform-operators/controller/logic/slotplan"
 	slotlogic "github.com/platform-operators/platform-operators/controller/logic/slots"
-	"github.com/platform-operators/platform-operators/controller/scheduledjob"
 )
 
 // chartJobImage is the job image the chart is installed with: the chart's default on kwok (no
@@ -251,13 +251,13 @@ func TestScheduling(t *testing.T) {
 		}
 		// A second request with a new token runs once more; the first token is not run again.
 		// Within a minute of the first run-now Job it waits for the minute to pass
-		// (scheduledjob.RunNowInterval), said by status.runNowWaiting, then runs.
+		// (slotplan.RunNowInterval), said by status.runNowWaiting, then runs.
 		patch := client.MergeFrom(sj.DeepCopy())
 		sj.Annotations[keys.AnnotationRunNow] = "second"
 		if err := c.Patch(ctx, sj, patch); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(ctx, t, waitTimeout+scheduledjob.RunNowInterval, "the second token never ran", func(ctx context.Context) (bool, error) {
+		waitFor(ctx, t, waitTimeout+slotplan.RunNowInterval, "the second token never ran", func(ctx context.Context) (bool, error) {
 			got := &v1alpha1.ScheduledJob{}
 			if err := c.Get(ctx, client.ObjectKeyFromObject(manual), got); err != nil {
 				return false, nil
@@ -305,9 +305,9 @@ func TestScheduling(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, j := range js {
-			slot, err := time.Parse(time.RFC3339, j.Annotations[jobs.ScheduledTimeAnnotation])
+			slot, err := time.Parse(time.RFC3339, j.Annotations[jobstate.ScheduledTimeAnnotation])
 			if err != nil {
-				t.Fatalf("Job %s scheduled time %q: %v", j.Name, j.Annotations[jobs.ScheduledTimeAnnotation], err)
+				t.Fatalf("Job %s scheduled time %q: %v", j.Name, j.Annotations[jobstate.ScheduledTimeAnnotation], err)
 			}
 			if slot.Second() != 0 {
 				t.Errorf("Job %s carries %v, not a minute slot", j.Name, slot)

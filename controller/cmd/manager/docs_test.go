@@ -24,7 +24,7 @@ func TestTroubleshootingExplainsEveryReason(t *testing.T) {
 		t.Fatal(err)
 	}
 	reasons := map[string]string{} // value -> where
-	for _, pkg := range []string{"at", "scheduledjob", "secretsync", "logic/copyplan"} {
+	for _, pkg := range []string{"at", "scheduledjob", "logic/slotplan", "secretsync", "logic/copyplan"} {
 		files, err := filepath.Glob(filepath.Join("..", "..", pkg, "*.go"))
 		if err != nil {
 			t.Fatal(err)

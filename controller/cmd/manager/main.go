@@ -35,6 +35,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/leaderfence"
 	"github.com/platform-operators/platform-operators/controller/logging"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 	"github.com/platform-operators/platform-operators/controller/objectmetrics"
 	"github.com/platform-operators/platform-operators/controller/podwatcher"
 	"github.com/platform-operators/platform-operators/controller/propagation"
@@ -216,7 +217,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.pullSecretSync.SourceName, "pull-secret-sync-secret", "", "Name of the pull secret that --pull-secret-sync-name spreads.")
 	fs.StringVar(&o.pullSecretSAs, "pull-secret-sync-service-accounts", "default", "ServiceAccounts in each namespace that get the pull secret copy in imagePullSecrets, comma-separated.")
 	fs.StringVar(&o.jobImage, "job-image", "docker.io/library/busybox:1.37", "Image in which an At's command runs when the At names none (needs /bin/sh).")
-	fs.DurationVar(&o.jobPodsStuckAfter, "job-pods-stuck-after", jobs.DefaultPodsStuckAfter, "How long a started Job of an At or ScheduledJob may have no pod (every pod create refused: Pod Security admission, a ResourceQuota, a webhook) before its owner reports PodsNotCreated in its status and a Warning Event; 0 turns the report off.")
+	fs.DurationVar(&o.jobPodsStuckAfter, "job-pods-stuck-after", jobstate.DefaultPodsStuckAfter, "How long a started Job of an At or ScheduledJob may have no pod (every pod create refused: Pod Security admission, a ResourceQuota, a webhook) before its owner reports PodsNotCreated in its status and a Warning Event; 0 turns the report off.")
 	fs.IntVar(&o.perObjectMetricsLimit, "per-object-metrics-limit", objectmetrics.DefaultLimit, "Most ScheduledJobs, and most Ats, with per-object series (labels namespace, name: last schedule, last success, next run, active runs; an At's phase); the others are counted in platform_operators_object_metrics_untracked_objects. Bounds what tenants' objects cost the manager and Prometheus; 0 turns the series off.")
 	fs.IntVar(&o.scheduledJobWorkers, "scheduledjob-workers", 64, "ScheduledJobs reconciled at once: when many slots fall on the same second, this bounds how many Jobs are created in parallel.")
 	fs.DurationVar(&o.apiServerWaitTimeout, "api-server-wait-timeout", 2*time.Minute, "How long to wait at start for the Kubernetes API server to answer (retrying with a backoff from 200ms to 5s) before exiting with an error; 0 exits at the first failure.")

@@ -1,4 +1,4 @@
-package scheduledjob
+package slotplan
 
 import (
 	"fmt"
@@ -16,9 +16,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -128,7 +128,7 @@ const (
 // childJob is a Job of newSJ for slot, started at the slot, finished a minute later if done.
 func childJob(slot time.Time, state jobState) *batchv1.Job {
 	sj := newSJ()
-	j := newJob(sj, jobname.Slot(sj, slot), slot, time.UTC, "")
+	j := NewJob(sj, jobname.Slot(sj, slot), slot, time.UTC, "")
 	j.UID = types.UID(fmt.Sprintf("uid-%d", slot.Unix()))
 	j.Status.StartTime = ptr.To(metav1.NewTime(slot))
 	end := metav1.NewTime(slot.Add(time.Minute))
@@ -142,10 +142,10 @@ func childJob(slot time.Time, state jobState) *batchv1.Job {
 	return j
 }
 
-func createdNames(p plan) []string {
+func createdNames(p Plan) []string {
 	var out []string
-	for _, c := range p.creates {
-		out = append(out, c.job.Name)
+	for _, c := range p.Creates {
+		out = append(out, c.Job.Name)
 	}
 	return out
 }
@@ -158,10 +158,10 @@ func names(js []*batchv1.Job) []string {
 	return out
 }
 
-func reasons(p plan) []string {
+func reasons(p Plan) []string {
 	var out []string
-	for _, e := range p.events {
-		out = append(out, e.reason)
+	for _, e := range p.Events {
+		out = append(out, e.Reason)
 	}
 	return out
 }
@@ -188,15 +188,15 @@ func TestDecide(t *testing.T) {
 		wantSkipped  string
 		wantRequeue  time.Duration
 		wantNextTime *time.Time
-		check        func(t *testing.T, p plan)
+		check        func(t *testing.T, p Plan)
 	}{
 		{name: "never ran, not time: nothing to do, wake at the slot",
 			sj: newSJ(created(justBeforeTheHour)), now: justBeforeTheHour.Add(30 * time.Second), wantRequeue: 30*time.Second + schedule.Padding, wantNextTime: &topOfTheHour},
 		{name: "an active Job whose own status moved keeps its reference: no status change to write",
 			sj: newSJ(lastSchedule(thePriorHour), activeIn(prior)), now: justBeforeTheHour.Add(30 * time.Second), wantActive: 1, wantRequeue: 30*time.Second + schedule.Padding,
 			jobs: []*batchv1.Job{func() *batchv1.Job { j := prior.DeepCopy(); j.ResourceVersion = "moved"; return j }()},
-			check: func(t *testing.T, p plan) {
-				if got, want := p.status.Active[0], jobRef(prior); got != want {
+			check: func(t *testing.T, p Plan) {
+				if got, want := p.Status.Active[0], jobRef(prior); got != want {
 					t.Errorf("active[0] = %+v, want the reference from the status %+v", got, want)
 				}
 			}},
@@ -216,11 +216,11 @@ func TestDecide(t *testing.T) {
 			}), now: justAfterTheHour, wantCreate: []string{slotName(topOfTheHour)}, wantRequeue: 59*time.Minute + schedule.Padding},
 		{name: "becoming suspended: Ready says so with one Event, no next time, no requeue, nothing for the slot",
 			sj: newSJ(suspended), now: justAfterTheHour, wantEvents: []string{ReasonSuspended},
-			check: func(t *testing.T, p plan) {
-				if p.status.NextScheduleTime != nil || p.status.LastSkippedTime != nil || len(p.status.Runs) != 0 {
-					t.Errorf("nextScheduleTime %v, lastSkippedTime %v, runs %v; want none", p.status.NextScheduleTime, p.status.LastSkippedTime, p.status.Runs)
+			check: func(t *testing.T, p Plan) {
+				if p.Status.NextScheduleTime != nil || p.Status.LastSkippedTime != nil || len(p.Status.Runs) != 0 {
+					t.Errorf("nextScheduleTime %v, lastSkippedTime %v, runs %v; want none", p.Status.NextScheduleTime, p.Status.LastSkippedTime, p.Status.Runs)
 				}
-				if c := meta.FindStatusCondition(p.status.Conditions, ConditionReady); c == nil || c.Reason != ReasonSuspended {
+				if c := meta.FindStatusCondition(p.Status.Conditions, ConditionReady); c == nil || c.Reason != ReasonSuspended {
 					t.Errorf("Ready = %+v, want reason Suspended", c)
 				}
 			}},
@@ -228,9 +228,9 @@ func TestDecide(t *testing.T) {
 		// and sent a Suspended Warning: a status patch and an Event per slot, for nothing.
 		{name: "suspended at a slot: nothing to write, no Event, no wake-up",
 			sj: asleep, now: justAfterTheHour,
-			check: func(t *testing.T, p plan) {
-				if !equality.Semantic.DeepEqual(p.status, asleep.Status) {
-					t.Errorf("status changed at a slot while suspended:\n got %+v\nwant %+v", p.status, asleep.Status)
+			check: func(t *testing.T, p Plan) {
+				if !equality.Semantic.DeepEqual(p.Status, asleep.Status) {
+					t.Errorf("status changed at a slot while suspended:\n got %+v\nwant %+v", p.Status, asleep.Status)
 				}
 			}},
 		{name: "resumed: the most recent slot missed while suspended runs, the others are named as lost to the suspension",
@@ -240,9 +240,9 @@ func TestDecide(t *testing.T) {
 				return sj
 			}(), now: justAfterTheHour,
 			wantCreate: []string{slotName(topOfTheHour)}, wantEvents: []string{ReasonSuspended}, wantRequeue: 59*time.Minute + schedule.Padding,
-			check: func(t *testing.T, p plan) {
-				if !strings.Contains(p.events[0].note, "suspended") || !strings.Contains(p.events[0].note, "2016-05-19T09:00:00Z") {
-					t.Errorf("event %q, want the 09:00 slot named as lost to the suspension", p.events[0].note)
+			check: func(t *testing.T, p Plan) {
+				if !strings.Contains(p.Events[0].Note, "suspended") || !strings.Contains(p.Events[0].Note, "2016-05-19T09:00:00Z") {
+					t.Errorf("event %q, want the 09:00 slot named as lost to the suspension", p.Events[0].Note)
 				}
 			}},
 		{name: "never ran, is time, past the deadline: no Job, a MissedDeadline Event (upstream is silent)",
@@ -252,9 +252,9 @@ func TestDecide(t *testing.T) {
 		{name: "prev ran but done, is time: creates the next slot's Job and sees the completion",
 			sj: newSJ(lastSchedule(thePriorHour), activeIn(priorDone)), jobs: []*batchv1.Job{priorDone}, now: justAfterTheHour,
 			wantCreate: []string{slotName(topOfTheHour)}, wantEvents: []string{ReasonSawCompletedJob}, wantRequeue: 59*time.Minute + schedule.Padding,
-			check: func(t *testing.T, p plan) {
-				if p.status.LastSuccessfulTime == nil || !p.status.LastSuccessfulTime.Time.Equal(thePriorHour.Add(time.Minute)) {
-					t.Errorf("lastSuccessfulTime = %v, want 09:01", p.status.LastSuccessfulTime)
+			check: func(t *testing.T, p Plan) {
+				if p.Status.LastSuccessfulTime == nil || !p.Status.LastSuccessfulTime.Time.Equal(thePriorHour.Add(time.Minute)) {
+					t.Errorf("lastSuccessfulTime = %v, want 09:01", p.Status.LastSuccessfulTime)
 				}
 			}},
 		{name: "prev ran but done, not time: nothing",
@@ -277,9 +277,9 @@ func TestDecide(t *testing.T) {
 				return j
 			}()}, now: topOfTheHour.Add(3*time.Minute + time.Second),
 			wantEvents: []string{ReasonSawCompletedJob}, wantRequeue: 57*time.Minute - time.Second + schedule.Padding,
-			check: func(t *testing.T, p plan) {
+			check: func(t *testing.T, p Plan) {
 				n := 0
-				for _, r := range p.status.Runs {
+				for _, r := range p.Status.Runs {
 					if r.ScheduledTime.Time.Equal(topOfTheHour) {
 						n++
 						if r.Result != v1alpha1.RunSkipped {
@@ -288,7 +288,7 @@ func TestDecide(t *testing.T) {
 					}
 				}
 				if n != 1 {
-					t.Errorf("the history lists 10:00 %d times, want once: %+v", n, p.status.Runs)
+					t.Errorf("the history lists 10:00 %d times, want once: %+v", n, p.Status.Runs)
 				}
 			}},
 		{name: "still active, is time, Replace: deletes the active Job, then creates",
@@ -324,9 +324,9 @@ func TestDecide(t *testing.T) {
 		{name: "the slot's Job exists but the status does not say so (left to this pass, or lost): the slot is recorded and announced, nothing created",
 			sj: newSJ(created(justBeforeTheHour)), jobs: []*batchv1.Job{childJob(topOfTheHour, running)}, now: justAfterTheHour,
 			wantActive: 1, wantEvents: []string{ReasonSuccessfulCreate}, wantRequeue: 59*time.Minute + schedule.Padding,
-			check: func(t *testing.T, p plan) {
-				if p.status.LastScheduleTime == nil || !p.status.LastScheduleTime.Time.Equal(topOfTheHour) {
-					t.Errorf("lastScheduleTime = %v, want 10:00", p.status.LastScheduleTime)
+			check: func(t *testing.T, p Plan) {
+				if p.Status.LastScheduleTime == nil || !p.Status.LastScheduleTime.Time.Equal(topOfTheHour) {
+					t.Errorf("lastScheduleTime = %v, want 10:00", p.Status.LastScheduleTime)
 				}
 			}},
 		{name: "lastScheduleTime is kept, not rebuilt from Jobs: with no history left the slot does not run again",
@@ -347,14 +347,14 @@ func TestDecide(t *testing.T) {
 		{name: "history is pruned when the schedule is invalid too",
 			sj: newSJ(timeZone("Mars/Olympus"), lastSchedule(thePriorHour), history(0, 0), runsRecorded(priorDone)), jobs: []*batchv1.Job{priorDone}, now: justAfterTheHour,
 			wantPrune: []string{priorDone.Name}, wantEvents: []string{ReasonUnknownTimeZone}},
-		// The slot protocol (slots.go): a finished Job is the only trace of a slot until a
+		// The slot protocol (doc.go): a finished Job is the only trace of a slot until a
 		// written status records it; it is deleted by a later pass, never by the recording one.
 		{name: "a finished Job whose slot the written status does not record yet is recorded, not pruned",
 			sj: newSJ(lastSchedule(thePriorHour), history(0, 0)), jobs: []*batchv1.Job{childJob(topOfTheHour, succeededJob)}, now: justAfterTheHour,
 			wantEvents: []string{ReasonSuccessfulCreate}, wantRequeue: 59*time.Minute + schedule.Padding,
-			check: func(t *testing.T, p plan) {
-				if p.status.LastScheduleTime == nil || !p.status.LastScheduleTime.Time.Equal(topOfTheHour) {
-					t.Errorf("lastScheduleTime = %v, want %v", p.status.LastScheduleTime, topOfTheHour)
+			check: func(t *testing.T, p Plan) {
+				if p.Status.LastScheduleTime == nil || !p.Status.LastScheduleTime.Time.Equal(topOfTheHour) {
+					t.Errorf("lastScheduleTime = %v, want %v", p.Status.LastScheduleTime, topOfTheHour)
 				}
 			}},
 		{name: "a finished Job the written status still lists as active is dropped from active, not pruned",
@@ -366,18 +366,18 @@ func TestDecide(t *testing.T) {
 		{name: "a finished Job whose result the written run history lacks is kept one more pass, and recorded",
 			sj: newSJ(lastSchedule(topOfTheHour), history(0, 0)), jobs: []*batchv1.Job{childJob(topOfTheHour, succeededJob)}, now: justAfterTheHour,
 			wantRequeue: 59*time.Minute + schedule.Padding,
-			check: func(t *testing.T, p plan) {
-				if len(p.status.Runs) != 1 || p.status.Runs[0].JobName != slotName(topOfTheHour) || p.status.Runs[0].Result != v1alpha1.RunSucceeded {
-					t.Errorf("runs = %+v, want the Job recorded as Succeeded", p.status.Runs)
+			check: func(t *testing.T, p Plan) {
+				if len(p.Status.Runs) != 1 || p.Status.Runs[0].JobName != slotName(topOfTheHour) || p.Status.Runs[0].Result != v1alpha1.RunSucceeded {
+					t.Errorf("runs = %+v, want the Job recorded as Succeeded", p.Status.Runs)
 				}
 			}},
 		{name: "with no run history (runHistoryLimit 0) a recorded claim is enough to prune",
 			sj:   newSJ(lastSchedule(topOfTheHour), history(0, 0), func(sj *v1alpha1.ScheduledJob) { sj.Spec.RunHistoryLimit = ptr.To[int32](0) }),
 			jobs: []*batchv1.Job{childJob(topOfTheHour, succeededJob)}, now: justAfterTheHour,
 			wantPrune: []string{slotName(topOfTheHour)}, wantRequeue: 59*time.Minute + schedule.Padding,
-			check: func(t *testing.T, p plan) {
-				if len(p.status.Runs) != 0 {
-					t.Errorf("runs = %+v, want none", p.status.Runs)
+			check: func(t *testing.T, p Plan) {
+				if len(p.Status.Runs) != 0 {
+					t.Errorf("runs = %+v, want none", p.Status.Runs)
 				}
 			}},
 		{name: "an active Job this process replaced is not reported missing",
@@ -385,8 +385,8 @@ func TestDecide(t *testing.T) {
 			deletedByUs: map[types.UID]bool{childJob(topOfTheHour, running).UID: true}, wantRequeue: 59*time.Minute + schedule.Padding},
 		{name: "an unknown time zone: Ready False, a Warning, no Job and no requeue",
 			sj: newSJ(timeZone("Mars/Olympus")), now: justAfterTheHour, wantEvents: []string{ReasonUnknownTimeZone},
-			check: func(t *testing.T, p plan) {
-				c := meta.FindStatusCondition(p.status.Conditions, ConditionReady)
+			check: func(t *testing.T, p Plan) {
+				c := meta.FindStatusCondition(p.Status.Conditions, ConditionReady)
 				if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonUnknownTimeZone {
 					t.Errorf("Ready = %+v, want False/UnknownTimeZone", c)
 				}
@@ -394,7 +394,7 @@ func TestDecide(t *testing.T) {
 		{name: "an unknown time zone already reported: no second Warning",
 			sj: func() *v1alpha1.ScheduledJob {
 				sj := newSJ(timeZone("Mars/Olympus"))
-				sj.Status = decide(sj, nil, justAfterTheHour, noneDeleted, 0).status
+				sj.Status = Decide(sj, nil, justAfterTheHour, noneDeleted, 0).Status
 				return sj
 			}(), now: justAfterTheHour.Add(time.Minute)},
 		{name: "a schedule that never fires: Ready False ScheduleNeverFires, no requeue",
@@ -402,17 +402,17 @@ func TestDecide(t *testing.T) {
 		{name: "a schedule in a time zone fires at local time",
 			sj: newSJ(spec("0 12 * * *"), timeZone("Europe/Berlin")), now: topOfTheHour.Add(10 * time.Second), // 12:00:10 in Berlin (CEST)
 			wantCreate: []string{slotName(topOfTheHour)}, wantRequeue: 24*time.Hour - 10*time.Second + schedule.Padding,
-			check: func(t *testing.T, p plan) {
-				if got := p.creates[0].job.Annotations[batchv1.CronJobScheduledTimestampAnnotation]; got != "2016-05-19T12:00:00+02:00" {
+			check: func(t *testing.T, p Plan) {
+				if got := p.Creates[0].Job.Annotations[batchv1.CronJobScheduledTimestampAnnotation]; got != "2016-05-19T12:00:00+02:00" {
 					t.Errorf("scheduled-timestamp annotation = %q, want the slot in the zone", got)
 				}
 			}},
 		{name: "editing the schedule does not fire a run for the past",
 			sj: newSJ(spec("30 * * * *"), lastSchedule(topOfTheHour), observedSchedule(" "+onTheHour, justBeforeTheHour.Add(-time.Hour))), now: topOfTheHour.Add(40 * time.Minute),
 			wantRequeue: 50*time.Minute + schedule.Padding,
-			check: func(t *testing.T, p plan) {
-				if p.status.ObservedSchedule != " 30 * * * *" || !p.status.ObservedScheduleTime.Time.Equal(topOfTheHour.Add(40*time.Minute)) {
-					t.Errorf("observed schedule %q since %v, want the new one since now", p.status.ObservedSchedule, p.status.ObservedScheduleTime)
+			check: func(t *testing.T, p Plan) {
+				if p.Status.ObservedSchedule != " 30 * * * *" || !p.Status.ObservedScheduleTime.Time.Equal(topOfTheHour.Add(40*time.Minute)) {
+					t.Errorf("observed schedule %q since %v, want the new one since now", p.Status.ObservedSchedule, p.Status.ObservedScheduleTime)
 				}
 			}},
 		{name: "upstream would: without an observed schedule (first sight) slots since creation count",
@@ -421,9 +421,9 @@ func TestDecide(t *testing.T) {
 		{name: "run-now creates one Job named after the token",
 			sj: newSJ(lastSchedule(topOfTheHour), runNow("t1")), now: justAfterTheHour,
 			wantCreate: []string{jobname.RunNow(newSJ(), "t1")}, wantRequeue: 59*time.Minute + schedule.Padding,
-			check: func(t *testing.T, p plan) {
-				if p.creates[0].token != "t1" || p.creates[0].job.Annotations[keys.AnnotationRunNowToken] != "t1" {
-					t.Errorf("creation = %+v, want token t1 recorded", p.creates[0])
+			check: func(t *testing.T, p Plan) {
+				if p.Creates[0].token != "t1" || p.Creates[0].Job.Annotations[keys.AnnotationRunNowToken] != "t1" {
+					t.Errorf("creation = %+v, want token t1 recorded", p.Creates[0])
 				}
 			}},
 		{name: "run-now with a token already handled does nothing",
@@ -431,9 +431,9 @@ func TestDecide(t *testing.T) {
 		{name: "run-now under Forbid with an active Job is skipped and the token consumed",
 			sj: newSJ(policy(v1alpha1.ForbidConcurrent), lastSchedule(thePriorHour.Add(30*time.Minute)), activeIn(prior), runNow("t2")), jobs: []*batchv1.Job{prior}, now: thePriorHour.Add(40 * time.Minute),
 			wantActive: 1, wantEvents: []string{ReasonRunNowSkipped}, wantRequeue: 20*time.Minute + schedule.Padding,
-			check: func(t *testing.T, p plan) {
-				if p.status.LastRunNowToken != "t2" {
-					t.Errorf("lastRunNowToken = %q, want t2", p.status.LastRunNowToken)
+			check: func(t *testing.T, p Plan) {
+				if p.Status.LastRunNowToken != "t2" {
+					t.Errorf("lastRunNowToken = %q, want t2", p.Status.LastRunNowToken)
 				}
 			}},
 		{name: "run-now under Replace deletes the active Job first",
@@ -443,9 +443,9 @@ func TestDecide(t *testing.T) {
 		{name: "run-now and a due slot in one pass under Replace: the slot's Job; the token waits a pass for it",
 			sj: newSJ(policy(v1alpha1.ReplaceConcurrent), lastSchedule(thePriorHour), activeIn(prior), runNow("t6")), jobs: []*batchv1.Job{prior}, now: justAfterTheHour,
 			wantCreate: []string{slotName(topOfTheHour)}, wantReplace: []string{prior.Name}, wantActive: 1, wantRequeue: time.Second,
-			check: func(t *testing.T, p plan) {
-				if p.status.LastRunNowToken != "" {
-					t.Errorf("lastRunNowToken = %q, want t6 still pending", p.status.LastRunNowToken)
+			check: func(t *testing.T, p Plan) {
+				if p.Status.LastRunNowToken != "" {
+					t.Errorf("lastRunNowToken = %q, want t6 still pending", p.Status.LastRunNowToken)
 				}
 			}},
 		{name: "run-now while suspended is skipped",
@@ -453,9 +453,9 @@ func TestDecide(t *testing.T) {
 		{name: "a new run-now token within a minute of the last run-now Job waits: said once, one wake-up at the minute's end",
 			sj: newSJ(lastSchedule(topOfTheHour), runNow("t8"), lastRunNow("t7"), lastRunNowAt(justAfterTheHour.Add(-20*time.Second))), now: justAfterTheHour,
 			wantEvents: []string{ReasonRunNowDelayed}, wantRequeue: 40 * time.Second,
-			check: func(t *testing.T, p plan) {
-				if p.status.RunNowWaiting != "t8" || p.status.LastRunNowToken != "t7" {
-					t.Errorf("runNowWaiting %q lastRunNowToken %q, want t8 waiting and t7 the last handled", p.status.RunNowWaiting, p.status.LastRunNowToken)
+			check: func(t *testing.T, p Plan) {
+				if p.Status.RunNowWaiting != "t8" || p.Status.LastRunNowToken != "t7" {
+					t.Errorf("runNowWaiting %q lastRunNowToken %q, want t8 waiting and t7 the last handled", p.Status.RunNowWaiting, p.Status.LastRunNowToken)
 				}
 			}},
 		{name: "a waiting run-now token already announced: no second Event, the same wake-up",
@@ -467,9 +467,9 @@ func TestDecide(t *testing.T) {
 		{name: "the minute has passed: the waiting token's Job is created and nothing waits",
 			sj: newSJ(lastSchedule(topOfTheHour), runNow("t8"), lastRunNow("t7"), lastRunNowAt(justAfterTheHour.Add(-time.Minute)), runNowWaiting("t8")), now: justAfterTheHour,
 			wantCreate: []string{jobname.RunNow(newSJ(), "t8")}, wantRequeue: 59*time.Minute + schedule.Padding,
-			check: func(t *testing.T, p plan) {
-				if p.status.RunNowWaiting != "" {
-					t.Errorf("runNowWaiting %q, want none", p.status.RunNowWaiting)
+			check: func(t *testing.T, p Plan) {
+				if p.Status.RunNowWaiting != "" {
+					t.Errorf("runNowWaiting %q, want none", p.Status.RunNowWaiting)
 				}
 			}},
 		{name: "the clock went back past the last run-now Job: a token waits a minute at most",
@@ -478,9 +478,9 @@ func TestDecide(t *testing.T) {
 		{name: "a waiting token while suspended is skipped, and nothing waits",
 			sj: newSJ(suspended, lastSchedule(topOfTheHour), runNow("t8"), lastRunNowAt(justAfterTheHour.Add(-20*time.Second)), runNowWaiting("t8")), now: justAfterTheHour,
 			wantEvents: []string{ReasonSuspended, ReasonRunNowSkipped},
-			check: func(t *testing.T, p plan) {
-				if p.status.RunNowWaiting != "" || p.status.LastRunNowToken != "t8" {
-					t.Errorf("runNowWaiting %q lastRunNowToken %q, want none waiting and t8 spent", p.status.RunNowWaiting, p.status.LastRunNowToken)
+			check: func(t *testing.T, p Plan) {
+				if p.Status.RunNowWaiting != "" || p.Status.LastRunNowToken != "t8" {
+					t.Errorf("runNowWaiting %q lastRunNowToken %q, want none waiting and t8 spent", p.Status.RunNowWaiting, p.Status.LastRunNowToken)
 				}
 			}},
 		{name: "run-now and a due slot under Forbid: the slot's Job; the token waits a pass for it (decided on what exists)",
@@ -489,38 +489,38 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := decide(tc.sj, tc.jobs, tc.now, func(uid types.UID) bool { return tc.deletedByUs[uid] }, 0)
+			p := Decide(tc.sj, tc.jobs, tc.now, func(uid types.UID) bool { return tc.deletedByUs[uid] }, 0)
 			if got := createdNames(p); !slices.Equal(got, tc.wantCreate) {
 				t.Errorf("creates = %v, want %v", got, tc.wantCreate)
 			}
-			if got := names(p.replace); !slices.Equal(got, tc.wantReplace) {
+			if got := names(p.Replace); !slices.Equal(got, tc.wantReplace) {
 				t.Errorf("replace = %v, want %v", got, tc.wantReplace)
 			}
-			if got := names(p.prune); !slices.Equal(got, tc.wantPrune) {
+			if got := names(p.Prune); !slices.Equal(got, tc.wantPrune) {
 				t.Errorf("prune = %v, want %v", got, tc.wantPrune)
 			}
-			if len(p.status.Active) != tc.wantActive {
-				t.Errorf("active = %v, want %d", p.status.Active, tc.wantActive)
+			if len(p.Status.Active) != tc.wantActive {
+				t.Errorf("active = %v, want %d", p.Status.Active, tc.wantActive)
 			}
 			if got := reasons(p); !slices.Equal(got, tc.wantEvents) {
 				t.Errorf("events = %v, want %v", got, tc.wantEvents)
 			}
-			if p.skipped != tc.wantSkipped {
-				t.Errorf("skipped = %q, want %q", p.skipped, tc.wantSkipped)
+			if p.Skipped != tc.wantSkipped {
+				t.Errorf("skipped = %q, want %q", p.Skipped, tc.wantSkipped)
 			}
-			if p.requeueAfter != tc.wantRequeue {
-				t.Errorf("requeue after %v, want %v", p.requeueAfter, tc.wantRequeue)
+			if p.RequeueAfter != tc.wantRequeue {
+				t.Errorf("requeue after %v, want %v", p.RequeueAfter, tc.wantRequeue)
 			}
-			if tc.wantNextTime != nil && (p.status.NextScheduleTime == nil || !p.status.NextScheduleTime.Time.Equal(*tc.wantNextTime)) {
-				t.Errorf("nextScheduleTime = %v, want %v", p.status.NextScheduleTime, tc.wantNextTime)
+			if tc.wantNextTime != nil && (p.Status.NextScheduleTime == nil || !p.Status.NextScheduleTime.Time.Equal(*tc.wantNextTime)) {
+				t.Errorf("nextScheduleTime = %v, want %v", p.Status.NextScheduleTime, tc.wantNextTime)
 			}
-			if p.status.ObservedGeneration != tc.sj.Generation {
-				t.Errorf("observedGeneration = %d, want %d", p.status.ObservedGeneration, tc.sj.Generation)
+			if p.Status.ObservedGeneration != tc.sj.Generation {
+				t.Errorf("observedGeneration = %d, want %d", p.Status.ObservedGeneration, tc.sj.Generation)
 			}
-			for _, c := range p.creates {
-				j := c.job
+			for _, c := range p.Creates {
+				j := c.Job
 				if !metav1.IsControlledBy(j, tc.sj) || j.Labels["a"] != "b" || j.Annotations["x"] != "y" ||
-					j.Annotations[batchv1.CronJobScheduledTimestampAnnotation] == "" || j.Labels[jobName] != Name {
+					j.Annotations[batchv1.CronJobScheduledTimestampAnnotation] == "" || j.Labels[jobName] != CreatedBy {
 					t.Errorf("job %s: owner %v, labels %v, annotations %v; want controlled, template metadata, scheduled-timestamp", j.Name, j.OwnerReferences, j.Labels, j.Annotations)
 				}
 				if len(j.Name) > 63 || !strings.HasPrefix(j.Name, "mycronjob-") {
@@ -537,7 +537,7 @@ func TestDecide(t *testing.T) {
 // suspendedSince is newSJ suspended, with the status a pass at since wrote (Ready Suspended).
 func suspendedSince(since time.Time) *v1alpha1.ScheduledJob {
 	sj := newSJ(suspended, lastSchedule(since.Truncate(time.Hour)))
-	sj.Status = decide(sj, nil, since, noneDeleted, 0).status
+	sj.Status = Decide(sj, nil, since, noneDeleted, 0).Status
 	return sj
 }
 
@@ -551,20 +551,20 @@ func noneDeleted(types.UID) bool { return false }
 // backup) used to panic in findSlots on every pass: nothing ran and nothing said why.
 func TestAnObservedScheduleWithoutItsTimeCountsFromCreation(t *testing.T) {
 	sj := newSJ(lastSchedule(thePriorHour), func(sj *v1alpha1.ScheduledJob) { sj.Status.ObservedSchedule = " " + onTheHour })
-	var p plan
+	var p Plan
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
 				t.Fatalf("decide panicked: %v", r)
 			}
 		}()
-		p = decide(sj, nil, justAfterTheHour, noneDeleted, 0)
+		p = Decide(sj, nil, justAfterTheHour, noneDeleted, 0)
 	}()
 	if got := createdNames(p); !slices.Equal(got, []string{slotName(topOfTheHour)}) {
 		t.Errorf("creates = %v, want the 10:00 slot", got)
 	}
-	if p.status.ObservedScheduleTime == nil || !p.status.ObservedScheduleTime.Time.Equal(sj.CreationTimestamp.Time) {
-		t.Errorf("observedScheduleTime = %v, want the creation time %v", p.status.ObservedScheduleTime, sj.CreationTimestamp)
+	if p.Status.ObservedScheduleTime == nil || !p.Status.ObservedScheduleTime.Time.Equal(sj.CreationTimestamp.Time) {
+		t.Errorf("observedScheduleTime = %v, want the creation time %v", p.Status.ObservedScheduleTime, sj.CreationTimestamp)
 	}
 }
 
@@ -586,7 +586,7 @@ func TestTheSlotWhoseJobExistsIsRecordedByTheNextPassWhateverItFinds(t *testing.
 		wantEvents  []string
 		wantSkipped string
 		wantCreate  []string
-		check       func(t *testing.T, p plan)
+		check       func(t *testing.T, p Plan)
 	}{
 		{name: "past its deadline: recorded, not MissedDeadline",
 			sj: newSJ(deadline(10), lastSchedule(thePriorHour)), jobs: []*batchv1.Job{at10}, now: topOfTheHour.Add(30 * time.Second),
@@ -612,21 +612,21 @@ func TestTheSlotWhoseJobExistsIsRecordedByTheNextPassWhateverItFinds(t *testing.
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := decide(tc.sj, tc.jobs, tc.now, noneDeleted, 0)
-			if p.status.LastScheduleTime == nil || !p.status.LastScheduleTime.Time.Equal(topOfTheHour) {
-				t.Errorf("lastScheduleTime = %v, want the 10:00 slot recorded", p.status.LastScheduleTime)
+			p := Decide(tc.sj, tc.jobs, tc.now, noneDeleted, 0)
+			if p.Status.LastScheduleTime == nil || !p.Status.LastScheduleTime.Time.Equal(topOfTheHour) {
+				t.Errorf("lastScheduleTime = %v, want the 10:00 slot recorded", p.Status.LastScheduleTime)
 			}
 			if got := reasons(p); !slices.Equal(got, tc.wantEvents) {
 				t.Errorf("events = %v, want %v", got, tc.wantEvents)
 			}
-			if p.skipped != tc.wantSkipped {
-				t.Errorf("skipped = %q, want %q", p.skipped, tc.wantSkipped)
+			if p.Skipped != tc.wantSkipped {
+				t.Errorf("skipped = %q, want %q", p.Skipped, tc.wantSkipped)
 			}
 			if got := createdNames(p); !slices.Equal(got, tc.wantCreate) {
 				t.Errorf("creates = %v, want %v", got, tc.wantCreate)
 			}
 			n := 0
-			for _, r := range p.status.Runs {
+			for _, r := range p.Status.Runs {
 				if r.ScheduledTime.Time.Equal(topOfTheHour) {
 					n++
 					if r.JobName != at10.Name {
@@ -635,7 +635,7 @@ func TestTheSlotWhoseJobExistsIsRecordedByTheNextPassWhateverItFinds(t *testing.
 				}
 			}
 			if n != 1 {
-				t.Errorf("the 10:00 slot is listed %d times in runs, want once: %+v", n, p.status.Runs)
+				t.Errorf("the 10:00 slot is listed %d times in runs, want once: %+v", n, p.Status.Runs)
 			}
 		})
 	}
@@ -645,10 +645,10 @@ func TestTheSlotWhoseJobExistsIsRecordedByTheNextPassWhateverItFinds(t *testing.
 // named after the slot it says counts.
 func TestAJobWithAnEditedScheduledTimeRecordsNothing(t *testing.T) {
 	j := childJob(topOfTheHour, running)
-	j.Annotations[jobs.ScheduledTimeAnnotation] = weekAfterTheHour.Format(time.RFC3339)
-	p := decide(newSJ(lastSchedule(thePriorHour)), []*batchv1.Job{j}, topOfTheHour.Add(30*time.Second), noneDeleted, 0)
-	if !p.status.LastScheduleTime.Time.Equal(thePriorHour) {
-		t.Errorf("lastScheduleTime = %v, want 09:00 kept", p.status.LastScheduleTime)
+	j.Annotations[jobstate.ScheduledTimeAnnotation] = weekAfterTheHour.Format(time.RFC3339)
+	p := Decide(newSJ(lastSchedule(thePriorHour)), []*batchv1.Job{j}, topOfTheHour.Add(30*time.Second), noneDeleted, 0)
+	if !p.Status.LastScheduleTime.Time.Equal(thePriorHour) {
+		t.Errorf("lastScheduleTime = %v, want 09:00 kept", p.Status.LastScheduleTime)
 	}
 }
 
@@ -683,7 +683,7 @@ func TestUnconfirmedSlots(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := decide(tc.sj, tc.jobs, tc.now, noneDeleted, 0).confirm; !slices.Equal(got, tc.want) {
+			if got := Decide(tc.sj, tc.jobs, tc.now, noneDeleted, 0).Confirm; !slices.Equal(got, tc.want) {
 				t.Errorf("confirm = %v, want %v", got, tc.want)
 			}
 		})
@@ -694,21 +694,21 @@ func TestUnconfirmedSlots(t *testing.T) {
 // the next one (RunNowInterval), from the time the pass created it at.
 func TestARunNowJobRecordsItsTime(t *testing.T) {
 	sj := newSJ(lastSchedule(topOfTheHour), runNow("t1"))
-	p := decide(sj, nil, justAfterTheHour, noneDeleted, 0)
-	if len(p.creates) != 1 {
+	p := Decide(sj, nil, justAfterTheHour, noneDeleted, 0)
+	if len(p.Creates) != 1 {
 		t.Fatalf("creates %v, want the run-now Job", createdNames(p))
 	}
-	got := p.creates[0].job.DeepCopy()
+	got := p.Creates[0].Job.DeepCopy()
 	got.UID = "new"
-	recordCreates(sj, &p, []createResult{{creation: p.creates[0], got: got, ev: event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + got.Name}}}, justAfterTheHour)
-	if p.status.LastRunNowToken != "t1" || p.status.LastRunNowTime == nil || !p.status.LastRunNowTime.Time.Equal(justAfterTheHour) {
-		t.Errorf("lastRunNowToken %q lastRunNowTime %v, want t1 at %v", p.status.LastRunNowToken, p.status.LastRunNowTime, justAfterTheHour)
+	RecordCreates(sj, &p, []CreateResult{{Creation: p.Creates[0], Got: got, Ev: Event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + got.Name}}}, justAfterTheHour)
+	if p.Status.LastRunNowToken != "t1" || p.Status.LastRunNowTime == nil || !p.Status.LastRunNowTime.Time.Equal(justAfterTheHour) {
+		t.Errorf("lastRunNowToken %q lastRunNowTime %v, want t1 at %v", p.Status.LastRunNowToken, p.Status.LastRunNowTime, justAfterTheHour)
 	}
 
 	sj = newSJ(lastSchedule(topOfTheHour), runNow("t2"))
-	p = decide(sj, nil, justAfterTheHour, noneDeleted, 0)
-	recordCreates(sj, &p, []createResult{{creation: p.creates[0], ev: event{corev1.EventTypeWarning, ReasonJobRejected, "refused"}}}, justAfterTheHour)
-	if p.status.LastRunNowToken != "t2" || p.status.LastRunNowTime == nil || !p.status.LastRunNowTime.Time.Equal(justAfterTheHour) {
-		t.Errorf("refused: lastRunNowToken %q lastRunNowTime %v, want t2 at %v", p.status.LastRunNowToken, p.status.LastRunNowTime, justAfterTheHour)
+	p = Decide(sj, nil, justAfterTheHour, noneDeleted, 0)
+	RecordCreates(sj, &p, []CreateResult{{Creation: p.Creates[0], Ev: Event{corev1.EventTypeWarning, ReasonJobRejected, "refused"}}}, justAfterTheHour)
+	if p.Status.LastRunNowToken != "t2" || p.Status.LastRunNowTime == nil || !p.Status.LastRunNowTime.Time.Equal(justAfterTheHour) {
+		t.Errorf("refused: lastRunNowToken %q lastRunNowTime %v, want t2 at %v", p.Status.LastRunNowToken, p.Status.LastRunNowTime, justAfterTheHour)
 	}
 }

@@ -1,4 +1,4 @@
-package scheduledjob
+package slotplan
 
 import (
 	"cmp"
@@ -17,9 +17,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 	"github.com/platform-operators/platform-operators/controller/logic/slots"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
@@ -36,7 +36,7 @@ const ConditionStalled = "Stalled"
 const ConditionJobsStuck = "JobsStuck"
 
 // How a slot ends: the protocol's outcomes. Every slot due while the ScheduledJob exists ends
-// with exactly one of them, recorded once by the pass named (slots.go has the state machine):
+// with exactly one of them, recorded once by the pass named (doc.go has the state machine):
 //
 //	outcome            run in status.runs              Event (type)                   metric (skipped_slots_total{reason})  recorded by
 //	SuccessfulCreate   Running → Succeeded | Failed    SuccessfulCreate (Normal)      — (job_creation_skew_seconds)         the pass after the create (record step), from the Job
@@ -103,60 +103,62 @@ const (
 	ReasonMissedSlots = "MissedSlots"
 )
 
-type event struct{ kind, reason, note string }
+// Event is an Event the pass sends once its status is written: its type (Normal, Warning), reason
+// and note.
+type Event struct{ Kind, Reason, Note string }
 
-// creation is a Job to create: for a scheduled slot, for a run-now token, or for a backfilled
+// Creation is a Job to create: for a scheduled slot, for a run-now token, or for a backfilled
 // slot (backfill.go: with the slot after it in the range, and the pass's time).
-type creation struct {
-	job          *batchv1.Job
-	slot         *time.Time
+type Creation struct {
+	Job          *batchv1.Job
+	Slot         *time.Time
 	token        string
 	backfill     *time.Time
 	backfillNext *metav1.Time
 	at           time.Time
 }
 
-// plan is what one reconcile should do; decide computes it without calling the API.
-type plan struct {
-	// status is the new status before the creates and deletes below are applied.
-	status v1alpha1.ScheduledJobStatus
-	// replace are active Jobs to delete before creating (concurrencyPolicy Replace).
-	replace []*batchv1.Job
-	creates []creation
-	// prune are finished Jobs beyond the history limits.
-	prune  []*batchv1.Job
-	events []event
-	// finished are the results ("succeeded", "failed") of runs seen finishing in this pass:
+// Plan is what one reconcile should do; Decide computes it without calling the API.
+type Plan struct {
+	// Status is the new status before the creates and deletes below are applied.
+	Status v1alpha1.ScheduledJobStatus
+	// Replace are active Jobs to delete before creating (concurrencyPolicy Replace).
+	Replace []*batchv1.Job
+	Creates []Creation
+	// Prune are finished Jobs beyond the history limits.
+	Prune  []*batchv1.Job
+	Events []Event
+	// Finished are the results ("succeeded", "failed") of runs seen finishing in this pass:
 	// counted in the metric once the status that stops listing them active is written.
-	finished []string
-	// skipped is the reason a slot was skipped ("" if none): counted in the metric.
-	skipped string
-	// passedOver are the reasons of the Events that name slots passed over (MissedSlots,
+	Finished []string
+	// Skipped is the reason a slot was skipped ("" if none): counted in the metric.
+	Skipped string
+	// PassedOver are the reasons of the Events that name slots passed over (MissedSlots,
 	// TooManyMissedTimes, Suspended on resume): counted in the metric once per Event.
-	passedOver []string
+	PassedOver []string
 	// sched is the schedule the pass decided on (zero when it could not be read).
 	sched schedule.Union
-	// requeueAfter is when to look again; 0 means only on a change.
-	requeueAfter time.Duration
-	// due is when the next slot starts (its jitter included), the instant requeueAfter aims
+	// RequeueAfter is when to look again; 0 means only on a change.
+	RequeueAfter time.Duration
+	// Due is when the next slot starts (its jitter included), the instant requeueAfter aims
 	// at; zero when there is none.
-	due time.Time
-	// interval is the time from the next slot to the one after it (0: none, suspended): the
+	Due time.Time
+	// Interval is the time from the next slot to the one after it (0: none, suspended): the
 	// schedule's period as the no-success alert reads it (ObjectMetrics).
-	interval time.Duration
+	Interval time.Duration
 	// scheduled is Ready's message when all is well (kept for after a rejected template).
 	scheduled string
-	// podsCheck is when an active Job with no pod yet would count as stuck (0: none): the
+	// PodsCheck is when an active Job with no pod yet would count as stuck (0: none): the
 	// reconciler looks again then if nothing sooner is due.
-	podsCheck time.Duration
-	// confirm are the Jobs of recent slots that the status does not record and the Job cache
+	PodsCheck time.Duration
+	// Confirm are the Jobs of recent slots that the status does not record and the Job cache
 	// does not show, which would change this pass's creates if they exist (Forbid, Replace):
 	// the reconciler reads them from the API server before creating, and decides again with
 	// the ones it finds (unconfirmedSlots).
-	confirm []string
+	Confirm []string
 }
 
-// decide is the whole ScheduledJob logic as a function of the object, its Jobs, now, which Jobs
+// Decide is the whole ScheduledJob logic as a function of the object, its Jobs, now, which Jobs
 // this process deleted itself (deletedByUs: never reported missing) and how long an active Job
 // may have no pod (stuckAfter, --job-pods-stuck-after; 0: never reported). It runs named steps in
 // order, each reading the object and what the steps before it wrote to the plan, and writing its
@@ -178,13 +180,13 @@ type plan struct {
 //     for the pass after the due slot's Job;
 //   - backfill (requestBackfill, backfill.go): a new backfill request is read and bounded, a
 //     running one gets at most one Job, when nothing else of this pass creates one.
-func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, deletedByUs func(types.UID) bool, stuckAfter time.Duration) plan {
-	p := plan{status: *sj.Status.DeepCopy()}
-	if fixed := sanitize(&p.status); len(fixed) > 0 {
-		p.events = append(p.events, event{corev1.EventTypeWarning, ReasonStatusRepaired, sanitized(fixed)})
+func Decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, deletedByUs func(types.UID) bool, stuckAfter time.Duration) Plan {
+	p := Plan{Status: *sj.Status.DeepCopy()}
+	if fixed := sanitize(&p.Status); len(fixed) > 0 {
+		p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonStatusRepaired, sanitized(fixed)})
 	}
-	p.status.ObservedGeneration = sj.Generation
-	p.status.ScheduleSummary = ScheduleSummary(sj)
+	p.Status.ObservedGeneration = sj.Generation
+	p.Status.ScheduleSummary = ScheduleSummary(sj)
 	observeJobs(sj, children, deletedByUs, &p)
 	recordClaims(sj, children, now, &p)
 	observePods(sj, children, now, stuckAfter, &p)
@@ -200,14 +202,14 @@ func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 		suspend(sj, &p)
 		return p
 	}
-	p.scheduled = "Next run at " + formatNext(p.status.NextScheduleTime, sched)
+	p.scheduled = "Next run at " + formatNext(p.Status.NextScheduleTime, sched)
 	if !jobRejected(sj) || refusalRan(sj, children) {
-		setReady(sj, &p.status, metav1.ConditionTrue, ReasonScheduled, p.scheduled)
+		setReady(sj, &p.Status, metav1.ConditionTrue, ReasonScheduled, p.scheduled)
 	}
 	runDueSlot(sj, children, due, &p)
 	requestRunNow(sj, children, now, sched, &p)
 	requestBackfill(sj, children, now, due, &p)
-	p.confirm = unconfirmedSlots(sj, children, due, &p)
+	p.Confirm = unconfirmedSlots(sj, children, due, &p)
 	return p
 }
 
@@ -228,9 +230,9 @@ const (
 // (MissedSlots) for a cache behind. They are the Jobs of the slots after lastScheduleTime within
 // confirmWindow before now, at most maxConfirm, most recent first. None when nothing is created
 // under Allow and nothing is passed over.
-func unconfirmedSlots(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *plan) []string {
+func unconfirmedSlots(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *Plan) []string {
 	allow := sj.Spec.ConcurrencyPolicy == v1alpha1.AllowConcurrent || sj.Spec.ConcurrencyPolicy == ""
-	if len(p.passedOver) == 0 && (len(p.creates) == 0 || allow) {
+	if len(p.PassedOver) == 0 && (len(p.Creates) == 0 || allow) {
 		return nil
 	}
 	from := d.slotNow.Add(-confirmWindow)
@@ -244,7 +246,7 @@ func unconfirmedSlots(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueS
 	var out []string
 	for i := len(slots) - 1; i >= 0 && len(out) < maxConfirm; i-- {
 		name := jobname.Slot(sj, slots[i])
-		if hasJobNamed(children, name) || slices.ContainsFunc(p.creates, func(c creation) bool { return c.job.Name == name }) {
+		if hasJobNamed(children, name) || slices.ContainsFunc(p.Creates, func(c Creation) bool { return c.Job.Name == name }) {
 			continue
 		}
 		out = append(out, name)
@@ -257,21 +259,21 @@ func unconfirmedSlots(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueS
 // Jobs that went missing, brings the run history up to date and picks the finished Jobs beyond
 // the history limits that the slot protocol lets this pass prune. It runs whatever else happens
 // (suspended, a bad schedule, failing creates).
-func observeJobs(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, deletedByUs func(types.UID) bool, p *plan) {
-	st := &p.status
+func observeJobs(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, deletedByUs func(types.UID) bool, p *Plan) {
+	st := &p.Status
 	var succeeded, failed []*batchv1.Job
 	active := []corev1.ObjectReference{}
 	seen := map[types.UID]bool{}
 	for _, j := range children {
 		seen[j.UID] = true
-		finished, how, when := jobs.Finished(j)
+		finished, how, when := jobstate.Finished(j)
 		if !finished {
 			active = append(active, activeRef(sj, j))
 			continue
 		}
-		if wasActive(sj, j.UID) {
-			p.events = append(p.events, event{corev1.EventTypeNormal, ReasonSawCompletedJob, fmt.Sprintf("Saw completed job: %s, condition: %s", j.Name, how)})
-			p.finished = append(p.finished, runResult(how))
+		if WasActive(sj, j.UID) {
+			p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonSawCompletedJob, fmt.Sprintf("Saw completed job: %s, condition: %s", j.Name, how)})
+			p.Finished = append(p.Finished, runResult(how))
 		}
 		if how == batchv1.JobComplete {
 			succeeded = append(succeeded, j)
@@ -284,7 +286,7 @@ func observeJobs(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, deletedByUs
 	}
 	for _, ref := range sj.Status.Active {
 		if !seen[ref.UID] && !deletedByUs(ref.UID) {
-			p.events = append(p.events, event{corev1.EventTypeNormal, ReasonMissingJob, "Active job went missing: " + ref.Name})
+			p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonMissingJob, "Active job went missing: " + ref.Name})
 		}
 	}
 	// Bounded: a tenant decides how many Jobs stay active (suspended Jobs, pods refused). The
@@ -297,10 +299,10 @@ func observeJobs(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, deletedByUs
 			dropNotRun(st, slot) // a refused slot tried again: it ran
 		}
 	}
-	p.prune = historyToPrune(sj, succeeded, failed)
+	p.Prune = historyToPrune(sj, succeeded, failed)
 }
 
-// recordClaims is the record step (slots.go, step 2): a slot's Job that exists (or was seen
+// recordClaims is the record step (doc.go, step 2): a slot's Job that exists (or was seen
 // finishing before it was deleted, jobs.Gone) while the status read does not record its slot was
 // created by a pass that left the record to the next one. That next pass is this one, whatever
 // else it finds: the slot's deadline passed meanwhile (a failover, a queue behind a busy slot),
@@ -309,15 +311,15 @@ func observeJobs(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, deletedByUs
 // for any slot, not only the most recent one within its deadline; a slot is never reported
 // missed, passed over or run again while its Job exists. Only a Job whose name is its slot's
 // counts: the scheduled-time annotation alone could be edited on the Job.
-func recordClaims(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, p *plan) {
-	st := &p.status
+func recordClaims(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, p *Plan) {
+	st := &p.Status
 	var latest *time.Time
 	for _, j := range children {
 		slot, ok := slotOf(sj, j)
 		if !ok || slot.After(now) || (sj.Status.LastScheduleTime != nil && !slot.After(sj.Status.LastScheduleTime.Time)) {
 			continue
 		}
-		p.events = append(p.events, event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + j.Name})
+		p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + j.Name})
 		if latest == nil || slot.After(*latest) {
 			latest = &slot
 		}
@@ -333,7 +335,7 @@ func slotOf(sj *v1alpha1.ScheduledJob, j *batchv1.Job) (time.Time, bool) {
 	if _, runNow := j.Annotations[keys.AnnotationRunNowToken]; runNow {
 		return time.Time{}, false
 	}
-	slot, err := time.Parse(time.RFC3339, j.Annotations[jobs.ScheduledTimeAnnotation])
+	slot, err := time.Parse(time.RFC3339, j.Annotations[jobstate.ScheduledTimeAnnotation])
 	if err != nil || (j.Name != jobname.Slot(sj, slot) && j.Name != jobname.LegacySlot(sj.Name, slot)) {
 		return time.Time{}, false
 	}
@@ -347,22 +349,22 @@ func slotOf(sj *v1alpha1.ScheduledJob, j *batchv1.Job) (time.Time, bool) {
 // away when none is stuck (a pod appeared, or the Job finished or went). Until a pod-less Job
 // would count, podsCheck asks to look again then; after that no polling: a pod appearing changes
 // the Job's status, whose watch event brings the next pass.
-func observePods(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, stuckAfter time.Duration, p *plan) {
+func observePods(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, stuckAfter time.Duration, p *Plan) {
 	var stuck []string
 	for _, j := range children {
-		if finished, _, _ := jobs.Finished(j); finished || j.DeletionTimestamp != nil {
+		if finished, _, _ := jobstate.Finished(j); finished || j.DeletionTimestamp != nil {
 			continue
 		}
-		isStuck, wait := jobs.PodsNotCreated(j, now, stuckAfter)
+		isStuck, wait := jobstate.PodsNotCreated(j, now, stuckAfter)
 		switch {
 		case isStuck:
 			stuck = append(stuck, j.Name)
-		case wait > 0 && (p.podsCheck == 0 || wait < p.podsCheck):
-			p.podsCheck = wait
+		case wait > 0 && (p.PodsCheck == 0 || wait < p.PodsCheck):
+			p.PodsCheck = wait
 		}
 	}
 	if len(stuck) == 0 {
-		meta.RemoveStatusCondition(&p.status.Conditions, ConditionJobsStuck)
+		meta.RemoveStatusCondition(&p.Status.Conditions, ConditionJobsStuck)
 		return
 	}
 	// Bounded: the condition names the first maxStuckNamed (by name) and counts the rest, and
@@ -371,10 +373,10 @@ func observePods(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Ti
 	named := stuck[:min(len(stuck), maxStuckNamed)]
 	for _, name := range named {
 		if old == nil || !mentions(old.Message, name) {
-			p.events = append(p.events, event{corev1.EventTypeWarning, ReasonPodsNotCreated, jobs.PodsNotCreatedMessage(name, stuckAfter)})
+			p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonPodsNotCreated, jobstate.PodsNotCreatedMessage(name, stuckAfter)})
 		}
 	}
-	msg := jobs.PodsNotCreatedMessage(stuck[0], stuckAfter)
+	msg := jobstate.PodsNotCreatedMessage(stuck[0], stuckAfter)
 	if len(stuck) > 1 {
 		list := strings.Join(named, ", ")
 		if more := len(stuck) - len(named); more > 0 {
@@ -383,7 +385,7 @@ func observePods(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Ti
 		msg = fmt.Sprintf("Jobs %s have created no pod in %s: their pods are refused (Pod Security admission, a ResourceQuota, an admission webhook) or cannot be created; "+
 			"\"kubectl describe job <name>\" shows the Job controller's FailedCreate events. They may still run once the cause is removed", list, stuckAfter)
 	}
-	meta.SetStatusCondition(&p.status.Conditions, metav1.Condition{Type: ConditionJobsStuck, Status: metav1.ConditionTrue,
+	meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: ConditionJobsStuck, Status: metav1.ConditionTrue,
 		Reason: ReasonPodsNotCreated, Message: msg, ObservedGeneration: sj.Generation})
 }
 
@@ -407,7 +409,7 @@ func mentions(msg, name string) bool {
 // readSchedule is the schedule step: it parses the schedules in the time zone, or, for a user
 // error, says so once (Ready False and a Warning when the problem is new) and reports false:
 // nothing runs and nothing requeues until the spec changes (no hot loop).
-func readSchedule(sj *v1alpha1.ScheduledJob, now time.Time, p *plan) (schedule.Union, bool) {
+func readSchedule(sj *v1alpha1.ScheduledJob, now time.Time, p *Plan) (schedule.Union, bool) {
 	sched, err := schedule.ParseAll(slots.Schedules(sj), ptr.Deref(sj.Spec.TimeZone, ""), now)
 	if err == nil {
 		return sched, true
@@ -419,10 +421,10 @@ func readSchedule(sj *v1alpha1.ScheduledJob, now time.Time, p *plan) (schedule.U
 	case errors.Is(err, schedule.ErrNeverFires):
 		reason = ReasonScheduleNeverFires
 	}
-	if setReady(sj, &p.status, metav1.ConditionFalse, reason, err.Error()) {
-		p.events = append(p.events, event{corev1.EventTypeWarning, reason, err.Error()})
+	if setReady(sj, &p.Status, metav1.ConditionFalse, reason, err.Error()) {
+		p.Events = append(p.Events, Event{corev1.EventTypeWarning, reason, err.Error()})
 	}
-	p.status.NextScheduleTime = nil
+	p.Status.NextScheduleTime = nil
 	return schedule.Union{}, false
 }
 
@@ -453,8 +455,8 @@ func (d dueSlots) handled(slot *time.Time) bool {
 // findSlots is the slot step: it records the schedule being observed (slots before it was first
 // seen never run: an edit must not fire a run for the past, as upstream's does), finds the due
 // slots, and sets when to wake next (status.nextScheduleTime, the requeue).
-func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p *plan) dueSlots {
-	st := &p.status
+func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p *Plan) dueSlots {
+	st := &p.Status
 	// Slots before the schedule was first seen never run: an edit is seen once (passOverEdited
 	// names the old schedule's slots no pass decided); a status edited or restored in part counts
 	// from creation, and lastScheduleTime still says which slots ran (slots.ObservedSince, which
@@ -489,10 +491,10 @@ func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p
 	d.recent, _ = sched.MostRecent(earliestAll, slotNow)
 	d.recentOK, d.missed = sched.MostRecent(d.earliestOK, slotNow)
 	if wait, next, ok := sched.RequeueAfter(earliestAll, slotNow); ok {
-		p.requeueAfter, p.due = wait, next.Add(offset)
-		st.NextScheduleTime = &metav1.Time{Time: p.due} // when it will start
+		p.RequeueAfter, p.Due = wait, next.Add(offset)
+		st.NextScheduleTime = &metav1.Time{Time: p.Due} // when it will start
 		if after := sched.Next(next); !after.IsZero() {
-			p.interval = after.Sub(next)
+			p.Interval = after.Sub(next)
 		}
 	} else {
 		st.NextScheduleTime = nil
@@ -505,7 +507,7 @@ func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p
 // behind across them): the edited schedule never runs the past, and the old one's slots are not
 // lost silently (Suspended when the ScheduledJob is or was held). Nothing when the old schedule
 // cannot be read back.
-func passOverEdited(sj *v1alpha1.ScheduledJob, now time.Time, p *plan) {
+func passOverEdited(sj *v1alpha1.ScheduledJob, now time.Time, p *Plan) {
 	st := &sj.Status
 	if st.ObservedScheduleTime == nil {
 		return
@@ -529,7 +531,7 @@ func passOverEdited(sj *v1alpha1.ScheduledJob, now time.Time, p *plan) {
 	slots, more := old.Between(from.Add(time.Second), upTo.Add(time.Second), MaxBackfillSlots)
 	// Those a pass before named (its status written: passed over, or the edit seen again) are
 	// not named twice.
-	slots = slices.DeleteFunc(slots, func(t time.Time) bool { return inRanges(st.NotRun, t) != nil })
+	slots = slices.DeleteFunc(slots, func(t time.Time) bool { return InRanges(st.NotRun, t) != nil })
 	if len(slots) == 0 {
 		return
 	}
@@ -537,25 +539,25 @@ func passOverEdited(sj *v1alpha1.ScheduledJob, now time.Time, p *plan) {
 	if more {
 		last = upTo
 	}
-	ev := event{corev1.EventTypeWarning, ReasonMissedSlots, "the controller was stopped or behind"}
+	ev := Event{corev1.EventTypeWarning, ReasonMissedSlots, "the controller was stopped or behind"}
 	if wasSuspended(sj) || ptr.Deref(sj.Spec.Suspend, false) {
-		ev = event{corev1.EventTypeNormal, ReasonSuspended, "the ScheduledJob was suspended"}
+		ev = Event{corev1.EventTypeNormal, ReasonSuspended, "the ScheduledJob was suspended"}
 	}
-	ev.note = fmt.Sprintf("Slots from %s up to %s were not run: the schedule was edited before they were handled (%s)",
-		formatSlot(slots[0], old), now.In(old.Location()).Format(time.RFC3339), ev.note)
-	p.events = append(p.events, ev)
-	p.passedOver = append(p.passedOver, ev.reason)
-	recordNotRun(&p.status, old, slots[0], last, ReasonMissedSlots)
+	ev.Note = fmt.Sprintf("Slots from %s up to %s were not run: the schedule was edited before they were handled (%s)",
+		formatSlot(slots[0], old), now.In(old.Location()).Format(time.RFC3339), ev.Note)
+	p.Events = append(p.Events, ev)
+	p.PassedOver = append(p.PassedOver, ev.Reason)
+	recordNotRun(&p.Status, old, slots[0], last, ReasonMissedSlots)
 }
 
 // skip reports slot as getting no Job, for reason: in the run history, lastSkippedTime, the
 // ledger (notRun), the metric and a Warning.
-func skip(sj *v1alpha1.ScheduledJob, p *plan, sched schedule.Union, slot time.Time, reason, note string) {
-	p.status.Runs = addSkipped(p.status.Runs, slot, reason, runHistoryLimit(sj))
-	p.status.LastSkippedTime = &metav1.Time{Time: slot}
-	recordNotRun(&p.status, sched, slot, slot, reason)
-	p.skipped = reason
-	p.events = append(p.events, event{corev1.EventTypeWarning, reason, note})
+func skip(sj *v1alpha1.ScheduledJob, p *Plan, sched schedule.Union, slot time.Time, reason, note string) {
+	p.Status.Runs = addSkipped(p.Status.Runs, slot, reason, runHistoryLimit(sj))
+	p.Status.LastSkippedTime = &metav1.Time{Time: slot}
+	recordNotRun(&p.Status, sched, slot, slot, reason)
+	p.Skipped = reason
+	p.Events = append(p.Events, Event{corev1.EventTypeWarning, reason, note})
 }
 
 // suspend is the suspend step: no Job is created and nothing is done per slot. Ready says
@@ -566,21 +568,21 @@ func skip(sj *v1alpha1.ScheduledJob, p *plan, sched schedule.Union, slot time.Ti
 //
 // Ready says StoppedAfterFailures or StoppedAfterSuccesses instead when the stop strategy
 // suspended it (stop.go), and runs scheduled until now stop counting (status.stopCountAfter).
-func suspend(sj *v1alpha1.ScheduledJob, p *plan) {
-	st := &p.status
+func suspend(sj *v1alpha1.ScheduledJob, p *Plan) {
+	st := &p.Status
 	status, reason, msg, kind := suspendedReady(sj, st)
 	if setReady(sj, st, status, reason, msg) {
-		p.events = append(p.events, event{kind, reason, msg})
+		p.Events = append(p.Events, Event{kind, reason, msg})
 	}
 	if st.Stop == nil {
 		st.StopCountAfter = countAfter(st.StopCountAfter, st.Runs)
 	}
 	st.NextScheduleTime = nil
-	p.requeueAfter, p.due, p.interval = 0, time.Time{}, 0
+	p.RequeueAfter, p.Due, p.Interval = 0, time.Time{}, 0
 	st.RunNowWaiting = ""
 	if token, ok := newRunNowToken(sj); ok {
 		st.LastRunNowToken = token
-		p.events = append(p.events, event{corev1.EventTypeWarning, ReasonRunNowSkipped, fmt.Sprintf("Run-now %q not started: suspended", token)})
+		p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonRunNowSkipped, fmt.Sprintf("Run-now %q not started: suspended", token)})
 	}
 }
 
@@ -608,41 +610,41 @@ func newRunNowToken(sj *v1alpha1.ScheduledJob) (string, bool) {
 // it waits one pass for the due slot's Job this pass creates (then blocked by it, or replacing
 // it), so its outcome is decided on what exists. A token whose Job exists already (created by a
 // pass that died before its status write) is recorded, not created again.
-func requestRunNow(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, sched schedule.Union, p *plan) {
+func requestRunNow(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, sched schedule.Union, p *Plan) {
 	token, ok := newRunNowToken(sj)
 	if !ok {
-		p.status.RunNowWaiting = ""
+		p.Status.RunNowWaiting = ""
 		return
 	}
 	name := jobname.RunNow(sj, token)
 	if j := jobNamed(children, name); j != nil {
-		p.status.RunNowWaiting = ""
-		p.status.LastRunNowToken = token
-		p.status.LastRunNowTime = runNowTime(creation{job: j})
-		p.events = append(p.events, event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + name})
+		p.Status.RunNowWaiting = ""
+		p.Status.LastRunNowToken = token
+		p.Status.LastRunNowTime = runNowTime(Creation{Job: j})
+		p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + name})
 		return
 	}
 	if wait := runNowWait(sj.Status.LastRunNowTime, now); wait > 0 {
-		if p.status.RunNowWaiting != token {
-			p.status.RunNowWaiting = token
-			p.events = append(p.events, event{corev1.EventTypeNormal, ReasonRunNowDelayed,
+		if p.Status.RunNowWaiting != token {
+			p.Status.RunNowWaiting = token
+			p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonRunNowDelayed,
 				fmt.Sprintf("Run-now %q starts in %v: at most one run-now Job a minute", token, wait.Round(time.Second))})
 		}
 		// One wake-up at the end of the interval, not a poll.
 		requeueWithin(p, wait)
 		return
 	}
-	p.status.RunNowWaiting = ""
+	p.Status.RunNowWaiting = ""
 	a := admit(sj, children, p)
 	switch {
 	case a.wait != "":
 		requeueWithin(p, time.Second)
 	case len(a.blockers) > 0:
-		p.status.LastRunNowToken = token
-		p.events = append(p.events, event{corev1.EventTypeWarning, ReasonRunNowSkipped,
+		p.Status.LastRunNowToken = token
+		p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonRunNowSkipped,
 			fmt.Sprintf("Run-now %q not started: concurrencyPolicy is Forbid and %v is active", token, a.blockers)})
 	default:
-		p.creates = append(p.creates, creation{job: newJob(sj, name, now, sched.Location(), token), token: token})
+		p.Creates = append(p.Creates, Creation{Job: NewJob(sj, name, now, sched.Location(), token), token: token})
 	}
 }
 
@@ -670,12 +672,12 @@ type admission struct {
 // active Jobs, but only of those a written status accounts for (claimRecordedOf): a Job whose slot
 // only it records is recorded by this pass first, and replaced by the next (deleting it now, and
 // then losing this pass's status write, would leave the slot with neither a Job nor a record).
-func admit(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *plan) admission {
+func admit(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *Plan) admission {
 	policy := sj.Spec.ConcurrencyPolicy
 	if policy != v1alpha1.ForbidConcurrent && policy != v1alpha1.ReplaceConcurrent {
 		return admission{}
 	}
-	if len(p.creates) > 0 {
+	if len(p.Creates) > 0 {
 		return admission{wait: "this pass's other run starts first"}
 	}
 	active := unfinished(children)
@@ -686,32 +688,32 @@ func admit(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *plan) admissio
 		}
 		return a
 	}
-	if len(p.replace) > 0 {
+	if len(p.Replace) > 0 {
 		return admission{}
 	}
 	var replace []*batchv1.Job
 	for _, j := range active {
-		if !claimRecordedOf(sj, j) {
+		if !ClaimRecordedOf(sj, j) {
 			if slot, ok := backfillSlotOf(sj, j); ok {
 				// Its backfill's cursor may not reach it while the backfill waits for the
 				// active Jobs: the ledger records the slot now (status.backfilled).
-				recordBackfilled(&p.status, p.sched, slot)
+				recordBackfilled(&p.Status, p.sched, slot)
 			}
 			return admission{wait: "the active Job " + j.Name + " is recorded before it is replaced"}
 		}
 		replace = append(replace, j)
 	}
-	p.replace = replace
+	p.Replace = replace
 	return admission{}
 }
 
 // runDueSlot decides the due slot: a Job, a skip, or nothing. The slots before it that no pass
 // looked at while they were due are passed over: named in one Event and recorded in the ledger
 // (status.notRun), where a backfill finds them.
-func runDueSlot(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *plan) {
+func runDueSlot(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *Plan) {
 	slot := d.recentOK
 	recent := cmp.Or(slot, d.recent)
-	if rec := p.status.LastScheduleTime; recent == nil && rec != nil && (sj.Status.LastScheduleTime == nil || rec.After(sj.Status.LastScheduleTime.Time)) {
+	if rec := p.Status.LastScheduleTime; recent == nil && rec != nil && (sj.Status.LastScheduleTime == nil || rec.After(sj.Status.LastScheduleTime.Time)) {
 		recent = &rec.Time // the record step's: the most recent slot ran, its pass's status lost
 	}
 	if recent != nil {
@@ -750,14 +752,14 @@ func runDueSlot(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, 
 			skip(sj, p, d.sched, *slot, ReasonJobAlreadyActive, fmt.Sprintf("Not starting the run of %s because prior execution is running and concurrency policy is Forbid: %v", formatSlot(*slot, d.sched), a.blockers))
 		}
 	default:
-		p.creates = append(p.creates, creation{job: newJob(sj, jobname.Slot(sj, *slot), *slot, d.sched.Location(), ""), slot: slot})
+		p.Creates = append(p.Creates, Creation{Job: NewJob(sj, jobname.Slot(sj, *slot), *slot, d.sched.Location(), ""), Slot: slot})
 	}
 }
 
 // decided reports whether the ledger says slot had its run: its Job exists (under any of its
 // names), or a backfill dealt with it.
-func decided(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *plan, slot time.Time) bool {
-	e := slotLedger(sj, &p.status, children, slot)
+func decided(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *Plan, slot time.Time) bool {
+	e := slotLedger(sj, &p.Status, children, slot)
 	return e.Job != nil || e.State == SlotBackfilled
 }
 
@@ -772,7 +774,7 @@ func decided(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *plan, slot t
 // may have recorded a slot whose creating pass lost its status write, and with it the slots that
 // pass passed over. Those are passed over here, in the gaps between the slots whose Jobs exist
 // (they ran): each gap is passed over as the pass that ran the slot after it would have.
-func passOver(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *plan, slot time.Time) {
+func passOver(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *Plan, slot time.Time) {
 	var last *time.Time
 	if sj.Status.LastScheduleTime != nil {
 		last = &sj.Status.LastScheduleTime.Time
@@ -791,10 +793,10 @@ func passOver(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p 
 }
 
 // passOverGap passes over the slots after last (nil: since creation) and before slot.
-func passOverGap(sj *v1alpha1.ScheduledJob, d dueSlots, p *plan, last *time.Time, slot time.Time) {
+func passOverGap(sj *v1alpha1.ScheduledJob, d dueSlots, p *Plan, last *time.Time, slot time.Time) {
 	var seenAt *time.Time
-	if p.status.ObservedScheduleTime != nil {
-		seenAt = &p.status.ObservedScheduleTime.Time
+	if p.Status.ObservedScheduleTime != nil {
+		seenAt = &p.Status.ObservedScheduleTime.Time
 	}
 	earliestOK := schedule.Earliest(sj.CreationTimestamp.Time, last, seenAt, sj.Spec.StartingDeadlineSeconds, d.slotNow, true)
 	earliestAll := schedule.Earliest(sj.CreationTimestamp.Time, last, seenAt, sj.Spec.StartingDeadlineSeconds, d.slotNow, false)
@@ -808,7 +810,7 @@ func passOverGap(sj *v1alpha1.ScheduledJob, d dueSlots, p *plan, last *time.Time
 		if first != nil {
 			upTo = first.Add(-time.Second)
 		}
-		recordNotRun(&p.status, d.sched, *all, upTo, ReasonMissedDeadline)
+		recordNotRun(&p.Status, d.sched, *all, upTo, ReasonMissedDeadline)
 	}
 	if first == nil {
 		return
@@ -817,24 +819,24 @@ func passOverGap(sj *v1alpha1.ScheduledJob, d dueSlots, p *plan, last *time.Time
 	if between, more := d.sched.Between(*first, slot, MaxBackfillSlots); len(between) > 0 && !more {
 		upTo = between[len(between)-1]
 	}
-	ev := event{corev1.EventTypeWarning, ReasonMissedSlots, "the controller was stopped or behind"}
+	ev := Event{corev1.EventTypeWarning, ReasonMissedSlots, "the controller was stopped or behind"}
 	switch {
 	case wasSuspended(sj):
-		ev = event{corev1.EventTypeNormal, ReasonSuspended, "the ScheduledJob was suspended"}
+		ev = Event{corev1.EventTypeNormal, ReasonSuspended, "the ScheduledJob was suspended"}
 	case d.missed == schedule.ManyMissed:
-		ev = event{corev1.EventTypeWarning, ReasonTooManyMissedTimes, "too many missed start times: set or decrease .spec.startingDeadlineSeconds or check clock skew"}
+		ev = Event{corev1.EventTypeWarning, ReasonTooManyMissedTimes, "too many missed start times: set or decrease .spec.startingDeadlineSeconds or check clock skew"}
 	}
-	ev.note = fmt.Sprintf("Slots from %s up to %s were not run: only the most recent missed slot runs (%s)", formatSlot(*first, d.sched), formatSlot(slot, d.sched), ev.note)
-	p.events = append(p.events, ev)
-	p.passedOver = append(p.passedOver, ev.reason)
-	recordNotRun(&p.status, d.sched, *first, upTo, ev.reason)
+	ev.Note = fmt.Sprintf("Slots from %s up to %s were not run: only the most recent missed slot runs (%s)", formatSlot(*first, d.sched), formatSlot(slot, d.sched), ev.Note)
+	p.Events = append(p.Events, ev)
+	p.PassedOver = append(p.PassedOver, ev.Reason)
+	recordNotRun(&p.Status, d.sched, *first, upTo, ev.Reason)
 }
 
 // unlisted returns the first slot from first on, before slot, that status.notRun (as read) does
 // not list, or nil.
 func unlisted(sj *v1alpha1.ScheduledJob, sched schedule.Union, first *time.Time, slot time.Time) *time.Time {
 	for first != nil {
-		r := inRanges(sj.Status.NotRun, *first)
+		r := InRanges(sj.Status.NotRun, *first)
 		if r == nil {
 			return first
 		}
@@ -849,20 +851,20 @@ func unlisted(sj *v1alpha1.ScheduledJob, sched schedule.Union, first *time.Time,
 
 // refusedThenEdited reports whether slot is the scheduled slot whose Job the API server refused
 // (the ledger says so) and the spec changed since (Ready's generation): it may be tried again.
-func refusedThenEdited(sj *v1alpha1.ScheduledJob, p *plan, slot time.Time) bool {
+func refusedThenEdited(sj *v1alpha1.ScheduledJob, p *Plan, slot time.Time) bool {
 	c := meta.FindStatusCondition(sj.Status.Conditions, ConditionReady)
 	if c == nil || c.Reason != ReasonJobRejected || c.ObservedGeneration == sj.Generation {
 		return false
 	}
-	r := inRanges(p.status.NotRun, slot)
+	r := InRanges(p.Status.NotRun, slot)
 	return r != nil && r.Reason == ReasonJobRejected && sj.Status.LastSkippedTime != nil && sj.Status.LastSkippedTime.Time.Equal(slot)
 }
 
 // retryRefused reports whether slot is a scheduled slot whose Job admission refused (its run
-// in status.runs says so, and when) and whose next try is due: jobs.RefusedBackoff after the
+// in status.runs says so, and when) and whose next try is due: jobstate.RefusedBackoff after the
 // last refusal, while the slot can still start (refusalRetry). Before that it asks for a pass
 // then. A refusal as invalid, or one the run history no longer holds, is final.
-func retryRefused(sj *v1alpha1.ScheduledJob, d dueSlots, p *plan, slot time.Time) bool {
+func retryRefused(sj *v1alpha1.ScheduledJob, d dueSlots, p *Plan, slot time.Time) bool {
 	if sj.Status.LastSkippedTime == nil || !sj.Status.LastSkippedTime.Time.Equal(slot) {
 		return false
 	}
@@ -887,10 +889,10 @@ func retryRefused(sj *v1alpha1.ScheduledJob, d dueSlots, p *plan, slot time.Time
 // refusalRetry is when to create slot's Job again after the API server refused it at refusedAt
 // with msg, and whether that is still within the slot's window: before its
 // startingDeadlineSeconds and before the next slot, after which the refusal is the slot's
-// result. Only a refusal at admission is tried again (jobs.Refusal): one at the schema is final.
+// result. Only a refusal at admission is tried again (jobstate.Refusal): one at the schema is final.
 // The one answer of At and ScheduledJob (jobs.RefusedAtAdmission).
 func refusalRetry(sj *v1alpha1.ScheduledJob, sched schedule.Union, slot time.Time, msg string, refusedAt time.Time) (time.Time, bool) {
-	if _, admission, _ := jobs.Refusal(msg); !admission {
+	if _, admission, _ := jobstate.Refusal(msg); !admission {
 		return time.Time{}, false
 	}
 	end := sched.Next(slot)
@@ -903,7 +905,7 @@ func refusalRetry(sj *v1alpha1.ScheduledJob, sched schedule.Union, slot time.Tim
 		return time.Time{}, false // the last slot of a schedule that ends: no window to stay within
 	}
 	offset := slots.JitterOffset(sj)
-	return jobs.Window{Due: slot.Add(offset), End: end.Add(offset)}.Retry(refusedAt)
+	return jobstate.Window{Due: slot.Add(offset), End: end.Add(offset)}.Retry(refusedAt)
 }
 
 // passedOver returns the first slot after earliest (and after the last reported skip) that comes
@@ -946,12 +948,12 @@ func jobRejected(sj *v1alpha1.ScheduledJob) bool {
 	return c != nil && c.Reason == ReasonJobRejected && c.ObservedGeneration == sj.Generation
 }
 
-// newJob builds a Job from the template, owned by the ScheduledJob, with the scheduled-timestamp
+// NewJob builds a Job from the template, owned by the ScheduledJob, with the scheduled-timestamp
 // annotation (in the schedule's time zone) that upstream sets.
-func newJob(sj *v1alpha1.ScheduledJob, name string, scheduled time.Time, loc *time.Location, token string) *batchv1.Job {
+func NewJob(sj *v1alpha1.ScheduledJob, name string, scheduled time.Time, loc *time.Location, token string) *batchv1.Job {
 	// Never a key of ours from the tenant's template (the manager's writes pass admission).
-	labels, annotations := jobs.TemplateMetadata(sj.Spec.JobTemplate.Labels, sj.Spec.JobTemplate.Annotations)
-	labels[keys.LabelCreatedBy] = Name
+	labels, annotations := jobstate.TemplateMetadata(sj.Spec.JobTemplate.Labels, sj.Spec.JobTemplate.Annotations)
+	labels[keys.LabelCreatedBy] = CreatedBy
 	if token != "" {
 		annotations[keys.AnnotationRunNowToken] = token
 	}
@@ -965,7 +967,7 @@ func newJob(sj *v1alpha1.ScheduledJob, name string, scheduled time.Time, loc *ti
 		},
 	}
 	sj.Spec.JobTemplate.Spec.DeepCopyInto(&job.Spec)
-	jobs.WithScheduledTime(job, scheduled.In(loc).Format(time.RFC3339))
+	jobstate.WithScheduledTime(job, scheduled.In(loc).Format(time.RFC3339))
 	return job
 }
 
@@ -997,7 +999,8 @@ func findRef(refs []corev1.ObjectReference, uid types.UID) (corev1.ObjectReferen
 	return corev1.ObjectReference{}, false
 }
 
-func wasActive(sj *v1alpha1.ScheduledJob, uid types.UID) bool {
+// WasActive reports whether the status sj was read with lists the Job uid as active.
+func WasActive(sj *v1alpha1.ScheduledJob, uid types.UID) bool {
 	_, ok := findRef(sj.Status.Active, uid)
 	return ok
 }
@@ -1006,7 +1009,7 @@ func wasActive(sj *v1alpha1.ScheduledJob, uid types.UID) bool {
 func unfinished(js []*batchv1.Job) []*batchv1.Job {
 	var out []*batchv1.Job
 	for _, j := range js {
-		if finished, _, _ := jobs.Finished(j); !finished && j.DeletionTimestamp == nil {
+		if finished, _, _ := jobstate.Finished(j); !finished && j.DeletionTimestamp == nil {
 			out = append(out, j)
 		}
 	}
@@ -1024,7 +1027,7 @@ func oldest(js []*batchv1.Job, limit int32) []*batchv1.Job {
 		return nil
 	}
 	sorted := slices.Clone(js)
-	jobs.SortByStartTime(sorted)
+	jobstate.SortByStartTime(sorted)
 	return sorted[:n]
 }
 
@@ -1056,8 +1059,8 @@ func formatNext(t *metav1.Time, s schedule.Union) string {
 	return formatSlot(t.Time, s)
 }
 
-// sortJobs orders Jobs by name, so plans do not depend on cache order.
-func sortJobs(js []*batchv1.Job) {
+// SortJobs orders Jobs by name, so plans do not depend on cache order.
+func SortJobs(js []*batchv1.Job) {
 	sort.Slice(js, func(a, b int) bool { return js[a].Name < js[b].Name })
 }
 

@@ -1,4 +1,4 @@
-package scheduledjob
+package slotplan
 
 import (
 	"testing"
@@ -15,11 +15,11 @@ func TestASlotCreatedUnderTheOldNameIsNotRunAgain(t *testing.T) {
 	sj := newSJ(lastSchedule(thePriorHour))
 	old := childJob(topOfTheHour, running)
 	old.Name = jobname.LegacySlot(sj.Name, topOfTheHour)
-	p := decide(sj, []*batchv1.Job{old}, justAfterTheHour, noneDeleted, 0)
-	if len(p.creates) > 0 {
+	p := Decide(sj, []*batchv1.Job{old}, justAfterTheHour, noneDeleted, 0)
+	if len(p.Creates) > 0 {
 		t.Fatalf("creates %v, want none: the slot's Job exists as %s", createdNames(p), old.Name)
 	}
-	if p.status.LastScheduleTime == nil || !p.status.LastScheduleTime.Time.Equal(topOfTheHour) {
-		t.Errorf("lastScheduleTime = %v, want the slot %v recorded", p.status.LastScheduleTime, topOfTheHour)
+	if p.Status.LastScheduleTime == nil || !p.Status.LastScheduleTime.Time.Equal(topOfTheHour) {
+		t.Errorf("lastScheduleTime = %v, want the slot %v recorded", p.Status.LastScheduleTime, topOfTheHour)
 	}
 }

@@ -1,4 +1,4 @@
-package scheduledjob
+package slotplan
 
 import (
 	"fmt"
@@ -99,15 +99,15 @@ func stopDue(sj *v1alpha1.ScheduledJob, runs []v1alpha1.ScheduledJobRun, after *
 
 // stopStep is the stop step: it reports whether the stop strategy holds sj stopped in this pass,
 // recording a new stop (status.stop) or ending one whose spec changed.
-func stopStep(sj *v1alpha1.ScheduledJob, now time.Time, p *plan) bool {
-	st := &p.status
+func stopStep(sj *v1alpha1.ScheduledJob, now time.Time, p *Plan) bool {
+	st := &p.Status
 	if st.Stop != nil {
 		if st.Stop.Generation == sj.Generation {
 			return true
 		}
 		st.Stop = nil
 		st.StopCountAfter = countAfter(st.StopCountAfter, st.Runs)
-		p.events = append(p.events, event{corev1.EventTypeNormal, ReasonResumed, fmt.Sprintf("Resumed: the spec changed since the stop (generation %d); runs recorded until now no longer count", sj.Generation)})
+		p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonResumed, fmt.Sprintf("Resumed: the spec changed since the stop (generation %d); runs recorded until now no longer count", sj.Generation)})
 		return false
 	}
 	if ptr.Deref(sj.Spec.Suspend, false) {

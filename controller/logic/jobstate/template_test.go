@@ -1,4 +1,4 @@
-package jobs
+package jobstate
 
 import (
 	"go/ast"
@@ -17,7 +17,7 @@ import (
 func everyKeyOfOurs(t *testing.T) map[string]string {
 	t.Helper()
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "../keys/keys.go", nil, 0)
+	f, err := parser.ParseFile(fset, "../../keys/keys.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

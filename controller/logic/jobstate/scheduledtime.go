@@ -1,4 +1,4 @@
-package jobs
+package jobstate
 
 import (
 	batchv1 "k8s.io/api/batch/v1"

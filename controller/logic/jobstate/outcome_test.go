@@ -1,4 +1,4 @@
-package jobs
+package jobstate
 
 import (
 	"strings"
@@ -114,25 +114,5 @@ func TestJudge(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestTrimKeepsWhatJudgeReads(t *testing.T) {
-	in := hostileJob()
-	in.Labels[QueueNameLabel] = "team-a"
-	in.Spec.ManagedBy = ptr.To("kueue.x-k8s.io/multikueue")
-	in.Status = batchv1.JobStatus{}
-	got, _ := Trim(in.DeepCopy())
-	j := got.(*batchv1.Job)
-	if a, b := Judge(in), Judge(j); a != b {
-		t.Errorf("Judge of the trimmed Job = %+v, of the Job %+v", b, a)
-	}
-	if j.Labels[QueueNameLabel] != "team-a" || ptr.Deref(j.Spec.ManagedBy, "") != "kueue.x-k8s.io/multikueue" {
-		t.Errorf("trimmed labels %v, managedBy %v: the queue label and managedBy lost", j.Labels, j.Spec.ManagedBy)
-	}
-	in.Spec.ManagedBy = ptr.To(strings.Repeat("m", 100<<10))
-	got, _ = Trim(in)
-	if n := len(ptr.Deref(got.(*batchv1.Job).Spec.ManagedBy, "")); n != maxKeptValue {
-		t.Errorf("a 100 KiB managedBy is kept as %d bytes, want %d", n, maxKeptValue)
 	}
 }

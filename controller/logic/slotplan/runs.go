@@ -1,4 +1,4 @@
-package scheduledjob
+package slotplan
 
 import (
 	"sort"
@@ -9,8 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 )
 
 // runHistory is status.runs after looking at the ScheduledJob's Jobs: each Job's record is
@@ -27,7 +27,7 @@ func runHistory(prev []v1alpha1.ScheduledJobRun, children []*batchv1.Job, limit 
 	ran := map[int64]bool{}
 	var out []v1alpha1.ScheduledJobRun
 	for _, j := range children {
-		scheduled, err := time.Parse(time.RFC3339, j.Annotations[jobs.ScheduledTimeAnnotation])
+		scheduled, err := time.Parse(time.RFC3339, j.Annotations[jobstate.ScheduledTimeAnnotation])
 		if err != nil {
 			continue // not a Job of a slot
 		}
@@ -40,7 +40,7 @@ func runHistory(prev []v1alpha1.ScheduledJobRun, children []*batchv1.Job, limit 
 			t := *j.Status.StartTime
 			rec.StartTime = &t
 		}
-		setResult(&rec, jobs.Judge(j))
+		setResult(&rec, jobstate.Judge(j))
 		out = append(out, rec)
 	}
 	for _, r := range prev {
@@ -58,18 +58,18 @@ func runHistory(prev []v1alpha1.ScheduledJobRun, children []*batchv1.Job, limit 
 // maxRunReason bounds status.runs[].reason as taken from a Job's condition.
 const maxRunReason = 128
 
-// setResult records in rec how its Job stands (jobs.Judge): Running; Waiting with the reason
+// setResult records in rec how its Job stands (jobstate.Judge): Running; Waiting with the reason
 // (JobSuspended, ManagedElsewhere) and what holds it; or Succeeded or Failed as the Job's own
 // terminal condition (Complete, Failed) says, with its reason and message (CompletionsReached,
 // SuccessPolicy; BackoffLimitExceeded, PodFailurePolicy, FailedIndexes, DeadlineExceeded, ...)
 // and when it finished, so the history still says why once the Job is pruned.
-func setResult(rec *v1alpha1.ScheduledJobRun, o jobs.Outcome) {
+func setResult(rec *v1alpha1.ScheduledJobRun, o jobstate.Outcome) {
 	switch o.Phase {
-	case jobs.PhaseWaiting:
+	case jobstate.PhaseWaiting:
 		rec.Result = v1alpha1.RunWaiting
-	case jobs.PhaseSucceeded:
+	case jobstate.PhaseSucceeded:
 		rec.Result = v1alpha1.RunSucceeded
-	case jobs.PhaseFailed:
+	case jobstate.PhaseFailed:
 		rec.Result = v1alpha1.RunFailed
 	default:
 		rec.Result = v1alpha1.RunRunning
@@ -128,7 +128,7 @@ func runRecordedDone(runs []v1alpha1.ScheduledJobRun, j *batchv1.Job, limit int)
 			return r.Result == v1alpha1.RunSucceeded || r.Result == v1alpha1.RunFailed
 		}
 	}
-	scheduled, err := time.Parse(time.RFC3339, j.Annotations[jobs.ScheduledTimeAnnotation])
+	scheduled, err := time.Parse(time.RFC3339, j.Annotations[jobstate.ScheduledTimeAnnotation])
 	if err != nil {
 		return true
 	}

@@ -1,4 +1,4 @@
-package scheduledjob
+package slotplan
 
 import (
 	"testing"
@@ -20,9 +20,9 @@ func TestAJobTemplateCannotPutOurKeysOnTheJob(t *testing.T) {
 	sj.Spec.JobTemplate.Labels, sj.Spec.JobTemplate.Annotations = forged, forged
 	slot := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	for _, token := range []string{"", "t1"} {
-		job := newJob(sj, jobname.Slot(sj, slot), slot, time.UTC, token)
-		if job.Labels[keys.LabelCreatedBy] != Name {
-			t.Errorf("token %q: created-by = %q, want the manager's %q", token, job.Labels[keys.LabelCreatedBy], Name)
+		job := NewJob(sj, jobname.Slot(sj, slot), slot, time.UTC, token)
+		if job.Labels[keys.LabelCreatedBy] != CreatedBy {
+			t.Errorf("token %q: created-by = %q, want the manager's %q", token, job.Labels[keys.LabelCreatedBy], CreatedBy)
 		}
 		if got, ok := job.Annotations[keys.AnnotationRunNowToken]; ok != (token != "") || got != token {
 			t.Errorf("token %q: run-now-token = %q (present %v), want only the manager's", token, got, ok)

@@ -1,7 +1,7 @@
-package scheduledjob
+package slotplan
 
 // The slot ledger: where each slot of the schedule stands, computed by one function (slotLedger)
-// from the status read and the Jobs that exist. Every step of decide that asks about a slot (the
+// from the status read and the Jobs that exist. Every step of Decide that asks about a slot (the
 // due slot, the record step, a backfill, the retry of a refused slot) asks it, and every record a
 // pass writes about a slot goes into the status fields it reads:
 //
@@ -101,10 +101,10 @@ func slotLedger(sj *v1alpha1.ScheduledJob, st *v1alpha1.ScheduledJobStatus, chil
 			return ledgerEntry{State: SlotCreated}
 		}
 	}
-	if inRanges(st.Backfilled, slot) != nil {
+	if InRanges(st.Backfilled, slot) != nil {
 		return ledgerEntry{State: SlotBackfilled}
 	}
-	if r := inRanges(st.NotRun, slot); r != nil {
+	if r := InRanges(st.NotRun, slot); r != nil {
 		return ledgerEntry{State: SlotNotRun, Reason: r.Reason}
 	}
 	for _, r := range st.Runs {
@@ -123,8 +123,8 @@ func slotLedger(sj *v1alpha1.ScheduledJob, st *v1alpha1.ScheduledJobStatus, chil
 	return ledgerEntry{State: SlotDue}
 }
 
-// inRanges returns the range of rs that holds t, or nil.
-func inRanges(rs []v1alpha1.SlotRange, t time.Time) *v1alpha1.SlotRange {
+// InRanges returns the range of rs that holds t, or nil.
+func InRanges(rs []v1alpha1.SlotRange, t time.Time) *v1alpha1.SlotRange {
 	for i := range rs {
 		if !t.Before(rs[i].First.Time) && !t.After(rs[i].Last.Time) {
 			return &rs[i]
@@ -173,7 +173,7 @@ func addNotRun(st *v1alpha1.ScheduledJobStatus, next func(time.Time) time.Time, 
 // dropNotRun takes slot out of status.notRun: its Job exists (a refused slot tried again), and a
 // slot the ledger lists would be run again by a backfill.
 func dropNotRun(st *v1alpha1.ScheduledJobStatus, slot time.Time) {
-	i := slices.IndexFunc(st.NotRun, func(r v1alpha1.SlotRange) bool { return inRanges([]v1alpha1.SlotRange{r}, slot) != nil })
+	i := slices.IndexFunc(st.NotRun, func(r v1alpha1.SlotRange) bool { return InRanges([]v1alpha1.SlotRange{r}, slot) != nil })
 	if i < 0 {
 		return
 	}
@@ -205,7 +205,7 @@ func boundNotRun(st *v1alpha1.ScheduledJobStatus) {
 // so the slots between them count as backfilled too (never run by a later backfill: the bound
 // gives way towards "ran").
 func recordBackfilled(st *v1alpha1.ScheduledJobStatus, sched schedule.Union, slot time.Time) {
-	if inRanges(st.Backfilled, slot) != nil {
+	if InRanges(st.Backfilled, slot) != nil {
 		return
 	}
 	for i := range st.Backfilled {

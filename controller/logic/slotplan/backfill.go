@@ -1,4 +1,4 @@
-package scheduledjob
+package slotplan
 
 // Backfill: the slots of a past range run on request, each once, as its own Job.
 //
@@ -23,6 +23,8 @@ package scheduledjob
 // is not run again. The same value asked again does nothing (status.backfill.request).
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
@@ -33,10 +35,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/cachebounds"
-	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -71,7 +72,7 @@ const (
 // it is too long to keep (so it is refused once, not on every pass).
 func backfillKey(value string) string {
 	if len(value) > maxBackfillRequest {
-		return cachebounds.Digest([]byte(value))
+		return digest(value)
 	}
 	return value
 }
@@ -121,12 +122,19 @@ const maxCountedSlots = 50000
 // it is too long to keep.
 func scheduleKey(observed string) string { return backfillKey(observed) }
 
+// digest is value's "sha256:" and hex SHA-256, the form of cachebounds.Digest (which this pure
+// package cannot import; TestDigestIsTheCachesDigest keeps them the same).
+func digest(value string) string {
+	sum := sha256.Sum256([]byte(value))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
 // requestBackfill is the backfill step, after the due slot: it accepts (or refuses) a new
 // request, or moves the running one on by at most one Job (a creation with backfill set;
 // recordCreates moves the cursor).
-func requestBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d dueSlots, p *plan) {
+func requestBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d dueSlots, p *Plan) {
 	value := sj.Annotations[keys.AnnotationBackfill]
-	st := &p.status
+	st := &p.Status
 	bf := st.Backfill
 	switch {
 	case value == "":
@@ -134,7 +142,7 @@ func requestBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now tim
 			msg := fmt.Sprintf("Backfill %s cancelled (the annotation was removed): %d of %d slots done", bf.Request, bf.Done, bf.Slots)
 			bf.Phase, bf.NextSlot, bf.Message = v1alpha1.BackfillCancelled, nil, ""
 			setBackfillCondition(sj, st, metav1.ConditionFalse, ReasonBackfillCancelled, msg)
-			p.events = append(p.events, event{corev1.EventTypeNormal, ReasonBackfillCancelled, msg})
+			p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonBackfillCancelled, msg})
 		}
 		return
 	case bf == nil || bf.Request != backfillKey(value):
@@ -143,7 +151,7 @@ func requestBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now tim
 			msg := "Backfill refused: " + err.Error()
 			st.Backfill = &v1alpha1.BackfillStatus{Request: backfillKey(value), Phase: v1alpha1.BackfillRefused, Message: runMessage(msg)}
 			setBackfillCondition(sj, st, metav1.ConditionFalse, ReasonBackfillRefused, runMessage(msg))
-			p.events = append(p.events, event{corev1.EventTypeWarning, ReasonBackfillRefused, msg})
+			p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonBackfillRefused, msg})
 			return
 		}
 		bf = &v1alpha1.BackfillStatus{Request: value, Phase: v1alpha1.BackfillRunning, Schedule: scheduleKey(st.ObservedSchedule),
@@ -159,7 +167,7 @@ func requestBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now tim
 		st.Backfill = bf
 		msg := fmt.Sprintf("Backfill %s started: %d slots", value, len(slots))
 		setBackfillCondition(sj, st, metav1.ConditionTrue, ReasonBackfillRunning, msg)
-		p.events = append(p.events, event{corev1.EventTypeNormal, ReasonBackfillRunning, msg})
+		p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonBackfillRunning, msg})
 		if bf.NextSlot == nil {
 			finishBackfill(sj, p)
 			return
@@ -179,7 +187,7 @@ func requestBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now tim
 		msg := fmt.Sprintf("Backfill %s cancelled (the schedule or time zone changed): %d of %d slots done; ask again for the rest, slots already run are not run again", bf.Request, bf.Done, bf.Slots)
 		bf.Phase, bf.NextSlot, bf.Message = v1alpha1.BackfillCancelled, nil, ""
 		setBackfillCondition(sj, st, metav1.ConditionFalse, ReasonBackfillCancelled, msg)
-		p.events = append(p.events, event{corev1.EventTypeNormal, ReasonBackfillCancelled, msg})
+		p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonBackfillCancelled, msg})
 		return
 	}
 	stepBackfill(sj, children, now, d, p)
@@ -190,15 +198,15 @@ func requestBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now tim
 // record, an earlier backfill) or whose record is no longer known is counted done and passed; the
 // first that did not run gets a Job, unless the pace, another create of this pass, the concurrency
 // policy or the scheduled path holds it back. No slot left: the backfill is finished.
-func stepBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d dueSlots, p *plan) {
-	bf := p.status.Backfill
+func stepBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d dueSlots, p *Plan) {
+	bf := p.Status.Backfill
 	for bf.NextSlot != nil {
 		bf.NextSlot = slotFrom(d.sched, bf, bf.NextSlot.Time)
 		if bf.NextSlot == nil {
 			break
 		}
 		slot := bf.NextSlot.Time
-		e := slotLedger(sj, &p.status, children, slot)
+		e := slotLedger(sj, &p.Status, children, slot)
 		runIt := e.State == SlotNotRun || e.State == SlotBeforeSchedule ||
 			(e.State == SlotDue && !slot.After(d.slotNow) && !unhandledDue(d, slot))
 		if !runIt && e.State != SlotDue {
@@ -212,7 +220,7 @@ func stepBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.T
 			if e.Job != nil && e.Job.Name == jobname.Backfill(sj, slot) && !e.Job.CreationTimestamp.Time.Before(bf.StartTime.Time) {
 				bf.Created++
 			}
-			recordBackfilled(&p.status, d.sched, slot)
+			recordBackfilled(&p.Status, d.sched, slot)
 			bf.NextSlot = nextBackfillSlot(d.sched, bf, slot)
 			continue
 		}
@@ -223,7 +231,7 @@ func stepBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.T
 			return
 		}
 		bf.Message = ""
-		p.creates = append(p.creates, creation{job: newJob(sj, jobname.Backfill(sj, slot), slot, d.sched.Location(), ""),
+		p.Creates = append(p.Creates, Creation{Job: NewJob(sj, jobname.Backfill(sj, slot), slot, d.sched.Location(), ""),
 			backfill: &slot, backfillNext: nextBackfillSlot(d.sched, bf, slot), at: now})
 		requeueWithin(p, BackfillInterval)
 		return
@@ -234,24 +242,24 @@ func stepBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.T
 // backfillWait reports whether the slot's Job waits (is not created in this pass), and why
 // ("": the pace, the message stays what it was); it asks for the pass that can create it if no
 // event will bring one.
-func backfillWait(sj *v1alpha1.ScheduledJob, d dueSlots, slot, now time.Time, p *plan) (string, bool) {
-	bf := p.status.Backfill
+func backfillWait(sj *v1alpha1.ScheduledJob, d dueSlots, slot, now time.Time, p *Plan) (string, bool) {
+	bf := p.Status.Backfill
 	switch {
 	case slot.After(d.slotNow) || unhandledDue(d, slot):
 		// The scheduled path runs (or reports) this slot itself, in this pass or a later one.
 		requeueWithin(p, BackfillInterval)
 		return fmt.Sprintf("waiting for the scheduled run of %s", formatSlot(slot, d.sched)), true
-	case len(p.creates) > 0 || len(p.replace) > 0:
+	case len(p.Creates) > 0 || len(p.Replace) > 0:
 		// One Job per pass: the scheduled slot or a run-now request goes first.
 		requeueWithin(p, BackfillInterval)
 		return "waiting for this pass's other run to start", true
 	case bf.LastCreateTime != nil && now.Before(bf.LastCreateTime.Add(BackfillInterval)):
 		requeueWithin(p, bf.LastCreateTime.Add(BackfillInterval).Sub(now))
 		return "", true
-	case sj.Spec.ConcurrencyPolicy != v1alpha1.AllowConcurrent && sj.Spec.ConcurrencyPolicy != "" && len(p.status.Active) > 0:
+	case sj.Spec.ConcurrencyPolicy != v1alpha1.AllowConcurrent && sj.Spec.ConcurrencyPolicy != "" && len(p.Status.Active) > 0:
 		// Forbid and Replace: one run at a time, and a backfill never replaces one. The end
 		// of the active Job brings the next pass.
-		return fmt.Sprintf("waiting for %s to finish (concurrencyPolicy %s)", p.status.Active[0].Name, sj.Spec.ConcurrencyPolicy), true
+		return fmt.Sprintf("waiting for %s to finish (concurrencyPolicy %s)", p.Status.Active[0].Name, sj.Spec.ConcurrencyPolicy), true
 	}
 	return "", false
 }
@@ -288,27 +296,27 @@ func nextBackfillSlot(sched schedule.Union, bf *v1alpha1.BackfillStatus, slot ti
 }
 
 // finishBackfill ends the running backfill: every slot of its range is done.
-func finishBackfill(sj *v1alpha1.ScheduledJob, p *plan) {
-	bf := p.status.Backfill
+func finishBackfill(sj *v1alpha1.ScheduledJob, p *Plan) {
+	bf := p.Status.Backfill
 	bf.Phase, bf.NextSlot, bf.Message = v1alpha1.BackfillFinished, nil, ""
 	msg := fmt.Sprintf("Backfill %s finished: %d slots, %d Jobs created, %d had run already or were refused", bf.Request, bf.Slots, bf.Created, bf.Done-bf.Created)
-	setBackfillCondition(sj, &p.status, metav1.ConditionFalse, ReasonBackfillFinished, msg)
-	p.events = append(p.events, event{corev1.EventTypeNormal, ReasonBackfillFinished, msg})
+	setBackfillCondition(sj, &p.Status, metav1.ConditionFalse, ReasonBackfillFinished, msg)
+	p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonBackfillFinished, msg})
 }
 
 // recordBackfill records the API server's answer to a backfill create (recordCreates): a Job
 // created or adopted, a refusal or a name taken, each ends the slot, and the cursor moves on.
-func recordBackfill(sj *v1alpha1.ScheduledJob, p *plan, res createResult) {
-	bf := p.status.Backfill
+func recordBackfill(sj *v1alpha1.ScheduledJob, p *Plan, res CreateResult) {
+	bf := p.Status.Backfill
 	if bf == nil || bf.Phase != v1alpha1.BackfillRunning {
 		return
 	}
 	bf.Done++
-	if res.got != nil {
+	if res.Got != nil {
 		bf.Created++
 		bf.LastCreateTime = &metav1.Time{Time: res.at}
 	}
-	recordBackfilled(&p.status, p.sched, *res.backfill)
+	recordBackfilled(&p.Status, p.sched, *res.backfill)
 	bf.NextSlot = res.backfillNext
 	if bf.NextSlot == nil {
 		finishBackfill(sj, p)
@@ -322,20 +330,20 @@ func recordBackfill(sj *v1alpha1.ScheduledJob, p *plan, res createResult) {
 func backfillRecorded(sj *v1alpha1.ScheduledJob, slot time.Time) bool {
 	bf := sj.Status.Backfill
 	return bf == nil || bf.Phase != v1alpha1.BackfillRunning || bf.Request != sj.Annotations[keys.AnnotationBackfill] ||
-		bf.NextSlot == nil || slot.Before(bf.NextSlot.Time) || inRanges(sj.Status.Backfilled, slot) != nil
+		bf.NextSlot == nil || slot.Before(bf.NextSlot.Time) || InRanges(sj.Status.Backfilled, slot) != nil
 }
 
 // backfillSlotOf returns the slot whose backfill Job j is (named by jobname.Backfill).
 func backfillSlotOf(sj *v1alpha1.ScheduledJob, j *batchv1.Job) (time.Time, bool) {
-	slot, err := time.Parse(time.RFC3339, j.Annotations[jobs.ScheduledTimeAnnotation])
+	slot, err := time.Parse(time.RFC3339, j.Annotations[jobstate.ScheduledTimeAnnotation])
 	if err != nil || j.Name != jobname.Backfill(sj, slot) {
 		return time.Time{}, false
 	}
 	return slot, true
 }
 
-// claimRecordedOf is claimRecorded for any Job of sj, a backfill Job included.
-func claimRecordedOf(sj *v1alpha1.ScheduledJob, j *batchv1.Job) bool {
+// ClaimRecordedOf is claimRecorded for any Job of sj, a backfill Job included.
+func ClaimRecordedOf(sj *v1alpha1.ScheduledJob, j *batchv1.Job) bool {
 	if slot, ok := backfillSlotOf(sj, j); ok {
 		return backfillRecorded(sj, slot)
 	}
@@ -347,12 +355,12 @@ func setBackfillCondition(sj *v1alpha1.ScheduledJob, st *v1alpha1.ScheduledJobSt
 }
 
 // requeueWithin makes p look again within d (d > 0).
-func requeueWithin(p *plan, d time.Duration) {
+func requeueWithin(p *Plan, d time.Duration) {
 	if d <= 0 {
 		d = time.Second
 	}
-	if p.requeueAfter == 0 || d < p.requeueAfter {
-		p.requeueAfter = d
+	if p.RequeueAfter == 0 || d < p.RequeueAfter {
+		p.RequeueAfter = d
 	}
 }
 

@@ -1,4 +1,4 @@
-package scheduledjob
+package slotplan
 
 import (
 	"slices"
@@ -110,33 +110,33 @@ func TestStopStep(t *testing.T) {
 	var recorded *v1alpha1.ScheduledJob
 	t.Run("at N failures the pass records the stop, with a Warning, and creates nothing", func(t *testing.T) {
 		sj := newSJ(stopAfter(3, 0), withRuns("FFF"), lastSlot)
-		p := decide(sj, nil, now, notDeleted, 0)
-		if len(p.creates) != 0 || p.status.Stop == nil || p.status.Stop.Generation != sj.Generation || p.status.Stop.Reason != ReasonStoppedAfterFailures {
-			t.Fatalf("creates %d, status.stop %+v; want a stop of generation %d and no create", len(p.creates), p.status.Stop, sj.Generation)
+		p := Decide(sj, nil, now, notDeleted, 0)
+		if len(p.Creates) != 0 || p.Status.Stop == nil || p.Status.Stop.Generation != sj.Generation || p.Status.Stop.Reason != ReasonStoppedAfterFailures {
+			t.Fatalf("creates %d, status.stop %+v; want a stop of generation %d and no create", len(p.Creates), p.Status.Stop, sj.Generation)
 		}
-		c := meta.FindStatusCondition(p.status.Conditions, ConditionReady)
-		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonStoppedAfterFailures || !meta.IsStatusConditionTrue(p.status.Conditions, ConditionStalled) {
+		c := meta.FindStatusCondition(p.Status.Conditions, ConditionReady)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonStoppedAfterFailures || !meta.IsStatusConditionTrue(p.Status.Conditions, ConditionStalled) {
 			t.Fatalf("Ready = %+v, want False StoppedAfterFailures (and Stalled)", c)
 		}
-		if len(p.events) != 1 || p.events[0].kind != corev1.EventTypeWarning || p.events[0].reason != ReasonStoppedAfterFailures {
-			t.Errorf("events = %+v, want one Warning StoppedAfterFailures", p.events)
+		if len(p.Events) != 1 || p.Events[0].Kind != corev1.EventTypeWarning || p.Events[0].Reason != ReasonStoppedAfterFailures {
+			t.Errorf("events = %+v, want one Warning StoppedAfterFailures", p.Events)
 		}
 		if ptr.Deref(sj.Spec.Suspend, false) {
 			t.Errorf("spec.suspend written")
 		}
 		recorded = sj.DeepCopy()
-		recorded.Status = p.status
+		recorded.Status = p.Status
 	})
 	t.Run("at N-1 failures the slot runs", func(t *testing.T) {
-		p := decide(newSJ(stopAfter(3, 0), withRuns("FF")), nil, now, notDeleted, 0)
-		if p.status.Stop != nil || len(p.creates) != 1 {
-			t.Fatalf("status.stop %+v, creates %d; want no stop, the slot's Job", p.status.Stop, len(p.creates))
+		p := Decide(newSJ(stopAfter(3, 0), withRuns("FF")), nil, now, notDeleted, 0)
+		if p.Status.Stop != nil || len(p.Creates) != 1 {
+			t.Fatalf("status.stop %+v, creates %d; want no stop, the slot's Job", p.Status.Stop, len(p.Creates))
 		}
 	})
 	t.Run("a later pass while stopped keeps the condition, creates nothing and sends nothing", func(t *testing.T) {
-		p := decide(recorded.DeepCopy(), nil, now.Add(time.Hour), notDeleted, 0)
-		if c := meta.FindStatusCondition(p.status.Conditions, ConditionReady); c == nil || c.Reason != ReasonStoppedAfterFailures || len(p.events) != 0 || len(p.creates) != 0 {
-			t.Errorf("Ready %+v, events %+v, creates %d; want StoppedAfterFailures kept, no Event, no Job", c, p.events, len(p.creates))
+		p := Decide(recorded.DeepCopy(), nil, now.Add(time.Hour), notDeleted, 0)
+		if c := meta.FindStatusCondition(p.Status.Conditions, ConditionReady); c == nil || c.Reason != ReasonStoppedAfterFailures || len(p.Events) != 0 || len(p.Creates) != 0 {
+			t.Errorf("Ready %+v, events %+v, creates %d; want StoppedAfterFailures kept, no Event, no Job", c, p.Events, len(p.Creates))
 		}
 	})
 	t.Run("a run that started before the stop and failed after it is in the message", func(t *testing.T) {
@@ -144,68 +144,68 @@ func TestStopStep(t *testing.T) {
 		late := run(0, "F")
 		late.StartTime = &metav1.Time{Time: topOfTheHour}
 		sj.Status.Runs = append([]v1alpha1.ScheduledJobRun{late}, sj.Status.Runs...)
-		p := decide(sj, nil, now.Add(time.Hour), notDeleted, 0)
-		if c := meta.FindStatusCondition(p.status.Conditions, ConditionReady); c == nil || !strings.Contains(c.Message, "Stopped after 4 consecutive failed runs") {
+		p := Decide(sj, nil, now.Add(time.Hour), notDeleted, 0)
+		if c := meta.FindStatusCondition(p.Status.Conditions, ConditionReady); c == nil || !strings.Contains(c.Message, "Stopped after 4 consecutive failed runs") {
 			t.Errorf("Ready = %+v, want the 4 failures named", c)
 		}
 	})
 	t.Run("a change of the spec resumes, and the old failures do not stop it again", func(t *testing.T) {
 		sj := recorded.DeepCopy()
 		sj.Generation++
-		p := decide(sj, nil, now.Add(time.Hour), notDeleted, 0)
-		c := meta.FindStatusCondition(p.status.Conditions, ConditionReady)
-		if p.status.Stop != nil || c == nil || c.Status != metav1.ConditionTrue || c.Reason != ReasonScheduled || meta.FindStatusCondition(p.status.Conditions, ConditionStalled) != nil {
-			t.Errorf("status.stop %+v, Ready %+v; want no stop, Ready True Scheduled, no Stalled", p.status.Stop, c)
+		p := Decide(sj, nil, now.Add(time.Hour), notDeleted, 0)
+		c := meta.FindStatusCondition(p.Status.Conditions, ConditionReady)
+		if p.Status.Stop != nil || c == nil || c.Status != metav1.ConditionTrue || c.Reason != ReasonScheduled || meta.FindStatusCondition(p.Status.Conditions, ConditionStalled) != nil {
+			t.Errorf("status.stop %+v, Ready %+v; want no stop, Ready True Scheduled, no Stalled", p.Status.Stop, c)
 		}
-		if !slices.ContainsFunc(p.events, func(e event) bool { return e.reason == ReasonResumed }) || len(p.creates) != 1 {
-			t.Errorf("events %+v, creates %d; want Resumed and the slot's Job", p.events, len(p.creates))
+		if !slices.ContainsFunc(p.Events, func(e Event) bool { return e.Reason == ReasonResumed }) || len(p.Creates) != 1 {
+			t.Errorf("events %+v, creates %d; want Resumed and the slot's Job", p.Events, len(p.Creates))
 		}
 		// Two, then three new failed runs that started after the resume.
-		sj.Status = p.status
+		sj.Status = p.Status
 		newer := []v1alpha1.ScheduledJobRun{run(-2, "F"), run(-1, "F")}
 		for i := range newer {
 			newer[i].StartTime = &metav1.Time{Time: now.Add(time.Duration(3-i) * time.Hour)}
 		}
 		sj.Status.Runs = append(newer, sj.Status.Runs...)
-		if p := decide(sj, nil, now.Add(3*time.Hour), notDeleted, 0); p.status.Stop != nil {
+		if p := Decide(sj, nil, now.Add(3*time.Hour), notDeleted, 0); p.Status.Stop != nil {
 			t.Errorf("stopped after 2 new failures, want 3")
 		}
 		third := run(-3, "F")
 		third.StartTime = &metav1.Time{Time: now.Add(4 * time.Hour)}
 		sj.Status.Runs = append([]v1alpha1.ScheduledJobRun{third}, sj.Status.Runs...)
-		if p := decide(sj, nil, now.Add(4*time.Hour), notDeleted, 0); p.status.Stop == nil {
+		if p := Decide(sj, nil, now.Add(4*time.Hour), notDeleted, 0); p.Status.Stop == nil {
 			t.Errorf("not stopped after 3 new failures")
 		}
 	})
 	t.Run("a backfill's failures after a resume count, though their slots are old", func(t *testing.T) {
 		sj := newSJ(stopAfter(2, 0), withRuns("FF"), lastSlot)
 		sj.Status.StopCountAfter = &metav1.Time{Time: now}
-		p := decide(sj, nil, now, notDeleted, 0)
-		if p.status.Stop != nil {
+		p := Decide(sj, nil, now, notDeleted, 0)
+		if p.Status.Stop != nil {
 			t.Fatalf("stopped on runs before stopCountAfter")
 		}
 		for i := range sj.Status.Runs {
 			sj.Status.Runs[i].StartTime = &metav1.Time{Time: now.Add(time.Minute)}
 		}
-		if p := decide(sj, nil, now.Add(2*time.Minute), notDeleted, 0); p.status.Stop == nil {
+		if p := Decide(sj, nil, now.Add(2*time.Minute), notDeleted, 0); p.Status.Stop == nil {
 			t.Errorf("backfill runs that started after stopCountAfter did not count")
 		}
 	})
 	t.Run("a user's suspension is not a stop, and moves where the count starts", func(t *testing.T) {
 		sj := newSJ(stopAfter(3, 0), withRuns("FF"), lastSlot, suspended)
-		p := decide(sj, nil, now, notDeleted, 0)
-		if c := meta.FindStatusCondition(p.status.Conditions, ConditionReady); c == nil || c.Reason != ReasonSuspended || p.status.Stop != nil {
-			t.Errorf("Ready = %+v, stop %+v; want Suspended, no stop", c, p.status.Stop)
+		p := Decide(sj, nil, now, notDeleted, 0)
+		if c := meta.FindStatusCondition(p.Status.Conditions, ConditionReady); c == nil || c.Reason != ReasonSuspended || p.Status.Stop != nil {
+			t.Errorf("Ready = %+v, stop %+v; want Suspended, no stop", c, p.Status.Stop)
 		}
-		if p.status.StopCountAfter == nil || !p.status.StopCountAfter.Equal(&sj.Status.Runs[0].ScheduledTime) {
-			t.Errorf("stopCountAfter = %v, want the newest run", p.status.StopCountAfter)
+		if p.Status.StopCountAfter == nil || !p.Status.StopCountAfter.Equal(&sj.Status.Runs[0].ScheduledTime) {
+			t.Errorf("stopCountAfter = %v, want the newest run", p.Status.StopCountAfter)
 		}
 	})
 	t.Run("stopped after successes: Ready True, a Normal Event", func(t *testing.T) {
-		p := decide(newSJ(stopAfter(0, 1), withRuns("S"), lastSlot), nil, now, notDeleted, 0)
-		c := meta.FindStatusCondition(p.status.Conditions, ConditionReady)
-		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != ReasonStoppedAfterSuccesses || len(p.events) != 1 || p.events[0].kind != corev1.EventTypeNormal {
-			t.Errorf("Ready %+v, events %+v; want True StoppedAfterSuccesses and one Normal Event", c, p.events)
+		p := Decide(newSJ(stopAfter(0, 1), withRuns("S"), lastSlot), nil, now, notDeleted, 0)
+		c := meta.FindStatusCondition(p.Status.Conditions, ConditionReady)
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != ReasonStoppedAfterSuccesses || len(p.Events) != 1 || p.Events[0].Kind != corev1.EventTypeNormal {
+			t.Errorf("Ready %+v, events %+v; want True StoppedAfterSuccesses and one Normal Event", c, p.Events)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package scheduledjob
+package slotplan
 
 import (
 	"strings"
@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 )
 
 // TestDecideReportsTheJobFeatures: for each Job feature, the Job as the Job controller of
@@ -59,12 +59,12 @@ func TestDecideReportsTheJobFeatures(t *testing.T) {
 			result: v1alpha1.RunFailed, reason: batchv1.JobReasonFailedIndexes, finished: []string{"failed"}},
 		{name: "suspended from the template with a Kueue queue label, an hour without a pod: Waiting, not stuck",
 			mods: []func(*batchv1.Job){noStatus, func(j *batchv1.Job) {
-				j.Spec.Suspend, j.Labels[jobs.QueueNameLabel] = ptr.To(true), "team-queue"
+				j.Spec.Suspend, j.Labels[jobstate.QueueNameLabel] = ptr.To(true), "team-queue"
 			}, cond(batchv1.JobSuspended, "JobSuspended", "Job suspended")},
-			result: v1alpha1.RunWaiting, reason: jobs.ReasonJobSuspended, msg: "team-queue", active: true},
+			result: v1alpha1.RunWaiting, reason: jobstate.ReasonJobSuspended, msg: "team-queue", active: true},
 		{name: "managed by MultiKueue, no status from anyone for an hour: Waiting, managed elsewhere, not stuck",
 			mods:   []func(*batchv1.Job){noStatus, func(j *batchv1.Job) { j.Spec.ManagedBy = ptr.To(multiKueue) }},
-			result: v1alpha1.RunWaiting, reason: jobs.ReasonManagedElsewhere, msg: multiKueue, active: true},
+			result: v1alpha1.RunWaiting, reason: jobstate.ReasonManagedElsewhere, msg: multiKueue, active: true},
 		{name: "managed elsewhere with the status mirrored from where it runs: Running",
 			mods:   []func(*batchv1.Job){func(j *batchv1.Job) { j.Spec.ManagedBy, j.Status.Active = ptr.To(multiKueue), 1 }},
 			result: v1alpha1.RunRunning, active: true},
@@ -76,33 +76,33 @@ func TestDecideReportsTheJobFeatures(t *testing.T) {
 				m(j)
 			}
 			sj := newSJ(lastSchedule(topOfTheHour), activeIn(j))
-			p := decide(sj, []*batchv1.Job{j}, now, noneDeleted, stuckAfter)
-			if len(p.status.Runs) != 1 {
-				t.Fatalf("runs = %+v, want the one run", p.status.Runs)
+			p := Decide(sj, []*batchv1.Job{j}, now, noneDeleted, stuckAfter)
+			if len(p.Status.Runs) != 1 {
+				t.Fatalf("runs = %+v, want the one run", p.Status.Runs)
 			}
-			r := p.status.Runs[0]
+			r := p.Status.Runs[0]
 			if r.JobName != j.Name || r.Result != tc.result || r.Reason != tc.reason || !strings.Contains(r.Message, tc.msg) {
 				t.Errorf("run = %+v, want result %s, reason %q, a message with %q", r, tc.result, tc.reason, tc.msg)
 			}
 			if finished := r.CompletionTime != nil; finished != (len(tc.finished) > 0) {
 				t.Errorf("completionTime = %v, want set: %t", r.CompletionTime, len(tc.finished) > 0)
 			}
-			if active := len(p.status.Active) == 1; active != tc.active {
-				t.Errorf("active = %v, want the Job active: %t", p.status.Active, tc.active)
+			if active := len(p.Status.Active) == 1; active != tc.active {
+				t.Errorf("active = %v, want the Job active: %t", p.Status.Active, tc.active)
 			}
-			if len(p.finished) != len(tc.finished) || (len(p.finished) > 0 && p.finished[0] != tc.finished[0]) {
-				t.Errorf("runs counted finished = %v, want %v", p.finished, tc.finished)
+			if len(p.Finished) != len(tc.finished) || (len(p.Finished) > 0 && p.Finished[0] != tc.finished[0]) {
+				t.Errorf("runs counted finished = %v, want %v", p.Finished, tc.finished)
 			}
-			if c := meta.FindStatusCondition(p.status.Conditions, ConditionJobsStuck); c != nil {
+			if c := meta.FindStatusCondition(p.Status.Conditions, ConditionJobsStuck); c != nil {
 				t.Errorf("JobsStuck = %+v, want none", c)
 			}
-			for _, e := range p.events {
-				if e.reason == ReasonPodsNotCreated {
+			for _, e := range p.Events {
+				if e.Reason == ReasonPodsNotCreated {
 					t.Errorf("event %+v, want no PodsNotCreated", e)
 				}
 			}
-			if len(p.replace) > 0 || len(p.prune) > 0 {
-				t.Errorf("replace %v, prune %v: a Job of this run is deleted", names(p.replace), names(p.prune))
+			if len(p.Replace) > 0 || len(p.Prune) > 0 {
+				t.Errorf("replace %v, prune %v: a Job of this run is deleted", names(p.Replace), names(p.Prune))
 			}
 		})
 	}
@@ -110,7 +110,7 @@ func TestDecideReportsTheJobFeatures(t *testing.T) {
 
 // A waiting run whose Job goes before it started is Deleted, without the reason it waited for.
 func TestRunHistoryWaitingJobGone(t *testing.T) {
-	prev := []v1alpha1.ScheduledJobRun{{ScheduledTime: metav1.NewTime(base), JobName: "a", Result: v1alpha1.RunWaiting, Reason: jobs.ReasonJobSuspended, Message: "queued"}}
+	prev := []v1alpha1.ScheduledJobRun{{ScheduledTime: metav1.NewTime(base), JobName: "a", Result: v1alpha1.RunWaiting, Reason: jobstate.ReasonJobSuspended, Message: "queued"}}
 	got := runHistory(prev, nil, 10)
 	if len(got) != 1 || got[0].Result != v1alpha1.RunDeleted || got[0].Reason != "" || got[0].Message != "" {
 		t.Errorf("runs = %+v, want a Deleted run without reason or message", got)

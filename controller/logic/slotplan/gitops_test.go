@@ -1,4 +1,4 @@
-package scheduledjob
+package slotplan
 
 import (
 	"testing"
@@ -16,7 +16,7 @@ import (
 func TestWhatGitOpsToolsRead(t *testing.T) {
 	now := justAfterTheHour
 	decided := func(sj *v1alpha1.ScheduledJob) *v1alpha1.ScheduledJob {
-		sj.Status = decide(sj, nil, now, func(types.UID) bool { return false }, time.Minute).status
+		sj.Status = Decide(sj, nil, now, func(types.UID) bool { return false }, time.Minute).Status
 		return sj
 	}
 	edited := func(sj *v1alpha1.ScheduledJob) *v1alpha1.ScheduledJob {

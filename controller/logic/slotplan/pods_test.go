@@ -1,4 +1,4 @@
-package scheduledjob
+package slotplan
 
 import (
 	"slices"
@@ -57,8 +57,8 @@ func TestDecidePodsNotCreated(t *testing.T) {
 			jobs: []*batchv1.Job{withPods(older), withPods(newer)}, now: topOfTheHour.Add(time.Hour / 2)},
 	} {
 		t.Run(step.name, func(t *testing.T) {
-			p := decide(sj, step.jobs, step.now, noneDeleted, after)
-			c := meta.FindStatusCondition(p.status.Conditions, ConditionJobsStuck)
+			p := Decide(sj, step.jobs, step.now, noneDeleted, after)
+			c := meta.FindStatusCondition(p.Status.Conditions, ConditionJobsStuck)
 			switch {
 			case step.wantStuck == nil && c != nil:
 				t.Errorf("JobsStuck = %+v, want none", c)
@@ -75,10 +75,10 @@ func TestDecidePodsNotCreated(t *testing.T) {
 				}
 			}
 			var warned []string
-			for _, e := range p.events {
-				if e.reason == ReasonPodsNotCreated {
+			for _, e := range p.Events {
+				if e.Reason == ReasonPodsNotCreated {
 					for _, name := range []string{older.Name, newer.Name} {
-						if strings.Contains(e.note, "kubectl describe job "+name) {
+						if strings.Contains(e.Note, "kubectl describe job "+name) {
 							warned = append(warned, name)
 						}
 					}
@@ -87,13 +87,13 @@ func TestDecidePodsNotCreated(t *testing.T) {
 			if !slices.Equal(warned, step.wantEvents) {
 				t.Errorf("PodsNotCreated Warnings for %v, want %v", warned, step.wantEvents)
 			}
-			if p.podsCheck != step.wantCheck {
-				t.Errorf("podsCheck = %v, want %v", p.podsCheck, step.wantCheck)
+			if p.PodsCheck != step.wantCheck {
+				t.Errorf("podsCheck = %v, want %v", p.PodsCheck, step.wantCheck)
 			}
-			if c := meta.FindStatusCondition(p.status.Conditions, ConditionReady); c == nil || c.Reason != ReasonScheduled {
+			if c := meta.FindStatusCondition(p.Status.Conditions, ConditionReady); c == nil || c.Reason != ReasonScheduled {
 				t.Errorf("Ready = %+v, want Scheduled: the schedule is fine", c)
 			}
-			sj.Status = p.status // as the pass wrote it
+			sj.Status = p.Status // as the pass wrote it
 		})
 	}
 }

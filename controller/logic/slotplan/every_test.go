@@ -1,4 +1,4 @@
-package scheduledjob
+package slotplan
 
 import (
 	"strings"
@@ -31,12 +31,12 @@ func TestASubMinuteEveryIsReportedNotRun(t *testing.T) {
 		now := sj.CreationTimestamp.Add(10 * time.Minute)
 		var events []string
 		for i := range 5 {
-			p := decide(sj, nil, now.Add(time.Duration(i)*time.Second), noneDeleted, 0)
-			if len(p.creates) > 0 || p.requeueAfter != 0 {
-				t.Fatalf("%+v, pass %d: creates %v, requeue %v; want none (a user error waits for a spec change)", tc, i, createdNames(p), p.requeueAfter)
+			p := Decide(sj, nil, now.Add(time.Duration(i)*time.Second), noneDeleted, 0)
+			if len(p.Creates) > 0 || p.RequeueAfter != 0 {
+				t.Fatalf("%+v, pass %d: creates %v, requeue %v; want none (a user error waits for a spec change)", tc, i, createdNames(p), p.RequeueAfter)
 			}
 			events = append(events, reasons(p)...)
-			sj.Status = p.status
+			sj.Status = p.Status
 		}
 		ready := meta.FindStatusCondition(sj.Status.Conditions, ConditionReady)
 		if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != ReasonInvalidSchedule ||

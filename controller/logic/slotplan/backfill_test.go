@@ -1,4 +1,4 @@
-package scheduledjob
+package slotplan
 
 import (
 	"slices"
@@ -13,9 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/cachebounds"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -82,7 +83,7 @@ func backfillSJ(value string, opts ...sjOpt) *v1alpha1.ScheduledJob {
 
 // backfillJob is sj's Job of a backfilled slot, as the API server would hold it.
 func backfillJob(sj *v1alpha1.ScheduledJob, slot, createdAt time.Time, done bool) *batchv1.Job {
-	j := newJob(sj, jobname.Backfill(sj, slot), slot, time.UTC, "")
+	j := NewJob(sj, jobname.Backfill(sj, slot), slot, time.UTC, "")
 	j.UID = types.UID("uid-" + jobname.Backfill(sj, slot))
 	j.CreationTimestamp = metav1.NewTime(createdAt)
 	if done {
@@ -95,18 +96,18 @@ func backfillJob(sj *v1alpha1.ScheduledJob, slot, createdAt time.Time, done bool
 
 // accept runs the pass that accepts sj's new backfill request, and keeps its status.
 func accept(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time) *v1alpha1.ScheduledJob {
-	sj.Status = pass(sj, children, now).status
+	sj.Status = pass(sj, children, now).Status
 	return sj
 }
 
 // pass decides and records the API server's answer to its creates: each created.
-func pass(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time) plan {
-	p := decide(sj, children, now, noneDeleted, 0)
-	var results []createResult
-	for _, c := range p.creates {
-		results = append(results, createResult{creation: c, got: c.job, ev: event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + c.job.Name}})
+func pass(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time) Plan {
+	p := Decide(sj, children, now, noneDeleted, 0)
+	var results []CreateResult
+	for _, c := range p.Creates {
+		results = append(results, CreateResult{Creation: c, Got: c.Job, Ev: Event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + c.Job.Name}})
 	}
-	recordCreates(sj, &p, results, now)
+	RecordCreates(sj, &p, results, now)
 	return p
 }
 
@@ -114,41 +115,41 @@ func TestABackfillRunsEachSlotOnceAtItsPace(t *testing.T) {
 	sj := backfillSJ(bfRequest)
 	p := pass(sj, nil, bfNow)
 	// The pass that accepts the request writes it and creates nothing.
-	if len(p.creates) != 0 || p.status.Backfill == nil || p.status.Backfill.Phase != v1alpha1.BackfillRunning || !p.status.Backfill.NextSlot.Time.Equal(bfFirst) {
-		t.Fatalf("creates %v, status.backfill %+v: want the request accepted, nothing created yet", createdNames(p), p.status.Backfill)
+	if len(p.Creates) != 0 || p.Status.Backfill == nil || p.Status.Backfill.Phase != v1alpha1.BackfillRunning || !p.Status.Backfill.NextSlot.Time.Equal(bfFirst) {
+		t.Fatalf("creates %v, status.backfill %+v: want the request accepted, nothing created yet", createdNames(p), p.Status.Backfill)
 	}
-	if p.requeueAfter <= 0 || p.requeueAfter > time.Second {
-		t.Errorf("requeueAfter = %v, want the next pass soon", p.requeueAfter)
+	if p.RequeueAfter <= 0 || p.RequeueAfter > time.Second {
+		t.Errorf("requeueAfter = %v, want the next pass soon", p.RequeueAfter)
 	}
-	sj.Status = p.status
+	sj.Status = p.Status
 	p = pass(sj, nil, bfNow)
 	if got := createdNames(p); len(got) != 1 || got[0] != jobname.Backfill(sj, bfFirst) {
 		t.Fatalf("creates %v, want the first slot's backfill Job only", got)
 	}
-	j := p.creates[0].job
-	if j.Annotations[jobs.ScheduledTimeAnnotation] != "2016-05-19T09:10:00Z" || j.Spec.Template.Annotations[jobs.ScheduledTimeAnnotation] != "2016-05-19T09:10:00Z" {
+	j := p.Creates[0].Job
+	if j.Annotations[jobstate.ScheduledTimeAnnotation] != "2016-05-19T09:10:00Z" || j.Spec.Template.Annotations[jobstate.ScheduledTimeAnnotation] != "2016-05-19T09:10:00Z" {
 		t.Errorf("Job annotations %v, pod annotations %v: want the slot's scheduled time", j.Annotations, j.Spec.Template.Annotations)
 	}
-	if env := j.Spec.Template.Spec.Containers[0].Env; len(env) != 1 || env[0].Name != jobs.ScheduledTimeEnv {
-		t.Errorf("env %v, want %s", env, jobs.ScheduledTimeEnv)
+	if env := j.Spec.Template.Spec.Containers[0].Env; len(env) != 1 || env[0].Name != jobstate.ScheduledTimeEnv {
+		t.Errorf("env %v, want %s", env, jobstate.ScheduledTimeEnv)
 	}
-	bf := p.status.Backfill
+	bf := p.Status.Backfill
 	if bf == nil || bf.Phase != v1alpha1.BackfillRunning || bf.Slots != 3 || bf.Done != 1 || bf.Created != 1 || !bf.NextSlot.Time.Equal(bfSecond) {
 		t.Fatalf("status.backfill = %+v, want Running, 1 of 3 done, next %v", bf, bfSecond)
 	}
-	if c := meta.FindStatusCondition(p.status.Conditions, ConditionBackfill); c == nil || c.Status != metav1.ConditionTrue || c.Reason != ReasonBackfillRunning {
+	if c := meta.FindStatusCondition(p.Status.Conditions, ConditionBackfill); c == nil || c.Status != metav1.ConditionTrue || c.Reason != ReasonBackfillRunning {
 		t.Errorf("Backfill condition = %+v", c)
 	}
-	if p.requeueAfter <= 0 || p.requeueAfter > BackfillInterval {
-		t.Errorf("requeueAfter = %v, want at most %v", p.requeueAfter, BackfillInterval)
+	if p.RequeueAfter <= 0 || p.RequeueAfter > BackfillInterval {
+		t.Errorf("requeueAfter = %v, want at most %v", p.RequeueAfter, BackfillInterval)
 	}
 
 	// The next pass within the interval creates nothing and wakes at its end.
-	sj.Status = p.status
+	sj.Status = p.Status
 	first := backfillJob(sj, bfFirst, bfNow, false)
 	p = pass(sj, []*batchv1.Job{first}, bfNow.Add(4*time.Second))
-	if len(p.creates) != 0 || p.requeueAfter != 6*time.Second {
-		t.Fatalf("creates %v, requeue %v: want none, and a wake-up when the interval is over", createdNames(p), p.requeueAfter)
+	if len(p.Creates) != 0 || p.RequeueAfter != 6*time.Second {
+		t.Fatalf("creates %v, requeue %v: want none, and a wake-up when the interval is over", createdNames(p), p.RequeueAfter)
 	}
 
 	// After it, the second slot; then the third, which finishes the backfill.
@@ -156,13 +157,13 @@ func TestABackfillRunsEachSlotOnceAtItsPace(t *testing.T) {
 	if got := createdNames(p); len(got) != 1 || got[0] != jobname.Backfill(sj, bfSecond) {
 		t.Fatalf("creates %v, want the second slot's", got)
 	}
-	sj.Status = p.status
+	sj.Status = p.Status
 	second := backfillJob(sj, bfSecond, bfNow.Add(BackfillInterval), false)
 	p = pass(sj, []*batchv1.Job{first, second}, bfNow.Add(2*BackfillInterval))
 	if got := createdNames(p); len(got) != 1 || got[0] != jobname.Backfill(sj, bfThird) {
 		t.Fatalf("creates %v, want the third slot's", got)
 	}
-	bf = p.status.Backfill
+	bf = p.Status.Backfill
 	if bf.Phase != v1alpha1.BackfillFinished || bf.Done != 3 || bf.Created != 3 || bf.NextSlot != nil {
 		t.Fatalf("status.backfill = %+v, want Finished, 3 created", bf)
 	}
@@ -171,7 +172,7 @@ func TestABackfillRunsEachSlotOnceAtItsPace(t *testing.T) {
 	}
 
 	// Asked again (the same value): nothing more, even after its Jobs were pruned.
-	sj.Status = p.status
+	sj.Status = p.Status
 	p = pass(sj, nil, bfNow.Add(time.Hour))
 	if got, evs := backfillCreates(p), backfillEvents(p); len(got) != 0 || len(evs) != 0 {
 		t.Errorf("the same request again: backfill creates %v, events %v; want none", got, evs)
@@ -183,7 +184,7 @@ func TestABackfillRunsEachSlotOnceAtItsPace(t *testing.T) {
 func TestABackfillJobCreatedBeforeACrashIsNotCreatedAgain(t *testing.T) {
 	sj := accept(backfillSJ(bfRequest), nil, bfNow)
 	p := pass(sj, nil, bfNow)
-	before := p.status.DeepCopy()
+	before := p.Status.DeepCopy()
 	before.Backfill.Done, before.Backfill.Created, before.Backfill.NextSlot, before.Backfill.LastCreateTime = 0, 0, &metav1.Time{Time: bfFirst}, nil
 	before.Backfilled = sj.Status.Backfilled
 	sj.Status = *before // the status write that would record the first slot was lost
@@ -192,15 +193,15 @@ func TestABackfillJobCreatedBeforeACrashIsNotCreatedAgain(t *testing.T) {
 	if got := createdNames(p); len(got) != 1 || got[0] != jobname.Backfill(sj, bfSecond) {
 		t.Fatalf("creates %v, want the second slot's only", got)
 	}
-	if bf := p.status.Backfill; bf.Done != 2 || bf.Created != 2 {
+	if bf := p.Status.Backfill; bf.Done != 2 || bf.Created != 2 {
 		t.Errorf("status.backfill = %+v, want the first slot counted as created", bf)
 	}
 	// And until the cursor has passed it, the first slot's Job is not pruned.
-	if claimRecordedOf(sj, first) {
+	if ClaimRecordedOf(sj, first) {
 		t.Error("the Job at the cursor counts as recorded: pruning it would let the slot run again")
 	}
-	sj.Status = p.status
-	if !claimRecordedOf(sj, first) {
+	sj.Status = p.Status
+	if !ClaimRecordedOf(sj, first) {
 		t.Error("the Job behind the cursor is not recorded: it would never be pruned")
 	}
 }
@@ -214,7 +215,7 @@ func TestABackfillSkipsSlotsThatRanAndWaitsForForbid(t *testing.T) {
 		if got := createdNames(p); len(got) != 1 || got[0] != jobname.Backfill(sj, bfThird) {
 			t.Fatalf("creates %v, want the third slot's only", got)
 		}
-		if bf := p.status.Backfill; bf.Phase != v1alpha1.BackfillFinished || bf.Done != 3 || bf.Created != 1 {
+		if bf := p.Status.Backfill; bf.Phase != v1alpha1.BackfillFinished || bf.Done != 3 || bf.Created != 1 {
 			t.Errorf("status.backfill = %+v, want Finished, 3 done, 1 created", bf)
 		}
 	})
@@ -230,10 +231,10 @@ func TestABackfillSkipsSlotsThatRanAndWaitsForForbid(t *testing.T) {
 		active := childJob(bfNow, running)
 		sj := backfillSJ(bfRequest, policy(v1alpha1.ForbidConcurrent), activeIn(active))
 		p := pass(accept(sj, []*batchv1.Job{active}, bfNow), []*batchv1.Job{active}, bfNow)
-		if len(p.creates) != 0 || len(p.replace) != 0 {
-			t.Fatalf("creates %v, replaces %v: want none while %s runs", createdNames(p), names(p.replace), active.Name)
+		if len(p.Creates) != 0 || len(p.Replace) != 0 {
+			t.Fatalf("creates %v, replaces %v: want none while %s runs", createdNames(p), names(p.Replace), active.Name)
 		}
-		if bf := p.status.Backfill; bf.Phase != v1alpha1.BackfillRunning || !strings.Contains(bf.Message, active.Name) {
+		if bf := p.Status.Backfill; bf.Phase != v1alpha1.BackfillRunning || !strings.Contains(bf.Message, active.Name) {
 			t.Errorf("status.backfill = %+v, want Running, waiting for %s", bf, active.Name)
 		}
 	})
@@ -241,8 +242,8 @@ func TestABackfillSkipsSlotsThatRanAndWaitsForForbid(t *testing.T) {
 		active := childJob(bfNow, running)
 		sj := backfillSJ(bfRequest, policy(v1alpha1.ReplaceConcurrent), activeIn(active))
 		p := pass(accept(sj, []*batchv1.Job{active}, bfNow), []*batchv1.Job{active}, bfNow)
-		if len(p.creates) != 0 || len(p.replace) != 0 {
-			t.Fatalf("creates %v, replaces %v: want none", createdNames(p), names(p.replace))
+		if len(p.Creates) != 0 || len(p.Replace) != 0 {
+			t.Fatalf("creates %v, replaces %v: want none", createdNames(p), names(p.Replace))
 		}
 	})
 	t.Run("the scheduled slot due in the same pass goes first", func(t *testing.T) {
@@ -252,14 +253,14 @@ func TestABackfillSkipsSlotsThatRanAndWaitsForForbid(t *testing.T) {
 		if got := createdNames(p); len(got) != 1 || got[0] != jobname.Slot(sj, bfNow) {
 			t.Fatalf("creates %v, want the scheduled slot's only", got)
 		}
-		if p.requeueAfter <= 0 || p.requeueAfter > BackfillInterval {
-			t.Errorf("requeueAfter = %v, want the backfill looked at again within %v", p.requeueAfter, BackfillInterval)
+		if p.RequeueAfter <= 0 || p.RequeueAfter > BackfillInterval {
+			t.Errorf("requeueAfter = %v, want the backfill looked at again within %v", p.RequeueAfter, BackfillInterval)
 		}
 	})
 	t.Run("suspended, nothing moves", func(t *testing.T) {
 		p := pass(backfillSJ(bfRequest, suspended), nil, bfNow)
-		if len(p.creates) != 0 || p.status.Backfill != nil {
-			t.Errorf("creates %v, status.backfill %+v: want nothing while suspended", createdNames(p), p.status.Backfill)
+		if len(p.Creates) != 0 || p.Status.Backfill != nil {
+			t.Errorf("creates %v, status.backfill %+v: want nothing while suspended", createdNames(p), p.Status.Backfill)
 		}
 	})
 }
@@ -267,31 +268,31 @@ func TestABackfillSkipsSlotsThatRanAndWaitsForForbid(t *testing.T) {
 func TestABadBackfillRequestIsRefusedOnce(t *testing.T) {
 	sj := backfillSJ("2016-05-19T09:10:00Z/2016-05-20T09:10:00Z") // to is tomorrow
 	p := pass(sj, nil, bfNow)
-	if len(p.creates) != 0 {
+	if len(p.Creates) != 0 {
 		t.Fatalf("creates %v", createdNames(p))
 	}
-	bf := p.status.Backfill
+	bf := p.Status.Backfill
 	if bf == nil || bf.Phase != v1alpha1.BackfillRefused || !strings.Contains(bf.Message, "in the future") {
 		t.Fatalf("status.backfill = %+v, want Refused, saying why", bf)
 	}
-	c := meta.FindStatusCondition(p.status.Conditions, ConditionBackfill)
+	c := meta.FindStatusCondition(p.Status.Conditions, ConditionBackfill)
 	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonBackfillRefused {
 		t.Errorf("Backfill condition = %+v", c)
 	}
-	if r := meta.FindStatusCondition(p.status.Conditions, ConditionReady); r == nil || r.Status != metav1.ConditionTrue {
+	if r := meta.FindStatusCondition(p.Status.Conditions, ConditionReady); r == nil || r.Status != metav1.ConditionTrue {
 		t.Errorf("Ready = %+v: a bad backfill request does not stop the schedule", r)
 	}
 	if got := reasons(p); len(got) != 1 || got[0] != ReasonBackfillRefused {
 		t.Errorf("events %v, want one %s", got, ReasonBackfillRefused)
 	}
-	sj.Status = p.status
-	if p = pass(sj, nil, bfNow.Add(30*time.Second)); len(p.events) != 0 || p.requeueAfter > time.Minute {
-		t.Errorf("the next pass: events %v, requeue %v; want no Event again, no retry", reasons(p), p.requeueAfter)
+	sj.Status = p.Status
+	if p = pass(sj, nil, bfNow.Add(30*time.Second)); len(p.Events) != 0 || p.RequeueAfter > time.Minute {
+		t.Errorf("the next pass: events %v, requeue %v; want no Event again, no retry", reasons(p), p.RequeueAfter)
 	}
 	long := backfillSJ(strings.Repeat("x", 4000))
 	p = pass(long, nil, bfNow)
-	long.Status = p.status
-	if p = pass(long, nil, bfNow); len(p.events) != 0 || len(long.Status.Backfill.Request) > 128 {
+	long.Status = p.Status
+	if p = pass(long, nil, bfNow); len(p.Events) != 0 || len(long.Status.Backfill.Request) > 128 {
 		t.Errorf("an over-long value: events %v, request %d characters; want refused once and kept short", reasons(p), len(long.Status.Backfill.Request))
 	}
 }
@@ -299,55 +300,55 @@ func TestABadBackfillRequestIsRefusedOnce(t *testing.T) {
 func TestRemovingTheAnnotationCancelsTheBackfill(t *testing.T) {
 	sj := accept(backfillSJ(bfRequest), nil, bfNow)
 	p := pass(sj, nil, bfNow)
-	sj.Status = p.status
+	sj.Status = p.Status
 	sj.Annotations = nil
 	p = pass(sj, []*batchv1.Job{backfillJob(sj, bfFirst, bfNow, true)}, bfNow.Add(20*time.Second))
-	if len(p.creates) != 0 || p.status.Backfill.Phase != v1alpha1.BackfillCancelled {
-		t.Errorf("creates %v, status.backfill %+v: want none, Cancelled", createdNames(p), p.status.Backfill)
+	if len(p.Creates) != 0 || p.Status.Backfill.Phase != v1alpha1.BackfillCancelled {
+		t.Errorf("creates %v, status.backfill %+v: want none, Cancelled", createdNames(p), p.Status.Backfill)
 	}
 	// A new value starts a new backfill; the slot that ran is not run again.
-	sj.Status = p.status
+	sj.Status = p.Status
 	sj.Annotations = map[string]string{keys.AnnotationBackfill: "2016-05-19T09:10:00Z/2016-05-19T09:12:00Z"}
 	accept(sj, []*batchv1.Job{backfillJob(sj, bfFirst, bfNow, true)}, bfNow.Add(40*time.Second))
 	p = pass(sj, []*batchv1.Job{backfillJob(sj, bfFirst, bfNow, true)}, bfNow.Add(40*time.Second))
 	if got := createdNames(p); len(got) != 1 || got[0] != jobname.Backfill(sj, bfSecond) {
 		t.Errorf("creates %v, want the second slot's only", got)
 	}
-	if bf := p.status.Backfill; bf.Done != 2 || bf.Created != 1 {
+	if bf := p.Status.Backfill; bf.Done != 2 || bf.Created != 1 {
 		t.Errorf("status.backfill = %+v, want 2 done, 1 created (the first ran before this request)", bf)
 	}
 }
 
 func TestARefusedBackfillJobEndsItsSlot(t *testing.T) {
 	sj := accept(backfillSJ(bfRequest), nil, bfNow)
-	p := decide(sj, nil, bfNow, noneDeleted, 0)
-	c := p.creates[0]
-	recordCreates(sj, &p, []createResult{{creation: c, ev: event{corev1.EventTypeWarning, ReasonJobRejected, jobs.RefusalPrefix + c.job.Name + ": exceeded quota"}}}, bfNow)
-	bf := p.status.Backfill
+	p := Decide(sj, nil, bfNow, noneDeleted, 0)
+	c := p.Creates[0]
+	RecordCreates(sj, &p, []CreateResult{{Creation: c, Ev: Event{corev1.EventTypeWarning, ReasonJobRejected, jobstate.RefusalPrefix + c.Job.Name + ": exceeded quota"}}}, bfNow)
+	bf := p.Status.Backfill
 	if bf.Done != 1 || bf.Created != 0 || !bf.NextSlot.Time.Equal(bfSecond) {
 		t.Errorf("status.backfill = %+v, want the first slot done, none created, next the second", bf)
 	}
-	if len(p.status.Runs) != 1 || p.status.Runs[0].Result != v1alpha1.RunFailed || !p.status.Runs[0].ScheduledTime.Time.Equal(bfFirst) {
-		t.Errorf("runs = %+v, want the first slot's run Failed", p.status.Runs)
+	if len(p.Status.Runs) != 1 || p.Status.Runs[0].Result != v1alpha1.RunFailed || !p.Status.Runs[0].ScheduledTime.Time.Equal(bfFirst) {
+		t.Errorf("runs = %+v, want the first slot's run Failed", p.Status.Runs)
 	}
-	if p.status.LastRunNowToken != "" || p.status.LastSkippedTime != nil {
-		t.Errorf("lastRunNowToken %q, lastSkippedTime %v: a backfill refusal touches neither", p.status.LastRunNowToken, p.status.LastSkippedTime)
+	if p.Status.LastRunNowToken != "" || p.Status.LastSkippedTime != nil {
+		t.Errorf("lastRunNowToken %q, lastSkippedTime %v: a backfill refusal touches neither", p.Status.LastRunNowToken, p.Status.LastSkippedTime)
 	}
 }
 
 // backfillCreates are the names of the backfill Jobs p creates.
-func backfillCreates(p plan) []string {
+func backfillCreates(p Plan) []string {
 	var out []string
-	for _, c := range p.creates {
+	for _, c := range p.Creates {
 		if c.backfill != nil {
-			out = append(out, c.job.Name)
+			out = append(out, c.Job.Name)
 		}
 	}
 	return out
 }
 
 // backfillEvents are the reasons of p's backfill Events.
-func backfillEvents(p plan) []string {
+func backfillEvents(p Plan) []string {
 	var out []string
 	for _, r := range reasons(p) {
 		if strings.HasPrefix(r, "Backfill") {
@@ -363,25 +364,34 @@ func TestABackfillIsCancelledByAnEditOfTheScheduleAndAskedAgainRunsTheRest(t *te
 	sj := accept(backfillSJ("2016-05-19T09:10:00Z/2016-05-19T09:20:00Z"), nil, bfNow)
 	done := backfillJob(sj, bfFirst, bfNow, true)
 	p := pass(sj, nil, bfNow) // the first slot's Job
-	sj.Status = p.status
+	sj.Status = p.Status
 	sj.Spec.Schedule = "*/5 * * * *"
 	sj.Generation++
 	p = pass(sj, []*batchv1.Job{done}, bfNow.Add(BackfillInterval))
-	if got := backfillCreates(p); len(got) != 0 || p.status.Backfill.Phase != v1alpha1.BackfillCancelled {
-		t.Fatalf("creates %v, status.backfill %+v: want none, Cancelled by the edit", got, p.status.Backfill)
+	if got := backfillCreates(p); len(got) != 0 || p.Status.Backfill.Phase != v1alpha1.BackfillCancelled {
+		t.Fatalf("creates %v, status.backfill %+v: want none, Cancelled by the edit", got, p.Status.Backfill)
 	}
 	// Asked again: the edited schedule's slots, the one dealt with (09:10) not again.
-	sj.Status = p.status
+	sj.Status = p.Status
 	sj.Annotations[keys.AnnotationBackfill] = "2016-05-19T09:10:00Z/2016-05-19T09:20:00Z "
 	var created []string
 	now := bfNow.Add(time.Minute)
 	for range 6 {
 		p = pass(sj, nil, now)
 		created = append(created, backfillCreates(p)...)
-		sj.Status = p.status
+		sj.Status = p.Status
 		now = now.Add(BackfillInterval)
 	}
 	if want := []string{jobname.Backfill(sj, mustTime("2016-05-19T09:15:00Z"))}; !slices.Equal(created, want) {
 		t.Errorf("created %v, want %v (09:10 was dealt with before the edit)", created, want)
+	}
+}
+
+// A request too long to keep is kept as its digest, in the form the caches use for what they drop.
+func TestDigestIsTheCachesDigest(t *testing.T) {
+	for _, v := range []string{"", "2026-11-20T00:00:00Z/2026-11-21T00:00:00Z", strings.Repeat("x", 200)} {
+		if got, want := digest(v), cachebounds.Digest([]byte(v)); got != want {
+			t.Errorf("digest(%q) = %s, cachebounds.Digest = %s", v, got, want)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package scheduledjob
+package slotplan
 
 import (
 	"testing"
@@ -9,13 +9,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 )
 
 var base = time.Date(2026, 11, 24, 2, 0, 0, 0, time.UTC)
 
 func slotJob(name string, slot time.Time, cond batchv1.JobConditionType) *batchv1.Job {
-	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{jobs.ScheduledTimeAnnotation: slot.Format(time.RFC3339)}}}
+	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{jobstate.ScheduledTimeAnnotation: slot.Format(time.RFC3339)}}}
 	j.Status.StartTime = &metav1.Time{Time: slot.Add(time.Second)}
 	if cond != "" {
 		j.Status.Conditions = []batchv1.JobCondition{{Type: cond, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(slot.Add(time.Minute))}}

@@ -1,4 +1,4 @@
-package scheduledjob
+package slotplan
 
 import (
 	"encoding/json"
@@ -17,9 +17,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -41,9 +41,9 @@ func everyMinuteSchedule(t *testing.T) schedule.Union {
 func TestSlotLedger(t *testing.T) {
 	sj := newSJ(spec("* * * * *"), created(thePriorHour), lastSchedule(topOfTheHour))
 	at := func(n int) time.Time { return minutes(thePriorHour, n) }
-	backfilled := newJob(sj, jobname.Backfill(sj, at(7)), at(7), time.UTC, "")
-	scheduled := newJob(sj, jobname.Slot(sj, at(8)), at(8), time.UTC, "")
-	legacy := newJob(sj, jobname.LegacySlot(sj.Name, at(9)), at(9), time.UTC, "")
+	backfilled := NewJob(sj, jobname.Backfill(sj, at(7)), at(7), time.UTC, "")
+	scheduled := NewJob(sj, jobname.Slot(sj, at(8)), at(8), time.UTC, "")
+	legacy := NewJob(sj, jobname.LegacySlot(sj.Name, at(9)), at(9), time.UTC, "")
 	children := []*batchv1.Job{backfilled, scheduled, legacy}
 	st := sj.Status.DeepCopy()
 	st.NotRun = []v1alpha1.SlotRange{slotRange(at(20), at(24), ReasonMissedSlots)}
@@ -86,7 +86,7 @@ func TestSlotLedger(t *testing.T) {
 }
 
 func TestLedgerStatesAreDocumented(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/scheduling.md")
+	doc, err := os.ReadFile("../../../docs/scheduling.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestRecordBackfilledMergesTheClosestRangesPastItsBound(t *testing.T) {
 	}
 	// Every slot once backfilled is still in a range: the bound gives way towards "ran".
 	for i := 0; i < 2*maxBackfilled; i++ {
-		if inRanges(st.Backfilled, minutes(topOfTheHour, 10+i*3+i%2)) == nil {
+		if InRanges(st.Backfilled, minutes(topOfTheHour, 10+i*3+i%2)) == nil {
 			t.Errorf("slot %d forgotten", i)
 		}
 	}
@@ -152,24 +152,24 @@ func TestAnyStatusTheSchemaAdmitsIsSurvivable(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		st    v1alpha1.ScheduledJobStatus
-		check func(*testing.T, plan)
+		check func(*testing.T, Plan)
 	}{
 		{"a running backfill without from, to or startTime", v1alpha1.ScheduledJobStatus{Backfill: &v1alpha1.BackfillStatus{Request: "x", Phase: v1alpha1.BackfillRunning}},
-			func(t *testing.T, p plan) {
-				if p.status.Backfill.Phase != v1alpha1.BackfillCancelled {
-					t.Errorf("backfill %+v, want Cancelled", p.status.Backfill)
+			func(t *testing.T, p Plan) {
+				if p.Status.Backfill.Phase != v1alpha1.BackfillCancelled {
+					t.Errorf("backfill %+v, want Cancelled", p.Status.Backfill)
 				}
 			}},
 		{"an active entry without a name", v1alpha1.ScheduledJobStatus{Active: []corev1.ObjectReference{{UID: "u"}}},
-			func(t *testing.T, p plan) {
-				if len(p.status.Active) != 0 || len(p.creates) != 1 {
-					t.Errorf("active %v, creates %v: want the entry dropped and the slot run", p.status.Active, createdNames(p))
+			func(t *testing.T, p Plan) {
+				if len(p.Status.Active) != 0 || len(p.Creates) != 1 {
+					t.Errorf("active %v, creates %v: want the entry dropped and the slot run", p.Status.Active, createdNames(p))
 				}
 			}},
 		{"a slot range backwards and a stop of no reason", v1alpha1.ScheduledJobStatus{NotRun: []v1alpha1.SlotRange{slotRange(topOfTheHour, thePriorHour, "x")}, Stop: &v1alpha1.StopRecord{Generation: 2}},
-			func(t *testing.T, p plan) {
-				if len(p.status.NotRun) != 0 || p.status.Stop != nil {
-					t.Errorf("notRun %v, stop %v: want both dropped", p.status.NotRun, p.status.Stop)
+			func(t *testing.T, p Plan) {
+				if len(p.Status.NotRun) != 0 || p.Status.Stop != nil {
+					t.Errorf("notRun %v, stop %v: want both dropped", p.Status.NotRun, p.Status.Stop)
 				}
 			}},
 	} {
@@ -179,7 +179,7 @@ func TestAnyStatusTheSchemaAdmitsIsSurvivable(t *testing.T) {
 			sj.Status.LastScheduleTime = ptr.To(metav1.NewTime(thePriorHour))
 			tc.st.LastScheduleTime = sj.Status.LastScheduleTime
 			sj.Status = tc.st
-			p := decide(sj, nil, justAfterTheHour, noneDeleted, 0)
+			p := Decide(sj, nil, justAfterTheHour, noneDeleted, 0)
 			if !slices.Contains(reasons(p), ReasonStatusRepaired) {
 				t.Errorf("events %v, want StatusRepaired", reasons(p))
 			}
@@ -193,14 +193,14 @@ func TestTheLedgerAtTheSeams(t *testing.T) {
 	t.Run("Replace records an unrecorded active Job before it replaces it", func(t *testing.T) {
 		prev := childJob(thePriorHour, running) // created by a pass whose record was lost
 		sj := newSJ(policy(v1alpha1.ReplaceConcurrent), lastSchedule(thePriorHour.Add(-time.Hour)))
-		p := decide(sj, []*batchv1.Job{prev}, justAfterTheHour, noneDeleted, 0)
-		if len(p.replace) != 0 || len(p.creates) != 0 || !p.status.LastScheduleTime.Time.Equal(thePriorHour) {
-			t.Fatalf("replace %v, creates %v, lastScheduleTime %v: want the record only", names(p.replace), createdNames(p), p.status.LastScheduleTime)
+		p := Decide(sj, []*batchv1.Job{prev}, justAfterTheHour, noneDeleted, 0)
+		if len(p.Replace) != 0 || len(p.Creates) != 0 || !p.Status.LastScheduleTime.Time.Equal(thePriorHour) {
+			t.Fatalf("replace %v, creates %v, lastScheduleTime %v: want the record only", names(p.Replace), createdNames(p), p.Status.LastScheduleTime)
 		}
-		sj.Status = p.status
-		p = decide(sj, []*batchv1.Job{prev}, justAfterTheHour, noneDeleted, 0)
-		if len(p.replace) != 1 || !slices.Equal(createdNames(p), []string{slotName(topOfTheHour)}) {
-			t.Errorf("replace %v, creates %v: want the recorded Job replaced by the slot's", names(p.replace), createdNames(p))
+		sj.Status = p.Status
+		p = Decide(sj, []*batchv1.Job{prev}, justAfterTheHour, noneDeleted, 0)
+		if len(p.Replace) != 1 || !slices.Equal(createdNames(p), []string{slotName(topOfTheHour)}) {
+			t.Errorf("replace %v, creates %v: want the recorded Job replaced by the slot's", names(p.Replace), createdNames(p))
 		}
 	})
 	t.Run("Replace records an active backfill Job beyond the cursor, then replaces it", func(t *testing.T) {
@@ -208,35 +208,35 @@ func TestTheLedgerAtTheSeams(t *testing.T) {
 		// it) is active; the backfill waits for the active Jobs and Replace waited for the Job's
 		// record: a pass a second, the due slot never decided.
 		sj := newSJ(spec("* * * * *"), policy(v1alpha1.ReplaceConcurrent), lastSchedule(minutes(topOfTheHour, -1)), created(minutes(thePriorHour, -30)))
-		sj.Status = decide(sj, nil, minutes(topOfTheHour, -1), noneDeleted, 0).status // the observed schedule
+		sj.Status = Decide(sj, nil, minutes(topOfTheHour, -1), noneDeleted, 0).Status // the observed schedule
 		setAnnotation(sj, keys.AnnotationBackfill, "r")
 		sj.Status.Backfill = &v1alpha1.BackfillStatus{Request: "r", Phase: v1alpha1.BackfillRunning, Schedule: scheduleKey(sj.Status.ObservedSchedule),
 			From: ptr.To(metav1.NewTime(minutes(thePriorHour, 10))), To: ptr.To(metav1.NewTime(minutes(thePriorHour, 20))),
 			StartTime: ptr.To(metav1.NewTime(minutes(thePriorHour, 40))), NextSlot: ptr.To(metav1.NewTime(minutes(thePriorHour, 10))), Slots: 10}
 		sj.Status.NotRun = []v1alpha1.SlotRange{slotRange(minutes(thePriorHour, 10), minutes(thePriorHour, 20), ReasonMissedSlots)}
-		active := newJob(sj, jobname.Backfill(sj, minutes(thePriorHour, 15)), minutes(thePriorHour, 15), time.UTC, "")
+		active := NewJob(sj, jobname.Backfill(sj, minutes(thePriorHour, 15)), minutes(thePriorHour, 15), time.UTC, "")
 		active.UID = "backfill-15"
-		p := decide(sj, []*batchv1.Job{active}, topOfTheHour.Add(time.Second), noneDeleted, 0)
-		if len(p.replace) != 0 || len(p.creates) != 0 || inRanges(p.status.Backfilled, minutes(thePriorHour, 15)) == nil {
-			t.Fatalf("replace %v, creates %v, backfilled %+v: want the backfill slot recorded first", names(p.replace), createdNames(p), p.status.Backfilled)
+		p := Decide(sj, []*batchv1.Job{active}, topOfTheHour.Add(time.Second), noneDeleted, 0)
+		if len(p.Replace) != 0 || len(p.Creates) != 0 || InRanges(p.Status.Backfilled, minutes(thePriorHour, 15)) == nil {
+			t.Fatalf("replace %v, creates %v, backfilled %+v: want the backfill slot recorded first", names(p.Replace), createdNames(p), p.Status.Backfilled)
 		}
-		sj.Status = p.status
-		p = decide(sj, []*batchv1.Job{active}, topOfTheHour.Add(2*time.Second), noneDeleted, 0)
-		if len(p.replace) != 1 || !slices.Equal(createdNames(p), []string{jobname.Slot(sj, topOfTheHour)}) {
-			t.Errorf("replace %v, creates %v: want the backfill Job replaced by the slot's", names(p.replace), createdNames(p))
+		sj.Status = p.Status
+		p = Decide(sj, []*batchv1.Job{active}, topOfTheHour.Add(2*time.Second), noneDeleted, 0)
+		if len(p.Replace) != 1 || !slices.Equal(createdNames(p), []string{jobname.Slot(sj, topOfTheHour)}) {
+			t.Errorf("replace %v, creates %v: want the backfill Job replaced by the slot's", names(p.Replace), createdNames(p))
 		}
 	})
 	t.Run("Forbid: a run-now token waits for the due slot's Job, then is refused by it", func(t *testing.T) {
 		sj := newSJ(policy(v1alpha1.ForbidConcurrent), lastSchedule(thePriorHour), runNow("t"))
-		p := decide(sj, nil, justAfterTheHour, noneDeleted, 0)
-		if !slices.Equal(createdNames(p), []string{slotName(topOfTheHour)}) || p.status.LastRunNowToken != "" || p.skipped != "" {
-			t.Fatalf("creates %v, token %q, skipped %q: want the slot's Job and the token pending", createdNames(p), p.status.LastRunNowToken, p.skipped)
+		p := Decide(sj, nil, justAfterTheHour, noneDeleted, 0)
+		if !slices.Equal(createdNames(p), []string{slotName(topOfTheHour)}) || p.Status.LastRunNowToken != "" || p.Skipped != "" {
+			t.Fatalf("creates %v, token %q, skipped %q: want the slot's Job and the token pending", createdNames(p), p.Status.LastRunNowToken, p.Skipped)
 		}
-		sj.Status = p.status
+		sj.Status = p.Status
 		j := childJob(topOfTheHour, running)
-		p = decide(sj, []*batchv1.Job{j}, justAfterTheHour, noneDeleted, 0)
-		if p.status.LastRunNowToken != "t" || !slices.Contains(reasons(p), ReasonRunNowSkipped) || len(p.creates) != 0 {
-			t.Errorf("token %q, events %v: want the token spent against the slot's Job", p.status.LastRunNowToken, reasons(p))
+		p = Decide(sj, []*batchv1.Job{j}, justAfterTheHour, noneDeleted, 0)
+		if p.Status.LastRunNowToken != "t" || !slices.Contains(reasons(p), ReasonRunNowSkipped) || len(p.Creates) != 0 {
+			t.Errorf("token %q, events %v: want the token spent against the slot's Job", p.Status.LastRunNowToken, reasons(p))
 		}
 	})
 	t.Run("a refused run-now and an edit do not re-run a skipped slot", func(t *testing.T) {
@@ -244,8 +244,8 @@ func TestTheLedgerAtTheSeams(t *testing.T) {
 		sj.Status.LastSkippedTime = ptr.To(metav1.NewTime(topOfTheHour))
 		sj.Status.NotRun = []v1alpha1.SlotRange{slotRange(topOfTheHour, topOfTheHour, ReasonJobAlreadyActive)}
 		meta.SetStatusCondition(&sj.Status.Conditions, metav1.Condition{Type: ConditionReady, Status: metav1.ConditionFalse, Reason: ReasonJobRejected, ObservedGeneration: 1})
-		p := decide(sj, nil, minutes(topOfTheHour, 30), noneDeleted, 0)
-		if len(p.creates) != 0 {
+		p := Decide(sj, nil, minutes(topOfTheHour, 30), noneDeleted, 0)
+		if len(p.Creates) != 0 {
 			t.Errorf("creates %v, want none: the slot was skipped, not refused", createdNames(p))
 		}
 	})
@@ -254,31 +254,31 @@ func TestTheLedgerAtTheSeams(t *testing.T) {
 		sj.Status.LastSkippedTime = ptr.To(metav1.NewTime(topOfTheHour))
 		sj.Status.NotRun = []v1alpha1.SlotRange{slotRange(topOfTheHour, topOfTheHour, ReasonJobRejected)}
 		meta.SetStatusCondition(&sj.Status.Conditions, metav1.Condition{Type: ConditionReady, Status: metav1.ConditionFalse, Reason: ReasonJobRejected, ObservedGeneration: 1})
-		p := decide(sj, nil, justAfterTheHour, noneDeleted, 0)
+		p := Decide(sj, nil, justAfterTheHour, noneDeleted, 0)
 		if !slices.Equal(createdNames(p), []string{slotName(topOfTheHour)}) {
 			t.Fatalf("creates %v, want the refused slot retried", createdNames(p))
 		}
 		// Its backfill Job exists (a backfill ran the refused slot): not created again.
-		bj := newJob(sj, jobname.Backfill(sj, topOfTheHour), topOfTheHour, time.UTC, "")
-		if p := decide(sj, []*batchv1.Job{bj}, justAfterTheHour, noneDeleted, 0); len(p.creates) != 0 {
+		bj := NewJob(sj, jobname.Backfill(sj, topOfTheHour), topOfTheHour, time.UTC, "")
+		if p := Decide(sj, []*batchv1.Job{bj}, justAfterTheHour, noneDeleted, 0); len(p.Creates) != 0 {
 			t.Errorf("creates %v, want none: the slot's backfill Job exists", createdNames(p))
 		}
 	})
 	t.Run("slots passed over are recorded, and named once", func(t *testing.T) {
 		sj := newSJ(spec("* * * * *"), lastSchedule(topOfTheHour), created(thePriorHour))
 		now := minutes(topOfTheHour, 30).Add(time.Second)
-		p := decide(sj, nil, now, noneDeleted, 0)
-		if !slices.Contains(reasons(p), ReasonMissedSlots) || len(p.status.NotRun) != 1 {
-			t.Fatalf("events %v, notRun %+v: want MissedSlots and one range", reasons(p), p.status.NotRun)
+		p := Decide(sj, nil, now, noneDeleted, 0)
+		if !slices.Contains(reasons(p), ReasonMissedSlots) || len(p.Status.NotRun) != 1 {
+			t.Fatalf("events %v, notRun %+v: want MissedSlots and one range", reasons(p), p.Status.NotRun)
 		}
-		r := p.status.NotRun[0]
+		r := p.Status.NotRun[0]
 		if !r.First.Time.Equal(minutes(topOfTheHour, 1)) || !r.Last.Time.Equal(minutes(topOfTheHour, 29)) {
 			t.Errorf("range %v..%v, want 10:01..10:29", r.First, r.Last)
 		}
 		// The create timed out; the status was written; the retry names nothing again.
-		sj.Status = p.status
+		sj.Status = p.Status
 		sj.Status.LastScheduleTime = ptr.To(metav1.NewTime(topOfTheHour))
-		if p := decide(sj, nil, now.Add(time.Second), noneDeleted, 0); slices.Contains(reasons(p), ReasonMissedSlots) {
+		if p := Decide(sj, nil, now.Add(time.Second), noneDeleted, 0); slices.Contains(reasons(p), ReasonMissedSlots) {
 			t.Errorf("events %v on the retry, want MissedSlots once", reasons(p))
 		}
 	})
@@ -287,9 +287,9 @@ func TestTheLedgerAtTheSeams(t *testing.T) {
 		// deadline while the next pass waited; the pass at 10:05 records it.
 		sj := newSJ(spec("* * * * *"), deadline(30), lastSchedule(topOfTheHour), created(thePriorHour))
 		sj.Status.NotRun = []v1alpha1.SlotRange{slotRange(minutes(topOfTheHour, 1), minutes(topOfTheHour, 3), ReasonMissedSlots)}
-		p := decide(sj, nil, minutes(topOfTheHour, 5).Add(time.Second), noneDeleted, 0)
-		if r := inRanges(p.status.NotRun, minutes(topOfTheHour, 4)); r == nil || r.Reason != ReasonMissedDeadline {
-			t.Errorf("notRun %+v: want 10:04 recorded MissedDeadline", p.status.NotRun)
+		p := Decide(sj, nil, minutes(topOfTheHour, 5).Add(time.Second), noneDeleted, 0)
+		if r := InRanges(p.Status.NotRun, minutes(topOfTheHour, 4)); r == nil || r.Reason != ReasonMissedDeadline {
+			t.Errorf("notRun %+v: want 10:04 recorded MissedDeadline", p.Status.NotRun)
 		}
 		if slices.Contains(reasons(p), ReasonMissedSlots) {
 			t.Errorf("events %v: want the listed slots not named again", reasons(p))
@@ -301,22 +301,22 @@ func TestTheLedgerAtTheSeams(t *testing.T) {
 		// leader's pass at 10:06 records 10:04 (the record step) and must record 10:01..10:03
 		// too, not only 10:05 after the Job.
 		sj := newSJ(spec("* * * * *"), deadline(120), lastSchedule(topOfTheHour), created(thePriorHour))
-		ran := newJob(sj, jobname.Slot(sj, minutes(topOfTheHour, 4)), minutes(topOfTheHour, 4), time.UTC, "")
-		p := decide(sj, []*batchv1.Job{ran}, minutes(topOfTheHour, 6).Add(10*time.Second), noneDeleted, 0)
-		if got := p.status.LastScheduleTime; got == nil || !got.Time.Equal(minutes(topOfTheHour, 4)) {
+		ran := NewJob(sj, jobname.Slot(sj, minutes(topOfTheHour, 4)), minutes(topOfTheHour, 4), time.UTC, "")
+		p := Decide(sj, []*batchv1.Job{ran}, minutes(topOfTheHour, 6).Add(10*time.Second), noneDeleted, 0)
+		if got := p.Status.LastScheduleTime; got == nil || !got.Time.Equal(minutes(topOfTheHour, 4)) {
 			t.Errorf("lastScheduleTime %v, want 10:04 (the record step)", got)
 		}
 		for n := 1; n <= 5; n++ {
 			slot := minutes(topOfTheHour, n)
-			r := inRanges(p.status.NotRun, slot)
+			r := InRanges(p.Status.NotRun, slot)
 			switch {
 			case n == 4 && r != nil:
-				t.Errorf("notRun lists 10:04, whose Job exists: %+v", p.status.NotRun)
+				t.Errorf("notRun lists 10:04, whose Job exists: %+v", p.Status.NotRun)
 			case n != 4 && r == nil:
-				t.Errorf("notRun %+v does not list %s: lost", p.status.NotRun, slot.Format("15:04"))
+				t.Errorf("notRun %+v does not list %s: lost", p.Status.NotRun, slot.Format("15:04"))
 			}
 		}
-		if r := inRanges(p.status.NotRun, minutes(topOfTheHour, 2)); r != nil && r.Reason != ReasonMissedDeadline {
+		if r := InRanges(p.Status.NotRun, minutes(topOfTheHour, 2)); r != nil && r.Reason != ReasonMissedDeadline {
 			t.Errorf("10:02 recorded %s, want MissedDeadline (past its 120 s deadline at 10:06)", r.Reason)
 		}
 		if names := createdNames(p); !slices.Equal(names, []string{jobname.Slot(sj, minutes(topOfTheHour, 6))}) {
@@ -327,61 +327,61 @@ func TestTheLedgerAtTheSeams(t *testing.T) {
 		// Chaos, apiserver-restart: for ~30 s after a restart OwnerReferencesPermissionEnforcement
 		// answers 403 for every Job owned by a kind it has not rediscovered.
 		slot := minutes(topOfTheHour, 1)
-		refuse := func(sj *v1alpha1.ScheduledJob, now time.Time, admission bool) plan {
+		refuse := func(sj *v1alpha1.ScheduledJob, now time.Time, admission bool) Plan {
 			t.Helper()
-			p := decide(sj, nil, now, noneDeleted, 0)
-			if len(p.creates) != 1 {
+			p := Decide(sj, nil, now, noneDeleted, 0)
+			if len(p.Creates) != 1 {
 				t.Fatalf("creates %v at %s, want the slot's Job", createdNames(p), now.Format("15:04:05"))
 			}
-			msg := jobs.RefusalMessage(p.creates[0].job.Name, admission, errors.New("cannot find RESTMapping"))
-			recordCreates(sj, &p, []createResult{{creation: p.creates[0], ev: event{corev1.EventTypeWarning, ReasonJobRejected, msg}}}, now)
+			msg := jobstate.RefusalMessage(p.Creates[0].Job.Name, admission, errors.New("cannot find RESTMapping"))
+			RecordCreates(sj, &p, []CreateResult{{Creation: p.Creates[0], Ev: Event{corev1.EventTypeWarning, ReasonJobRejected, msg}}}, now)
 			return p
 		}
 		sj := newSJ(spec("* * * * *"), lastSchedule(topOfTheHour), created(thePriorHour))
 		p := refuse(sj, slot.Add(2*time.Second), true)
-		if r := inRanges(p.status.NotRun, slot); r == nil || r.Reason != ReasonJobRejected || p.skipped != ReasonJobRejected {
-			t.Fatalf("notRun %+v, skipped %q: want the refusal recorded at once", p.status.NotRun, p.skipped)
+		if r := InRanges(p.Status.NotRun, slot); r == nil || r.Reason != ReasonJobRejected || p.Skipped != ReasonJobRejected {
+			t.Fatalf("notRun %+v, skipped %q: want the refusal recorded at once", p.Status.NotRun, p.Skipped)
 		}
-		if p.requeueAfter != time.Second {
-			t.Errorf("requeueAfter %v, want the backoff (1 s: the run is 2 s late)", p.requeueAfter)
+		if p.RequeueAfter != time.Second {
+			t.Errorf("requeueAfter %v, want the backoff (1 s: the run is 2 s late)", p.RequeueAfter)
 		}
-		sj.Status = p.status
-		if q := decide(sj, nil, slot.Add(2500*time.Millisecond), noneDeleted, 0); len(q.creates) != 0 || q.requeueAfter > time.Second {
-			t.Errorf("creates %v, requeue %v before the backoff: want none, and a pass at the retry", createdNames(q), q.requeueAfter)
+		sj.Status = p.Status
+		if q := Decide(sj, nil, slot.Add(2500*time.Millisecond), noneDeleted, 0); len(q.Creates) != 0 || q.RequeueAfter > time.Second {
+			t.Errorf("creates %v, requeue %v before the backoff: want none, and a pass at the retry", createdNames(q), q.RequeueAfter)
 		}
 		// Refused again: the same record, counted once.
 		p = refuse(sj, slot.Add(3*time.Second), true)
-		if p.skipped != "" || len(p.events) != 0 {
-			t.Errorf("skipped %q, events %v on the second refusal: want the slot counted and announced once", p.skipped, reasons(p))
+		if p.Skipped != "" || len(p.Events) != 0 {
+			t.Errorf("skipped %q, events %v on the second refusal: want the slot counted and announced once", p.Skipped, reasons(p))
 		}
-		sj.Status = p.status
+		sj.Status = p.Status
 		// The next try creates the Job; the pass after it records the Job's run in place of the refusal.
-		q := decide(sj, nil, slot.Add(5*time.Second), noneDeleted, 0)
-		if len(q.creates) != 1 {
+		q := Decide(sj, nil, slot.Add(5*time.Second), noneDeleted, 0)
+		if len(q.Creates) != 1 {
 			t.Fatalf("creates %v after the backoff, want the slot's Job again", createdNames(q))
 		}
-		job := q.creates[0].job
+		job := q.Creates[0].Job
 		job.UID = "retried"
-		q = decide(sj, []*batchv1.Job{job}, slot.Add(6*time.Second), noneDeleted, 0)
-		if inRanges(q.status.NotRun, slot) != nil || q.status.LastScheduleTime == nil || !q.status.LastScheduleTime.Time.Equal(slot) {
-			t.Errorf("notRun %+v, lastScheduleTime %v: want the slot taken out of the ledger and recorded as run", q.status.NotRun, q.status.LastScheduleTime)
+		q = Decide(sj, []*batchv1.Job{job}, slot.Add(6*time.Second), noneDeleted, 0)
+		if InRanges(q.Status.NotRun, slot) != nil || q.Status.LastScheduleTime == nil || !q.Status.LastScheduleTime.Time.Equal(slot) {
+			t.Errorf("notRun %+v, lastScheduleTime %v: want the slot taken out of the ledger and recorded as run", q.Status.NotRun, q.Status.LastScheduleTime)
 		}
-		if len(q.status.Runs) != 1 || q.status.Runs[0].JobName != job.Name {
-			t.Errorf("runs %+v: want only the Job's run", q.status.Runs)
+		if len(q.Status.Runs) != 1 || q.Status.Runs[0].JobName != job.Name {
+			t.Errorf("runs %+v: want only the Job's run", q.Status.Runs)
 		}
-		if c := meta.FindStatusCondition(q.status.Conditions, ConditionReady); c == nil || c.Reason != ReasonScheduled {
+		if c := meta.FindStatusCondition(q.Status.Conditions, ConditionReady); c == nil || c.Reason != ReasonScheduled {
 			t.Errorf("Ready %+v: want Scheduled once the refused slot's Job exists, whichever pass records it", c)
 		}
 
 		// A refusal as invalid is final; so is one whose slot can no longer start.
 		sj = newSJ(spec("* * * * *"), lastSchedule(topOfTheHour), created(thePriorHour))
-		sj.Status = refuse(sj, slot.Add(2*time.Second), false).status
-		if q := decide(sj, nil, slot.Add(30*time.Second), noneDeleted, 0); len(q.creates) != 0 {
+		sj.Status = refuse(sj, slot.Add(2*time.Second), false).Status
+		if q := Decide(sj, nil, slot.Add(30*time.Second), noneDeleted, 0); len(q.Creates) != 0 {
 			t.Errorf("creates %v: a refusal as invalid was tried again", createdNames(q))
 		}
 		sj = newSJ(spec("* * * * *"), deadline(10), lastSchedule(topOfTheHour), created(thePriorHour))
-		sj.Status = refuse(sj, slot.Add(8*time.Second), true).status
-		if q := decide(sj, nil, slot.Add(11*time.Second), noneDeleted, 0); len(q.creates) != 0 {
+		sj.Status = refuse(sj, slot.Add(8*time.Second), true).Status
+		if q := Decide(sj, nil, slot.Add(11*time.Second), noneDeleted, 0); len(q.Creates) != 0 {
 			t.Errorf("creates %v past startingDeadlineSeconds: the refusal is the slot's result", createdNames(q))
 		}
 	})
@@ -395,18 +395,18 @@ func TestTheLedgerAtTheSeams(t *testing.T) {
 		children := []*batchv1.Job{}
 		now := justAfterTheHour
 		for range 60 {
-			p := decide(sj, children, now, noneDeleted, 0)
-			var results []createResult
-			for _, c := range p.creates {
+			p := Decide(sj, children, now, noneDeleted, 0)
+			var results []CreateResult
+			for _, c := range p.Creates {
 				if c.backfill != nil {
-					created = append(created, c.job.Name)
+					created = append(created, c.Job.Name)
 				}
-				j := c.job.DeepCopy()
-				j.UID = types.UID("u-" + c.job.Name)
-				results = append(results, createResult{creation: c, got: j, ev: event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + j.Name}})
+				j := c.Job.DeepCopy()
+				j.UID = types.UID("u-" + c.Job.Name)
+				results = append(results, CreateResult{Creation: c, Got: j, Ev: Event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + j.Name}})
 			}
-			recordCreates(sj, &p, results, now)
-			sj.Status = p.status
+			RecordCreates(sj, &p, results, now)
+			sj.Status = p.Status
 			now = now.Add(BackfillInterval)
 		}
 		var want []string
@@ -423,19 +423,19 @@ func TestTheLedgerAtTheSeams(t *testing.T) {
 		sj.Annotations[keys.AnnotationBackfill] = "2016-05-19T08:55:00Z/2016-05-19T09:31:00Z"
 		created = nil
 		for range 60 {
-			p := decide(sj, nil, now, noneDeleted, 0)
-			for _, c := range p.creates {
+			p := Decide(sj, nil, now, noneDeleted, 0)
+			for _, c := range p.Creates {
 				if c.backfill != nil {
-					created = append(created, c.job.Name)
+					created = append(created, c.Job.Name)
 				}
 			}
-			var results []createResult
-			for _, c := range p.creates {
-				j := c.job.DeepCopy()
-				results = append(results, createResult{creation: c, got: j, ev: event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + j.Name}})
+			var results []CreateResult
+			for _, c := range p.Creates {
+				j := c.Job.DeepCopy()
+				results = append(results, CreateResult{Creation: c, Got: j, Ev: Event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + j.Name}})
 			}
-			recordCreates(sj, &p, results, now)
-			sj.Status = p.status
+			RecordCreates(sj, &p, results, now)
+			sj.Status = p.Status
 			now = now.Add(BackfillInterval)
 		}
 		for _, name := range created {
@@ -453,17 +453,17 @@ func TestTheLedgerAtTheSeams(t *testing.T) {
 		sj := accept(backfillSJ(bfRequest), nil, bfNow)
 		sj.Spec.Schedule = "*/2 * * * *"
 		sj.Generation++
-		p := decide(sj, nil, bfNow.Add(time.Second), noneDeleted, 0)
-		if len(p.creates) != 0 || p.status.Backfill.Phase != v1alpha1.BackfillCancelled || !strings.Contains(meta.FindStatusCondition(p.status.Conditions, ConditionBackfill).Message, "schedule or time zone changed") {
-			t.Errorf("creates %v, backfill %+v: want Cancelled for the edit", createdNames(p), p.status.Backfill)
+		p := Decide(sj, nil, bfNow.Add(time.Second), noneDeleted, 0)
+		if len(p.Creates) != 0 || p.Status.Backfill.Phase != v1alpha1.BackfillCancelled || !strings.Contains(meta.FindStatusCondition(p.Status.Conditions, ConditionBackfill).Message, "schedule or time zone changed") {
+			t.Errorf("creates %v, backfill %+v: want Cancelled for the edit", createdNames(p), p.Status.Backfill)
 		}
 	})
 	t.Run("a refused backfill Job does not touch Ready", func(t *testing.T) {
 		sj := accept(backfillSJ(bfRequest), nil, bfNow)
-		p := decide(sj, nil, bfNow, noneDeleted, 0)
-		c := p.creates[0]
-		recordCreates(sj, &p, []createResult{{creation: c, ev: event{corev1.EventTypeWarning, ReasonJobRejected, jobs.RefusalPrefix + c.job.Name + ": exceeded quota"}}}, bfNow)
-		if r := meta.FindStatusCondition(p.status.Conditions, ConditionReady); r == nil || r.Status != metav1.ConditionTrue {
+		p := Decide(sj, nil, bfNow, noneDeleted, 0)
+		c := p.Creates[0]
+		RecordCreates(sj, &p, []CreateResult{{Creation: c, Ev: Event{corev1.EventTypeWarning, ReasonJobRejected, jobstate.RefusalPrefix + c.Job.Name + ": exceeded quota"}}}, bfNow)
+		if r := meta.FindStatusCondition(p.Status.Conditions, ConditionReady); r == nil || r.Status != metav1.ConditionTrue {
 			t.Errorf("Ready = %+v, want True: the schedule's runs are fine", r)
 		}
 	})
@@ -475,16 +475,23 @@ func TestTheLedgerAtTheSeams(t *testing.T) {
 			j.CreationTimestamp = metav1.NewTime(thePriorHour.Add(-time.Hour))
 			children = append(children, j)
 		}
-		sortJobs(children)
-		p := decide(sj, children, justAfterTheHour, noneDeleted, time.Minute)
-		if len(p.status.Active) != maxActiveRefs || p.status.ActiveCount != 1000 {
-			t.Errorf("active %d, activeCount %d: want %d listed of 1000", len(p.status.Active), p.status.ActiveCount, maxActiveRefs)
+		SortJobs(children)
+		p := Decide(sj, children, justAfterTheHour, noneDeleted, time.Minute)
+		if len(p.Status.Active) != maxActiveRefs || p.Status.ActiveCount != 1000 {
+			t.Errorf("active %d, activeCount %d: want %d listed of 1000", len(p.Status.Active), p.Status.ActiveCount, maxActiveRefs)
 		}
-		if b, err := json.Marshal(p.status); err != nil || len(b) > 8192 {
+		if b, err := json.Marshal(p.Status); err != nil || len(b) > 8192 {
 			t.Errorf("status is %d bytes (%v), over the 8 KiB the cache keeps", len(b), err)
 		}
 		if n := len(reasons(p)); n > maxStuckNamed+2 {
 			t.Errorf("%d events, want at most one per Job the condition names", n)
 		}
 	})
+}
+
+func setAnnotation(sj *v1alpha1.ScheduledJob, k, v string) {
+	if sj.Annotations == nil {
+		sj.Annotations = map[string]string{}
+	}
+	sj.Annotations[k] = v
 }

@@ -1,0 +1,225 @@
+package slotplan
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
+)
+
+// claimRecorded reports whether the written status st records the claim of Job j: its slot is
+// at or before lastScheduleTime, or its run-now token was recorded or is no longer asked for.
+// A Job whose claim is not recorded must not be deleted: it is the only trace of its slot.
+func claimRecorded(st *v1alpha1.ScheduledJobStatus, requestedToken string, j *batchv1.Job) bool {
+	if token, ok := j.Annotations[keys.AnnotationRunNowToken]; ok {
+		return token == st.LastRunNowToken || token != requestedToken
+	}
+	slot, err := time.Parse(time.RFC3339, j.Annotations[jobstate.ScheduledTimeAnnotation])
+	if err != nil {
+		// Not a slot Job of ours (the annotation was edited away): nothing to protect.
+		return true
+	}
+	return st.LastScheduleTime != nil && !slot.After(st.LastScheduleTime.Time)
+}
+
+// historyToPrune returns the finished Jobs beyond the history limits that the written status of
+// sj no longer needs: their claim is recorded and they are not listed as active.
+func historyToPrune(sj *v1alpha1.ScheduledJob, succeeded, failed []*batchv1.Job) []*batchv1.Job {
+	candidates := append(oldest(succeeded, ptr.Deref(sj.Spec.SuccessfulJobsHistoryLimit, 3)), oldest(failed, ptr.Deref(sj.Spec.FailedJobsHistoryLimit, 1))...)
+	var out []*batchv1.Job
+	for _, j := range candidates {
+		if WasActive(sj, j.UID) || !ClaimRecordedOf(sj, j) ||
+			(runHistoryLimit(sj) > 0 && !runRecordedDone(sj.Status.Runs, j, runHistoryLimit(sj))) {
+			continue // the next pass, started by this pass's status write, prunes it
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+// CreateResult is the API server's answer to one create of the plan: the Job created or adopted
+// (got), or none, with the Event that says so (SuccessfulCreate, JobRejected, JobNameTaken; none
+// for a Job adopted after AlreadyExists).
+type CreateResult struct {
+	Creation
+	Got *batchv1.Job
+	Ev  Event
+}
+
+// OnlyRecordsSlotJobs reports whether all this pass did is create slot Jobs, and all its status
+// write would say is their record: the status planned differs from the one read only in
+// lastScheduleTime, the active Jobs, nextScheduleTime and Ready's "Next run at" (the clock's), and its only Events are
+// the creates'. The next pass computes exactly that from the Jobs (recordClaims) and the clock,
+// so this one may leave it to it.
+func OnlyRecordsSlotJobs(sj *v1alpha1.ScheduledJob, p *Plan) bool {
+	if len(p.Creates) == 0 || len(p.Replace) > 0 || p.Skipped != "" || len(p.PassedOver) > 0 || len(p.Finished) > 0 {
+		return false
+	}
+	for _, c := range p.Creates {
+		if c.Slot == nil {
+			return false
+		}
+	}
+	for _, e := range p.Events {
+		if e.Reason != ReasonSuccessfulCreate {
+			return false
+		}
+	}
+	read, planned := sj.Status.DeepCopy(), p.Status.DeepCopy()
+	for _, st := range []*v1alpha1.ScheduledJobStatus{read, planned} {
+		st.LastScheduleTime, st.Active, st.ActiveCount, st.NextScheduleTime = nil, nil, 0, nil
+		if c := meta.FindStatusCondition(st.Conditions, ConditionReady); c != nil && c.Reason == ReasonScheduled {
+			c.Message = "" // "Next run at ...": the clock's too
+		}
+	}
+	return equality.Semantic.DeepEqual(read, planned)
+}
+
+// RecordCreates is the record of a pass's creates, decided from the API server's answers at now
+// (pure, doc.go step 2), so that the loop that creates changes no status:
+//
+//   - created or adopted: the Job is active; a run-now token is recorded; a slot is recorded
+//     (lastScheduleTime), though the reconciler's carryOut leaves that write to the next pass
+//     when the slot's Job is all the pass did (OnlyRecordsSlotJobs); a backfill's slot moves its
+//     cursor;
+//   - refused by the API server (admission: a webhook, a ValidatingAdmissionPolicy, a
+//     ResourceQuota; or an invalid template): refusedRun;
+//   - the name taken by a Job this ScheduledJob does not control: nothing recorded (the Event),
+//     but a backfill's slot is dealt with.
+func RecordCreates(sj *v1alpha1.ScheduledJob, p *Plan, results []CreateResult, now time.Time) {
+	st := &p.Status
+	for _, res := range results {
+		switch {
+		case res.Ev.Reason == ReasonJobRejected:
+			refusedRun(sj, p, res.Creation, res.Ev.Note, now)
+			if res.backfill != nil {
+				recordBackfill(sj, p, res)
+			}
+			continue
+		case res.Ev.Reason != "":
+			p.Events = append(p.Events, res.Ev)
+		}
+		if res.backfill != nil {
+			recordBackfill(sj, p, res) // the name taken by a Job not ours ends the slot too
+		}
+		if res.Got == nil {
+			continue
+		}
+		if _, known := findRef(st.Active, res.Got.UID); !known {
+			if finished, _, _ := jobstate.Finished(res.Got); !finished {
+				st.ActiveCount++
+				if len(st.Active) < maxActiveRefs {
+					st.Active = append(st.Active, jobRef(res.Got))
+				}
+			}
+		}
+		if res.Slot != nil && res.Ev.Reason == ReasonSuccessfulCreate && readyReason(st) == ReasonJobRejected {
+			// The template works again (or what refused it changed).
+			setReady(sj, st, metav1.ConditionTrue, ReasonScheduled, p.scheduled)
+		}
+		switch {
+		case res.backfill != nil:
+		case res.Slot == nil:
+			st.LastRunNowToken = res.token
+			st.LastRunNowTime = runNowTime(res.Creation)
+		case st.LastScheduleTime == nil || res.Slot.After(st.LastScheduleTime.Time):
+			st.LastScheduleTime = &metav1.Time{Time: *res.Slot}
+		}
+	}
+}
+
+// refusedRun records a Job the API server refused at now: the run is Failed with reason
+// JobRejected and the API server's message in status.runs (in place of a skip recorded for the
+// same slot). A scheduled slot is recorded at once (lastSkippedTime and the ledger); a refusal at
+// admission is tried again after jobstate.RefusedBackoff while the slot can start (refusalRetry: the
+// try that creates the Job replaces the record), one as invalid only after an edit of the spec;
+// the next slot tries again either way. Ready is False (JobRejected,
+// naming the refusal) until a slot's create succeeds or the spec changes: Ready is about the
+// schedule's runs. A run-now token is spent; a backfill's slot is dealt with (its cursor moves on):
+// neither touches Ready, their Warning says it. The Warning is sent once per distinct refusal for
+// the scheduled slots: the same quota refusing every slot of an every-minute schedule is one
+// Warning, not one a minute.
+func refusedRun(sj *v1alpha1.ScheduledJob, p *Plan, c Creation, msg string, now time.Time) {
+	st := &p.Status
+	var at time.Time
+	switch {
+	case c.Slot != nil:
+		at = *c.Slot
+		if r := InRanges(sj.Status.NotRun, at); r == nil || r.Reason != ReasonJobRejected {
+			p.Skipped = ReasonJobRejected // counted once, not per try (retryRefused)
+		}
+		st.LastSkippedTime = &metav1.Time{Time: at}
+		recordNotRun(st, p.sched, at, at, ReasonJobRejected)
+		if retry, ok := refusalRetry(sj, p.sched, at, msg, now.Truncate(time.Second)); ok {
+			requeueWithin(p, retry.Sub(now))
+		}
+	case c.backfill != nil:
+		at = *c.backfill
+		// Lasting (the run history keeps only its limit): consecutive refused slots are one range.
+		recordNotRun(st, p.sched, at, at, ReasonJobRejected)
+	default:
+		st.LastRunNowToken = c.token
+		st.LastRunNowTime = runNowTime(c)
+		if st.LastRunNowTime != nil {
+			at = st.LastRunNowTime.Time
+		} else {
+			at = now
+		}
+	}
+	st.Runs = slices.DeleteFunc(st.Runs, func(r v1alpha1.ScheduledJobRun) bool { return r.JobName == "" && r.ScheduledTime.Time.Equal(at) })
+	st.Runs = addRun(st.Runs, v1alpha1.ScheduledJobRun{ScheduledTime: metav1.NewTime(at), Result: v1alpha1.RunFailed,
+		Reason: ReasonJobRejected, Message: runMessage(msg), CompletionTime: &metav1.Time{Time: now.Truncate(time.Second)}}, runHistoryLimit(sj))
+	if c.Slot == nil {
+		p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonJobRejected, msg})
+		return
+	}
+	old := meta.FindStatusCondition(st.Conditions, ConditionReady)
+	if old == nil || old.Reason != ReasonJobRejected || refusalCause(old.Message) != refusalCause(msg) {
+		p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonJobRejected, msg})
+	}
+	setReady(sj, st, metav1.ConditionFalse, ReasonJobRejected, msg)
+}
+
+// refusalCause is what makes two refusals the same (jobstate.Refusal).
+func refusalCause(msg string) string {
+	cause, _, _ := jobstate.Refusal(msg)
+	return cause
+}
+
+// maxRunMessage is status.runs[].message's schema bound.
+const maxRunMessage = 1024
+
+func runMessage(msg string) string {
+	if len(msg) > maxRunMessage {
+		msg = strings.ToValidUTF8(msg[:maxRunMessage], "")
+	}
+	return msg
+}
+
+// readyReason is the reason of the Ready condition in st ("" if none).
+func readyReason(st *v1alpha1.ScheduledJobStatus) string {
+	if c := meta.FindStatusCondition(st.Conditions, ConditionReady); c != nil {
+		return c.Reason
+	}
+	return ""
+}
+
+// runNowTime is when the run-now Job of c was created, as its scheduled-time annotation says
+// (newJob: the pass's now); nil when the annotation cannot be read.
+func runNowTime(c Creation) *metav1.Time {
+	at, err := time.Parse(time.RFC3339, c.Job.Annotations[jobstate.ScheduledTimeAnnotation])
+	if err != nil {
+		return nil
+	}
+	return &metav1.Time{Time: at}
+}
