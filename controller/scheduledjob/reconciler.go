@@ -110,10 +110,10 @@ type Reconciler struct {
 	Writes *writegate.Gate
 
 	ownWrites writegate.Gate
-	// deleted are the active Jobs this process replaced (slots.go, step 4).
+	// deleted are the active Jobs this process replaced (the slot protocol's step 4, slotplan's doc.go).
 	deleted deletions
-	// confirmed are the ScheduledJobs this process has read as the API server has them (slots.go,
-	// step 3).
+	// confirmed are the ScheduledJobs this process has read as the API server has them (the slot
+	// protocol's step 3, slotplan's doc.go).
 	confirmed jobs.Confirmations
 	// fair orders the passes due at a shared slot round-robin over namespaces.
 	fair fairShare
@@ -147,7 +147,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) (err error) {
 }
 
 // Reconcile runs one pass: read, decide, then carry the plan out in the order of the slot
-// protocol (slots.go): create, write status once, prune, emit Events.
+// protocol (slotplan's doc.go; carryOut, slots.go): create, write status once, prune, emit Events.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
 	var sj v1alpha1.ScheduledJob

@@ -162,5 +162,5 @@ type AtList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&At{}, &AtList{})
+	register(&At{}, &AtList{})
 }

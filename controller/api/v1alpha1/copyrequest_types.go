@@ -102,5 +102,5 @@ type CopyRequestList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&CopyRequest{}, &CopyRequestList{})
+	register(&CopyRequest{}, &CopyRequestList{})
 }

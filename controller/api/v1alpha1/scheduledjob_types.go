@@ -487,5 +487,5 @@ type ScheduledJobList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&ScheduledJob{}, &ScheduledJobList{})
+	register(&ScheduledJob{}, &ScheduledJobList{})
 }

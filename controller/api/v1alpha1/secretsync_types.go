@@ -339,5 +339,5 @@ type SecretSyncList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&SecretSync{}, &SecretSyncList{})
+	register(&SecretSync{}, &SecretSyncList{})
 }
