@@ -8,6 +8,7 @@ package scheduledjob
 //	go test -race -run TestModel ./controller/scheduledjob/                               # the fixed seeds
 //	SCHEDULEDJOB_MODEL_WALKS=2000 go test -run TestModel -timeout 60m ./controller/scheduledjob/ # make model
 //	SCHEDULEDJOB_MODEL_SEED=17 go test -v -run TestModel ./controller/scheduledjob/           # replay one walk, with its trace
+//	SCHEDULEDJOB_MODEL_FAULT_ODDS=6 SCHEDULEDJOB_MODEL_WALKS=200 go test -run TestModel ...   # faults 1 in 6 passes (25)
 
 import (
 	"context"
@@ -420,21 +421,32 @@ func (w *walk) runPasses() {
 	}
 }
 
+// modelFaultOdds is 1 in how many passes each fault at the API hits (a process death: twice as
+// often): 25, or SCHEDULEDJOB_MODEL_FAULT_ODDS, lower to find an interleaving that needs two
+// faults in a row in fewer walks.
+func modelFaultOdds() int {
+	if n, err := strconv.Atoi(os.Getenv("SCHEDULEDJOB_MODEL_FAULT_ODDS")); err == nil && n >= 2 {
+		return n
+	}
+	return 25
+}
+
 // drawFaults draws the faults of one pass.
 func (w *walk) drawFaults() passFaults {
 	if w.settling {
 		return passFaults{}
 	}
 	rng := w.rng
+	odds := modelFaultOdds()
 	f := passFaults{
 		stale:               len(w.snaps) > 1 && rng.IntN(4) == 0,
-		createTimeoutBefore: rng.IntN(25) == 0,
-		createTimeoutAfter:  rng.IntN(25) == 0,
-		statusLostBefore:    rng.IntN(25) == 0,
-		statusLostAfter:     rng.IntN(25) == 0,
-		conflict:            rng.IntN(25) == 0,
+		createTimeoutBefore: rng.IntN(odds) == 0,
+		createTimeoutAfter:  rng.IntN(odds) == 0,
+		statusLostBefore:    rng.IntN(odds) == 0,
+		statusLostAfter:     rng.IntN(odds) == 0,
+		conflict:            rng.IntN(odds) == 0,
 	}
-	if rng.IntN(12) == 0 {
+	if rng.IntN(max(odds/2, 2)) == 0 {
 		f.dieAfter = 1 + rng.IntN(3)
 	}
 	return f

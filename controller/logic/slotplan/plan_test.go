@@ -652,9 +652,9 @@ func TestAJobWithAnEditedScheduledTimeRecordsNothing(t *testing.T) {
 	}
 }
 
-// Which Jobs a pass reads around the cache before it creates: only under Forbid or Replace, only
-// recent slots neither recorded nor cached, never the one it creates (its AlreadyExists is the
-// lock); the pass at a slot therefore reads nothing more.
+// Which Jobs a pass reads around the cache before it creates: under Forbid or Replace, and under
+// any policy when it passes slots over; only recent slots neither recorded nor cached, never the
+// one it creates (its AlreadyExists is the lock); the pass at a slot therefore reads nothing more.
 func TestUnconfirmedSlots(t *testing.T) {
 	forbid := policy(v1alpha1.ForbidConcurrent)
 	everyMin := spec("* * * * *")
@@ -675,6 +675,9 @@ func TestUnconfirmedSlots(t *testing.T) {
 			sj: newSJ(lastSchedule(thePriorHour), runNow("t")), now: topOfTheHour.Add(5 * time.Second)},
 		{name: "every minute, Forbid, the record three slots behind: the two slots before the one created, newest first",
 			sj: newSJ(forbid, everyMin, lastSchedule(topOfTheHour)), now: topOfTheHour.Add(3*time.Minute + time.Second),
+			want: []string{slotName(topOfTheHour.Add(2 * time.Minute)), slotName(topOfTheHour.Add(time.Minute))}},
+		{name: "every minute, Allow, the record three slots behind: the slots it passes over, so that a Job the cache does not show yet is not reported missed",
+			sj: newSJ(everyMin, lastSchedule(topOfTheHour)), now: topOfTheHour.Add(3*time.Minute + time.Second),
 			want: []string{slotName(topOfTheHour.Add(2 * time.Minute)), slotName(topOfTheHour.Add(time.Minute))}},
 		{name: "every minute, Forbid, an hour behind: the most recent within the window, at most five",
 			sj: newSJ(forbid, everyMin, lastSchedule(thePriorHour)), now: topOfTheHour.Add(time.Second),
