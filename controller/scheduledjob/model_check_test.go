@@ -35,7 +35,8 @@ package scheduledjob
 //     no status said so).
 //   - Refusals: a refused create of a slot (scheduled or backfill) or a run-now token must end in
 //     a JobRejected run in some status, or in a Job created later; a backfill refusal whose request
-//     was replaced or removed afterwards is exempt (the user cancelled it).
+//     was replaced, removed or cancelled (an edit of the schedule or time zone) afterwards is
+//     exempt: the request ended, and asking again runs the slot.
 
 import (
 	"encoding/json"
@@ -415,13 +416,15 @@ func (l *ledger) final(w *modelWorld) {
 			l.checkSlot(w, s)
 		}
 	}
+	// A backfill an edit of the schedule or time zone cancelled ends as the user's removal does.
+	cancelled := sj.Status.Backfill != nil && sj.Status.Backfill.Phase == v1alpha1.BackfillCancelled
 	for s, requests := range l.refusedSlots {
 		if l.rejected[s] || len(l.jobsOf[s]) > 0 {
 			continue
 		}
 		for _, req := range requests {
-			if req != "" && req != "backfill "+sj.Annotations[keys.AnnotationBackfill] {
-				continue // the backfill was replaced or removed after the refusal
+			if req != "" && (req != "backfill "+sj.Annotations[keys.AnnotationBackfill] || cancelled) {
+				continue // the backfill was replaced, removed or cancelled after the refusal
 			}
 			class := "refusal-dropped"
 			if req != "" {
