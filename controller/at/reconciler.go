@@ -137,7 +137,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// At most once: the status read from the cache may predate another process's write of
 		// the Job's name (and the Job may be gone since, by a TTL): the version must be one the
 		// API server has (jobs.Confirmations) before the create.
-		current, err := r.confirmed.Current(ctx, r.APIReader, &at, &v1alpha1.At{})
+		live := &v1alpha1.At{} // read at most once for both questions
+		current, err := r.confirmed.Current(ctx, r.APIReader, &at, live)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -146,7 +147,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		if jobs.TemplateDropped(&at) {
 			// The cache keeps a large command or template as its digest (bounded.go).
-			ok, err := jobs.WithTemplate(ctx, r.APIReader, &at, &v1alpha1.At{}, func(live *v1alpha1.At) {
+			ok, err := jobs.WithTemplate(ctx, r.APIReader, &at, live, func(live *v1alpha1.At) {
 				at.Spec.Command, at.Spec.JobTemplate = live.Spec.Command, live.Spec.JobTemplate
 			})
 			if err != nil {

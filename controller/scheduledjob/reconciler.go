@@ -179,7 +179,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	if len(p.Creates) > 0 {
-		current, err := r.confirmed.Current(ctx, r.APIReader, &sj, &v1alpha1.ScheduledJob{})
+		live := &v1alpha1.ScheduledJob{} // read at most once for both questions
+		current, err := r.confirmed.Current(ctx, r.APIReader, &sj, live)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -192,7 +193,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			// The cache keeps a large template as its digest (bounded.go): read it for the
 			// Jobs, and decide again on the same inputs and time, which gives the same plan
 			// with whole Jobs.
-			ok, err := jobs.WithTemplate(ctx, r.APIReader, &sj, &v1alpha1.ScheduledJob{}, func(live *v1alpha1.ScheduledJob) {
+			ok, err := jobs.WithTemplate(ctx, r.APIReader, &sj, live, func(live *v1alpha1.ScheduledJob) {
 				sj.Spec.JobTemplate = live.Spec.JobTemplate
 			})
 			if err != nil {
