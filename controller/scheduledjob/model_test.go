@@ -146,6 +146,48 @@ type walk struct {
 	tokens int
 	// settling: the end of the walk, without faults.
 	settling bool
+	// off: the kinds of step this walk never takes (swarm testing: a walk without, say, Job
+	// finishes or time steps reaches the combinations its other steps make far more often).
+	off map[int]bool
+	// lateOdds: 1 in how many passes that wrote leave their follow-up pass to the next step
+	// (0: never), as a busy queue does: the step's change and the follow-up are one pass.
+	lateOdds int
+}
+
+// stepKinds are the upper bounds of step's draws (r < bound), one per kind of step.
+var stepKinds = []int{18, 30, 33, 39, 43, 45, 47, 50, 52, 55, 58, 60, 61, 65, 68, 83, 90, 94, 100}
+
+// kindOf is the kind of step a draw r in [0, 100) takes.
+func kindOf(r int) int {
+	for i, bound := range stepKinds {
+		if r < bound {
+			return i
+		}
+	}
+	return len(stepKinds) - 1
+}
+
+// swarm draws the kinds of step a walk leaves out: none in half the walks, else each kind but
+// the short time step with odds 1 in 3.
+func (w *walk) swarm() {
+	w.off = map[int]bool{}
+	if w.rng.IntN(2) == 0 {
+		return
+	}
+	for k := 1; k < len(stepKinds); k++ {
+		if w.rng.IntN(3) == 0 {
+			w.off[k] = true
+		}
+	}
+}
+
+// draw is a step's draw of a kind the walk takes.
+func (w *walk) draw() int {
+	for {
+		if r := w.rng.IntN(100); !w.off[kindOf(r)] {
+			return r
+		}
+	}
 }
 
 // runWalk runs one seeded walk of steps steps and the final check.
@@ -179,8 +221,13 @@ func runWalk(seed uint64, steps int) *walk {
 	w.led.specWrite(w.modelWorld, "created")
 	w.snapshot()
 	w.newProcess()
-	w.log("seed %d: %s, schedule %q, timeZone %q, %s, history %d/%d, runHistoryLimit %v", seed, w.key, sj.Spec.Schedule,
-		ptr.Deref(sj.Spec.TimeZone, ""), sj.Spec.ConcurrencyPolicy, *sj.Spec.SuccessfulJobsHistoryLimit, *sj.Spec.FailedJobsHistoryLimit, ptr.Deref(sj.Spec.RunHistoryLimit, 10))
+	w.swarm()
+	if rng.IntN(2) == 0 {
+		w.lateOdds = 2 + rng.IntN(4)
+	}
+	w.log("seed %d: %s, schedule %q, timeZone %q, %s, history %d/%d, runHistoryLimit %v; steps left out %v, late follow-ups 1 in %d", seed, w.key, sj.Spec.Schedule,
+		ptr.Deref(sj.Spec.TimeZone, ""), sj.Spec.ConcurrencyPolicy, *sj.Spec.SuccessfulJobsHistoryLimit, *sj.Spec.FailedJobsHistoryLimit, ptr.Deref(sj.Spec.RunHistoryLimit, 10),
+		w.offString(), w.lateOdds)
 	w.runPasses()
 	for i := 1; i <= steps && !w.stop; i++ {
 		w.led.step = i
@@ -224,7 +271,7 @@ func (w *walk) step() {
 	n := w.led.step
 	sj := w.sj()
 	say := func(format string, args ...any) { w.log("step %d %s: "+format, append([]any{n, w.at()}, args...)...) }
-	switch r := rng.IntN(100); {
+	switch r := w.draw(); {
 	case r < 18:
 		d := time.Duration(1+rng.IntN(59)) * time.Second
 		say("time +%v", d)
@@ -334,6 +381,15 @@ func (w *walk) step() {
 	w.runPasses()
 }
 
+func (w *walk) offString() []int {
+	out := make([]int, 0, len(w.off))
+	for k := range w.off {
+		out = append(out, stepKinds[k])
+	}
+	sort.Ints(out)
+	return out
+}
+
 func setAnnotation(sj *v1alpha1.ScheduledJob, k, v string) {
 	if sj.Annotations == nil {
 		sj.Annotations = map[string]string{}
@@ -412,6 +468,11 @@ func (w *walk) runPasses() {
 			w.wakeAt = time.Time{}
 		}
 		if err == nil && !wrote && !soon {
+			return
+		}
+		if err == nil && wrote && !soon && !w.settling && w.lateOdds > 0 && w.rng.IntN(w.lateOdds) == 0 {
+			w.log("    the follow-up pass is late: the next step comes first")
+			w.wakeAt = w.clock.Now()
 			return
 		}
 		if soon {

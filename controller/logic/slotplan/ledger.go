@@ -170,6 +170,24 @@ func addNotRun(st *v1alpha1.ScheduledJobStatus, next func(time.Time) time.Time, 
 	boundNotRun(st)
 }
 
+// sealNotRun keeps only the ends of each range of status.notRun when the schedule or its time
+// zone changes. A range's inside was judged by the schedule in force when it grew (no slot of
+// that schedule between two records); read by another schedule, it would name that schedule's
+// slots, which may have run (and a backfill would run them again). Its ends are slots that got no
+// Job. Each inner slot falls to the ledger's other records: at or before lastScheduleTime it
+// counts as run, after it as due. Past maxNotRun the oldest ends go, as any range does.
+func sealNotRun(st *v1alpha1.ScheduledJobStatus) {
+	var sealed []v1alpha1.SlotRange
+	for _, r := range st.NotRun {
+		sealed = append(sealed, v1alpha1.SlotRange{First: r.Last, Last: r.Last, Reason: r.Reason})
+		if !r.First.Equal(&r.Last) {
+			sealed = append(sealed, v1alpha1.SlotRange{First: r.First, Last: r.First, Reason: r.Reason})
+		}
+	}
+	st.NotRun = sealed
+	boundNotRun(st)
+}
+
 // dropNotRun takes slot out of status.notRun: its Job exists (a refused slot tried again), and a
 // slot the ledger lists would be run again by a backfill.
 func dropNotRun(st *v1alpha1.ScheduledJobStatus, slot time.Time) {

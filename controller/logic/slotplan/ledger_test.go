@@ -20,6 +20,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
+	"github.com/platform-operators/platform-operators/controller/logic/slots"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -494,4 +495,45 @@ func setAnnotation(sj *v1alpha1.ScheduledJob, k, v string) {
 		sj.Annotations = map[string]string{}
 	}
 	sj.Annotations[k] = v
+}
+
+// A range of status.notRun grows across the gaps of the schedule in force: under */15 a skip at
+// 10:15 continues one at 10:02 (no */15 slot between). Read under */1 again, its inside would
+// say that 10:03..10:14 got no Job, and a backfill would run 10:03 a second time (the model, seed
+// 20). An edit of the schedule or time zone keeps only each range's ends.
+func TestAnEditOfTheScheduleKeepsOnlyTheEndsOfNotRunRanges(t *testing.T) {
+	skipped := v1alpha1.SlotRange{First: metav1.NewTime(minutes(topOfTheHour, 2)), Last: metav1.NewTime(minutes(topOfTheHour, 15)), Reason: ReasonJobAlreadyActive}
+	edited := func(schedule string) *v1alpha1.ScheduledJob {
+		sj := newSJ(spec(schedule), lastSchedule(minutes(topOfTheHour, 19)), observedSchedule(" */15 * * * *", minutes(topOfTheHour, 4)))
+		sj.Status.NotRun = []v1alpha1.SlotRange{skipped}
+		return sj
+	}
+	now := minutes(topOfTheHour, 20).Add(30 * time.Second)
+	for _, tc := range []struct {
+		name string
+		sj   *v1alpha1.ScheduledJob
+		want map[int]SlotState // minute of the hour → its state after the pass
+	}{
+		{"the schedule edited back to every minute", edited("*/1 * * * *"),
+			map[int]SlotState{2: SlotNotRun, 3: SlotCreated, 10: SlotCreated, 14: SlotCreated, 15: SlotNotRun}},
+		{"the time zone edited", func() *v1alpha1.ScheduledJob {
+			sj := edited("*/15 * * * *")
+			sj.Spec.TimeZone = ptr.To("Asia/Kolkata")
+			return sj
+		}(), map[int]SlotState{2: SlotNotRun, 3: SlotCreated, 15: SlotNotRun}},
+		{"no edit: the range holds", func() *v1alpha1.ScheduledJob {
+			sj := edited("*/15 * * * *")
+			sj.Status.ObservedSchedule = slots.Observed(sj)
+			return sj
+		}(), map[int]SlotState{2: SlotNotRun, 3: SlotNotRun, 15: SlotNotRun}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Decide(tc.sj, nil, now, noneDeleted, 0)
+			for m, want := range tc.want {
+				if got := slotLedger(tc.sj, &p.Status, nil, minutes(topOfTheHour, m)).State; got != want {
+					t.Errorf("10:%02d is %v, want %v (notRun %+v)", m, got, want, p.Status.NotRun)
+				}
+			}
+		})
+	}
 }

@@ -464,6 +464,7 @@ func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p
 	since, edited := slots.ObservedSince(sj, now)
 	if edited {
 		passOverEdited(sj, now, p)
+		sealNotRun(st)
 	}
 	st.ObservedSchedule, st.ObservedScheduleTime = slots.Observed(sj), &since
 	// An @every entry counts its slots from the minute the schedules were first seen (creation,
