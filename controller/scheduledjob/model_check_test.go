@@ -48,6 +48,8 @@ import (
 
 	"github.com/robfig/cron/v3"
 	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
@@ -292,6 +294,7 @@ func (l *ledger) afterPass(w *modelWorld, sj *v1alpha1.ScheduledJob, js []batchv
 			l.bfBound[bf.Request] = int(bf.Slots)
 		}
 	}
+	l.readyTrue(w, st)
 	activeAfter := modelUnfinished(js, "")
 	// The ledger's lasting record of refused slots (status.runs keeps only runHistoryLimit).
 	l.notRun = append(l.notRun, st.NotRun...)
@@ -323,6 +326,29 @@ func (l *ledger) afterPass(w *modelWorld, sj *v1alpha1.ScheduledJob, js []batchv
 		}
 	}
 	l.createdInPass = false
+}
+
+// readyTrue checks what Ready=False JobRejected claims: the newest scheduled slot whose Job the
+// API server refused has no recorded run after it (a refused run-now or backfill Job leaves
+// Ready alone; the pass that records a later slot's Job sets it back).
+func (l *ledger) readyTrue(w *modelWorld, st v1alpha1.ScheduledJobStatus) {
+	c := meta.FindStatusCondition(st.Conditions, slotplan.ConditionReady)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != slotplan.ReasonJobRejected {
+		return
+	}
+	newest := int64(-1)
+	for s, requests := range l.refusedSlots {
+		if slices.Contains(requests, "") && s > newest {
+			newest = s
+		}
+	}
+	switch {
+	case newest < 0:
+		l.violate("false-ready-JobRejected", "Ready is False, JobRejected, but the API server refused no scheduled slot's Job: %q", c.Message)
+	case st.LastScheduleTime != nil && st.LastScheduleTime.Unix() > newest:
+		l.violate("false-ready-JobRejected", "Ready is False, JobRejected, but slot %s ran after the newest refused slot %s: %q",
+			fmtT(w, st.LastScheduleTime.Time), fmtT(w, time.Unix(newest, 0)), c.Message)
+	}
 }
 
 // event reads an Event the Reconciler sent.

@@ -155,7 +155,7 @@ type walk struct {
 }
 
 // stepKinds are the upper bounds of step's draws (r < bound), one per kind of step.
-var stepKinds = []int{18, 30, 33, 39, 43, 45, 47, 50, 52, 55, 58, 60, 61, 65, 68, 83, 90, 94, 100}
+var stepKinds = []int{18, 30, 33, 39, 43, 45, 47, 50, 52, 55, 58, 60, 61, 65, 68, 83, 90, 94, 96, 100}
 
 // kindOf is the kind of step a draw r in [0, 100) takes.
 func kindOf(r int) int {
@@ -374,11 +374,31 @@ func (w *walk) step() {
 	case r < 94:
 		say("the manager process %d dies (a new one starts)", w.proc.id)
 		w.newProcess()
+	case r < 96:
+		say("a restore writes a status the schema admits: %s", w.restorePart())
 	default:
 		say("nothing happens")
 	}
 	w.snapshot()
 	w.runPasses()
+}
+
+// restorePart writes, as a backup restore or a user with the status subresource may, a status
+// the CRD's schema admits that the steps cannot read as it is (every status field is optional):
+// a running backfill without its range, or an active entry without a name.
+func (w *walk) restorePart() string {
+	sj := w.sj()
+	what := "an active entry without a name"
+	if bf := sj.Status.Backfill; bf != nil && bf.Phase == v1alpha1.BackfillRunning && w.rng.IntN(2) == 0 {
+		bf.From, bf.To, bf.StartTime = nil, nil, nil
+		what = "the running backfill without from, to and startTime"
+	} else {
+		sj.Status.Active = append(sj.Status.Active, corev1.ObjectReference{Kind: "Job", Namespace: sj.Namespace})
+	}
+	if err := w.api.Status().Update(w.ctx, sj); err != nil {
+		panic(err)
+	}
+	return what
 }
 
 func (w *walk) offString() []int {
