@@ -32,8 +32,13 @@ type Fence struct {
 	// validFor is how long after a successful acquire or renew writes may pass.
 	validFor time.Duration
 
+	// OnLost, when set, is called once, with the other holder's identity, when this replica
+	// reads the Lease held by another after its own right to write ran out (see lock.Get).
+	OnLost func(holder string)
+
 	mu      sync.Mutex
 	renewed time.Time // when the last successful acquire/renew was sent; zero: never
+	lost    bool      // OnLost was called
 }
 
 // New returns a Fence that lets writes pass for validFor (the renew deadline) after the last
@@ -47,6 +52,21 @@ func (f *Fence) Held() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return !f.renewed.IsZero() && f.clock.Since(f.renewed) < f.validFor
+}
+
+// lostTo calls OnLost once holder, another replica, is seen holding the Lease while this one,
+// which held it, has not renewed it within validFor: another replica can take the Lease only
+// after it expired, so this replica has lost it for good.
+func (f *Fence) lostTo(holder string) {
+	f.mu.Lock()
+	fire := f.OnLost != nil && !f.lost && !f.renewed.IsZero() && f.clock.Since(f.renewed) >= f.validFor
+	if fire {
+		f.lost = true
+	}
+	f.mu.Unlock()
+	if fire {
+		f.OnLost(holder)
+	}
 }
 
 func (f *Fence) renewedAt(t time.Time) {
@@ -67,6 +87,18 @@ func (f *Fence) Lock(l resourcelock.Interface) resourcelock.Interface {
 type lock struct {
 	resourcelock.Interface
 	f *Fence
+}
+
+// Get reads the Lease. A replica woken after a freeze past the Lease (SIGSTOP, a stalled node)
+// that finds another holder has lost it: client-go's elector would go on trying to renew for a
+// whole renew deadline before it gives up, its writes refused by the fence meanwhile; OnLost
+// ends that at the first read.
+func (l *lock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
+	rec, raw, err := l.Interface.Get(ctx)
+	if err == nil && rec != nil && rec.HolderIdentity != "" && rec.HolderIdentity != l.Identity() {
+		l.f.lostTo(rec.HolderIdentity)
+	}
+	return rec, raw, err
 }
 
 func (l *lock) Create(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {

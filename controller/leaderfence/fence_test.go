@@ -125,3 +125,59 @@ func TestAFencedClientRefusesWritesButNotReadsOrReviews(t *testing.T) {
 		t.Errorf("a SelfSubjectAccessReview (the RBAC self-check, asked by every replica) was refused")
 	}
 }
+
+// holderLock is a Lease lock whose record names holder, as this replica with identity "me" reads it.
+type holderLock struct {
+	fakeLock
+	holder string
+}
+
+func (l *holderLock) Get(context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
+	return &resourcelock.LeaderElectionRecord{HolderIdentity: l.holder}, nil, nil
+}
+func (l *holderLock) Identity() string { return "me" }
+
+// A replica frozen past the Lease that reads another holder when it runs again has lost the
+// Lease: OnLost ends it then, not a renew deadline of refused writes later. Nothing else does:
+// not a standby that never held it, not its own renewals, not a slow renewal while it still holds
+// the record.
+func TestAReplicaThatFindsAnotherHolderAfterItsFenceRanOutHasLost(t *testing.T) {
+	const renewDeadline = 70 * time.Second
+	for _, tc := range []struct {
+		name   string
+		held   bool          // acquired once
+		after  time.Duration // since the last renewal
+		holder string
+		want   []string // OnLost calls over two reads
+	}{
+		{"frozen past the Lease, another holds it", true, 97 * time.Second, "other", []string{"other"}},
+		{"right at the renew deadline, another holds it", true, renewDeadline, "other", []string{"other"}},
+		{"within the renew deadline: still ours to renew", true, renewDeadline - time.Second, "other", nil},
+		{"past the deadline, still our record (a slow API server)", true, 97 * time.Second, "me", nil},
+		{"past the deadline, released (no holder)", true, 97 * time.Second, "", nil},
+		{"a standby that never held it", false, 97 * time.Second, "other", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := clocktesting.NewFakeClock(time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC))
+			f := New(clk, renewDeadline)
+			var calls []string
+			f.OnLost = func(holder string) { calls = append(calls, holder) }
+			hl := &holderLock{holder: tc.holder}
+			l := f.Lock(hl)
+			if tc.held {
+				if err := l.Update(context.Background(), resourcelock.LeaderElectionRecord{HolderIdentity: "me"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			clk.Step(tc.after)
+			for range 2 {
+				if _, _, err := l.Get(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(calls) != len(tc.want) || (len(calls) > 0 && calls[0] != tc.want[0]) {
+				t.Errorf("OnLost calls %v, want %v", calls, tc.want)
+			}
+		})
+	}
+}

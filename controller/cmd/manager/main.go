@@ -620,6 +620,12 @@ func fenceWrites(cfg *rest.Config, opts *ctrl.Options) error {
 		ns = strings.TrimSpace(string(b))
 	}
 	fence := leaderfence.New(clock.RealClock{}, *opts.RenewDeadline)
+	// As controller-runtime does when its elector gives up: no graceful stop (this replica may no
+	// longer write), exit non-zero, and start again as a standby.
+	fence.OnLost = func(holder string) {
+		ctrl.Log.WithName("leaderelection").Error(leaderfence.ErrLeaseLost, "leader election lost: another replica holds the Lease", "holder", holder)
+		os.Exit(1)
+	}
 	lock, err := fence.NewLeaseLock(cfg, ns, opts.LeaderElectionID, *opts.RenewDeadline)
 	if err != nil {
 		return err
