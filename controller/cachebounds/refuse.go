@@ -19,10 +19,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
-// UndeclaredError is what a cache built here answers a Get, List, GetInformer,
-// GetInformerForKind or IndexField of a kind its inventory does not declare: no informer is
-// started, so a tenant's objects of that kind never reach memory, and the caller (a reconcile,
-// a watch at start) fails loudly instead of reading empty objects.
+// UndeclaredError is what a cache built here answers a GetInformer, GetInformerForKind or
+// IndexField of a kind its inventory does not declare: no informer is started, so a tenant's
+// objects of that kind never reach memory, and the caller (a watch at start) fails loudly instead
+// of reading empty objects. A Get or List of such a kind gets controller-runtime's
+// ErrResourceNotCached: the caches built here read only kinds that have an informer
+// (cache.Options.ReaderFailOnMissingInformer), and start informers of declared kinds only.
 type UndeclaredError struct {
 	// Cache is the inventory's name; Kind the form and GroupVersionKind asked for.
 	Cache, Kind string
@@ -32,10 +34,12 @@ func (e *UndeclaredError) Error() string {
 	return fmt.Sprintf("cache %s refuses %s: the kind is not declared in its inventory (controller/cachebounds), so it has no bound; declare it with its bound, or read it from the API (APIReader)", e.Cache, e.Kind)
 }
 
-// IsUndeclared reports whether err is (or wraps) an UndeclaredError.
+// IsUndeclared reports whether err is (or wraps) a cache's refusal of a kind it has no informer
+// for: an UndeclaredError, or the ErrResourceNotCached of a Get or List.
 func IsUndeclared(err error) bool {
 	var u *UndeclaredError
-	return errors.As(err, &u)
+	var n *cache.ErrResourceNotCached
+	return errors.As(err, &u) || errors.As(err, &n)
 }
 
 // form is how a cache holds a kind: controller-runtime keeps a separate informer for the typed,
@@ -89,7 +93,7 @@ func Bounded(c cache.Cache) bool {
 }
 
 // New builds a cache from the inventory: only its kinds, each through its bound; any other kind
-// is refused (UndeclaredError).
+// is refused. A kind is read (Get, List) once its informer was asked for (GetInformer: a watch).
 func New(cfg *rest.Config, inv Inventory, base cache.Options) (cache.Cache, error) {
 	rec := &record{}
 	opts, err := options(inv, base, rec)
@@ -101,9 +105,10 @@ func New(cfg *rest.Config, inv Inventory, base cache.Options) (cache.Cache, erro
 
 // ManagerOptions sets the manager's cache from the inventory: opts.Cache from base and the
 // inventory's kinds (as New), and opts.NewCache to build it as a cache that refuses any kind the
-// inventory does not declare. The manager's client reads through that cache, so a controller
-// reading or watching an undeclared kind gets an UndeclaredError (a reconcile fails and backs off;
-// a watch fails the manager's start) rather than a tenant's objects whole or empty ones.
+// inventory does not declare, with the informer of every declared kind asked for at once (they
+// start with the cache). The manager's client reads through that cache, so a controller reading
+// or watching an undeclared kind gets an error (a reconcile fails and backs off; a watch fails
+// the manager's start) rather than a tenant's objects whole or empty ones.
 func ManagerOptions(inv Inventory, base cache.Options, opts *manager.Options) error {
 	rec := &record{}
 	co, err := options(inv, base, rec)
@@ -112,7 +117,15 @@ func ManagerOptions(inv Inventory, base cache.Options, opts *manager.Options) er
 	}
 	opts.Cache = co
 	opts.NewCache = func(cfg *rest.Config, co cache.Options) (cache.Cache, error) {
-		return newBounded(cfg, inv, co, rec)
+		c, err := newBounded(cfg, inv, co, rec)
+		for i := 0; err == nil && i < len(inv.Kinds); i++ {
+			// Before the start this only registers the informer.
+			_, err = c.GetInformer(context.Background(), inv.Kinds[i].Object, cache.BlockUntilSynced(false))
+		}
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
 	}
 	return nil
 }
@@ -177,22 +190,6 @@ func (b *bounded) refuseKey(key, goType string) error {
 	}
 	b.mu.Unlock()
 	return &UndeclaredError{Cache: b.name, Kind: key}
-}
-
-// Get implements client.Reader for declared kinds only.
-func (b *bounded) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if err := b.refuse(obj); err != nil {
-		return err
-	}
-	return b.Cache.Get(ctx, key, obj, opts...)
-}
-
-// List implements client.Reader for declared kinds only.
-func (b *bounded) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	if err := b.refuse(list); err != nil {
-		return err
-	}
-	return b.Cache.List(ctx, list, opts...)
 }
 
 // GetInformer starts or returns the informer of a declared kind only.
