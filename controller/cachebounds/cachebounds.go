@@ -50,12 +50,11 @@ type Inventory struct {
 }
 
 // options returns base with the inventory's kinds as its ByObject, Identity as the default
-// transform (a second line behind the refusal of undeclared kinds: New, ManagerOptions), reads
-// of a kind with no informer failing (ReaderFailOnMissingInformer), and a NewInformer that
-// records each informer built into rec (Built) and bounds its watches (boundWatches). base must
-// set neither ByObject nor DefaultTransform: everything a cache holds goes through the
-// inventory. Unexported: options alone would build a cache that starts undeclared informers; New
-// and ManagerOptions refuse them.
+// transform (a second line behind the refusal of undeclared kinds), ReaderFailOnMissingInformer,
+// and a NewInformer that records each informer built into rec (Built) and bounds its watches
+// (boundWatches). base must set neither ByObject nor DefaultTransform: everything a cache holds
+// goes through the inventory. Unexported: options alone would build a cache that starts
+// undeclared informers; New and ManagerOptions refuse them.
 func options(inv Inventory, base cache.Options, rec *record) (cache.Options, error) {
 	if len(base.ByObject) > 0 || base.DefaultTransform != nil {
 		return base, fmt.Errorf("cache %s: ByObject and DefaultTransform come from its inventory (cachebounds.Kind), not the options", inv.Name)

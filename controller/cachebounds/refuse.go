@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,11 +19,9 @@ import (
 )
 
 // UndeclaredError is what a cache built here answers a GetInformer, GetInformerForKind or
-// IndexField of a kind its inventory does not declare: no informer is started, so a tenant's
-// objects of that kind never reach memory, and the caller (a watch at start) fails loudly instead
-// of reading empty objects. A Get or List of such a kind gets controller-runtime's
-// ErrResourceNotCached: the caches built here read only kinds that have an informer
-// (cache.Options.ReaderFailOnMissingInformer), and start informers of declared kinds only.
+// IndexField of a kind its inventory does not declare (a Get or List of one gets
+// controller-runtime's ErrResourceNotCached): no informer is started, so a tenant's objects of
+// that kind never reach memory, and the caller fails loudly instead of reading empty objects.
 type UndeclaredError struct {
 	// Cache is the inventory's name; Kind the form and GroupVersionKind asked for.
 	Cache, Kind string
@@ -56,7 +53,7 @@ const (
 
 func formOf(o runtime.Object) form {
 	switch o.(type) {
-	case *metav1.PartialObjectMetadata, *metav1.PartialObjectMetadataList:
+	case *metav1.PartialObjectMetadata:
 		return metadataOnly
 	case runtime.Unstructured:
 		return unstructuredOf
@@ -66,7 +63,6 @@ func formOf(o runtime.Object) form {
 
 // kindKey names a form of a kind: "typed /v1, Kind=Secret".
 func kindKey(f form, gvk schema.GroupVersionKind) string {
-	gvk.Kind = strings.TrimSuffix(gvk.Kind, "List")
 	return string(f) + " " + gvk.String()
 }
 
@@ -105,10 +101,9 @@ func New(cfg *rest.Config, inv Inventory, base cache.Options) (cache.Cache, erro
 
 // ManagerOptions sets the manager's cache from the inventory: opts.Cache from base and the
 // inventory's kinds (as New), and opts.NewCache to build it as a cache that refuses any kind the
-// inventory does not declare, with the informer of every declared kind asked for at once (they
-// start with the cache). The manager's client reads through that cache, so a controller reading
-// or watching an undeclared kind gets an error (a reconcile fails and backs off; a watch fails
-// the manager's start) rather than a tenant's objects whole or empty ones.
+// inventory does not declare, with every declared kind's informer asked for at once. A controller
+// reading or watching an undeclared kind through it gets an error (a reconcile fails and backs
+// off; a watch fails the manager's start), not a tenant's objects whole or empty ones.
 func ManagerOptions(inv Inventory, base cache.Options, opts *manager.Options) error {
 	rec := &record{}
 	co, err := options(inv, base, rec)
@@ -118,14 +113,10 @@ func ManagerOptions(inv Inventory, base cache.Options, opts *manager.Options) er
 	opts.Cache = co
 	opts.NewCache = func(cfg *rest.Config, co cache.Options) (cache.Cache, error) {
 		c, err := newBounded(cfg, inv, co, rec)
-		for i := 0; err == nil && i < len(inv.Kinds); i++ {
-			// Before the start this only registers the informer.
+		for i := 0; err == nil && i < len(inv.Kinds); i++ { // before the start, only registered
 			_, err = c.GetInformer(context.Background(), inv.Kinds[i].Object, cache.BlockUntilSynced(false))
 		}
-		if err != nil {
-			return nil, err
-		}
-		return c, nil
+		return c, err
 	}
 	return nil
 }
