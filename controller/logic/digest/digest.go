@@ -1,9 +1,6 @@
-// Package digest is the one form in which the manager keeps a value it drops for size: "sha256:"
-// and the hex SHA-256 (a cache's large label or annotation value or Job template, a ScheduledJob's
-// overlong backfill request). Two values with the same digest are, for every purpose here, equal.
-//
-// It is pure and imports only the standard library, so the caches (controller/cachebounds,
-// controller/jobs) and the floor (controller/logic/slotplan) share it.
+// Package digest is the one form in which the manager keeps a value too large to keep: a cache's
+// label or annotation value or Job template, an overlong backfill request. It is pure: it imports
+// only the standard library, so the caches and the floor (controller/logic) share it.
 package digest
 
 import (
