@@ -1,8 +1,6 @@
 package cachebounds
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"reflect"
@@ -21,6 +19,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/digest"
 )
 
 // MaxObjectBytes is what one cached object may cost at most, serialized, whatever a tenant
@@ -51,8 +50,8 @@ type Inventory struct {
 }
 
 // options returns base with the inventory's kinds as its ByObject, Identity as the default
-// transform (a second line behind the refusal of undeclared kinds: New, ManagerOptions), and a
-// NewInformer that records each informer built into rec (Built) and bounds its watches
+// transform (a second line behind the refusal of undeclared kinds), ReaderFailOnMissingInformer,
+// and a NewInformer that records each informer built into rec (Built) and bounds its watches
 // (boundWatches). base must set neither ByObject nor DefaultTransform: everything a cache holds
 // goes through the inventory. Unexported: options alone would build a cache that starts
 // undeclared informers; New and ManagerOptions refuse them.
@@ -80,6 +79,7 @@ func options(inv Inventory, base cache.Options, rec *record) (cache.Options, err
 		return base, err
 	}
 	base.DefaultTransform = Identity
+	base.ReaderFailOnMissingInformer = true
 	next := base.NewInformer
 	if next == nil {
 		next = toolscache.NewSharedIndexInformer
@@ -199,7 +199,7 @@ func isMetadata(o runtime.Object) bool {
 }
 
 // maxKeptValue bounds a label or annotation value BoundedMeta keeps: a longer one is kept as its
-// digest (Digest), which still tells two values apart.
+// digest (digest.Of), which still tells two values apart.
 const maxKeptValue = 1024
 
 // maxKeptKeys bounds how many keys of ours BoundedMeta keeps (labels and annotations each).
@@ -247,16 +247,14 @@ func ours(m map[string]string, read []string) map[string]string {
 	return out
 }
 
-// BoundedValue is v, or its Digest when v is longer than maxKeptValue bytes.
+// BoundedValue is v, or its digest (digest.Of) when v is longer than maxKeptValue bytes.
 func BoundedValue(v string) string {
 	if len(v) <= maxKeptValue {
 		return v
 	}
-	return Digest([]byte(v))
+	return digest.Of([]byte(v))
 }
 
-// Digest is the digest a cache keeps in place of what it drops: "sha256:" and the hex SHA-256.
-func Digest(b []byte) string {
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
+// Digest is digest.Of, the digest a cache keeps in place of what it drops (controller/jobs calls
+// it here).
+func Digest(b []byte) string { return digest.Of(b) }

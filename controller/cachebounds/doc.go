@@ -7,11 +7,12 @@
 // how large a cached object is nor, where the cache is selected on a key of ours, how many there
 // are. So every declared kind has a Transform to a bounded form (and, where it can, a label
 // selector on a key only the manager may set); a kind with no Transform is refused when the
-// cache is built; and a kind nobody declared is refused by the cache itself (UndeclaredError from
-// Get, List, GetInformer, GetInformerForKind and IndexField; no informer starts), so a controller
-// reading a new kind through the cache-backed client fails loudly instead of caching a tenant's
-// objects, and the refusal is recorded for the enumerating test in controller/cmd/manager
-// (TestEveryInformerTheManagerStartsIsBounded). New and ManagerOptions are the only ways to build
+// cache is built; and a kind nobody declared is refused by the cache itself, no informer started
+// (UndeclaredError from GetInformer, GetInformerForKind and IndexField, recorded for the
+// enumerating test TestEveryInformerTheManagerStartsIsBounded in controller/cmd/manager;
+// controller-runtime's ErrResourceNotCached from Get and List, ReaderFailOnMissingInformer;
+// IsUndeclared tells both), so a controller reading a new kind through the cache-backed client
+// fails loudly instead of caching a tenant's objects. New and ManagerOptions are the only ways to build
 // such a cache; should an informer of an undeclared kind start some other way, it keeps only each
 // object's identity (Identity).
 //

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,10 +18,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
-// UndeclaredError is what a cache built here answers a Get, List, GetInformer,
-// GetInformerForKind or IndexField of a kind its inventory does not declare: no informer is
-// started, so a tenant's objects of that kind never reach memory, and the caller (a reconcile,
-// a watch at start) fails loudly instead of reading empty objects.
+// UndeclaredError is what a cache built here answers a GetInformer, GetInformerForKind or
+// IndexField of a kind its inventory does not declare (a Get or List of one gets
+// controller-runtime's ErrResourceNotCached): no informer is started, so a tenant's objects of
+// that kind never reach memory, and the caller fails loudly instead of reading empty objects.
 type UndeclaredError struct {
 	// Cache is the inventory's name; Kind the form and GroupVersionKind asked for.
 	Cache, Kind string
@@ -32,10 +31,12 @@ func (e *UndeclaredError) Error() string {
 	return fmt.Sprintf("cache %s refuses %s: the kind is not declared in its inventory (controller/cachebounds), so it has no bound; declare it with its bound, or read it from the API (APIReader)", e.Cache, e.Kind)
 }
 
-// IsUndeclared reports whether err is (or wraps) an UndeclaredError.
+// IsUndeclared reports whether err is (or wraps) a cache's refusal of a kind it has no informer
+// for: an UndeclaredError, or the ErrResourceNotCached of a Get or List.
 func IsUndeclared(err error) bool {
 	var u *UndeclaredError
-	return errors.As(err, &u)
+	var n *cache.ErrResourceNotCached
+	return errors.As(err, &u) || errors.As(err, &n)
 }
 
 // form is how a cache holds a kind: controller-runtime keeps a separate informer for the typed,
@@ -52,7 +53,7 @@ const (
 
 func formOf(o runtime.Object) form {
 	switch o.(type) {
-	case *metav1.PartialObjectMetadata, *metav1.PartialObjectMetadataList:
+	case *metav1.PartialObjectMetadata:
 		return metadataOnly
 	case runtime.Unstructured:
 		return unstructuredOf
@@ -62,7 +63,6 @@ func formOf(o runtime.Object) form {
 
 // kindKey names a form of a kind: "typed /v1, Kind=Secret".
 func kindKey(f form, gvk schema.GroupVersionKind) string {
-	gvk.Kind = strings.TrimSuffix(gvk.Kind, "List")
 	return string(f) + " " + gvk.String()
 }
 
@@ -89,7 +89,7 @@ func Bounded(c cache.Cache) bool {
 }
 
 // New builds a cache from the inventory: only its kinds, each through its bound; any other kind
-// is refused (UndeclaredError).
+// is refused. A kind is read (Get, List) once its informer was asked for (GetInformer: a watch).
 func New(cfg *rest.Config, inv Inventory, base cache.Options) (cache.Cache, error) {
 	rec := &record{}
 	opts, err := options(inv, base, rec)
@@ -101,9 +101,9 @@ func New(cfg *rest.Config, inv Inventory, base cache.Options) (cache.Cache, erro
 
 // ManagerOptions sets the manager's cache from the inventory: opts.Cache from base and the
 // inventory's kinds (as New), and opts.NewCache to build it as a cache that refuses any kind the
-// inventory does not declare. The manager's client reads through that cache, so a controller
-// reading or watching an undeclared kind gets an UndeclaredError (a reconcile fails and backs off;
-// a watch fails the manager's start) rather than a tenant's objects whole or empty ones.
+// inventory does not declare, with every declared kind's informer asked for at once. A controller
+// reading or watching an undeclared kind through it gets an error (a reconcile fails and backs
+// off; a watch fails the manager's start), not a tenant's objects whole or empty ones.
 func ManagerOptions(inv Inventory, base cache.Options, opts *manager.Options) error {
 	rec := &record{}
 	co, err := options(inv, base, rec)
@@ -112,7 +112,11 @@ func ManagerOptions(inv Inventory, base cache.Options, opts *manager.Options) er
 	}
 	opts.Cache = co
 	opts.NewCache = func(cfg *rest.Config, co cache.Options) (cache.Cache, error) {
-		return newBounded(cfg, inv, co, rec)
+		c, err := newBounded(cfg, inv, co, rec)
+		for i := 0; err == nil && i < len(inv.Kinds); i++ { // before the start, only registered
+			_, err = c.GetInformer(context.Background(), inv.Kinds[i].Object, cache.BlockUntilSynced(false))
+		}
+		return c, err
 	}
 	return nil
 }
@@ -177,22 +181,6 @@ func (b *bounded) refuseKey(key, goType string) error {
 	}
 	b.mu.Unlock()
 	return &UndeclaredError{Cache: b.name, Kind: key}
-}
-
-// Get implements client.Reader for declared kinds only.
-func (b *bounded) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if err := b.refuse(obj); err != nil {
-		return err
-	}
-	return b.Cache.Get(ctx, key, obj, opts...)
-}
-
-// List implements client.Reader for declared kinds only.
-func (b *bounded) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	if err := b.refuse(list); err != nil {
-		return err
-	}
-	return b.Cache.List(ctx, list, opts...)
 }
 
 // GetInformer starts or returns the informer of a declared kind only.

@@ -6,12 +6,15 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
 // calls is a cache that records what reached it (and starts nothing).
@@ -22,14 +25,6 @@ type calls struct {
 
 func (c *calls) Start(ctx context.Context) error { <-ctx.Done(); return nil }
 func (c *calls) note(op string, o any)           { c.got = append(c.got, fmt.Sprintf("%s %T", op, o)) }
-func (c *calls) Get(_ context.Context, _ client.ObjectKey, o client.Object, _ ...client.GetOption) error {
-	c.note("get", o)
-	return nil
-}
-func (c *calls) List(_ context.Context, o client.ObjectList, _ ...client.ListOption) error {
-	c.note("list", o)
-	return nil
-}
 func (c *calls) GetInformer(_ context.Context, o client.Object, _ ...cache.InformerGetOption) (cache.Informer, error) {
 	c.note("informer", o)
 	return nil, nil
@@ -58,9 +53,9 @@ func unstructuredListOf(gvk schema.GroupVersionKind) *unstructured.UnstructuredL
 	return u
 }
 
-// A cache built here answers only for the kinds, in the form, its inventory declares: every
-// other request is refused before it reaches the cache below (which would start an informer),
-// with an error that names the kind, and is recorded once for the enumerating test.
+// A cache built here starts informers only for the kinds, in the form, its inventory declares:
+// every other request for one is refused before it reaches the cache below (which would start
+// it), with an error that names the kind, and is recorded once for the enumerating test.
 func TestAnUndeclaredKindIsRefused(t *testing.T) {
 	secrets := corev1.SchemeGroupVersion.WithKind("Secret")
 	pods := corev1.SchemeGroupVersion.WithKind("Pod")
@@ -74,20 +69,12 @@ func TestAnUndeclaredKindIsRefused(t *testing.T) {
 		do   func(c cache.Cache) error
 	}
 	allowed := []request{
-		{"get of a declared kind", func(c cache.Cache) error { return c.Get(ctx, client.ObjectKey{Name: "x"}, &corev1.Secret{}) }},
-		{"list of a declared kind", func(c cache.Cache) error { return c.List(ctx, &corev1.SecretList{}) }},
 		{"informer of a declared kind", func(c cache.Cache) error { _, err := c.GetInformer(ctx, &corev1.Secret{}); return err }},
 		{"informer of a declared kind by its GroupVersionKind", func(c cache.Cache) error { _, err := c.GetInformerForKind(ctx, secrets); return err }},
 		{"index of a declared kind", func(c cache.Cache) error { return c.IndexField(ctx, &corev1.Secret{}, "f", nil) }},
-		{"metadata of a kind declared as metadata", func(c cache.Cache) error {
-			l := &metav1.PartialObjectMetadataList{}
-			l.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
-			return c.List(ctx, l)
-		}},
+		{"metadata of a kind declared as metadata", func(c cache.Cache) error { _, err := c.GetInformer(ctx, metadataOf(pods)); return err }},
 	}
 	refused := []request{
-		{"get of an undeclared kind", func(c cache.Cache) error { return c.Get(ctx, client.ObjectKey{Name: "x"}, &corev1.ConfigMap{}) }},
-		{"list of an undeclared kind", func(c cache.Cache) error { return c.List(ctx, &corev1.ConfigMapList{}) }},
 		{"informer of an undeclared kind", func(c cache.Cache) error { _, err := c.GetInformer(ctx, &corev1.Event{}); return err }},
 		{"informer of an undeclared kind by its GroupVersionKind", func(c cache.Cache) error {
 			_, err := c.GetInformerForKind(ctx, corev1.SchemeGroupVersion.WithKind("Event"))
@@ -96,10 +83,13 @@ func TestAnUndeclaredKindIsRefused(t *testing.T) {
 		{"index of an undeclared kind", func(c cache.Cache) error { return c.IndexField(ctx, &corev1.ServiceAccount{}, "f", nil) }},
 		// A transform written for the typed form leaves another form whole.
 		{"a declared kind read unstructured", func(c cache.Cache) error {
-			return c.List(ctx, unstructuredListOf(corev1.SchemeGroupVersion.WithKind("SecretList")))
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(secrets)
+			_, err := c.GetInformer(ctx, u)
+			return err
 		}},
 		{"a declared kind read as metadata", func(c cache.Cache) error { _, err := c.GetInformer(ctx, metadataOf(secrets)); return err }},
-		{"a kind declared as metadata read typed", func(c cache.Cache) error { return c.List(ctx, &corev1.PodList{}) }},
+		{"a kind declared as metadata read typed", func(c cache.Cache) error { return c.IndexField(ctx, &corev1.Pod{}, "f", nil) }},
 		{"a kind declared as metadata by its GroupVersionKind (typed)", func(c cache.Cache) error { _, err := c.GetInformerForKind(ctx, pods); return err }},
 	}
 	for _, r := range allowed {
@@ -143,7 +133,7 @@ func TestAnUndeclaredKindIsRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = c.List(ctx, &corev1.ConfigMapList{})
+		_, err = c.GetInformer(ctx, &corev1.ConfigMap{})
 		want := "cache refusing refuses typed /v1, Kind=ConfigMap: the kind is not declared in its inventory (controller/cachebounds), so it has no bound; declare it with its bound, or read it from the API (APIReader)"
 		if err == nil || err.Error() != want {
 			t.Errorf("error %v, want %q", err, want)
@@ -155,7 +145,7 @@ func TestAnUndeclaredKindIsRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := c.Get(ctx, client.ObjectKey{Name: "x"}, &unknown{}); err == nil || len(inner.got) != 0 {
+		if _, err := c.GetInformer(ctx, &unknown{}); err == nil || len(inner.got) != 0 {
 			t.Errorf("error %v, the cache below got %v", err, inner.got)
 		}
 	})
@@ -173,4 +163,83 @@ func TestAnUndeclaredKindIsRefused(t *testing.T) {
 			t.Error("built")
 		}
 	})
+}
+
+// Get and List answer only for a kind that has an informer (controller-runtime's
+// ReaderFailOnMissingInformer), and a cache built here starts informers of declared kinds only:
+// a read of any other kind, or of a declared kind in another form, fails with an error the
+// callers recognise (IsUndeclared) and starts no informer. The manager's cache asks for the
+// informer of every declared kind when it is built; a cache of New, when a watch asks.
+func TestAnUndeclaredKindIsNotRead(t *testing.T) {
+	secrets := corev1.SchemeGroupVersion.WithKind("Secret")
+	pods := corev1.SchemeGroupVersion.WithKind("Pod")
+	inv := Inventory{Name: "reading", Kinds: []Kind{
+		{Object: &corev1.Secret{}, Transform: keep},
+		{Object: metadataOf(pods), Transform: keep},
+	}}
+	mapper := meta.NewDefaultRESTMapper(nil)
+	for _, kind := range []string{"Secret", "ConfigMap", "Pod", "Event"} {
+		mapper.Add(corev1.SchemeGroupVersion.WithKind(kind), meta.RESTScopeNamespace)
+	}
+	cfg := &rest.Config{Host: "http://127.0.0.1:1"} // never started: nothing is sent
+	ctx := context.Background()
+	reads := map[string]func(c cache.Cache) error{
+		"get of an undeclared kind":  func(c cache.Cache) error { return c.Get(ctx, client.ObjectKey{Name: "x"}, &corev1.ConfigMap{}) },
+		"list of an undeclared kind": func(c cache.Cache) error { return c.List(ctx, &corev1.EventList{}) },
+		// A transform written for the typed form leaves another form whole.
+		"a declared kind read unstructured": func(c cache.Cache) error { return c.List(ctx, unstructuredListOf(secrets)) },
+		"a declared kind read as metadata": func(c cache.Cache) error {
+			return c.Get(ctx, client.ObjectKey{Name: "x"}, metadataOf(secrets))
+		},
+		"a kind declared as metadata read typed": func(c cache.Cache) error { return c.List(ctx, &corev1.PodList{}) },
+	}
+	declared := func(t *testing.T, c cache.Cache) {
+		t.Helper()
+		for _, o := range []client.Object{&corev1.Secret{}, metadataOf(pods)} {
+			if err := c.Get(ctx, client.ObjectKey{Name: "x"}, o); IsUndeclared(err) {
+				t.Errorf("%T of a declared kind refused: %v", o, err)
+			}
+		}
+	}
+	for _, built := range []struct {
+		name  string
+		build func(t *testing.T) (cache.Cache, *record)
+	}{
+		{"a cache of New, its watches started", func(t *testing.T) (cache.Cache, *record) {
+			c, err := New(cfg, inv, cache.Options{Mapper: mapper})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range inv.Kinds {
+				if _, err := c.GetInformer(ctx, k.Object, cache.BlockUntilSynced(false)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return c, c.(*bounded).rec
+		}},
+		{"the manager's cache, as built", func(t *testing.T) (cache.Cache, *record) {
+			var opts manager.Options
+			if err := ManagerOptions(inv, cache.Options{Mapper: mapper}, &opts); err != nil {
+				t.Fatal(err)
+			}
+			c, err := opts.NewCache(cfg, opts.Cache)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c, c.(*bounded).rec
+		}},
+	} {
+		t.Run(built.name, func(t *testing.T) {
+			c, rec := built.build(t)
+			declared(t, c)
+			for name, read := range reads {
+				if err := read(c); !IsUndeclared(err) {
+					t.Errorf("%s: error %v, want the cache's refusal", name, err)
+				}
+			}
+			if got := rec.list(); len(got) != 2 || !got[0].Declared || !got[1].Declared {
+				t.Errorf("informers %+v, want the two declared ones only", got)
+			}
+		})
+	}
 }

@@ -11,30 +11,21 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// What a watch keeps, and the bound of it.
+// What a watch keeps, and the bound of it (docs/architecture.md, "The caches, each with its
+// bound"). A watch's decoder keeps buffers as large as the largest event it read, for the watch's
+// life (a transform bounds what an informer keeps of an object, not what its watch keeps); an
+// informer has one watch at a time, so a tenant adds per informer about 4 times its largest
+// event, whatever the count or size of its objects. Every watch of a cache built here
+// (boundWatches):
 //
-// A watch's decoder keeps a buffer as large as the largest event it read, for the watch's life
-// (apimachinery's streaming decoder grows it and never shrinks it; a JSON watch's framer has a
-// second one): a transform bounds what an informer keeps of an object, not what the watch that
-// brought it keeps. An informer has one watch at a time, so what a tenant can add to a cache's
-// memory beyond the bounded objects is, per informer, about 4 times the largest event that
-// informer carries (each buffer up to twice it), whatever the count or size of its objects
-// (docs/architecture.md, "The caches, each with its bound"). Every watch of a cache built
-// here (boundWatches):
-//
-//   - asks the API server to end it within MaxWatchTimeout, unless it is the streaming list of an
-//     informer's initial objects (ended before its end bookmark, the list would start again).
-//     client-go's reflector asks for 5 to 10 minutes; after MaxWatchTimeout the reflector
-//     resumes from the last resourceVersion it saw (from the API server's watch cache; nothing
-//     is listed again), so a heavy event's buffers stay live at most that long, for one watch
-//     request per informer per MaxWatchTimeout, whatever a tenant writes.
-//   - once stopped, no longer refers to the watch it wrapped, and reads what that watch still
-//     sends until it closes. client-go's reflector (tools/cache, v0.36) keeps an informer's
-//     first watch in a local of ListAndWatchWithContext for its deferred Stop, for the
-//     informer's whole life; and apimachinery's watch.Filter (controller-runtime wraps every
-//     metadata-only watch in one) blocks for ever on an event in flight once its reader is
-//     gone, holding the stopped watch (kubernetes/kubernetes#113254: draining the result is
-//     what its maintainers ask of a consumer).
+//   - asks the API server to end it within MaxWatchTimeout (client-go asks for 5 to 10 minutes),
+//     the streaming list of an informer's initial objects excepted (ended before its end
+//     bookmark, it would start again); the reflector resumes from the last resourceVersion it
+//     saw, listing nothing again: one watch request per informer per MaxWatchTimeout.
+//   - once stopped, drops the watch it wrapped and reads it until it closes: client-go's
+//     reflector (v0.36) keeps an informer's first watch for the informer's life, and
+//     apimachinery's watch.Filter (around every metadata-only watch) blocks for ever on an event
+//     in flight once its reader is gone (kubernetes/kubernetes#113254: drain it).
 //
 // TestStoppedWatchesAreReleased, TestAStoppedWatchLeavesNoGoroutine, TestWatchesEndWithinTheCap;
 // TestACachesMemoryDoesNotGrowWithATenantsObjects on a real API server.

@@ -274,6 +274,10 @@ type transport struct {
 	f    *Fence
 }
 
+// WrappedRoundTripper lets apimachinery's helpers (utilnet.TLSClientConfig, DialerFor,
+// CloseIdleConnectionsFor) reach the transport below, as client-go's own wrappers do.
+func (t *transport) WrappedRoundTripper() http.RoundTripper { return t.base }
+
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	switch req.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:

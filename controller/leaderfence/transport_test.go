@@ -2,6 +2,7 @@ package leaderfence
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
@@ -132,5 +134,15 @@ func TestAWriteDelayedInTheClientPastTheRenewDeadlineIsNotSent(t *testing.T) {
 	}
 	if got := srv.writes(); len(got) != 3 {
 		t.Errorf("writes received %v, want in-time, the review and renewed", got)
+	}
+}
+
+// The fence's transport hides nothing of the one it wraps from apimachinery's helpers, which
+// unwrap a transport to find its TLS config, dialer and idle connections.
+func TestTheFencedTransportUnwraps(t *testing.T) {
+	tlsConfig := &tls.Config{ServerName: "api", MinVersion: tls.VersionTLS12}
+	fenced := New(clocktesting.NewFakePassiveClock(time.Now()), time.Minute).WrapTransport(&http.Transport{TLSClientConfig: tlsConfig})
+	if got, err := utilnet.TLSClientConfig(fenced); err != nil || got != tlsConfig {
+		t.Errorf("TLSClientConfig of the fenced transport = %v, %v; want the wrapped transport's", got, err)
 	}
 }

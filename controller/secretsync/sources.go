@@ -146,6 +146,10 @@ func (s *Sources) Reader(ctx context.Context, namespace string, kind *objectKind
 	s.mu.Unlock()
 	syncCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	// The cache reads a kind once its informer was asked for (the watch above asks from a goroutine).
+	if _, err := c.GetInformer(syncCtx, kind.object(), cache.BlockUntilSynced(false)); err != nil {
+		return nil, err
+	}
 	if !c.WaitForCacheSync(syncCtx) {
 		return nil, fmt.Errorf("the %s cache of source namespace %s did not sync", kind.name, namespace)
 	}

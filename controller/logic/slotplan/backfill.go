@@ -23,8 +23,6 @@ package slotplan
 // is not run again. The same value asked again does nothing (status.backfill.request).
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
@@ -36,6 +34,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/digest"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 	"github.com/platform-operators/platform-operators/controller/schedule"
@@ -72,7 +71,7 @@ const (
 // it is too long to keep (so it is refused once, not on every pass).
 func backfillKey(value string) string {
 	if len(value) > maxBackfillRequest {
-		return digest(value)
+		return digest.Of([]byte(value))
 	}
 	return value
 }
@@ -121,13 +120,6 @@ const maxCountedSlots = 50000
 // scheduleKey is status.backfill.schedule for the observed schedule: itself, or its digest when
 // it is too long to keep.
 func scheduleKey(observed string) string { return backfillKey(observed) }
-
-// digest is value's "sha256:" and hex SHA-256, the form of cachebounds.Digest (which this pure
-// package cannot import; TestDigestIsTheCachesDigest keeps them the same).
-func digest(value string) string {
-	sum := sha256.Sum256([]byte(value))
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
 
 // requestBackfill is the backfill step, after the due slot: it accepts (or refuses) a new
 // request, or moves the running one on by at most one Job (a creation with backfill set;

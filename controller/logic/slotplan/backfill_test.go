@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
-	"github.com/platform-operators/platform-operators/controller/cachebounds"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
@@ -384,14 +383,5 @@ func TestABackfillIsCancelledByAnEditOfTheScheduleAndAskedAgainRunsTheRest(t *te
 	}
 	if want := []string{jobname.Backfill(sj, mustTime("2016-05-19T09:15:00Z"))}; !slices.Equal(created, want) {
 		t.Errorf("created %v, want %v (09:10 was dealt with before the edit)", created, want)
-	}
-}
-
-// A request too long to keep is kept as its digest, in the form the caches use for what they drop.
-func TestDigestIsTheCachesDigest(t *testing.T) {
-	for _, v := range []string{"", "2026-11-20T00:00:00Z/2026-11-21T00:00:00Z", strings.Repeat("x", 200)} {
-		if got, want := digest(v), cachebounds.Digest([]byte(v)); got != want {
-			t.Errorf("digest(%q) = %s, cachebounds.Digest = %s", v, got, want)
-		}
 	}
 }
