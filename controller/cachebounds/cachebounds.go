@@ -254,7 +254,3 @@ func BoundedValue(v string) string {
 	}
 	return digest.Of([]byte(v))
 }
-
-// Digest is digest.Of, the digest a cache keeps in place of what it drops (controller/jobs calls
-// it here).
-func Digest(b []byte) string { return digest.Of(b) }

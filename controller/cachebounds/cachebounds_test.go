@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/digest"
 )
 
 func keep(o any) (any, error) { return o, nil }
@@ -98,7 +99,7 @@ func TestBoundedMetaKeepsOursBounded(t *testing.T) {
 	if v := out.Annotations[keys.AnnotationAlertNoSuccessAfter]; v != "26h" {
 		t.Errorf("a short value of ours is %q", v)
 	}
-	if v := out.Annotations[keys.AnnotationRunNow]; v != Digest([]byte(strings.Repeat("t", 2<<10))) {
+	if v := out.Annotations[keys.AnnotationRunNow]; v != digest.Of([]byte(strings.Repeat("t", 2<<10))) {
 		t.Errorf("a long value of ours is %q, want its digest", v)
 	}
 }

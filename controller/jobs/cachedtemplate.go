@@ -5,8 +5,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/platform-operators/platform-operators/controller/cachebounds"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/digest"
 )
 
 // The owners of our Jobs (an At, a ScheduledJob) are cached in a bounded form: a tenant may write
@@ -16,7 +16,7 @@ import (
 // whole object from the API.
 
 // TemplateDigest is the annotation a cache puts, in place of a job template it dropped, on an At
-// or a ScheduledJob: the cachebounds.Digest of what it dropped. The ':' makes it a key the API
+// or a ScheduledJob: the digest (digest.Of) of what it dropped. The ':' makes it a key the API
 // server refuses, so no object from the API carries it: a tenant cannot forge the mark.
 const TemplateDigest = keys.Prefix + "cached:template-digest"
 
@@ -41,7 +41,7 @@ func DropLargeTemplate(m *metav1.ObjectMeta, run any) (bool, error) {
 	if m.Annotations == nil {
 		m.Annotations = map[string]string{}
 	}
-	m.Annotations[TemplateDigest] = cachebounds.Digest(b)
+	m.Annotations[TemplateDigest] = digest.Of(b)
 	return true, nil
 }
 
