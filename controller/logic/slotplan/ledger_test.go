@@ -537,3 +537,18 @@ func TestAnEditOfTheScheduleKeepsOnlyTheEndsOfNotRunRanges(t *testing.T) {
 		})
 	}
 }
+
+// The pass at an edit of the schedule names the old schedule's undecided slots passed over. A
+// slot whose Job the pass before created, leaving its record to this one, was decided: this pass
+// records it and does not name it (the model, seed 80: MissedSlots for a slot whose Job existed).
+func TestAnEditRightAfterASlotsCreateRecordsTheSlotAndPassesNothingOver(t *testing.T) {
+	slot := minutes(topOfTheHour, 15)
+	sj := newSJ(spec("*/1 * * * *"), lastSchedule(topOfTheHour), observedSchedule(" */15 * * * *", thePriorHour))
+	p := Decide(sj, []*batchv1.Job{childJob(slot, running)}, slot.Add(3*time.Minute+52*time.Second), noneDeleted, 0)
+	if p.Status.LastScheduleTime == nil || !p.Status.LastScheduleTime.Time.Equal(slot) {
+		t.Errorf("lastScheduleTime %v, want the slot whose Job exists, %v", p.Status.LastScheduleTime, slot)
+	}
+	if slices.Contains(reasons(p), ReasonMissedSlots) || InRanges(p.Status.NotRun, slot) != nil {
+		t.Errorf("events %v, notRun %+v: the slot whose Job exists is named passed over", reasons(p), p.Status.NotRun)
+	}
+}

@@ -503,13 +503,15 @@ func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p
 	return d
 }
 
-// passOverEdited names and records the slots of the schedule observed until now (status as read)
-// that were due and that no pass decided before the edit was seen (the manager was stopped or
-// behind across them): the edited schedule never runs the past, and the old one's slots are not
-// lost silently (Suspended when the ScheduledJob is or was held). Nothing when the old schedule
-// cannot be read back.
+// passOverEdited names and records the slots of the schedule observed until now (the status read,
+// with this pass's records) that were due and that no pass decided before the edit was seen (the
+// manager was stopped or behind across them): the edited schedule never runs the past, and the
+// old one's slots are not lost silently (Suspended when the ScheduledJob is or was held). Nothing
+// when the old schedule cannot be read back.
 func passOverEdited(sj *v1alpha1.ScheduledJob, now time.Time, p *Plan) {
-	st := &sj.Status
+	// The plan's status: the record step has already recorded the Jobs that exist (a slot
+	// whose Job the previous pass created, leaving its record to this one, is not passed over).
+	st := &p.Status
 	if st.ObservedScheduleTime == nil {
 		return
 	}
