@@ -36,7 +36,9 @@ package scheduledjob
 //   - Refusals: a refused create of a slot (scheduled or backfill) or a run-now token must end in
 //     a JobRejected run in some status, or in a Job created later; a backfill refusal whose request
 //     was replaced, removed or cancelled (an edit of the schedule or time zone) afterwards is
-//     exempt: the request ended, and asking again runs the slot.
+//     exempt: the request ended, and asking again runs the slot. So is a refused slot at or before
+//     the final status.notRunKnownAfter: the ledger's bound dropped its record (20 ranges, and an
+//     edit keeps only each range's ends), and the JobRejected Warning Event is its record.
 
 import (
 	"encoding/json"
@@ -444,9 +446,13 @@ func (l *ledger) final(w *modelWorld) {
 	}
 	// A backfill an edit of the schedule or time zone cancelled ends as the user's removal does.
 	cancelled := sj.Status.Backfill != nil && sj.Status.Backfill.Phase == v1alpha1.BackfillCancelled
+	knownAfter := sj.Status.NotRunKnownAfter
 	for s, requests := range l.refusedSlots {
 		if l.rejected[s] || len(l.jobsOf[s]) > 0 {
 			continue
+		}
+		if knownAfter != nil && !time.Unix(s, 0).After(knownAfter.Time) {
+			continue // older than the ledger keeps: its Warning Event is its record
 		}
 		for _, req := range requests {
 			if req != "" && (req != "backfill "+sj.Annotations[keys.AnnotationBackfill] || cancelled) {

@@ -24,6 +24,7 @@ package slotplan
 // docs/scheduling.md draws the same table (TestLedgerStatesAreDocumented).
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -208,8 +209,26 @@ func dropNotRun(st *v1alpha1.ScheduledJobStatus, slot time.Time) {
 }
 
 // boundNotRun drops the oldest ranges past maxNotRun, moving notRunKnownAfter to their end.
-func boundNotRun(st *v1alpha1.ScheduledJobStatus) {
-	for len(st.NotRun) > maxNotRun {
+func boundNotRun(st *v1alpha1.ScheduledJobStatus) { boundNotRunTo(st, maxNotRun) }
+
+// maxStatusBytes is what a ScheduledJob's status may weigh, serialized: under the 8 KiB one cached
+// object may cost (cachebounds.MaxObjectBytes), with room for what the cache keeps beside it.
+const maxStatusBytes = 7 << 10
+
+// fitStatus drops the oldest status.notRun ranges, as the count bound does (notRunKnownAfter moves
+// past them), while the status weighs more than maxStatusBytes: the run history's messages, the
+// conditions, the active list and the ranges each have a bound, but not all at once.
+func fitStatus(st *v1alpha1.ScheduledJobStatus) {
+	for len(st.NotRun) > 0 {
+		if b, err := json.Marshal(st); err != nil || len(b) <= maxStatusBytes {
+			return
+		}
+		boundNotRunTo(st, len(st.NotRun)-1)
+	}
+}
+
+func boundNotRunTo(st *v1alpha1.ScheduledJobStatus, limit int) {
+	for len(st.NotRun) > limit {
 		dropped := st.NotRun[len(st.NotRun)-1]
 		st.NotRun = st.NotRun[:len(st.NotRun)-1]
 		if st.NotRunKnownAfter == nil || dropped.Last.After(st.NotRunKnownAfter.Time) {

@@ -552,3 +552,32 @@ func TestAnEditRightAfterASlotsCreateRecordsTheSlotAndPassesNothingOver(t *testi
 		t.Errorf("events %v, notRun %+v: the slot whose Job exists is named passed over", reasons(p), p.Status.NotRun)
 	}
 }
+
+// Each list of the status has a bound, but not all at once: ten refused runs with the API server's
+// message, twenty not-run ranges (an edit of the schedule splits each in two) and the conditions
+// passed 8 KiB (the model, seed 77: 8,200 bytes). The oldest ranges give way, as the count bound
+// does: notRunKnownAfter moves past them, so a backfill counts those slots done.
+func TestTheStatusStaysUnderItsByteBoundWhenEveryListIsFull(t *testing.T) {
+	sj := newSJ(lastSchedule(minutes(topOfTheHour, 100)))
+	msg := jobstate.RefusalPrefix + strings.Repeat("x", 400)
+	for i := range 10 {
+		sj.Status.Runs = append(sj.Status.Runs, v1alpha1.ScheduledJobRun{ScheduledTime: metav1.NewTime(minutes(topOfTheHour, 100-i)),
+			Result: v1alpha1.RunFailed, Reason: ReasonJobRejected, Message: msg})
+	}
+	for i := range maxNotRun {
+		m := metav1.NewTime(minutes(topOfTheHour, 80-3*i))
+		sj.Status.NotRun = append(sj.Status.NotRun, v1alpha1.SlotRange{First: m, Last: m, Reason: ReasonJobRejected})
+	}
+	oldest := sj.Status.NotRun[maxNotRun-1].Last.Time
+	p := Decide(sj, nil, minutes(topOfTheHour, 101).Add(10*time.Second), noneDeleted, 0)
+	b, err := json.Marshal(p.Status)
+	if err != nil || len(b) > maxStatusBytes {
+		t.Fatalf("status is %d bytes (%v), over %d", len(b), err, maxStatusBytes)
+	}
+	if len(p.Status.NotRun) == maxNotRun || p.Status.NotRunKnownAfter == nil || p.Status.NotRunKnownAfter.Time.Before(oldest) {
+		t.Errorf("notRun %d ranges, knownAfter %v: want the oldest dropped and knownAfter past %v", len(p.Status.NotRun), p.Status.NotRunKnownAfter, oldest)
+	}
+	if got := slotLedger(sj, &p.Status, nil, oldest).State; got != SlotUnknown {
+		t.Errorf("the oldest dropped slot is %v, want Unknown (never run twice)", got)
+	}
+}

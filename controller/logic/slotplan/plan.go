@@ -179,8 +179,17 @@ type Plan struct {
 //   - run-now (requestRunNow): a new run-now token becomes a Job, is spent on a refusal, or waits
 //     for the pass after the due slot's Job;
 //   - backfill (requestBackfill, backfill.go): a new backfill request is read and bounded, a
-//     running one gets at most one Job, when nothing else of this pass creates one.
+//     running one gets at most one Job, when nothing else of this pass creates one;
+//   - fit (fitStatus, ledger.go): the status is brought under maxStatusBytes (RecordCreates ends
+//     with it too).
 func Decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, deletedByUs func(types.UID) bool, stuckAfter time.Duration) Plan {
+	p := decide(sj, children, now, deletedByUs, stuckAfter)
+	fitStatus(&p.Status)
+	return p
+}
+
+// decide is Decide's steps up to the fit.
+func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, deletedByUs func(types.UID) bool, stuckAfter time.Duration) Plan {
 	p := Plan{Status: *sj.Status.DeepCopy()}
 	if fixed := sanitize(&p.Status); len(fixed) > 0 {
 		p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonStatusRepaired, sanitized(fixed)})

@@ -98,6 +98,7 @@ func OnlyRecordsSlotJobs(sj *v1alpha1.ScheduledJob, p *Plan) bool {
 //     but a backfill's slot is dealt with.
 func RecordCreates(sj *v1alpha1.ScheduledJob, p *Plan, results []CreateResult, now time.Time) {
 	st := &p.Status
+	defer fitStatus(st)
 	for _, res := range results {
 		switch {
 		case res.Ev.Reason == ReasonJobRejected:
