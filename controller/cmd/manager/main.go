@@ -508,9 +508,9 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 			if d.Name == "" {
 				continue
 			}
-			d.Client, d.Reader, d.Cache, d.Log = mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache(), log.WithName(secretsync.Name)
-			if err := mgr.Add(&d); err != nil {
-				return nil, err
+			d.Client, d.Reader = mgr.GetClient(), mgr.GetAPIReader()
+			if err := d.SetupWithManager(mgr); err != nil {
+				return nil, fmt.Errorf("setting up the default SecretSync %s: %w", d.Name, err)
 			}
 		}
 	}
