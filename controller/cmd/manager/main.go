@@ -235,6 +235,10 @@ func validate(o *options) error {
 	if o.pullSecretSync.Name != "" && o.pullSecretSync.SourceName == "" {
 		return errors.New("--pull-secret-sync-name needs --pull-secret-sync-secret")
 	}
+	// Kept applied twice, with two specs, one SecretSync would be rewritten by each in turn.
+	if o.pullSecretSync.Name != "" && o.pullSecretSync.Name == o.defaultSync.Name {
+		return errors.New("--pull-secret-sync-name must differ from --default-secretsync-name")
+	}
 	o.pullSecretSync.ImagePullSecretFor = splitList(o.pullSecretSAs)
 	if o.scheduledJobWorkers < 1 {
 		return errors.New("--scheduledjob-workers must be at least 1")
