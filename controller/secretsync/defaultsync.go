@@ -3,20 +3,22 @@ package secretsync
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
-	toolscache "k8s.io/client-go/tools/cache"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 )
@@ -30,10 +32,10 @@ const (
 	defaultRetryMax   = 5 * time.Minute
 )
 
-// defaultRetry is the backoff of a failing apply: 1 s, 2 s, 4 s, ... 256 s, then 5 min on every
-// later Step (wait.Backoff stops growing once the next delay would pass Cap).
-func defaultRetry() wait.Backoff {
-	return wait.Backoff{Duration: defaultRetryFirst, Factor: 2, Cap: defaultRetryMax, Steps: math.MaxInt32}
+// defaultRetry is the work queue's backoff of a failing apply: 1 s, 2 s, 4 s, ... 256 s, then
+// 5 min on every later failure; a success resets it.
+func defaultRetry() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](defaultRetryFirst, defaultRetryMax)
 }
 
 // Default keeps a SecretSync the chart asks for applied: the seed's rule (every Secret of Type in
@@ -42,16 +44,13 @@ func defaultRetry() wait.Backoff {
 // Helm cannot create a custom resource in the same release that creates its CRD from templates/.
 // It is applied with server-side apply, so fields a user adds (e.g. target.namespaceSelector)
 // stay, while the fields set here follow the chart's values. It is kept applied: when the
-// SecretSync is deleted or a field set here is changed, it is applied again. It only runs on the
-// leader (a manager Runnable that needs leader election).
+// SecretSync is deleted or a field set here is changed, it is applied again. It is a controller
+// of its own (SetupWithManager), so it runs only on the leader.
 type Default struct {
 	Client client.Client
 	// Reader reads the SecretSync past the cache (which drops managedFields), to tell the
 	// imagePullSecretFor entries the chart applied from those a user added; nil is Client.
-	Reader client.Reader
-	// Cache supplies the SecretSync informer whose events wake Default (the manager's cache).
-	// Required: without it the SecretSync would be applied once and not kept.
-	Cache           cache.Informers
+	Reader          client.Reader
 	Name            string
 	SourceNamespace string
 	// SourceName selects one Secret; empty selects every Secret (of Type, when set).
@@ -59,85 +58,37 @@ type Default struct {
 	Type       string
 	// ImagePullSecretFor names ServiceAccounts that get the copies as image pull secrets.
 	ImagePullSecretFor []string
-	Log                logr.Logger
 }
 
-// Start applies the SecretSync, and again whenever it is deleted or a field it sets changes,
-// until ctx ends. A failed apply is retried after 1 s, 2 s, 4 s, ... up to 5 min.
-func (d *Default) Start(ctx context.Context) error {
-	wake := make(chan struct{}, 1)
-	poke := func() {
-		select {
-		case wake <- struct{}{}:
-		default:
-		}
-	}
-	if d.Cache == nil {
-		return fmt.Errorf("the default SecretSync %s has no cache to watch it with", d.Name)
-	}
-	inf, err := d.Cache.GetInformer(ctx, &v1alpha1.SecretSync{})
-	if err != nil {
-		return fmt.Errorf("watching the default SecretSync %s: %w", d.Name, err)
-	}
-	ours := func(obj any) bool {
-		if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-			obj = tomb.Obj
-		}
-		o, ok := obj.(client.Object)
-		return ok && o.GetName() == d.Name
-	}
-	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
-			if ours(obj) {
-				poke()
-			}
-		},
-		// Only spec changes: the status, written on every sync, cannot drift from the chart.
-		UpdateFunc: func(old, obj any) {
-			if ours(obj) && old.(client.Object).GetGeneration() != obj.(client.Object).GetGeneration() {
-				poke()
-			}
-		},
-		DeleteFunc: func(obj any) {
-			if ours(obj) {
-				poke()
-			}
-		},
+// SetupWithManager adds the controller that keeps the SecretSync applied, named
+// "default-secretsync-<Name>". It watches the SecretSync through the manager's cache: its
+// creation, deletion and spec changes (the status, written on every sync, cannot drift from the
+// chart). The SecretSync may not exist yet, so no event may come: one request is also queued when
+// the controller starts (on the leader). A failed apply is retried by the work queue after 1 s,
+// 2 s, 4 s, ... up to 5 min.
+func (d *Default) SetupWithManager(mgr ctrl.Manager) error {
+	ours := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == d.Name })
+	// source.Func is the least of the one-shot idioms: no channel, event or handler, and it runs
+	// once, when the controller starts.
+	atStart := source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+		q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Name: d.Name}})
+		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("watching the default SecretSync %s: %w", d.Name, err)
-	}
-	defer func() { _ = inf.RemoveEventHandler(reg) }()
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("default-secretsync-"+d.Name).
+		For(&v1alpha1.SecretSync{}, builder.WithPredicates(ours, predicate.GenerationChangedPredicate{})).
+		WatchesRawSource(atStart).
+		WithOptions(controller.Options{RateLimiter: defaultRetry()}).
+		Complete(d)
+}
 
-	poke()
-	retry := defaultRetry()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-wake:
-		}
-		applied, err := d.ensure(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			delay := retry.Step()
-			d.Log.Error(err, "Applying the default SecretSync failed; retrying", "secretSync", d.Name, "retryAfter", delay)
-			// Events that arrive meanwhile are folded into the one retry.
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(delay):
-			}
-			poke()
-			continue
-		}
-		retry = defaultRetry()
-		if applied {
-			d.Log.Info("Default SecretSync applied", "secretSync", d.Name, "sourceNamespace", d.SourceNamespace, "type", d.Type)
-		}
+// Reconcile applies the SecretSync unless it already has the fields Default sets.
+func (d *Default) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	applied, err := d.ensure(ctx)
+	if applied {
+		ctrl.LoggerFrom(ctx).Info("Default SecretSync applied", "sourceNamespace", d.SourceNamespace, "type", d.Type)
 	}
+	return reconcile.Result{}, err
 }
 
 // ensure applies the SecretSync unless it exists with the fields Default sets; it reports

@@ -4,47 +4,93 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/testr"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/cachebounds"
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
 )
+
+// startDefault runs d as main.go does, as a controller (SetupWithManager), until stop or the
+// test's end. Its manager is one of its own, its cache bounded as the manager's: the suite's
+// manager cannot stop a controller, and a Default left running would apply its SecretSync again
+// after the test deleted it. d.Client nil is that manager's client (and d.Reader its API reader);
+// tweak, when not nil, changes the manager's options.
+func startDefault(t *testing.T, d *Default, tweak func(*ctrl.Options)) (stop func()) {
+	t.Helper()
+	opts := ctrl.Options{
+		Scheme:                 mgr.GetScheme(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		// A test restarts a Default (a new manager, the same controller name).
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	}
+	if err := cachebounds.ManagerOptions(cachebounds.Inventory{Name: "default", Kinds: CacheKinds(false)}, cache.Options{}, &opts); err != nil {
+		t.Fatal(err)
+	}
+	if tweak != nil {
+		tweak(&opts)
+	}
+	m, err := ctrl.NewManager(mgr.GetConfig(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Client == nil {
+		d.Client, d.Reader = m.GetClient(), m.GetAPIReader()
+	}
+	if err := d.SetupWithManager(m); err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	stopped := make(chan error, 1)
+	go func() { stopped <- m.Start(runCtx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-stopped; err != nil {
+				t.Errorf("the default SecretSync's manager: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
 
 // runDefault starts d until the test ends, then deletes its SecretSync.
 func runDefault(t *testing.T, d *Default) {
 	t.Helper()
-	runCtx, stop := context.WithCancel(ctx)
-	stopped := make(chan error, 1)
-	go func() { stopped <- d.Start(runCtx) }()
-	// Cleanups run last first: stop the runnable before the SecretSync is deleted.
+	// Cleanups run last first: the controller stops before the SecretSync is deleted.
 	t.Cleanup(func() {
 		err := k8s.Delete(ctx, &v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: d.Name}})
 		if err != nil && !apierrors.IsNotFound(err) {
 			t.Errorf("deleting the default SecretSync: %v", err)
 		}
 	})
-	t.Cleanup(func() {
-		stop()
-		if err := <-stopped; err != nil {
-			t.Errorf("Default.Start: %v", err)
-		}
-	})
+	startDefault(t, d, nil)
 }
 
 func TestTheDefaultSecretSyncIsKeptAppliedAndKeepsWhatAUserAdded(t *testing.T) {
 	const c = "dfltkept"
 	const typ = "platform-operators.io/test-kept"
 	src := namespace(t, c+"-src", nil)
-	d := &Default{Client: k8s, Cache: mgr.GetCache(), Name: c + "-default", SourceNamespace: src, Type: typ, Log: testr.New(t)}
+	d := &Default{Name: c + "-default", SourceNamespace: src, Type: typ}
 	runDefault(t, d)
 
 	chartFields := func(ss *v1alpha1.SecretSync) error {
@@ -111,33 +157,81 @@ func TestTheDefaultSecretSyncIsKeptAppliedAndKeepsWhatAUserAdded(t *testing.T) {
 	})
 }
 
+// A failing apply is retried after 1 s, then 2 s, then 4 s (the work queue's backoff,
+// defaultRetry); controller-runtime's default would retry after 5 ms, 10 ms, ...: hundreds of
+// applies in seconds.
 func TestAFailingApplyOfTheDefaultSecretSyncBacksOff(t *testing.T) {
 	const c = "dfltfail"
-	var patches atomic.Int64
+	var (
+		mu      sync.Mutex
+		patches []time.Time
+	)
 	failing := testenv.Intercept(k8s, interceptor.Funcs{
 		Patch: func(context.Context, client.WithWatch, client.Object, client.Patch, ...client.PatchOption) error {
-			patches.Add(1)
+			mu.Lock()
+			patches = append(patches, time.Now())
+			mu.Unlock()
 			return apierrors.NewServiceUnavailable("injected")
 		},
 	})
-	d := &Default{Client: failing, Cache: mgr.GetCache(), Name: c + "-default", SourceNamespace: c + "-src", Type: "example.com/x", Log: testr.New(t)}
+	tries := func() []time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(patches)
+	}
+	d := &Default{Client: failing, Name: c + "-default", SourceNamespace: c + "-src", Type: "example.com/x"}
 	runDefault(t, d)
-	// Tries at 0 s, 1 s and 3 s (doubling delays); a loop would try hundreds of times.
+	eventually(t, "three applies", func() error {
+		if n := len(tries()); n < 3 {
+			return fmt.Errorf("%d applies", n)
+		}
+		return nil
+	})
+	// The next retry is 4 s after the third: none comes in the next 3.5 s.
 	time.Sleep(3500 * time.Millisecond)
-	if n := patches.Load(); n < 2 || n > 3 {
-		t.Errorf("%d applies within 3.5 s of a failing API, want 2-3 (retries after 1 s, then 2 s)", n)
+	got := tries()
+	if len(got) != 3 {
+		t.Fatalf("%d applies, want 3 within 3.5 s of the third (retries after 1 s, 2 s, then 4 s)", len(got))
+	}
+	first, second := got[1].Sub(got[0]), got[2].Sub(got[1])
+	// A loaded machine only makes a delay longer.
+	if first < 900*time.Millisecond || second < 1800*time.Millisecond || second <= first {
+		t.Errorf("retries after %s, then %s; want 1 s, then 2 s", first, second)
 	}
 }
 
-// Without a cache a default SecretSync could not be kept applied (it would be applied once):
-// the manager must not start that way.
-func TestADefaultSecretSyncWithoutACacheRefusesToStart(t *testing.T) {
-	runCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	d := &Default{Client: k8s, Name: "dfltnocache-default", SourceNamespace: "dfltnocache-src", Log: testr.New(t)}
-	if err := d.Start(runCtx); err == nil || runCtx.Err() != nil {
-		t.Errorf("Start = %v (context: %v), want an error at once", err, runCtx.Err())
+// Only the leader applies the default SecretSync (a standby's controllers do not run): while
+// another replica holds the Lease, nothing is applied; once this manager takes it, it is.
+func TestOnlyTheLeaderAppliesTheDefaultSecretSync(t *testing.T) {
+	const c = "dfltleader"
+	lease := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ownershipNS, Name: c},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("another-replica"), LeaseDurationSeconds: ptr.To[int32](3600),
+			AcquireTime: &metav1.MicroTime{Time: time.Now()}, RenewTime: &metav1.MicroTime{Time: time.Now()}},
 	}
+	if err := k8s.Create(ctx, lease); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8s.Delete(ctx, &coordinationv1.Lease{ObjectMeta: lease.ObjectMeta}) })
+	d := &Default{Name: c + "-default", SourceNamespace: c + "-src", Type: "example.com/x"}
+	t.Cleanup(func() { _ = k8s.Delete(ctx, &v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: d.Name}}) })
+	startDefault(t, d, func(o *ctrl.Options) {
+		o.LeaderElection, o.LeaderElectionNamespace, o.LeaderElectionID = true, ownershipNS, c
+		o.LeaseDuration, o.RenewDeadline, o.RetryPeriod = ptr.To(2*time.Second), ptr.To(time.Second), ptr.To(200*time.Millisecond)
+		o.LeaderElectionReleaseOnCancel = true
+	})
+	get := func() error {
+		return k8s.Get(ctx, types.NamespacedName{Name: d.Name}, &v1alpha1.SecretSync{})
+	}
+	time.Sleep(2 * time.Second)
+	if err := get(); !apierrors.IsNotFound(err) {
+		t.Fatalf("while another replica leads: get = %v, want NotFound", err)
+	}
+	t.Log("the other replica is gone (its Lease deleted): this one leads and applies")
+	if err := k8s.Delete(ctx, lease); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the default SecretSync applied by the new leader", get)
 }
 
 // The retry of a failing default apply doubles from 1 s and stays at 5 min once doubling would
@@ -147,15 +241,20 @@ func TestTheDefaultSecretSyncsRetryDelaysDoubleUpToFiveMinutes(t *testing.T) {
 		16 * time.Second, 32 * time.Second, 64 * time.Second, 128 * time.Second, 256 * time.Second,
 		5 * time.Minute, 5 * time.Minute, 5 * time.Minute}
 	retry := defaultRetry()
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Name: "default"}}
 	for i, w := range want {
-		if got := retry.Step(); got != w {
+		if got := retry.When(req); got != w {
 			t.Fatalf("delay %d = %s, want %s", i+1, got, w)
 		}
 	}
 	for range 1000 {
-		retry.Step()
+		retry.When(req)
 	}
-	if got := retry.Step(); got != defaultRetryMax {
+	if got := retry.When(req); got != defaultRetryMax {
 		t.Fatalf("delay after 1,000 more failures = %s, want %s", got, defaultRetryMax)
+	}
+	retry.Forget(req)
+	if got := retry.When(req); got != defaultRetryFirst {
+		t.Fatalf("delay after a success = %s, want %s", got, defaultRetryFirst)
 	}
 }

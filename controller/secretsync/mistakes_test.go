@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/testr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -343,23 +342,7 @@ func TestAServiceAccountDroppedFromTheChartsListLosesTheEntry(t *testing.T) {
 		serviceAccount(t, a, n)
 	}
 	start := func(sas ...string) (stop func()) {
-		d := &Default{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Cache: mgr.GetCache(), Name: c,
-			SourceNamespace: src, SourceName: "regcred", ImagePullSecretFor: sas, Log: testr.New(t)}
-		runCtx, cancel := context.WithCancel(ctx)
-		stopped := make(chan error, 1)
-		go func() { stopped <- d.Start(runCtx) }()
-		var done bool
-		stop = func() {
-			if !done {
-				done = true
-				cancel()
-				if err := <-stopped; err != nil {
-					t.Errorf("Default.Start: %v", err)
-				}
-			}
-		}
-		t.Cleanup(stop)
-		return stop
+		return startDefault(t, &Default{Name: c, SourceNamespace: src, SourceName: "regcred", ImagePullSecretFor: sas}, nil)
 	}
 	t.Cleanup(func() {
 		if err := k8s.Delete(ctx, &v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: c}}); client.IgnoreNotFound(err) != nil {

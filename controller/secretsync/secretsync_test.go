@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/testr"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -1070,11 +1069,8 @@ func TestTheDefaultSecretSyncIsAppliedAndCopiesSecretsOfItsType(t *testing.T) {
 	src := namespace(t, c+"-src", nil)
 	// The default SecretSync selects every namespace: this one needs no label.
 	a := namespace(t, c+"-a", nil)
-	runCtx, stop := context.WithCancel(ctx)
-	stopped := make(chan error, 1)
-	d := &Default{Client: k8s, Cache: mgr.GetCache(), Name: c + "-default", SourceNamespace: src, Type: typ, Log: testr.New(t)}
-	go func() { stopped <- d.Start(runCtx) }()
-	// Cleanups run last first: stop the runnable before the SecretSync is deleted.
+	d := &Default{Name: c + "-default", SourceNamespace: src, Type: typ}
+	// Cleanups run last first: the controller stops (startDefault) before the SecretSync is deleted.
 	t.Cleanup(func() {
 		err := k8s.Delete(ctx, &v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: d.Name}})
 		if err != nil && !apierrors.IsNotFound(err) {
@@ -1088,12 +1084,7 @@ func TestTheDefaultSecretSyncIsAppliedAndCopiesSecretsOfItsType(t *testing.T) {
 			return nil
 		})
 	})
-	t.Cleanup(func() {
-		stop()
-		if err := <-stopped; err != nil {
-			t.Errorf("Default.Start: %v", err)
-		}
-	})
+	startDefault(t, d, nil)
 
 	eventually(t, "the default SecretSync exists", func() error {
 		ss := &v1alpha1.SecretSync{}

@@ -86,6 +86,8 @@ func TestParseFlags(t *testing.T) {
 				}
 			}},
 		{name: "a pull secret sync without its secret is an error", args: []string{"--pull-secret-sync-name=p"}, wantErr: "--pull-secret-sync-secret"},
+		{name: "a pull secret sync named as the default SecretSync is an error", args: []string{"--default-secretsync-name=s", "--pull-secret-sync-name=s", "--pull-secret-sync-secret=harbor"},
+			wantErr: "--pull-secret-sync-name must differ from --default-secretsync-name"},
 		{name: "a zero API server wait means a single attempt", args: []string{"--api-server-wait-timeout=0"}, check: func(t *testing.T, o options) {
 			if o.apiServerWaitTimeout != 0 {
 				t.Errorf("apiServerWaitTimeout = %s, want 0", o.apiServerWaitTimeout)

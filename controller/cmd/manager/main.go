@@ -235,6 +235,10 @@ func validate(o *options) error {
 	if o.pullSecretSync.Name != "" && o.pullSecretSync.SourceName == "" {
 		return errors.New("--pull-secret-sync-name needs --pull-secret-sync-secret")
 	}
+	// Kept applied twice, with two specs, one SecretSync would be rewritten by each in turn.
+	if o.pullSecretSync.Name != "" && o.pullSecretSync.Name == o.defaultSync.Name {
+		return errors.New("--pull-secret-sync-name must differ from --default-secretsync-name")
+	}
 	o.pullSecretSync.ImagePullSecretFor = splitList(o.pullSecretSAs)
 	if o.scheduledJobWorkers < 1 {
 		return errors.New("--scheduledjob-workers must be at least 1")
@@ -508,9 +512,9 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 			if d.Name == "" {
 				continue
 			}
-			d.Client, d.Reader, d.Cache, d.Log = mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache(), log.WithName(secretsync.Name)
-			if err := mgr.Add(&d); err != nil {
-				return nil, err
+			d.Client, d.Reader = mgr.GetClient(), mgr.GetAPIReader()
+			if err := d.SetupWithManager(mgr); err != nil {
+				return nil, fmt.Errorf("setting up the default SecretSync %s: %w", d.Name, err)
 			}
 		}
 	}
