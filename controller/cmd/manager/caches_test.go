@@ -128,7 +128,11 @@ func TestEveryInformerTheManagerStartsIsBounded(t *testing.T) {
 
 	before := cachebounds.Built() // the caches of an earlier test still stopping
 	o, err := parseFlags([]string{"--metrics-bind-address=0", "--health-probe-bind-address=0", "--leader-elect=false",
-		"--controllers=*,podwatcher", "--manager-namespace=po-system"})
+		"--controllers=*,podwatcher", "--manager-namespace=po-system",
+		// The default SecretSync's controller watches through the manager's cache too (a type no
+		// Secret here has: it copies nothing).
+		"--default-secretsync-name=default-seed", "--default-secretsync-source-namespace=po-system",
+		"--default-secretsync-type=example.com/none"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +167,7 @@ func TestEveryInformerTheManagerStartsIsBounded(t *testing.T) {
 		"manager/*v1.Job":                              {"tenant/forged"},
 		"manager/*v1alpha1.At":                         {"tenant/big", "tenant/long-command"},
 		"manager/*v1alpha1.ScheduledJob":               {"tenant/big"},
-		"manager/*v1alpha1.SecretSync":                 {"secrets"},
+		"manager/*v1alpha1.SecretSync":                 {"secrets", "default-seed"},
 		"manager/*v1alpha1.CopyRequest":                {"tenant/pull"},
 		"manager/*v1.Namespace":                        {"tenant"},
 		"source/source/*v1.Secret":                     {"source/big"},
