@@ -95,7 +95,7 @@ type Reconciler struct {
 	// gone are the At Jobs seen deleted after they finished (a short ttlSecondsAfterFinished).
 	gone *jobs.Gone
 	// confirmed are the Ats this process has read as the API server has them.
-	confirmed jobs.Confirmations
+	confirmed statuswrite.Confirmations
 }
 
 // WatchedObjects lists the kinds SetupWithManager watches through the manager's cache, so the
@@ -136,7 +136,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if d.create {
 		// At most once: the status read from the cache may predate another process's write of
 		// the Job's name (and the Job may be gone since, by a TTL): the version must be one the
-		// API server has (jobs.Confirmations) before the create.
+		// API server has (statuswrite.Confirmations) before the create.
 		live := &v1alpha1.At{} // read at most once for both questions
 		current, err := r.confirmed.Current(ctx, r.APIReader, &at, live)
 		if err != nil {

@@ -15,11 +15,11 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
-	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 	"github.com/platform-operators/platform-operators/controller/logic/slotplan"
+	"github.com/platform-operators/platform-operators/controller/statuswrite"
 )
 
 // The backfill's envtest ScheduledJobs run daily at 03:30 UTC, and the ranges they backfill are
@@ -260,7 +260,7 @@ func TestABackfillRunsEachSlotOnceWhateverWriteTheProcessDiesAfter(t *testing.T)
 				f.finishActive(t, sj)
 				f.clock.Step(slotplan.BackfillInterval)
 			}
-			f.rec.confirmed = jobs.Confirmations{} // a new process has confirmed nothing
+			f.rec.confirmed = statuswrite.Confirmations{} // a new process has confirmed nothing
 			next := &process{writesBeforeDeath: -1, created: created}
 			// Suspended meanwhile: the passes that move no cursor must not prune the Job the
 			// cursor stands on (its Job is then the only trace that its slot ran).

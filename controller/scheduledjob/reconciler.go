@@ -21,6 +21,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 	"github.com/platform-operators/platform-operators/controller/logic/slotplan"
+	"github.com/platform-operators/platform-operators/controller/statuswrite"
 	"github.com/platform-operators/platform-operators/controller/writegate"
 )
 
@@ -114,7 +115,7 @@ type Reconciler struct {
 	deleted deletions
 	// confirmed are the ScheduledJobs this process has read as the API server has them (the slot
 	// protocol's step 3, slotplan's doc.go).
-	confirmed jobs.Confirmations
+	confirmed statuswrite.Confirmations
 	// fair orders the passes due at a shared slot round-robin over namespaces.
 	fair fairShare
 	// gone are the ScheduledJob Jobs seen deleted after they finished (a short

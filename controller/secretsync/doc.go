@@ -1,10 +1,15 @@
 // Package secretsync is the SecretSync controller: it copies Secrets from a source namespace
 // into target namespaces and keeps the copies exactly in step.
 //
-// A reconcile handles one SecretSync whole: it reads the sources, the namespaces and the live
-// copies from caches, asks propagation.Compute for the writes that close the gap, performs them
-// with bounded concurrency, brings ServiceAccounts' imagePullSecrets in line, and writes status
-// once (only when it changed). A reconcile with nothing to do makes no API call that writes.
+// Two controllers share one Reconciler, each with one meaning of a request. The SecretSync's own
+// (Name; requests {Name}, Reconcile) handles one SecretSync whole: it reads the sources, the
+// namespaces and the live copies from caches, asks propagation.Compute for the writes that close
+// the gap, performs them with bounded concurrency, brings ServiceAccounts' imagePullSecrets in
+// line, and writes status once (only when it changed). The target controller (TargetName;
+// requests {Namespace, Name}, ReconcileTarget) does the same for one namespace and writes no
+// status: the events that queue it (a namespace, a copy, a ServiceAccount) queue the
+// SecretSync's pass a little later (setup.go). A reconcile with nothing to do makes no API call
+// that writes.
 //
 // Memory: the manager's cache holds only Secrets carrying keys.LabelSecretSync (our
 // copies), in a bounded form. Source Secrets are listed through one cache per source namespace,

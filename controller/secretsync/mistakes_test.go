@@ -13,10 +13,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -173,7 +175,7 @@ func TestACopyThatGoesWakesTheSecretSyncsWaitingForItsTarget(t *testing.T) {
 	r.recordWaiting("new", secretKind, []v1alpha1.TargetFailure{{Namespace: "team-a", Name: "regcred", Reason: copyplan.ReasonConflict}})
 	r.recordWaiting("other", secretKind, []v1alpha1.TargetFailure{{Namespace: "team-b", Name: "regcred", Reason: copyplan.ReasonConflict}})
 	r.recordWaiting("cm", configMapKind, []v1alpha1.TargetFailure{{Namespace: "team-a", Name: "regcred", Reason: copyplan.ReasonConflict}})
-	h := r.copyEvents(secretKind)
+	wholeH, targetH := r.copyEvents(secretKind), copyTargets()
 	held := func(label string) *corev1.Secret {
 		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "regcred", Labels: map[string]string{keys.LabelSecretSync: label}}}
 	}
@@ -184,46 +186,64 @@ func TestACopyThatGoesWakesTheSecretSyncsWaitingForItsTarget(t *testing.T) {
 		}
 		return out
 	}
-	// The copy's own SecretSync: the pass of the copy's namespace (see
+	// The copy's own SecretSync: the target pass of the copy's namespace (see
 	// TestACopysEventRepairsItsNamespaceOnly).
 	own := func(names ...string) []reconcile.Request {
 		var out []reconcile.Request
 		for _, n := range names {
-			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: n}})
+			out = append(out, targetRequest("team-a", n))
 		}
 		return out
 	}
 	for _, tc := range []struct {
-		name string
-		send func(*recordingQueue)
-		want []reconcile.Request
+		name                string
+		send                func(handler.EventHandler, *recordingQueue)
+		now, later, targets []reconcile.Request
 	}{
-		{"deleted", func(q *recordingQueue) { h.Delete(ctx, event.DeleteEvent{Object: held("old")}, q) }, append(whole("new"), own("old")...)},
-		{"handed over", func(q *recordingQueue) {
+		{"deleted", func(h handler.EventHandler, q *recordingQueue) {
+			h.Delete(ctx, event.DeleteEvent{Object: held("old")}, q)
+		},
+			whole("new"), whole("old"), own("old")},
+		{"handed over", func(h handler.EventHandler, q *recordingQueue) {
 			h.Update(ctx, event.UpdateEvent{ObjectOld: held("old"), ObjectNew: held("")}, q)
-		}, append(whole("new"), own("old")...)},
-		{"updated in place", func(q *recordingQueue) {
+		}, whole("new"), whole("old"), own("old")},
+		{"updated in place", func(h handler.EventHandler, q *recordingQueue) {
 			h.Update(ctx, event.UpdateEvent{ObjectOld: held("old"), ObjectNew: held("old")}, q)
-		}, own("old", "old")},
-		{"created", func(q *recordingQueue) { h.Create(ctx, event.CreateEvent{Object: held("old")}, q) }, own("old")},
-		{"listed at start", func(q *recordingQueue) {
+		}, nil, whole("old"), own("old", "old")},
+		{"created", func(h handler.EventHandler, q *recordingQueue) {
+			h.Create(ctx, event.CreateEvent{Object: held("old")}, q)
+		},
+			nil, whole("old"), own("old")},
+		{"listed at start", func(h handler.EventHandler, q *recordingQueue) {
 			h.Create(ctx, event.CreateEvent{Object: held("old"), IsInInitialList: true}, q)
-		}, whole("old")},
+		}, whole("old"), nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			q := &recordingQueue{}
-			tc.send(q)
+			q, tq := &recordingQueue{}, &recordingQueue{}
+			tc.send(wholeH, q)
+			tc.send(targetH, tq)
 			slices.SortFunc(q.now, compareRequests)
-			if !slices.Equal(q.now, tc.want) {
-				t.Errorf("queued %v, want %v", q.now, tc.want)
+			if !slices.Equal(q.now, tc.now) {
+				t.Errorf("SecretSync passes queued at once %v, want %v", q.now, tc.now)
+			}
+			if len(q.after) != len(tc.later) {
+				t.Errorf("SecretSync passes queued later %v, want %v", q.after, tc.later)
+			}
+			for _, req := range tc.later {
+				if d, ok := q.after[req]; !ok || d != copyPassDelay {
+					t.Errorf("SecretSync pass %v queued after %v (%t), want after %v", req, d, ok, copyPassDelay)
+				}
+			}
+			if !slices.Equal(tq.now, tc.targets) || len(tq.after) != 0 {
+				t.Errorf("target passes queued %v and later %v, want %v at once", tq.now, tq.after, tc.targets)
 			}
 		})
 	}
 	r.recordWaiting("new", secretKind, nil)
 	q := &recordingQueue{}
-	h.Delete(ctx, event.DeleteEvent{Object: held("old")}, q)
-	if want := own("old"); !slices.Equal(q.now, want) {
-		t.Errorf("after new's conflict is gone: queued %v, want %v", q.now, want)
+	wholeH.Delete(ctx, event.DeleteEvent{Object: held("old")}, q)
+	if len(q.now) != 0 {
+		t.Errorf("after new's conflict is gone: queued at once %v, want nothing", q.now)
 	}
 }
 
@@ -262,8 +282,8 @@ func TestANewNamespacesOwnPassListsTheCopyItCreates(t *testing.T) {
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: a, Labels: map[string]string{caseLabel: c}}},
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: a, Name: "default"}},
 	).Build()
-	r := &Reconciler{Client: world, APIReader: world, Sources: sources, Metrics: testMetrics, Workers: 2, Proofs: proofs}
-	if _, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: a, Name: c}}); err != nil {
+	r := &Reconciler{Client: world, APIReader: world, Sources: sources, Metrics: testMetrics, Workers: 2, Proofs: proofs, Recorder: events.NewFakeRecorder(100)}
+	if _, err := r.ReconcileTarget(ctx, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: a, Name: c}}); err != nil {
 		t.Fatalf("the namespace's pass: %v", err)
 	}
 	if err := world.Get(ctx, types.NamespacedName{Namespace: a, Name: "regcred"}, &corev1.Secret{}); err != nil {
@@ -278,24 +298,29 @@ func TestANewNamespacesOwnPassListsTheCopyItCreates(t *testing.T) {
 	}
 }
 
-// A ServiceAccount that appears queues the pass of its namespace (not a pass over every
-// namespace); the informer's initial list queues the whole pass.
+// A ServiceAccount that appears queues the target pass of its namespace (not a pass over every
+// namespace); the informer's initial list queues the SecretSync's pass.
 func TestAServiceAccountThatAppearsQueuesItsNamespacesPass(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(testenv.Scheme(t)).WithObjects(
 		&v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: "harbor"}, Spec: v1alpha1.SecretSyncSpec{ImagePullSecretFor: []string{"default"}}},
 		&v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: "ca"}},
 	).Build()
-	h := (&Reconciler{Client: c}).serviceAccountEvents()
+	r := &Reconciler{Client: c}
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "default"}}
-	q := &recordingQueue{}
-	h.Create(ctx, event.CreateEvent{Object: sa}, q)
-	if want := []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "harbor"}}}; !slices.Equal(q.now, want) {
-		t.Errorf("queued %v, want %v", q.now, want)
-	}
-	q = &recordingQueue{}
-	h.Create(ctx, event.CreateEvent{Object: sa, IsInInitialList: true}, q)
-	if want := []reconcile.Request{{NamespacedName: types.NamespacedName{Name: "harbor"}}}; !slices.Equal(q.now, want) {
-		t.Errorf("initial list: queued %v, want %v", q.now, want)
+	for _, tc := range []struct {
+		name          string
+		initial       bool
+		whole, target []reconcile.Request
+	}{
+		{"created", false, nil, []reconcile.Request{targetRequest("team-a", "harbor")}},
+		{"listed at start", true, []reconcile.Request{wholePass("harbor")}, nil},
+	} {
+		q, tq := &recordingQueue{}, &recordingQueue{}
+		r.serviceAccountEvents().Create(ctx, event.CreateEvent{Object: sa, IsInInitialList: tc.initial}, q)
+		r.serviceAccountTargets().Create(ctx, event.CreateEvent{Object: sa, IsInInitialList: tc.initial}, tq)
+		if !slices.Equal(q.now, tc.whole) || !slices.Equal(tq.now, tc.target) {
+			t.Errorf("%s: queued SecretSync passes %v and target passes %v, want %v and %v", tc.name, q.now, tq.now, tc.whole, tc.target)
+		}
 	}
 }
 
@@ -443,12 +468,12 @@ func TestACopyMadeBesideTheDeletionIsRemovedByItsNamespacesPass(t *testing.T) {
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: a, Labels: map[string]string{caseLabel: c}}},
 	).Build()
 	newReconciler := func() *Reconciler {
-		return &Reconciler{Client: world, APIReader: world, Sources: sources, Metrics: testMetrics, Workers: 2, Proofs: proofs}
+		return &Reconciler{Client: world, APIReader: world, Sources: sources, Metrics: testMetrics, Workers: 2, Proofs: proofs, Recorder: events.NewFakeRecorder(100)}
 	}
 	r := newReconciler()
 	pass := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: a, Name: c}}
 	whole := reconcile.Request{NamespacedName: types.NamespacedName{Name: c}}
-	if _, err := r.Reconcile(ctx, pass); err != nil {
+	if _, err := r.ReconcileTarget(ctx, pass); err != nil {
 		t.Fatalf("the namespace's pass: %v", err)
 	}
 	key := types.NamespacedName{Namespace: a, Name: "regcred"}
@@ -473,13 +498,13 @@ func TestACopyMadeBesideTheDeletionIsRemovedByItsNamespacesPass(t *testing.T) {
 	}
 	// A manager that never saw the SecretSync gone (restarted since, or a copy restored before
 	// its SecretSync) leaves it to the SecretSync's passes.
-	if _, err := newReconciler().Reconcile(ctx, pass); err != nil {
+	if _, err := newReconciler().ReconcileTarget(ctx, pass); err != nil {
 		t.Fatalf("the namespace's pass of another manager: %v", err)
 	}
 	if err := world.Get(ctx, key, &corev1.Secret{}); err != nil {
 		t.Fatalf("a pass of one namespace removed a copy whose SecretSync it never saw gone: %v", err)
 	}
-	if _, err := r.Reconcile(ctx, pass); err != nil {
+	if _, err := r.ReconcileTarget(ctx, pass); err != nil {
 		t.Fatalf("the namespace's pass after the deletion: %v", err)
 	}
 	if err := world.Get(ctx, key, &corev1.Secret{}); !apierrors.IsNotFound(err) {

@@ -22,12 +22,12 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
 	"github.com/platform-operators/platform-operators/controller/propagation"
+	"github.com/platform-operators/platform-operators/controller/statuswrite"
 	"github.com/platform-operators/platform-operators/controller/writegate"
 )
 
@@ -102,83 +102,46 @@ type Reconciler struct {
 	rejected sync.Map
 	// stale counts, per request, the retries in a row after a stale cache (see backoff.go).
 	stale backoff
-	// lastStatus is the status last written per SecretSync name (see writeStatus).
-	// store: one status (a few thousand bytes at most: status.failures is bounded) per SecretSync; paid by the
-	// admins.
-	lastStatus sync.Map
+	// confirmed are the SecretSyncs whose cached version this process wrote (see writeStatus).
+	// store: one resourceVersion per SecretSync (about 300 bytes); paid by the admins.
+	confirmed statuswrite.Confirmations
 	// waiting holds, per SecretSync name, the targets its last whole pass found held by a copy
 	// of another owner (map[targetKey]bool, replaced whole): when that copy goes away or changes
 	// hands, its event wakes the SecretSyncs waiting for the target (see copyEvents).
 	// store: about 100 bytes per target waiting for another owner's copy, per SecretSync; paid by
 	// the admins' SecretSyncs (targets they name).
 	waiting sync.Map
-	// copyPasses marks the passes of one namespace that a copy's event queued (a
-	// reconcile.Request with a namespace): they keep the status true (settleCopyPass).
-	// store: about 100 bytes per namespace pass queued by a copy's event, at most one per target
-	// namespace and SecretSync; paid by the admins.
-	copyPasses sync.Map
-	// wholePasses takes the whole passes a pass of one namespace asks for to the queue
-	// (wakeWholePass); nil until SetupWithManager.
-	wholePasses chan event.GenericEvent
-	// namespacePasses takes the passes of one namespace a whole pass asks for
-	// (queueNamespacePasses) to the queue; nil until SetupWithManager.
-	namespacePasses chan event.GenericEvent
+	// targetWrites marks, per SecretSync name, that a target pass wrote copies since the
+	// SecretSync's last status write, which records it in status.lastSyncTime.
+	// store: about 50 bytes per SecretSync; paid by the admins.
+	targetWrites sync.Map
 	// gone holds, per SecretSync name, when a whole pass found it gone (time.Time): for goneFor
 	// after, the passes of its namespaces clean up the copies they find (cleanedUp).
 	// store: about 100 bytes per SecretSync deleted in the last goneFor; paid by the admins.
 	gone sync.Map
 	// accounts remembers ServiceAccounts found in step past the cache (see accountMemory).
 	accounts accountMemory
-	// batching holds, for the passes of one namespace (reconcile.Request with a namespace) that
-	// have ServiceAccounts left for their next batch, when the last batch ended (time.Time): the
+	// batching holds, for the target passes (a namespace, a SecretSync) that have
+	// ServiceAccounts left for their next batch, when the last batch ended (time.Time): the
 	// pass does nothing before serviceAccountBatchPause has passed since, and the events of that
 	// namespace's ServiceAccounts (our own writes among them) queue it after the pause, not at
-	// once; a whole pass leaves those namespaces to their passes.
-	// store: about 100 bytes per namespace pass with ServiceAccounts left, at most one per target
+	// once; the SecretSync's pass leaves those namespaces to their target passes.
+	// store: about 100 bytes per namespace with ServiceAccounts left, at most one per target
 	// namespace and SecretSync; paid by the admins.
 	batching sync.Map
 }
 
-// Reconcile implements reconcile.Reconciler. A request names a SecretSync (it is
-// cluster-scoped); a request that also carries a namespace asks for the pass of that one target
-// namespace (see targetRequest).
+// Reconcile implements reconcile.Reconciler for the SecretSync controller: a request names a
+// SecretSync (it is cluster-scoped), and its pass brings every target in step and writes the
+// status. The passes of one target namespace are the target controller's (ReconcileTarget).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	// Taken when the pass starts, so that a copy's event during this pass marks the next one;
-	// put back when this pass is retried before it could settle.
-	fromCopy, settled := false, false
-	if req.Namespace != "" {
-		_, fromCopy = r.copyPasses.LoadAndDelete(req)
-		defer func() {
-			if fromCopy && !settled {
-				r.copyPasses.Store(req, true)
-			}
-		}()
-	}
-	if v, ok := r.batching.Load(req); ok {
-		// The next batch of this namespace's ServiceAccounts waits for the pause, however the
-		// pass was queued (an event that came while the last batch ran queues it at once).
-		if wait := v.(time.Time).Add(serviceAccountBatchPause).Sub(r.now()); wait > 0 {
-			return requeue(wait), nil
-		}
-	}
 	ss := &v1alpha1.SecretSync{}
 	if err := r.Client.Get(ctx, types.NamespacedName{Name: req.Name}, ss); err != nil {
 		if apierrors.IsNotFound(err) {
-			if req.Namespace != "" {
-				settled = true
-				// The whole pass cleans up what it sees; a copy in this namespace it could not see
-				// (created by a pass of this namespace that ran beside the deletion, after the
-				// whole pass had listed) queues this pass, which removes it. Only after a whole
-				// pass found the SecretSync gone: a copy seen before its SecretSync (restored
-				// first from a backup, or a cache behind) is left to the SecretSync's passes.
-				if r.cleanedUp(req.Name) {
-					return r.cleanupNamespace(ctx, req)
-				}
-				return ctrl.Result{}, nil
-			}
 			r.gone.Store(req.Name, r.now())
-			r.lastStatus.Delete(req.Name)
+			r.confirmed.Forget(client.ObjectKey{Name: req.Name})
 			r.waiting.Delete(req.Name)
+			r.targetWrites.Delete(req.Name)
 			r.accounts.keepOnly(req.Name, nil)
 			r.batching.Range(func(k, _ any) bool {
 				if k.(ctrl.Request).Name == req.Name {
@@ -190,105 +153,164 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, err
 	}
-
 	r.gone.Delete(req.Name)
 	kind := kindOf(ss.Spec.Source.Kind)
-	obs, err := r.observe(ctx, ss, kind, req.Namespace)
+	obs, err := r.observe(ctx, ss, kind, "")
 	if err != nil {
-		if req.Namespace != "" || ctx.Err() != nil {
-			return ctrl.Result{}, err // the whole pass (or the next leader) reports it
+		if ctx.Err() != nil {
+			return ctrl.Result{}, err // the next leader reports it
 		}
 		// Ready must not keep saying True while the pass cannot see the world.
 		return r.writeReadFailure(ctx, ss, err)
 	}
-	var res result
-	var plan propagation.Plan
-	if obs.blocked == nil {
-		pass := "whole"
-		if req.Namespace != "" {
-			pass = "namespace"
-		}
-		r.Metrics.Planned.WithLabelValues(ss.Name, pass).Add(float64(len(obs.want)))
-		owner := r.owner(ctx, ss.Name, obs.templates)
-		owner.SourceGone = obs.sourceGone(ss)
-		plan = propagation.ComputeFor(owner, obs.want, obs.lookup, obs.owned, propagation.DeletionPolicy(string(ss.Spec.DeletionPolicy)))
-		if removes(plan) {
-			confirmed := false
-			if obs.blocked, confirmed, err = r.confirmSourceNamespace(ctx, ss.Spec.Source.Namespace); err != nil {
-				return ctrl.Result{}, err
-			}
-			if obs.blocked == nil && !confirmed {
-				// The source namespace cannot be read: the removals that only a gone source
-				// explains wait; copies are written, and those outside the targets (the
-				// SecretSync no longer wants them, whatever the source) are removed.
-				var held int
-				plan, held = withoutSourceRemovals(plan, obs.targets)
-				if held > 0 {
-					obs.unconfirmed = &blocker{copyplan.ReasonSourceNamespaceUnconfirmed, unconfirmedMessage(ss.Spec.Source.Namespace, held)}
-				}
-			}
-		}
+	res, err := r.bringInStep(ctx, ss, kind, &obs)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	if obs.blocked == nil {
-		// Copies are written first, then ServiceAccounts, then copies removed. A reconcile tells
-		// which imagePullSecrets entries are this SecretSync's from its live copies: an entry is
-		// added once its copy exists (in the same pass, so that the pods of a new namespace
-		// find it listed as early as possible), and removed while its copy still exists. When a
-		// ServiceAccount patch met a stale cache, the removals wait for the retry.
-		additions, removals := splitRemovals(plan)
-		res = r.apply(ctx, ss.Name, kind, additions)
-		var sas result
-		if kind == secretKind { // admission refuses imagePullSecretFor on ConfigMaps
-			r.syncPullSecrets(ctx, ss, obs.withPresent(res.present), plan, &sas, serviceAccountWritesPerPass)
-		}
-		if !sas.requeue {
-			// A namespace whose ServiceAccounts are not all written yet keeps its copies until
-			// they are: its own pass removes them after its last batch.
-			res.add(r.apply(ctx, ss.Name, kind, withoutNamespaces(removals, sas.accountsLeft)))
-		}
-		res.accountsLeft = sas.accountsLeft
-		// A target whose namespace is being deleted is not wanted any more (the namespace's
-		// update event brings a reconcile that no longer lists it).
-		res.desired, res.inStep = plan.Desired-res.skipped, plan.InStep
-		res.requeue = res.requeue || sas.requeue
-		res.writeErr = errors.Join(res.writeErr, sas.writeErr)
-		res.notDockerConfig = sas.notDockerConfig
-		if obs.unconfirmed != nil {
-			// Look again now and then: the grant that lets the namespace be read comes without
-			// an event to us.
-			res.retryAfter = minPositive(res.retryAfter, DefaultConflictRecheck)
-		}
-		if req.Namespace == "" {
-			r.recordWaiting(ss.Name, kind, res.conflicts)
-			r.queueNamespacePasses(ctx, ss.Name, res.accountsLeft)
+		r.recordWaiting(ss.Name, kind, res.conflicts)
+		// The namespaces whose ServiceAccounts this pass did not all write are their target
+		// passes' from now on (a namespace already between batches keeps its time): the
+		// ServiceAccount events of this pass's writes there queue those passes.
+		for _, ns := range res.accountsLeft {
+			r.batching.LoadOrStore(targetRequest(ns, ss.Name), r.now())
 		}
 	}
-	if req.Namespace != "" {
-		// One namespace's pass sees one namespace: the status, which counts them all, is the
-		// whole pass's to write (queued with this one, see namespaceEvents), or, for a pass a
-		// copy's event queued, settleCopyPass's to keep true.
-		if len(res.accountsLeft) > 0 {
-			r.batching.Store(req, r.now())
-		} else {
-			r.batching.Delete(req)
+	_, res.targetWrote = r.targetWrites.LoadAndDelete(ss.Name)
+	return r.writeStatus(ctx, ss, obs, res)
+}
+
+// ReconcileTarget is the target controller's reconcile: a request {Namespace, Name} brings the
+// copies (and ServiceAccounts) of SecretSync Name in the one namespace Namespace in step. It
+// writes no status, which counts every namespace: the events that queue a target pass queue
+// the SecretSync's own pass too, a little later (see setup.go), and it writes the status.
+func (r *Reconciler) ReconcileTarget(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if v, ok := r.batching.Load(req); ok {
+		// The next batch of this namespace's ServiceAccounts waits for the pause, however the
+		// pass was queued (an event that came while the last batch ran queues it at once).
+		if wait := v.(time.Time).Add(serviceAccountBatchPause).Sub(r.now()); wait > 0 {
+			return requeue(wait), nil
 		}
-		if res.requeue {
-			return requeue(r.stale.next(req, r.RetryBase, r.RetryCap)), nil
+	}
+	ss := &v1alpha1.SecretSync{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Name: req.Name}, ss); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
 		}
-		if len(res.accountsLeft) > 0 && res.writeErr == nil {
-			// The next batch of this namespace's ServiceAccounts, after the other namespaces'
-			// work queued meanwhile (serviceAccountWritesPerPass). Each batch settles its
-			// ServiceAccounts (written, or found in step and remembered), so the batches end.
-			return requeue(serviceAccountBatchPause), nil
+		// The SecretSync's pass cleans up what it sees; a copy in this namespace it could not
+		// see (created by a target pass that ran beside the deletion, after that pass had
+		// listed) queues this pass, which removes it. Only after a pass found the SecretSync
+		// gone: a copy seen before its SecretSync (restored first from a backup, or a cache
+		// behind) is left to the SecretSync's passes.
+		if r.cleanedUp(req.Name) {
+			return r.cleanupNamespace(ctx, req)
 		}
-		r.stale.forget(req)
-		if fromCopy {
-			r.settleCopyPass(ctx, ss, obs, res)
-		}
-		settled = true
+		return ctrl.Result{}, nil
+	}
+	kind := kindOf(ss.Spec.Source.Kind)
+	obs, err := r.observe(ctx, ss, kind, req.Namespace)
+	if err != nil {
+		return ctrl.Result{}, err // the SecretSync's pass reports it
+	}
+	res, err := r.bringInStep(ctx, ss, kind, &obs)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if len(res.accountsLeft) > 0 {
+		r.batching.Store(req, r.now())
+	} else {
+		r.batching.Delete(req)
+	}
+	if res.writes() > 0 {
+		// The SecretSync's pass, queued by this write's event, records it in lastSyncTime.
+		r.targetWrites.Store(ss.Name, true)
+		r.emitWrites(ss, res, "in "+req.Namespace)
+	}
+	if res.requeue {
+		return requeue(r.stale.next(req, r.RetryBase, r.RetryCap)), nil
+	}
+	if len(res.accountsLeft) > 0 && res.writeErr == nil {
+		// The next batch of this namespace's ServiceAccounts, after the other namespaces'
+		// work queued meanwhile (serviceAccountWritesPerPass). Each batch settles its
+		// ServiceAccounts (written, or found in step and remembered), so the batches end.
+		return requeue(serviceAccountBatchPause), nil
+	}
+	r.stale.forget(req)
+	if res.writeErr != nil {
 		return ctrl.Result{}, res.writeErr
 	}
-	return r.writeStatus(ctx, ss, obs, res)
+	// A target whose write failed (or whose copy is held) is looked at again when its backoff
+	// has passed (writeOnce).
+	return requeue(res.retryAfter), nil
+}
+
+// targetRequest is the target controller's request for SecretSync name in namespace ns.
+func targetRequest(ns, name string) ctrl.Request {
+	return ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}
+}
+
+// bringInStep plans what obs asks for and writes it: copies first, then ServiceAccounts, then
+// copies removed. A pass tells which imagePullSecrets entries are this SecretSync's from its
+// live copies: an entry is added once its copy exists (in the same pass, so that the pods of a
+// new namespace find it listed as early as possible), and removed while its copy still exists.
+// When a ServiceAccount patch met a stale cache, the removals wait for the retry. The error is
+// a failed read of the source namespace only; what the writes met is in the result.
+func (r *Reconciler) bringInStep(ctx context.Context, ss *v1alpha1.SecretSync, kind *objectKind, obs *observation) (result, error) {
+	var res result
+	if obs.blocked != nil {
+		return res, nil
+	}
+	pass := "whole"
+	if obs.only != "" {
+		pass = "namespace"
+	}
+	r.Metrics.Planned.WithLabelValues(ss.Name, pass).Add(float64(len(obs.want)))
+	owner := r.owner(ctx, ss.Name, obs.templates)
+	owner.SourceGone = obs.sourceGone(ss)
+	plan := propagation.ComputeFor(owner, obs.want, obs.lookup, obs.owned, propagation.DeletionPolicy(string(ss.Spec.DeletionPolicy)))
+	if removes(plan) {
+		blocked, confirmed, err := r.confirmSourceNamespace(ctx, ss.Spec.Source.Namespace)
+		if err != nil {
+			return res, err
+		}
+		if obs.blocked = blocked; blocked != nil {
+			return res, nil
+		}
+		if !confirmed {
+			// The source namespace cannot be read: the removals that only a gone source
+			// explains wait; copies are written, and those outside the targets (the
+			// SecretSync no longer wants them, whatever the source) are removed.
+			var held int
+			plan, held = withoutSourceRemovals(plan, obs.targets)
+			if held > 0 {
+				obs.unconfirmed = &blocker{copyplan.ReasonSourceNamespaceUnconfirmed, unconfirmedMessage(ss.Spec.Source.Namespace, held)}
+			}
+		}
+	}
+	additions, removals := splitRemovals(plan)
+	res = r.apply(ctx, ss.Name, kind, additions)
+	var sas result
+	if kind == secretKind { // admission refuses imagePullSecretFor on ConfigMaps
+		r.syncPullSecrets(ctx, ss, obs.withPresent(res.present), plan, &sas, serviceAccountWritesPerPass)
+	}
+	if !sas.requeue {
+		// A namespace whose ServiceAccounts are not all written yet keeps its copies until
+		// they are: its own pass removes them after its last batch.
+		res.add(r.apply(ctx, ss.Name, kind, withoutNamespaces(removals, sas.accountsLeft)))
+	}
+	res.accountsLeft = sas.accountsLeft
+	// A target whose namespace is being deleted is not wanted any more (the namespace's
+	// update event brings a pass that no longer lists it).
+	res.desired, res.inStep = plan.Desired-res.skipped, plan.InStep
+	res.requeue = res.requeue || sas.requeue
+	res.writeErr = errors.Join(res.writeErr, sas.writeErr)
+	res.notDockerConfig = sas.notDockerConfig
+	if obs.unconfirmed != nil {
+		// Look again now and then: the grant that lets the namespace be read comes without
+		// an event to us.
+		res.retryAfter = minPositive(res.retryAfter, DefaultConflictRecheck)
+	}
+	return res, nil
 }
 
 // observation is what a reconcile read from the world.
@@ -675,6 +697,8 @@ type result struct {
 	// accountsLeft lists the namespaces whose ServiceAccounts this pass did not all write
 	// (serviceAccountWritesPerPass): their own passes write the rest.
 	accountsLeft []string
+	// targetWrote is set when a target pass wrote copies since the last status write.
+	targetWrote bool
 	// writeErr is the first unexpected write error (returned to back off).
 	writeErr error
 	// present are the copies a create or replace of this pass left in step (written, or found
@@ -1166,7 +1190,7 @@ func (w writer) deleteExact(ctx context.Context, kind *objectKind, s *corev1.Sec
 // batch, not by 10,000 writes. A list of names (at most 16) always fits in one pass.
 const serviceAccountWritesPerPass = 64
 
-// serviceAccountBatchPause is how long a namespace's pass waits before its next batch of
+// serviceAccountBatchPause is how long a namespace's target pass waits before its next batch of
 // ServiceAccounts: at most serviceAccountWritesPerPass writes per pause per namespace and
 // SecretSync (128 a second), so one tenant's ServiceAccounts cannot take the manager's whole
 // write rate. It is the shortest requeue of the copy path (minRequeue).
@@ -1229,7 +1253,7 @@ func (r *Reconciler) syncPullSecrets(ctx context.Context, ss *v1alpha1.SecretSyn
 	if present != nil {
 		r.accounts.keepOnly(ss.Name, present)
 	}
-	// A whole pass leaves a namespace whose own pass is between batches to that pass: the
+	// A whole pass leaves a namespace whose target pass is between batches to that pass: the
 	// pause between batches holds whatever else wakes the whole pass.
 	if obs.only == "" && limit > 0 {
 		busy := map[string]bool{}
@@ -1352,7 +1376,7 @@ func (r *Reconciler) cleanedUp(name string) bool {
 	return found
 }
 
-// cleanupNamespace is cleanup for the copies in the namespace of req, a pass of one namespace
+// cleanupNamespace is cleanup for the copies in the namespace of req, a target pass
 // of a SecretSync that is gone.
 func (r *Reconciler) cleanupNamespace(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	again := false

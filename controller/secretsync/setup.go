@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/cachebounds"
@@ -167,8 +166,17 @@ func WatchedObjects(limited bool) []client.Object {
 	return []client.Object{&v1alpha1.SecretSync{}, &v1alpha1.CopyRequest{}, &corev1.Namespace{}, &corev1.Secret{}, &corev1.ConfigMap{}, &corev1.ServiceAccount{}}
 }
 
-// SetupWithManager wires the controller: it watches SecretSyncs, namespaces, our copies (Secrets
-// and ConfigMaps), ServiceAccounts and (through Sources) the sources.
+// TargetName is the target controller's name (the controller label of its work queue's and
+// reconciles' metrics): its requests are {Namespace, Name}, one SecretSync in one namespace.
+const TargetName = Name + "-target"
+
+// SetupWithManager wires the two controllers of a SecretSync: the SecretSync's own (requests
+// {Name}: every target in step, then the status) and the target controller (requests
+// {Namespace, Name}: one namespace, no status). Both watch namespaces, our copies (Secrets and
+// ConfigMaps) and ServiceAccounts; the SecretSync's own also watches SecretSyncs and (through
+// Sources) the sources. An event that queues a target pass queues the SecretSync's pass too,
+// a little later, to count it in the status: nothing passes between them but the API's events
+// and the per-target memories the passes share.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, workers int) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.SecretSync{}, sourceNamespaceIndex, func(o client.Object) []string {
 		return []string{o.(*v1alpha1.SecretSync).Spec.Source.Namespace}
@@ -176,62 +184,97 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 		return err
 	}
 	r.Sources.Handler = handler.EnqueueRequestsFromMapFunc(r.forSourceSecret)
-	r.wholePasses = make(chan event.GenericEvent, 64)
-	r.namespacePasses = make(chan event.GenericEvent, 64)
-	b := ctrl.NewControllerManagedBy(mgr).
+	opts := controller.Options{MaxConcurrentReconciles: workers, NewQueue: fairqueue.NewQueue}
+	whole := ctrl.NewControllerManagedBy(mgr).
 		Named(Name).
 		For(&v1alpha1.SecretSync{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{})))
+	target := ctrl.NewControllerManagedBy(mgr).Named(TargetName)
 	if len(r.Namespaces) == 0 {
 		// Limited to namespaces, the list is the namespaces (namespaced.go): nothing to watch.
-		b = b.Watches(&corev1.Namespace{}, r.namespaceEvents(), builder.WithPredicates(namespacePredicate()))
+		whole = whole.Watches(&corev1.Namespace{}, r.namespaceEvents(), builder.WithPredicates(namespacePredicate()))
+		target = target.Watches(&corev1.Namespace{}, r.namespaceTargets(), builder.WithPredicates(namespacePredicate()))
 	}
-	c, err := b.
+	c, err := whole.
 		Watches(&corev1.Secret{}, r.copyEvents(secretKind)).
 		Watches(&corev1.ConfigMap{}, r.copyEvents(configMapKind)).
 		Watches(&corev1.ServiceAccount{}, r.serviceAccountEvents(), builder.WithPredicates(serviceAccountPredicate())).
-		WatchesRawSource(source.Channel(r.wholePasses, wholePassEvents())).
-		WatchesRawSource(source.Channel(r.namespacePasses, namespacePassEvents())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers, NewQueue: fairqueue.NewQueue}).
+		WithOptions(opts).
 		Build(r)
 	if err != nil {
+		return err
+	}
+	if err := target.
+		Watches(&corev1.Secret{}, copyTargets()).
+		Watches(&corev1.ConfigMap{}, copyTargets()).
+		Watches(&corev1.ServiceAccount{}, r.serviceAccountTargets(), builder.WithPredicates(serviceAccountPredicate())).
+		WithOptions(opts).
+		Complete(reconcile.Func(r.ReconcileTarget)); err != nil {
 		return err
 	}
 	r.Sources.SetController(c)
 	return mgr.Add(r.Sources)
 }
 
-// wholePassDelay is how long after a namespace event the whole pass of each SecretSync runs, to
-// write the status. Namespaces created in a burst share one whole pass per SecretSync and delay:
-// at 10,000 namespaces a whole pass plans 10,000 copies, one namespace's pass one.
+// wholePassDelay is how long after a namespace event the SecretSync's pass runs, to write the
+// status. Namespaces created in a burst share one pass per SecretSync and delay: at 10,000
+// namespaces that pass plans 10,000 copies, a target pass one.
 const wholePassDelay = time.Second
 
-// namespaceEvents queues, for a namespace created, relabelled or deleted, the pass of that one
-// namespace of every SecretSync at once (a new namespace gets its copies without waiting for a
-// pass over every other namespace) and the whole pass of each after wholePassDelay.
+// copyPassDelay is how long after a copy's event the SecretSync's pass runs, to write the
+// status. A tenant can edit or delete the copies in its namespace as often as it likes: each
+// event costs a target pass (one copy), and at most one pass over every target per
+// copyPassDelay per SecretSync (about 0.16 s of CPU at 10,000 namespaces).
+const copyPassDelay = 5 * time.Second
+
+// namespaceEvents queues, for a namespace created, relabelled or deleted, the pass of every
+// SecretSync after wholePassDelay (the target controller's namespaceTargets gives the namespace
+// its copies at once). The informer's initial list (a start, or a new informer) queues them at
+// once: one pass per SecretSync serves every namespace, not one pass per namespace.
 func (r *Reconciler) namespaceEvents() handler.EventHandler {
-	enqueue := func(ctx context.Context, ns client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	later := func(ctx context.Context, ns client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		for _, whole := range r.all(ctx, ns) {
-			q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns.GetName(), Name: whole.Name}})
 			q.AddAfter(whole, wholePassDelay)
 		}
 	}
 	return handler.Funcs{
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			if e.IsInInitialList {
-				// A start (or a new informer) lists every namespace: one whole pass per
-				// SecretSync serves them all, not one pass per namespace.
 				for _, whole := range r.all(ctx, e.Object) {
 					q.Add(whole)
 				}
 				return
 			}
-			enqueue(ctx, e.Object, q)
+			later(ctx, e.Object, q)
 		},
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, e.ObjectNew, q)
+			later(ctx, e.ObjectNew, q)
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, e.Object, q)
+			later(ctx, e.Object, q)
+		},
+	}
+}
+
+// namespaceTargets queues, for a namespace created, relabelled or deleted, the target pass of
+// that namespace for every SecretSync: a new namespace gets its copies without waiting for a
+// pass over every other namespace. The initial list queues nothing (namespaceEvents).
+func (r *Reconciler) namespaceTargets() handler.EventHandler {
+	now := func(ctx context.Context, ns client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		for _, whole := range r.all(ctx, ns) {
+			q.Add(targetRequest(ns.GetName(), whole.Name))
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if !e.IsInInitialList {
+				now(ctx, e.Object, q)
+			}
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			now(ctx, e.ObjectNew, q)
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			now(ctx, e.Object, q)
 		},
 	}
 }
@@ -275,72 +318,73 @@ func (r *Reconciler) all(ctx context.Context, o client.Object) []reconcile.Reque
 	return out
 }
 
-// forCopy maps a copy to the pass of its namespace of the SecretSync named by its label (old
-// and new label both arrive on an update, so a relabelled copy wakes both).
-func forCopy(_ context.Context, o client.Object) []reconcile.Request {
-	if n := o.GetLabels()[keys.LabelSecretSync]; n != "" {
-		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: n}}}
-	}
-	return nil
-}
+// copyName is the SecretSync a copy's label names ("" for none).
+func copyName(o client.Object) string { return o.GetLabels()[keys.LabelSecretSync] }
 
-// copyEvents maps a copy's events to the pass of its namespace of the SecretSync named by its
-// label (forCopy): an edited or deleted copy is put back by a pass that reads and plans that one
-// namespace, not every target (settleCopyPass then keeps the status true). When the copy is
-// deleted or its label changes, the event also wakes the whole passes of the SecretSyncs waiting
-// for its target (a rename: the old SecretSync's copies go, and the new one takes the targets at
-// once rather than at its next conflict recheck). The informer's initial list queues whole
-// passes (one per SecretSync serves every copy), as namespaceEvents does.
+// copyEvents queues, for a copy's event, the pass of the SecretSync its label names after
+// copyPassDelay (old and new label both, on an update: a relabelled copy counts for both), to
+// count what the target pass (copyTargets) did. When the copy is deleted or its label changes,
+// the event also queues at once the passes of the SecretSyncs waiting for its target (a
+// rename: the old SecretSync's copies go, and the new one takes the targets at once rather
+// than at its next conflict recheck). The informer's initial list queues the passes at once
+// (one per SecretSync serves every copy).
 func (r *Reconciler) copyEvents(kind *objectKind) handler.EventHandler {
-	add := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], reqs []reconcile.Request) {
-		for _, req := range reqs {
-			if req.Namespace != "" {
-				r.copyPasses.Store(req, true)
+	later := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], objs ...client.Object) {
+		for _, o := range objs {
+			if n := copyName(o); n != "" {
+				q.AddAfter(wholePass(n), copyPassDelay)
 			}
+		}
+	}
+	now := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], reqs []reconcile.Request) {
+		for _, req := range reqs {
 			q.Add(req)
 		}
 	}
 	return handler.Funcs{
-		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			if e.IsInInitialList {
-				for _, req := range forCopy(ctx, e.Object) {
-					q.Add(wholePass(req.Name))
-				}
+		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if n := copyName(e.Object); n != "" && e.IsInInitialList {
+				q.Add(wholePass(n))
 				return
 			}
-			add(q, forCopy(ctx, e.Object))
+			later(q, e.Object)
 		},
-		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			add(q, forCopy(ctx, e.ObjectOld))
-			add(q, forCopy(ctx, e.ObjectNew))
-			if e.ObjectOld.GetLabels()[keys.LabelSecretSync] != e.ObjectNew.GetLabels()[keys.LabelSecretSync] {
-				add(q, r.waitingFor(kind, e.ObjectNew))
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			later(q, e.ObjectOld, e.ObjectNew)
+			if copyName(e.ObjectOld) != copyName(e.ObjectNew) {
+				now(q, r.waitingFor(kind, e.ObjectNew))
 			}
 		},
-		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			add(q, forCopy(ctx, e.Object))
-			add(q, r.waitingFor(kind, e.Object))
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			later(q, e.Object)
+			now(q, r.waitingFor(kind, e.Object))
 		},
 	}
 }
 
-// wholePassEvents queues the whole passes a pass of one namespace asks for (wakeWholePass),
-// after wholePassDelay: the copies of a burst share one.
-func wholePassEvents() handler.EventHandler {
-	return handler.Funcs{
-		GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			q.AddAfter(wholePass(e.Object.GetName()), wholePassDelay)
-		},
+// copyTargets queues, for a copy's event, the target pass of its namespace of the SecretSync
+// its label names (old and new label both, on an update): an edited or deleted copy is put
+// back by a pass that reads and plans that one namespace, not every target. The initial list
+// queues nothing (copyEvents).
+func copyTargets() handler.EventHandler {
+	add := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], objs ...client.Object) {
+		for _, o := range objs {
+			if n := copyName(o); n != "" {
+				q.Add(targetRequest(o.GetNamespace(), n))
+			}
+		}
 	}
-}
-
-// namespacePassEvents queues the passes of one namespace a whole pass asks for
-// (queueNamespacePasses), after serviceAccountBatchPause: the whole pass wrote that namespace's
-// first batch. The event's object carries the SecretSync's name and the namespace.
-func namespacePassEvents() handler.EventHandler {
 	return handler.Funcs{
-		GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			q.AddAfter(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: e.Object.GetNamespace(), Name: e.Object.GetName()}}, serviceAccountBatchPause)
+		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if !e.IsInInitialList {
+				add(q, e.Object)
+			}
+		},
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(q, e.ObjectOld, e.ObjectNew)
+		},
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(q, e.Object)
 		},
 	}
 }
@@ -372,32 +416,47 @@ func (r *Reconciler) waitingFor(kind *objectKind, o client.Object) []reconcile.R
 	return out
 }
 
-// serviceAccountEvents queues, for a ServiceAccount that appears or whose imagePullSecrets or
-// our annotation change, the pass of its namespace of every SecretSync that selects it (by name
-// or "*") or may have an entry on it: a new namespace's ServiceAccount is filled without a pass over every
-// other namespace. The informer's initial list queues the whole passes instead (once each).
+// serviceAccountEvents queues, for the informer's initial list of ServiceAccounts, the pass of
+// every SecretSync that selects one (once each). Later events are the target controller's
+// (serviceAccountTargets).
 func (r *Reconciler) serviceAccountEvents() handler.EventHandler {
-	enqueue := func(ctx context.Context, sa client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request], initial bool) {
-		for _, req := range r.forServiceAccount(ctx, sa) {
-			if !initial {
-				req.Namespace = sa.GetNamespace()
-				if _, batching := r.batching.Load(req); batching {
-					// Its next batch is due after the pause anyway (serviceAccountBatchPause).
-					q.AddAfter(req, serviceAccountBatchPause)
-					continue
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if e.IsInInitialList {
+				for _, req := range r.forServiceAccount(ctx, e.Object) {
+					q.Add(req)
 				}
+			}
+		},
+	}
+}
+
+// serviceAccountTargets queues, for a ServiceAccount that appears or whose imagePullSecrets or
+// our annotation change, the target pass of its namespace of every SecretSync that selects it
+// (by name or "*") or may have an entry on it: a new namespace's ServiceAccount is filled
+// without a pass over every other namespace. A namespace between batches of its
+// ServiceAccounts (our own writes' events among these) is queued after the pause.
+func (r *Reconciler) serviceAccountTargets() handler.EventHandler {
+	enqueue := func(ctx context.Context, sa client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		for _, whole := range r.forServiceAccount(ctx, sa) {
+			req := targetRequest(sa.GetNamespace(), whole.Name)
+			if _, batching := r.batching.Load(req); batching {
+				q.AddAfter(req, serviceAccountBatchPause)
+				continue
 			}
 			q.Add(req)
 		}
 	}
 	return handler.Funcs{
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, e.Object, q, e.IsInInitialList)
+			if !e.IsInInitialList {
+				enqueue(ctx, e.Object, q)
+			}
 		},
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			// Both: an annotation of ours removed is seen on the old object only.
-			enqueue(ctx, e.ObjectOld, q, false)
-			enqueue(ctx, e.ObjectNew, q, false)
+			enqueue(ctx, e.ObjectOld, q)
+			enqueue(ctx, e.ObjectNew, q)
 		},
 	}
 }

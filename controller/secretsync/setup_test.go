@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
@@ -35,62 +36,65 @@ func (q *recordingQueue) AddAfter(r reconcile.Request, d time.Duration) {
 	q.after[r] = d
 }
 
-// A namespace event queues, for every SecretSync, the pass of that namespace at once and the
-// whole pass (which writes the status) later, shared by the namespaces of a burst.
+// A namespace event queues, for every SecretSync, the target pass of that namespace at once and
+// the SecretSync's pass (which writes the status) later, shared by the namespaces of a burst.
 func TestANamespaceEventQueuesItsOwnPassNowAndTheWholePassLater(t *testing.T) {
 	scheme := testenv.Scheme(t)
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(
 		&v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: "harbor"}},
 		&v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: "ca"}},
 	).Build()
-	h := (&Reconciler{Client: c}).namespaceEvents()
+	r := &Reconciler{Client: c}
+	wholeH, targetH := r.namespaceEvents(), r.namespaceTargets()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}
 	for _, tc := range []struct {
 		name string
-		send func(*recordingQueue)
+		send func(handler.EventHandler, *recordingQueue)
 	}{
-		{"created", func(q *recordingQueue) { h.Create(context.Background(), event.CreateEvent{Object: ns}, q) }},
-		{"relabelled", func(q *recordingQueue) {
+		{"created", func(h handler.EventHandler, q *recordingQueue) {
+			h.Create(context.Background(), event.CreateEvent{Object: ns}, q)
+		}},
+		{"relabelled", func(h handler.EventHandler, q *recordingQueue) {
 			h.Update(context.Background(), event.UpdateEvent{ObjectOld: ns, ObjectNew: ns}, q)
 		}},
-		{"deleted", func(q *recordingQueue) { h.Delete(context.Background(), event.DeleteEvent{Object: ns}, q) }},
+		{"deleted", func(h handler.EventHandler, q *recordingQueue) {
+			h.Delete(context.Background(), event.DeleteEvent{Object: ns}, q)
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			q := &recordingQueue{}
-			tc.send(q)
-			slices.SortFunc(q.now, compareRequests)
-			want := []reconcile.Request{
-				{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "ca"}},
-				{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "harbor"}},
-			}
-			if !slices.Equal(q.now, want) {
-				t.Errorf("queued at once %v, want %v", q.now, want)
+			q, tq := &recordingQueue{}, &recordingQueue{}
+			tc.send(wholeH, q)
+			tc.send(targetH, tq)
+			slices.SortFunc(tq.now, compareRequests)
+			if want := []reconcile.Request{targetRequest("team-a", "ca"), targetRequest("team-a", "harbor")}; !slices.Equal(tq.now, want) || len(tq.after) != 0 {
+				t.Errorf("target passes queued at once %v and later %v, want %v at once", tq.now, tq.after, want)
 			}
 			for _, n := range []string{"ca", "harbor"} {
-				if d, ok := q.after[reconcile.Request{NamespacedName: types.NamespacedName{Name: n}}]; !ok || d != wholePassDelay {
-					t.Errorf("whole pass of %s queued after %v (%t), want after %v", n, d, ok, wholePassDelay)
+				if d, ok := q.after[wholePass(n)]; !ok || d != wholePassDelay {
+					t.Errorf("pass of %s queued after %v (%t), want after %v", n, d, ok, wholePassDelay)
 				}
 			}
-			if len(q.after) != 2 {
-				t.Errorf("queued later %v, want the two whole passes", q.after)
+			if len(q.after) != 2 || len(q.now) != 0 {
+				t.Errorf("SecretSync passes queued at once %v and later %v, want the two later", q.now, q.after)
 			}
 		})
 	}
 }
 
-// At a start the informer lists every namespace: each SecretSync gets its whole pass at once,
-// not a pass per namespace (10,000 of them at 10,000 namespaces).
+// At a start the informer lists every namespace: each SecretSync gets its pass at once, not a
+// target pass per namespace (10,000 of them at 10,000 namespaces).
 func TestTheInitialListOfNamespacesQueuesOnlyTheWholePasses(t *testing.T) {
 	scheme := testenv.Scheme(t)
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(&v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: "harbor"}}).Build()
-	h := (&Reconciler{Client: c}).namespaceEvents()
-	q := &recordingQueue{}
+	r := &Reconciler{Client: c}
+	q, tq := &recordingQueue{}, &recordingQueue{}
 	for _, n := range []string{"team-a", "team-b"} {
-		h.Create(context.Background(), event.CreateEvent{Object: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}, IsInInitialList: true}, q)
+		e := event.CreateEvent{Object: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}, IsInInitialList: true}
+		r.namespaceEvents().Create(context.Background(), e, q)
+		r.namespaceTargets().Create(context.Background(), e, tq)
 	}
-	whole := reconcile.Request{NamespacedName: types.NamespacedName{Name: "harbor"}}
-	if len(q.after) != 0 || len(q.now) == 0 || slices.ContainsFunc(q.now, func(r reconcile.Request) bool { return r != whole }) {
-		t.Errorf("queued at once %v and later %v, want only the whole pass of harbor at once", q.now, q.after)
+	if len(q.after) != 0 || len(q.now) == 0 || slices.ContainsFunc(q.now, func(r reconcile.Request) bool { return r != wholePass("harbor") }) || len(tq.now)+len(tq.after) != 0 {
+		t.Errorf("queued at once %v and later %v, target passes %v, want only the pass of harbor at once", q.now, q.after, tq.now)
 	}
 }
 

@@ -13,9 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
@@ -103,7 +101,7 @@ func secretSyncStatus(ss *v1alpha1.SecretSync, obs observation, res result, now 
 	st.SyncedRatio = fmt.Sprintf("%d/%d", synced, res.desired)
 	st.Failures = boundedFailures(res.failures, res.conflicts)
 	meta.SetStatusCondition(&st.Conditions, readyCondition(obs, res, ss.Generation))
-	if res.writes() > 0 {
+	if res.writes() > 0 || res.targetWrote {
 		t := metav1.NewTime(now)
 		st.LastSyncTime = &t
 	}
@@ -125,21 +123,25 @@ func (r *Reconciler) writeStatus(ctx context.Context, ss *v1alpha1.SecretSync, o
 	// The cached SecretSync can be older than our own last status write (a reconcile woken at
 	// once by the event that made the last one requeue): equal to prev then proves nothing, and
 	// skipping the write would leave that last status (say Progressing) in the API for good, as
-	// status changes do not wake the controller. So compare with what we last wrote too; a write
-	// from a stale object conflicts and is retried once the cache has caught up.
-	last, _ := r.lastStatus.Load(ss.Name)
-	if !equality.Semantic.DeepEqual(prev, st) || (last != nil && !equality.Semantic.DeepEqual(last.(*v1alpha1.SecretSyncStatus), st)) {
+	// status changes do not wake the controller. So an equal status is skipped only when the
+	// cached version is one this process wrote; otherwise it is written: from a stale object the
+	// write conflicts and is retried once the cache has caught up, and on the current one it
+	// changes nothing (once per SecretSync after a start or another writer's change).
+	if !equality.Semantic.DeepEqual(prev, st) || !r.confirmed.Confirmed(ss) {
 		// An update (not a merge patch) so zero counts are stored too and `kubectl get` shows
 		// "0 conflicts" rather than a blank; a conflict with a concurrent write retries.
 		ss.Status = *st
 		switch answer, err := statuswrite.Update(ctx, r.Client, ss, true); {
-		case err != nil:
-			return ctrl.Result{}, err
-		case answer != statuswrite.Written:
+		case err != nil, answer != statuswrite.Written:
+			if res.targetWrote {
+				r.targetWrites.Store(ss.Name, true) // for the retry's lastSyncTime
+			}
+			if err != nil {
+				return ctrl.Result{}, err
+			}
 			return requeue(r.stale.next(wholePass(ss.Name), r.RetryBase, r.RetryCap)), nil
 		}
-		// As the API server answered (times in whole seconds), so that it compares equal later.
-		r.lastStatus.Store(ss.Name, ss.Status.DeepCopy())
+		r.confirmed.Wrote(ss)
 	}
 	r.emitEvents(ss, prev, st, res)
 
@@ -169,88 +171,6 @@ func (r *Reconciler) writeStatus(ctx context.Context, ss *v1alpha1.SecretSync, o
 	return requeue(recheck), nil
 }
 
-// namespaceKeepsStatus reports whether the status last written (last) is still true after a
-// pass of one namespace whose outcome is res: it counted every copy in step with nothing
-// failed or held, and this namespace's copies are all in step now with nothing failed, held or
-// waiting, and the sources say what they said. Then a whole pass would change nothing but
-// lastSyncTime. It is pure.
-func namespaceKeepsStatus(last *v1alpha1.SecretSyncStatus, generation int64, obs observation, res result) bool {
-	if last.ObservedGeneration != generation || last.Failed != 0 || last.Conflicts != 0 || last.Synced != last.Desired || int(last.Sources) != len(obs.sources) {
-		return false
-	}
-	if len(res.conflicts) > 0 || len(res.failures) > 0 || res.requeue || res.writeErr != nil || res.retryAfter > 0 || res.skipped > 0 || res.synced() != res.desired {
-		return false
-	}
-	// The Ready condition the whole pass would give: the same sources, the counts it wrote.
-	want := readyCondition(obs, result{desired: int(last.Desired), inStep: int(last.Synced), notDockerConfig: res.notDockerConfig}, generation)
-	got := meta.FindStatusCondition(last.Conditions, copyplan.ConditionReady)
-	return got != nil && got.ObservedGeneration == generation && got.Status == want.Status && got.Reason == want.Reason && got.Message == want.Message
-}
-
-// settleCopyPass keeps the status true after a pass of one namespace that a copy's event
-// queued (an edited or deleted copy put back). When the namespace leaves the last status true
-// (namespaceKeepsStatus), the whole pass is not needed: a pass that wrote records lastSyncTime
-// (a merge patch of that field alone) and its CopiesWritten Event, one status write, as the
-// whole pass would have. Otherwise (a Conflict, a failure or a held copy appeared or went, the
-// counts may have moved) it wakes the whole pass, which counts every namespace and writes the
-// status and the memory of the targets the SecretSync waits for.
-func (r *Reconciler) settleCopyPass(ctx context.Context, ss *v1alpha1.SecretSync, obs observation, res result) {
-	// The status this controller last wrote is newer than a cache that has not caught up with
-	// it (the event of a copy this pass's predecessor wrote comes right after its status write).
-	prev := ss.Status.DeepCopy()
-	if last, ok := r.lastStatus.Load(ss.Name); ok {
-		prev = last.(*v1alpha1.SecretSyncStatus).DeepCopy()
-	}
-	if !namespaceKeepsStatus(prev, ss.Generation, obs, res) {
-		r.wakeWholePass(ctx, ss.Name)
-		return
-	}
-	if res.writes() == 0 {
-		return
-	}
-	before := ss.DeepCopy()
-	t := metav1.NewTime(r.now())
-	ss.Status.LastSyncTime = &t
-	if answer, err := statuswrite.Patch(ctx, r.Client, ss, before, secretSyncStatusOf); err != nil || answer != statuswrite.Written {
-		// The whole pass writes the status instead.
-		r.wakeWholePass(ctx, ss.Name)
-		return
-	}
-	r.lastStatus.Store(ss.Name, ss.Status.DeepCopy())
-	r.emitEvents(ss, prev, &ss.Status, res)
-}
-
-func secretSyncStatusOf(ss *v1alpha1.SecretSync) v1alpha1.SecretSyncStatus { return ss.Status }
-
-// wakeWholePass queues the SecretSync's whole pass (see wholePassEvents).
-func (r *Reconciler) wakeWholePass(ctx context.Context, name string) {
-	if r.wholePasses == nil {
-		return // not set up with a manager (a test's bare Reconciler)
-	}
-	select {
-	case r.wholePasses <- event.GenericEvent{Object: &v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: name}}}:
-	case <-ctx.Done():
-	}
-}
-
-// queueNamespacePasses queues, for each namespace listed, the pass of that one namespace of the
-// SecretSync named: a whole pass leaves there the ServiceAccounts it did not write
-// (serviceAccountWritesPerPass), and each namespace's pass takes its turn in the fair queue.
-func (r *Reconciler) queueNamespacePasses(ctx context.Context, name string, namespaces []string) {
-	if r.namespacePasses == nil {
-		return // not set up with a manager (a test's bare Reconciler)
-	}
-	for _, ns := range namespaces {
-		// A namespace already between batches keeps its time (this pass wrote nothing there).
-		r.batching.LoadOrStore(ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}, r.now())
-		select {
-		case r.namespacePasses <- event.GenericEvent{Object: &v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}}:
-		case <-ctx.Done():
-			return
-		}
-	}
-}
-
 // writeReadFailure records that a pass could not read the world: Ready turns False with reason
 // ReadFailed (a Warning Event when the reason is new), the counts of the last pass stay, and
 // readErr is returned so the pass is retried with backoff.
@@ -267,7 +187,7 @@ func (r *Reconciler) writeReadFailure(ctx context.Context, ss *v1alpha1.SecretSy
 	case err != nil:
 		return ctrl.Result{}, errors.Join(readErr, err)
 	case answer == statuswrite.Written:
-		r.lastStatus.Store(ss.Name, ss.Status.DeepCopy())
+		r.confirmed.Wrote(ss)
 		r.emitEvents(ss, prev, st, result{})
 	}
 	return ctrl.Result{}, readErr
@@ -276,15 +196,7 @@ func (r *Reconciler) writeReadFailure(ctx context.Context, ss *v1alpha1.SecretSy
 // emitEvents reports what changed since the last status: writes done, new conflicts, a new
 // blocking reason. A resync with nothing new emits nothing (an Event is an API write too).
 func (r *Reconciler) emitEvents(ss *v1alpha1.SecretSync, prev, cur *v1alpha1.SecretSyncStatus, res result) {
-	if n := len(res.written); n > 0 {
-		var parts []string
-		for _, op := range []propagation.Op{propagation.OpCreate, propagation.OpUpdate, propagation.OpReplace, propagation.OpDelete, propagation.OpRelease, propagation.OpOrphan} {
-			if c := res.written[op]; c > 0 {
-				parts = append(parts, fmt.Sprintf("%s %d", op, c))
-			}
-		}
-		r.Recorder.Eventf(ss, nil, corev1.EventTypeNormal, copyplan.ReasonCopiesWritten, "Sync", "Copies written: %s (synced %s)", strings.Join(parts, ", "), cur.SyncedRatio)
-	}
+	r.emitWrites(ss, res, "(synced "+cur.SyncedRatio+")")
 	seen := map[string]bool{}
 	for _, f := range prev.Failures {
 		seen[f.Namespace+"/"+f.Name+"/"+f.Reason] = true
@@ -300,6 +212,21 @@ func (r *Reconciler) emitEvents(ss *v1alpha1.SecretSync, prev, cur *v1alpha1.Sec
 		(before == nil || before.Reason != after.Reason) {
 		r.Recorder.Eventf(ss, nil, corev1.EventTypeWarning, after.Reason, "Sync", "%s", after.Message)
 	}
+}
+
+// emitWrites reports the copies a pass wrote in a CopiesWritten Event (none when it wrote
+// nothing), with where (a target pass's namespace) or how far (the synced ratio) it got.
+func (r *Reconciler) emitWrites(ss *v1alpha1.SecretSync, res result, where string) {
+	if len(res.written) == 0 {
+		return
+	}
+	var parts []string
+	for _, op := range []propagation.Op{propagation.OpCreate, propagation.OpUpdate, propagation.OpReplace, propagation.OpDelete, propagation.OpRelease, propagation.OpOrphan} {
+		if c := res.written[op]; c > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", op, c))
+		}
+	}
+	r.Recorder.Eventf(ss, nil, corev1.EventTypeNormal, copyplan.ReasonCopiesWritten, "Sync", "Copies written: %s %s", strings.Join(parts, ", "), where)
 }
 
 // boundedFailures lists failures first, then conflicts, at most MaxReportedFailures, sorted

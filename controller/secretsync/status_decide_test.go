@@ -1,7 +1,6 @@
 package secretsync
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -39,6 +38,8 @@ func TestSecretSyncStatus(t *testing.T) {
 			result{desired: 3, inStep: 2, conflicts: []v1alpha1.TargetFailure{conflict}}, copyplan.ReasonConflict, "2/3", 1, 1, &earlier},
 		{"a missing source says so, whatever was deleted", observation{sourceMissing: true, targets: targets},
 			result{written: map[propagation.Op]int{propagation.OpDelete: 3}}, copyplan.ReasonSourceNotFound, "0/0", 0, 0, &metav1.Time{Time: now}},
+		{"copies a target pass wrote since the last status record the time", observation{sources: sources, targets: targets},
+			result{desired: 3, inStep: 3, targetWrote: true}, copyplan.ReasonSynced, "3/3", 0, 0, &metav1.Time{Time: now}},
 		{"a write that met a stale cache is Progressing", observation{sources: sources, targets: targets},
 			result{desired: 3, inStep: 2, requeue: true}, copyplan.ReasonProgressing, "2/3", 0, 0, &earlier},
 	} {
@@ -59,53 +60,6 @@ func TestSecretSyncStatus(t *testing.T) {
 			}
 			if sync.Status.ObservedGeneration != 6 || sync.Status.SyncedRatio != "2/2" || len(sync.Status.Conditions) != 0 {
 				t.Error("secretSyncStatus changed the SecretSync it was given")
-			}
-		})
-	}
-}
-
-func TestNamespaceKeepsStatus(t *testing.T) {
-	sources := []*corev1.Secret{{}}
-	whole := observation{sources: sources, targets: []string{"a", "b", "c"}}
-	synced := func(st v1alpha1.SecretSyncStatus) *v1alpha1.SecretSyncStatus {
-		st.ObservedGeneration = 7
-		st.Sources = 1
-		st.SyncedRatio = fmt.Sprintf("%d/%d", st.Synced, st.Desired)
-		res := result{desired: int(st.Desired), inStep: int(st.Synced), conflicts: make([]v1alpha1.TargetFailure, st.Conflicts)}
-		st.Conditions = []metav1.Condition{readyCondition(whole, res, 7)}
-		return &st
-	}
-	inStep := synced(v1alpha1.SecretSyncStatus{Desired: 3, Synced: 3})
-	one := observation{sources: sources, targets: []string{"b"}}
-	repaired := result{desired: 1, written: map[propagation.Op]int{propagation.OpUpdate: 1}}
-	for _, tc := range []struct {
-		name string
-		last *v1alpha1.SecretSyncStatus
-		obs  observation
-		res  result
-		want bool
-	}{
-		{"every copy was in step and the namespace's is repaired: the status stays true", inStep, one, repaired, true},
-		{"nothing to do in the namespace: the status stays true", inStep, one, result{desired: 1, inStep: 1}, true},
-		{"a copy removed from a namespace that is no target: the status stays true", inStep, observation{sources: sources},
-			result{written: map[propagation.Op]int{propagation.OpDelete: 1}}, true},
-		{"a Conflict appears in the namespace: the whole pass", inStep, one,
-			result{desired: 1, conflicts: []v1alpha1.TargetFailure{{Namespace: "b", Name: "x", Reason: copyplan.ReasonConflict}}}, false},
-		{"a write failed: the whole pass", inStep, one,
-			result{desired: 1, failures: []v1alpha1.TargetFailure{{Namespace: "b", Name: "x", Reason: copyplan.ReasonWriteFailed}}}, false},
-		{"a copy held by a finalizer waits: the whole pass", inStep, one, result{desired: 1, retryAfter: time.Second}, false},
-		{"a write met a stale cache: the whole pass", inStep, one, result{desired: 1, requeue: true}, false},
-		{"the last status had a Conflict (it may be gone now): the whole pass",
-			synced(v1alpha1.SecretSyncStatus{Desired: 3, Synced: 2, Conflicts: 1}), one, repaired, false},
-		{"the last status is of an older generation: the whole pass",
-			func() *v1alpha1.SecretSyncStatus { st := inStep.DeepCopy(); st.ObservedGeneration = 6; return st }(), one, repaired, false},
-		{"a source appeared since the last status: the whole pass", inStep,
-			observation{sources: []*corev1.Secret{{}, {}}, targets: []string{"b"}}, result{desired: 2, inStep: 2}, false},
-		{"the source is gone since: the whole pass", inStep, observation{sourceMissing: true, targets: []string{"b"}}, result{}, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := namespaceKeepsStatus(tc.last, 7, tc.obs, tc.res); got != tc.want {
-				t.Errorf("namespaceKeepsStatus = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -630,19 +630,24 @@ func writes(t *testing.T, ssName string) float64 {
 // reconciles is controller-runtime's count of finished reconciles of the controller.
 func reconciles(t *testing.T) float64 {
 	t.Helper()
-	return sumMetric(t, crmetrics.Registry, "controller_runtime_reconcile_total", map[string]string{"controller": Name})
+	return sumMetric(t, crmetrics.Registry, "controller_runtime_reconcile_total", map[string]string{"controller": Name}) +
+		sumMetric(t, crmetrics.Registry, "controller_runtime_reconcile_total", map[string]string{"controller": TargetName})
 }
 
-// controllerBusy is the controller's queued plus in-flight work.
+// controllerBusy is the two controllers' queued plus in-flight work.
 func controllerBusy(t *testing.T) float64 {
 	t.Helper()
-	return sumMetric(t, crmetrics.Registry, "workqueue_depth", map[string]string{"name": Name}) +
-		sumMetric(t, crmetrics.Registry, "controller_runtime_active_workers", map[string]string{"controller": Name})
+	busy := 0.0
+	for _, n := range []string{Name, TargetName} {
+		busy += sumMetric(t, crmetrics.Registry, "workqueue_depth", map[string]string{"name": n}) +
+			sumMetric(t, crmetrics.Registry, "controller_runtime_active_workers", map[string]string{"controller": n})
+	}
+	return busy
 }
 
 // settle waits until at least one more reconcile has finished than before, and then until the
-// controller is idle, past the whole pass a namespace event queues for later (wholePassDelay).
-// It is the barrier before asserting that nothing was written.
+// controllers are idle, past the SecretSync's pass a namespace or copy event queues for later
+// (wholePassDelay, copyPassDelay). It is the barrier before asserting that nothing was written.
 func settle(t *testing.T, before float64) {
 	t.Helper()
 	eventually(t, "a reconcile has run", func() error {
@@ -652,7 +657,7 @@ func settle(t *testing.T, before float64) {
 		return nil
 	})
 	idle(t)
-	time.Sleep(wholePassDelay)
+	time.Sleep(max(wholePassDelay, copyPassDelay))
 	idle(t)
 }
 
