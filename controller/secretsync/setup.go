@@ -226,57 +226,56 @@ const wholePassDelay = time.Second
 // copyPassDelay per SecretSync (about 0.16 s of CPU at 10,000 namespaces).
 const copyPassDelay = 5 * time.Second
 
-// namespaceEvents queues, for a namespace created, relabelled or deleted, the pass of every
-// SecretSync after wholePassDelay (the target controller's namespaceTargets gives the namespace
-// its copies at once). The informer's initial list (a start, or a new informer) queues them at
-// once: one pass per SecretSync serves every namespace, not one pass per namespace.
-func (r *Reconciler) namespaceEvents() handler.EventHandler {
-	later := func(ctx context.Context, ns client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-		for _, whole := range r.all(ctx, ns) {
-			q.AddAfter(whole, wholePassDelay)
-		}
-	}
+// queue queues what one object of an event asks for; initial is set for the objects of the
+// informer's initial list (a start, or a new informer).
+type queue func(ctx context.Context, o client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request])
+
+// perObject is the handler that calls each for the object of a create or a delete, and for both
+// the old and the new object of an update (a label or an annotation of ours removed is seen on
+// the old one only; the work queue holds a request once however often it is added).
+func perObject(each queue) handler.Funcs {
 	return handler.Funcs{
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			if e.IsInInitialList {
-				for _, whole := range r.all(ctx, e.Object) {
-					q.Add(whole)
-				}
-				return
-			}
-			later(ctx, e.Object, q)
+			each(ctx, e.Object, e.IsInInitialList, q)
 		},
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			later(ctx, e.ObjectNew, q)
+			each(ctx, e.ObjectOld, false, q)
+			each(ctx, e.ObjectNew, false, q)
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			later(ctx, e.Object, q)
+			each(ctx, e.Object, false, q)
 		},
 	}
+}
+
+// namespaceEvents queues, for a namespace created, relabelled or deleted, the pass of every
+// SecretSync after wholePassDelay (the target controller's namespaceTargets gives the namespace
+// its copies at once). The informer's initial list queues them at once: one pass per SecretSync
+// serves every namespace, not one pass per namespace.
+func (r *Reconciler) namespaceEvents() handler.EventHandler {
+	return perObject(func(ctx context.Context, ns client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		for _, whole := range r.all(ctx, ns) {
+			if initial {
+				q.Add(whole)
+			} else {
+				q.AddAfter(whole, wholePassDelay)
+			}
+		}
+	})
 }
 
 // namespaceTargets queues, for a namespace created, relabelled or deleted, the target pass of
 // that namespace for every SecretSync: a new namespace gets its copies without waiting for a
 // pass over every other namespace. The initial list queues nothing (namespaceEvents).
 func (r *Reconciler) namespaceTargets() handler.EventHandler {
-	now := func(ctx context.Context, ns client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	return perObject(func(ctx context.Context, ns client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		if initial {
+			return
+		}
 		for _, whole := range r.all(ctx, ns) {
 			q.Add(targetRequest(ns.GetName(), whole.Name))
 		}
-	}
-	return handler.Funcs{
-		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			if !e.IsInInitialList {
-				now(ctx, e.Object, q)
-			}
-		},
-		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			now(ctx, e.ObjectNew, q)
-		},
-		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			now(ctx, e.Object, q)
-		},
-	}
+	})
 }
 
 // namespacePredicate passes namespace events that can change the target set.
@@ -367,26 +366,11 @@ func (r *Reconciler) copyEvents(kind *objectKind) handler.EventHandler {
 // back by a pass that reads and plans that one namespace, not every target. The initial list
 // queues nothing (copyEvents).
 func copyTargets() handler.EventHandler {
-	add := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], objs ...client.Object) {
-		for _, o := range objs {
-			if n := copyName(o); n != "" {
-				q.Add(targetRequest(o.GetNamespace(), n))
-			}
+	return perObject(func(_ context.Context, o client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		if n := copyName(o); n != "" && !initial {
+			q.Add(targetRequest(o.GetNamespace(), n))
 		}
-	}
-	return handler.Funcs{
-		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			if !e.IsInInitialList {
-				add(q, e.Object)
-			}
-		},
-		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			add(q, e.ObjectOld, e.ObjectNew)
-		},
-		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			add(q, e.Object)
-		},
-	}
+	})
 }
 
 // recordWaiting remembers the targets a whole pass of the SecretSync found held by another
@@ -420,15 +404,13 @@ func (r *Reconciler) waitingFor(kind *objectKind, o client.Object) []reconcile.R
 // every SecretSync that selects one (once each). Later events are the target controller's
 // (serviceAccountTargets).
 func (r *Reconciler) serviceAccountEvents() handler.EventHandler {
-	return handler.Funcs{
-		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			if e.IsInInitialList {
-				for _, req := range r.forServiceAccount(ctx, e.Object) {
-					q.Add(req)
-				}
+	return perObject(func(ctx context.Context, sa client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		if initial {
+			for _, req := range r.forServiceAccount(ctx, sa) {
+				q.Add(req)
 			}
-		},
-	}
+		}
+	})
 }
 
 // serviceAccountTargets queues, for a ServiceAccount that appears or whose imagePullSecrets or
@@ -437,7 +419,10 @@ func (r *Reconciler) serviceAccountEvents() handler.EventHandler {
 // without a pass over every other namespace. A namespace between batches of its
 // ServiceAccounts (our own writes' events among these) is queued after the pause.
 func (r *Reconciler) serviceAccountTargets() handler.EventHandler {
-	enqueue := func(ctx context.Context, sa client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	return perObject(func(ctx context.Context, sa client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		if initial {
+			return
+		}
 		for _, whole := range r.forServiceAccount(ctx, sa) {
 			req := targetRequest(sa.GetNamespace(), whole.Name)
 			if _, batching := r.batching.Load(req); batching {
@@ -446,19 +431,7 @@ func (r *Reconciler) serviceAccountTargets() handler.EventHandler {
 			}
 			q.Add(req)
 		}
-	}
-	return handler.Funcs{
-		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			if !e.IsInInitialList {
-				enqueue(ctx, e.Object, q)
-			}
-		},
-		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			// Both: an annotation of ours removed is seen on the old object only.
-			enqueue(ctx, e.ObjectOld, q)
-			enqueue(ctx, e.ObjectNew, q)
-		},
-	}
+	})
 }
 
 func (r *Reconciler) forSourceSecret(ctx context.Context, o client.Object) []reconcile.Request {
