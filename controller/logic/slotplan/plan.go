@@ -237,8 +237,9 @@ const (
 // cache does not show it (a run-now request right after the slot, or on a new leader); under
 // Replace it must be replaced; and under any policy a slot whose Job exists is not passed over
 // (MissedSlots) for a cache behind. They are the Jobs of the slots after lastScheduleTime within
-// confirmWindow before now, at most maxConfirm, most recent first. None when nothing is created
-// under Allow and nothing is passed over.
+// confirmWindow before now, at most maxConfirm, most recent first; then, when it creates under
+// Forbid or Replace, the Jobs of the run-now token not yet spent and of the backfill cursor. None
+// when nothing is created under Allow and nothing is passed over.
 func unconfirmedSlots(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *Plan) []string {
 	allow := sj.Spec.ConcurrencyPolicy == v1alpha1.AllowConcurrent || sj.Spec.ConcurrencyPolicy == ""
 	if len(p.PassedOver) == 0 && (len(p.Creates) == 0 || allow) {
@@ -259,6 +260,24 @@ func unconfirmedSlots(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueS
 			continue
 		}
 		out = append(out, name)
+	}
+	if len(p.Creates) == 0 || allow {
+		return out
+	}
+	// A run-now or backfill Job that a pass which died before its status write created is not in
+	// the record either, and blocks (Forbid) or must be replaced (Replace) as a slot's Job does:
+	// the Job of the run-now token not yet spent, and the Job at the backfill cursor.
+	var others []string
+	if token, ok := newRunNowToken(sj); ok {
+		others = append(others, jobname.RunNow(sj, token))
+	}
+	if bf := p.Status.Backfill; bf != nil && bf.NextSlot != nil {
+		others = append(others, jobname.Backfill(sj, bf.NextSlot.Time))
+	}
+	for _, name := range others {
+		if !hasJobNamed(children, name) && !slices.ContainsFunc(p.Creates, func(c Creation) bool { return c.Job.Name == name }) {
+			out = append(out, name)
+		}
 	}
 	return out
 }

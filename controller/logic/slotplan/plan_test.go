@@ -658,6 +658,10 @@ func TestAJobWithAnEditedScheduledTimeRecordsNothing(t *testing.T) {
 func TestUnconfirmedSlots(t *testing.T) {
 	forbid := policy(v1alpha1.ForbidConcurrent)
 	everyMin := spec("* * * * *")
+	withRunNow := newSJ(forbid, lastSchedule(thePriorHour), runNow("t"))
+	withBackfill := newSJ(forbid, lastSchedule(thePriorHour))
+	cursor := metav1.NewTime(thePriorHour.Add(-time.Hour))
+	withBackfill.Status.Backfill = &v1alpha1.BackfillStatus{NextSlot: &cursor}
 	cases := []struct {
 		name string
 		sj   *v1alpha1.ScheduledJob
@@ -667,8 +671,10 @@ func TestUnconfirmedSlots(t *testing.T) {
 	}{
 		{name: "the pass at a slot under Forbid: none",
 			sj: newSJ(forbid, lastSchedule(thePriorHour)), now: justAfterTheHour},
-		{name: "a run-now request under Forbid with the slot unrecorded: none (the slot goes first; its create adopts the Job)",
-			sj: newSJ(forbid, lastSchedule(thePriorHour), runNow("t")), now: topOfTheHour.Add(5 * time.Second)},
+		{name: "a run-now request under Forbid with the slot unrecorded: the run-now Job (a pass that died before its status write may have created it; the slot's own create adopts a slot Job)",
+			sj: withRunNow, now: topOfTheHour.Add(5 * time.Second), want: []string{jobname.RunNow(withRunNow, "t")}},
+		{name: "a backfill under Forbid with the slot unrecorded: the Job at the cursor",
+			sj: withBackfill, now: topOfTheHour.Add(5 * time.Second), want: []string{jobname.Backfill(withBackfill, thePriorHour.Add(-time.Hour))}},
 		{name: "the same, the slot's Job in the cache: none",
 			sj: newSJ(forbid, lastSchedule(thePriorHour), runNow("t")), jobs: []*batchv1.Job{childJob(topOfTheHour, running)}, now: topOfTheHour.Add(5 * time.Second)},
 		{name: "the same under Allow: none",
