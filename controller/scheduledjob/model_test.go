@@ -539,7 +539,7 @@ func (w *walk) pass() (res ctrl.Result, err error, wrote bool) {
 	w.faults = w.drawFaults()
 	faults := w.faults.String()
 	p := w.proc
-	if w.faults.stale {
+	if w.faults.stale || p.jobsBehind {
 		w.view = w.staleView()
 	} else {
 		w.view = nil
@@ -573,6 +573,7 @@ func (w *walk) pass() (res ctrl.Result, err error, wrote bool) {
 	}
 	if p.dead {
 		w.log("    the process died after write %d; a new one starts", p.writes)
+		before := w.snaps[len(w.snaps)-2] // the world before this pass
 		w.newProcess()
 		if !w.settling && w.rng.IntN(2) == 0 {
 			// A successor takes over once the Lease expires: slots may come and go meanwhile
@@ -581,6 +582,11 @@ func (w *walk) pass() (res ctrl.Result, err error, wrote bool) {
 			w.log("    no leader for %v (the Lease)", d)
 			w.clock.SetTime(w.clock.Now().Add(d))
 			w.timePassed()
+			if w.rng.IntN(2) == 0 {
+				// Its Job cache does not show the dead pass's creates yet (a new leader's).
+				w.log("    the new leader's Job cache is behind: its first pass does not see the dead pass's Jobs")
+				w.lagBehind(before)
+			}
 		}
 	}
 	return res, err, wrote
