@@ -155,7 +155,7 @@ type walk struct {
 }
 
 // stepKinds are the upper bounds of step's draws (r < bound), one per kind of step.
-var stepKinds = []int{18, 30, 33, 39, 43, 45, 47, 50, 52, 55, 58, 60, 61, 65, 68, 83, 90, 94, 96, 100}
+var stepKinds = []int{18, 30, 33, 39, 43, 45, 47, 50, 52, 55, 58, 60, 61, 65, 68, 83, 90, 94, 96, 98, 100}
 
 // kindOf is the kind of step a draw r in [0, 100) takes.
 func kindOf(r int) int {
@@ -376,6 +376,13 @@ func (w *walk) step() {
 		w.newProcess()
 	case r < 96:
 		say("a restore writes a status the schema admits: %s", w.restorePart())
+	case r < 98:
+		// An edit of the Job template alone (a new image): what a user does about a refused
+		// Job, and the edit after which a refused slot is tried again.
+		w.edits++
+		image := fmt.Sprintf("busybox:1.%d", w.edits)
+		say("jobTemplate image %s", image)
+		w.edit(func(sj *v1alpha1.ScheduledJob) { sj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image = image })
 	default:
 		say("nothing happens")
 	}
@@ -435,8 +442,9 @@ func ptrString(p *int64) string {
 	return strconv.FormatInt(*p, 10)
 }
 
-// backfillValue is a range of past minutes (from at most 3 hours back); widened: the current
-// request's range with an earlier from.
+// backfillValue is a range of past minutes (from at most 3 hours back), or, half the time, a
+// range status.notRun lists (the slots that got no Job: what a backfill is for); widened: the
+// current request's range with an earlier from.
 func (w *walk) backfillValue(sj *v1alpha1.ScheduledJob, widen bool) string {
 	now := w.clock.Now().Truncate(time.Minute)
 	if cur := sj.Annotations[keys.AnnotationBackfill]; widen && cur != "" {
@@ -445,6 +453,10 @@ func (w *walk) backfillValue(sj *v1alpha1.ScheduledJob, widen bool) string {
 				return from.Add(-time.Duration(5+w.rng.IntN(120))*time.Minute).UTC().Format(time.RFC3339) + "/" + b
 			}
 		}
+	}
+	if nr := sj.Status.NotRun; len(nr) > 0 && w.rng.IntN(2) == 0 {
+		r := pick(w.rng, nr)
+		return r.First.UTC().Format(time.RFC3339) + "/" + r.Last.Add(time.Second).UTC().Format(time.RFC3339)
 	}
 	to := now.Add(-time.Duration(w.rng.IntN(60)) * time.Minute)
 	from := to.Add(-time.Duration(1+w.rng.IntN(120)) * time.Minute)
@@ -539,7 +551,7 @@ func (w *walk) pass() (res ctrl.Result, err error, wrote bool) {
 	w.faults = w.drawFaults()
 	faults := w.faults.String()
 	p := w.proc
-	if w.faults.stale {
+	if w.faults.stale || p.jobsBehind {
 		w.view = w.staleView()
 	} else {
 		w.view = nil
@@ -573,6 +585,7 @@ func (w *walk) pass() (res ctrl.Result, err error, wrote bool) {
 	}
 	if p.dead {
 		w.log("    the process died after write %d; a new one starts", p.writes)
+		before := w.snaps[len(w.snaps)-2] // the world before this pass
 		w.newProcess()
 		if !w.settling && w.rng.IntN(2) == 0 {
 			// A successor takes over once the Lease expires: slots may come and go meanwhile
@@ -581,6 +594,11 @@ func (w *walk) pass() (res ctrl.Result, err error, wrote bool) {
 			w.log("    no leader for %v (the Lease)", d)
 			w.clock.SetTime(w.clock.Now().Add(d))
 			w.timePassed()
+			if w.rng.IntN(2) == 0 {
+				// Its Job cache does not show the dead pass's creates yet (a new leader's).
+				w.log("    the new leader's Job cache is behind: its first pass does not see the dead pass's Jobs")
+				w.lagBehind(before)
+			}
 		}
 	}
 	return res, err, wrote

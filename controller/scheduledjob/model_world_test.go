@@ -141,6 +141,9 @@ type modelProcess struct {
 	// sjSeen, jobsSeen: the newest snapshots (indexes into modelWorld.snaps) its caches
 	// showed: a cache never goes back.
 	sjSeen, jobsSeen int
+	// jobsBehind: its first pass reads the Jobs as the snapshot jobsSeen has them (a new
+	// leader's Job cache not yet showing its predecessor's last creates: lagBehind).
+	jobsBehind bool
 }
 
 // modelWorld is one walk's world.
@@ -216,13 +219,29 @@ func (w *modelWorld) timePassed() {
 	w.proc.sjSeen, w.proc.jobsSeen = 0, 0
 }
 
+// lagBehind starts the current process's Job cache behind, after a pause: it shows the Jobs of
+// before (the world before the pass in which the predecessor died), the ScheduledJob as it is
+// now. The Job cache lags by the time a watch event takes: milliseconds, seconds at a busy slot
+// or on a new leader (docs/scheduling.md), so a successor that starts after the Lease may not
+// show the Job its predecessor created just before it died. Its first pass reads that; the cache
+// catches up after it.
+func (w *modelWorld) lagBehind(before modelSnapshot) {
+	cur := w.snaps[len(w.snaps)-1]
+	w.snaps = []modelSnapshot{{sj: cur.sj, jobs: before.jobs}, cur}
+	w.proc.sjSeen, w.proc.jobsSeen, w.proc.jobsBehind = 1, 0, true
+}
+
 // staleView builds the client a lagging cache serves: the ScheduledJob and the Jobs each from
 // a snapshot no older than what this process's caches showed before.
 func (w *modelWorld) staleView() client.Client {
 	last := len(w.snaps) - 1
 	p := w.proc
 	p.sjSeen += w.rng.IntN(last - p.sjSeen + 1)
-	p.jobsSeen += w.rng.IntN(last - p.jobsSeen + 1)
+	if p.jobsBehind {
+		p.jobsBehind = false
+	} else {
+		p.jobsSeen += w.rng.IntN(last - p.jobsSeen + 1)
+	}
 	objs := []client.Object{w.snaps[p.sjSeen].sj.DeepCopy()}
 	for _, j := range w.snaps[p.jobsSeen].jobs {
 		objs = append(objs, j.DeepCopy())
