@@ -369,8 +369,7 @@ func (l *ledger) event(w *modelWorld, _, reason, note string) {
 			l.violate("unreadable-passed-over-event", "%s: %q", reason, note)
 			return
 		}
-		sj := w.sj()
-		for _, s := range slotsOf(slots.Schedules(sj), ptr.Deref(sj.Spec.TimeZone, ""), a.Add(-time.Second), b.Add(-time.Second)) {
+		for _, s := range l.slotsBetween(a.Add(-time.Second), b.Add(-time.Second)) {
 			if names := l.jobsOf[s.Unix()]; len(names) > 0 {
 				l.violate("false-"+reason, "%s Event names slot %s, whose Job %v exists: %q", reason, fmtT(w, s), names, note)
 			}
@@ -379,6 +378,27 @@ func (l *ledger) event(w *modelWorld, _, reason, note string) {
 			}
 		}
 	}
+}
+
+// slotsBetween lists the slots in (from, to] of the schedule that held at each instant: an Event
+// sent after an edit (the schedule was edited before they were handled) names the old
+// schedule's slots.
+func (l *ledger) slotsBetween(from, to time.Time) []time.Time {
+	var out []time.Time
+	for _, e := range l.epochs {
+		a, b := from, to
+		if e.start.After(a) {
+			a = e.start.Add(-time.Nanosecond) // a slot at the instant the epoch began is its own
+		}
+		if !e.end.IsZero() && !e.end.After(b) {
+			b = e.end.Add(-time.Nanosecond) // a slot at the instant of an edit belongs to neither
+		}
+		if b.After(a) {
+			out = append(out, slotsOf(e.schedules, e.tz, a, b)...)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Before(out[j]) })
+	return slices.CompactFunc(out, func(a, b time.Time) bool { return a.Equal(b) })
 }
 
 // slotsOf lists the slots of the schedules in tz in (from, to].
