@@ -62,6 +62,9 @@ type busyOptions struct {
 	// ScheduledJobs and the fan-out at once, for minutes), and sorts every slot's Jobs two minutes
 	// after the last slot into on time, late and missing.
 	together bool
+	// fanOuts, with together, is how many fan-outs run, the first from 3 s before the first
+	// measured slot (0: back to back from the ScheduledJobs' creation until the slots are sorted).
+	fanOuts int
 }
 
 // busyCell is one (request, mode) of the scenario.
@@ -422,12 +425,18 @@ func runBusy(ctx context.Context, e *env, o busyOptions) (*busyResult, error) {
 					}
 				}
 				stopDuring := func() []fanOutRun { return nil }
+				start := make(chan struct{})
+				var startOnce sync.Once
+				firstSlot := func() { startOnce.Do(func() { close(start) }) }
+				if o.fanOuts == 0 {
+					firstSlot()
+				}
 				if o.together {
-					stopDuring = fanOutsDuring(ctx, e, dyn, copies, o.namespaces, label, fmt.Sprintf("t%d%s", milli, mode))
+					stopDuring = fanOutsDuring(ctx, e, dyn, copies, o.namespaces, o.fanOuts, start, label, fmt.Sprintf("t%d%s", milli, mode))
 				}
 				// Once the slots are measured the burner stops too: the clean-up (a DeleteCollection of
 				// the ScheduledJobs and their Jobs) timed out over and over on the starved API server.
-				runs, outcomes, err := busySlots(ctx, e, dyn, jobs, o, label, func() { cell.during = stopDuring(); b.stop() })
+				runs, outcomes, err := busySlots(ctx, e, dyn, jobs, o, label, firstSlot, func() { firstSlot(); cell.during = stopDuring(); b.stop() })
 				cell.outcomes = outcomes
 				for _, r := range runs {
 					cell.slotRuns = append(cell.slotRuns, r)
@@ -507,15 +516,27 @@ type fanOutRun struct {
 	seen, n int
 }
 
-// fanOutsDuring runs fan-outs one after the other until the returned stop is called, which lets
-// the fan-out in flight finish (each is bounded by busyFanOutTimeout, and leaves no source or
-// copy behind) and returns them all. The sources' versions are prefix-1, -2, ...
-func fanOutsDuring(ctx context.Context, e *env, dyn dynamic.Interface, copies *observer, n int, label, prefix string) (stop func() []fanOutRun) {
+// fanOutsDuring runs fan-outs one after the other, from when start closes, until count have run
+// (0: no limit) or the returned stop is called, which lets the fan-out in flight finish (each is
+// bounded by busyFanOutTimeout, and leaves no source or copy behind) and returns them all. The
+// sources' versions are prefix-1, -2, ...
+func fanOutsDuring(ctx context.Context, e *env, dyn dynamic.Interface, copies *observer, n, count int, start <-chan struct{}, label, prefix string) (stop func() []fanOutRun) {
 	quit := make(chan struct{})
 	done := make(chan []fanOutRun)
 	go func() {
 		var runs []fanOutRun
+		select {
+		case <-start:
+		case <-quit:
+			done <- runs
+			return
+		}
 		for i := 1; ; i++ {
+			if count > 0 && len(runs) == count {
+				<-quit
+				done <- runs
+				return
+			}
 			select {
 			case <-quit:
 				done <- runs
@@ -785,9 +806,13 @@ func writeTogether(b *strings.Builder, r *busyResult, o busyOptions) {
 		return
 	}
 	fmt.Fprintf(b, "\n### Slots and fan-outs at once\n\n")
-	fmt.Fprintf(b, "From the creation of each row's ScheduledJobs until its %d slots were measured and sorted (below), fan-outs to %d namespaces ran one after the other (each until every copy was visible, or %s; then the source deleted and its copies gone; the one in flight at the end is let finish). "+
+	when := fmt.Sprintf("From the creation of each row's ScheduledJobs until its %d slots were measured and sorted (below), fan-outs to %d namespaces ran one after the other", o.slots, o.namespaces)
+	if o.fanOuts > 0 {
+		when = fmt.Sprintf("From 3 s before the first of each row's %d measured slots, %d fan-out(s) to %d namespaces ran one after the other", o.slots, o.fanOuts, o.namespaces)
+	}
+	fmt.Fprintf(b, "%s (each until every copy was visible, or %s; then the source deleted and its copies gone; the one in flight at the end is let finish). "+
 		"Two minutes after the last slot, each slot's %d ScheduledJobs are sorted by when their Job appeared: within the slot's minute (on time), after it (late), or not at all (missing); in total and per slot, in slot order.\n\n",
-		o.slots, o.namespaces, busyFanOutTimeout, o.schedules)
+		when, busyFanOutTimeout, o.schedules)
 	fmt.Fprintf(b, "| CPU request | node | fan-outs during the slots (complete / run) | their times | slots on time / late / missing | per slot | manager restarts | target (0 restarts, 0 missing, fan-outs complete) |\n|---|---|---|---|---|---|---|---|\n")
 	for _, c := range r.cells {
 		if len(c.slots) == 0 {

@@ -365,7 +365,7 @@ func deleteBusyJobs(ctx context.Context, cs kubernetes.Interface, selector strin
 // measured, so no slot falls on a fan-out or a floor. measured is called once the slots are
 // measured (and, with -busy-together, sorted), before the deletion (or when it fails earlier):
 // -busy-together stops its fan-outs there, so that none runs beside the deletion.
-func busySlots(ctx context.Context, e *env, dyn dynamic.Interface, jobs *jobObserver, o busyOptions, label string, measured func()) ([]slotRun, slotOutcomes, error) {
+func busySlots(ctx context.Context, e *env, dyn dynamic.Interface, jobs *jobObserver, o busyOptions, label string, firstSlot, measured func()) ([]slotRun, slotOutcomes, error) {
 	var once sync.Once
 	done := func() { once.Do(measured) }
 	defer done()
@@ -411,6 +411,7 @@ func busySlots(ctx context.Context, e *env, dyn dynamic.Interface, jobs *jobObse
 		if !sleepUntil(ctx, slot.Add(-3*time.Second)) {
 			return runs, outcomes, ctx.Err()
 		}
+		firstSlot()
 		m0, c0 := snapshotMetrics(ctx, e), sampleCPU()
 		if !sleepUntil(ctx, slot.Add(25*time.Second)) {
 			return runs, outcomes, ctx.Err()

@@ -119,6 +119,7 @@ func main() {
 	flag.IntVar(&bo.slots, "busy-slots", 3, "Slots measured per cell of the busy scenario.")
 	busySlotRequests := flag.String("busy-slot-cpu-requests", "", "CPU requests of -busy-cpu-requests at which the busy scenario measures slots and their Job floors (empty: every one).")
 	flag.IntVar(&bo.jobFloors, "busy-job-floors", 3, "Job floors per identity (admin, then the manager's ServiceAccount) before each cell's slots: a bare client creating the -busy-schedules Jobs at one instant (0: none).")
+	flag.IntVar(&bo.fanOuts, "busy-fanouts", 0, "With -busy-together: run this many fan-outs, the first from 3 s before the first measured slot (0: back to back from the ScheduledJobs' creation until the slots are sorted).")
 	flag.BoolVar(&bo.together, "busy-together", false, "Run fan-outs back to back while the busy scenario measures a cell's slots, and sort every measured slot's Jobs two minutes after the last slot into on time, late and missing (issue 46: the manager at its request beside the burner, ScheduledJobs and a fan-out at once for minutes). Use -busy-slots for the minutes.")
 	flag.IntVar(&bo.jobFloorWorkers, "busy-job-floor-workers", 64, "Concurrent writers of the Job floor (the manager's --scheduledjob-workers default).")
 	flag.StringVar(&bo.cpuLimit, "busy-cpu-limit", "", "A CPU limit (e.g. 500m) for the manager's cgroup during the busy scenario, as a CFS quota: the report records the GOMAXPROCS the manager chose. Empty: none, as the chart sets none.")
