@@ -56,3 +56,28 @@ func TestTogetherTableShowsEachSlotsOutcome(t *testing.T) {
 		t.Fatalf("the table has no row %q:\n%s", row, b.String())
 	}
 }
+
+func TestTheContendedSlotTargetIsTheFloorPlusOneSecond(t *testing.T) {
+	run := func(p99 time.Duration) slotRun { return slotRun{t: tally{skews: []time.Duration{p99}}} }
+	floor := func(id string, p99 time.Duration) jobFloorRun {
+		return jobFloorRun{identity: id, visible: []time.Duration{p99}}
+	}
+	floors := []jobFloorRun{floor("admin", 9*time.Second), floor("manager", 10*time.Second)}
+	cases := []struct {
+		name  string
+		cell  busyCell
+		worst time.Duration
+		want  bool
+	}{
+		{"at the floor", busyCell{slotRuns: []slotRun{run(9 * time.Second), run(10 * time.Second)}, floors: floors}, 10 * time.Second, true},
+		{"one second over the slower floor's median is over the faster's", busyCell{slotRuns: []slotRun{run(11 * time.Second)}, floors: floors}, 11 * time.Second, false},
+		{"within 1 s of both", busyCell{slotRuns: []slotRun{run(9900 * time.Millisecond)}, floors: floors}, 9900 * time.Millisecond, true},
+		{"no floor: 2 s", busyCell{slotRuns: []slotRun{run(1900 * time.Millisecond)}}, 1900 * time.Millisecond, true},
+		{"no floor, over 2 s", busyCell{slotRuns: []slotRun{run(3 * time.Second)}}, 3 * time.Second, false},
+	}
+	for _, c := range cases {
+		if got := slotsNearFloor(c.cell, c.worst); got != c.want {
+			t.Errorf("%s: slotsNearFloor = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

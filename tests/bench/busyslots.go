@@ -488,6 +488,18 @@ func msList(ds []time.Duration) string {
 	return strings.Join(s, ", ") + " ms"
 }
 
+// slotsNearFloor is the contended slot target: the slots' median p99 within 1 s of the median
+// p99 of the bare client's Job floor, as admin and as the manager's ServiceAccount, measured in the
+// same cell (on a node where the API server shares the contended cores, no client is faster than
+// that floor); without a floor, the worst slot's p99 ≤ 2 s.
+func slotsNearFloor(c busyCell, worst time.Duration) bool {
+	if len(c.floors) == 0 {
+		return worst <= 2*time.Second
+	}
+	sp := medianDur(slotP99s(c.slotRuns))
+	return sp-medianDur(floorP99s(c.floors, "admin")) <= time.Second && sp-medianDur(floorP99s(c.floors, "manager")) <= time.Second
+}
+
 // writeSlotFloors adds the slots beside their Job floors to the busy report.
 func writeSlotFloors(b *strings.Builder, r *busyResult, o busyOptions) {
 	has := false
@@ -499,7 +511,7 @@ func writeSlotFloors(b *strings.Builder, r *busyResult, o busyOptions) {
 	}
 	fmt.Fprintf(b, "\n### Slot skew beside its floor\n\n")
 	fmt.Fprintf(b, "Before each cell's slots, a bare client (a process in the floor's cgroup, %d writers, the manager's `--scheduledjob-workers` default) creates the same %d Jobs (the ScheduledJobs' suspended template, in their namespace) at one instant, %d times as the bench's admin (the API server's exempt priority level; of the chart's admission policies only ownership-keys, which every client's writes pass) and %d times with the manager's ServiceAccount token (the chart's FlowSchema and priority level, and its `manager-jobs` policy, as the manager's creates; these Jobs carry our created-by label as the manager's do), alternately; each Job is timed from that instant until visible through the bench's watch, as a ScheduledJob's skew is from its slot. "+
-		"Then %d every-minute ScheduledJobs are created, %d slots measured, and the ScheduledJobs and Jobs deleted (they exist only then: no slot falls on a fan-out or a floor). p99 per run, in run order; the difference is the median of the slots' p99 minus the median of the floors' p99.\n\n",
+		"Then %d every-minute ScheduledJobs are created, %d slots measured, and the ScheduledJobs and Jobs deleted (they exist only then: no slot falls on a floor). p99 per run, in run order; the difference is the median of the slots' p99 minus the median of the floors' p99.\n\n",
 		o.jobFloorWorkers, o.schedules, o.jobFloors, o.jobFloors, o.schedules, o.slots)
 	fmt.Fprintf(b, "| CPU request | node | slot skew p50 / p99 per slot | floor as admin: p99 per run | floor as the manager's ServiceAccount: p99 per run | slots − admin floor (median p99) | slots − ServiceAccount floor | load |\n|---|---|---|---|---|---|---|---|\n")
 	for _, c := range r.cells {
