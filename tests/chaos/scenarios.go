@@ -79,7 +79,7 @@ var scenarios = []scenario{
 	{"upgrade", loadSlot, "helm upgrade to a new image tag across the minute; source update 0.5 s after it", checkAll, upgrade},
 	{"proxy-faults", "3 source updates; " + loadFanout, "managers through a fault proxy: 429 for 50% (30 s), +1 s latency (30 s), stall (25 s)", checkAll, proxyFaults},
 	{"starved", "700 more every-minute SJs (1000 in all); source update fanned out to 990 copies at the first slot",
-		"a pod with a 1000m CPU request spinning on every core beside the manager (the chart's 200m request and probes) for 4 slots",
+		"a pod requesting the CPU the node has left, spinning on every core, beside the manager (the chart's 200m request and probes) for 4 slots",
 		"no restart (probes included), no slot missing (late counted), fan-out complete, slots at most once; " + checkAll, starved},
 }
 
