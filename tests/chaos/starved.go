@@ -89,6 +89,7 @@ func starved(ctx context.Context, h *harness, r *result) error {
 	var onTime, late, skipped, missing int
 	for _, slot := range invariants.Minutes(first, last) {
 		var perOnTime, perLate, perSkipped, perMissing int
+		byWhy := map[string]int{}
 		for _, key := range all {
 			ns, name, _ := strings.Cut(key, "/")
 			seen, ok := got[invariants.SlotKey{Namespace: ns, ScheduledJob: name, Slot: slot.UTC()}]
@@ -101,14 +102,24 @@ func starved(ctx context.Context, h *harness, r *result) error {
 				perSkipped++
 			default:
 				perMissing++
+				why := "no record"
+				for _, nr := range st.notRun[key] {
+					if !slot.Before(nr.First) && !slot.After(nr.Last) {
+						why = "status.notRun " + nr.Reason
+					}
+				}
+				byWhy[why]++
 				if perMissing <= 5 {
 					r.Violations = append(r.Violations, invariants.Violation{Invariant: "slot-missing", Object: fmt.Sprintf("%s@%s", key, slot.Format("15:04")),
-						Detail: "no Job for the slot (passed over or lost) while the manager was starved"})
+						Detail: "no Job for the slot while the manager was starved (" + why + ")"})
 				}
 			}
 		}
 		r.figure("slot %s: %d on time, %d late, %d skipped (Forbid, Job still active), %d missing of %d", slot.Format("15:04"),
 			perOnTime, perLate, perSkipped, perMissing, len(all))
+		if perMissing > 0 {
+			r.figure("slot %s: the missing by record: %v", slot.Format("15:04"), byWhy)
+		}
 		onTime, late, skipped, missing = onTime+perOnTime, late+perLate, skipped+perSkipped, missing+perMissing
 	}
 	r.figure("%d slots of %d ScheduledJobs: %d on time, %d late, %d skipped, %d missing", starvedSlots, len(all), onTime, late, skipped, missing)
