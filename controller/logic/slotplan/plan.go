@@ -236,13 +236,18 @@ const (
 // the previous pass created, whose record it left to this pass, blocks a new Job even while the
 // cache does not show it (a run-now request right after the slot, or on a new leader); under
 // Replace it must be replaced; and under any policy a slot whose Job exists is not passed over
-// (MissedSlots) for a cache behind. They are the Jobs of the slots after lastScheduleTime within
-// confirmWindow before now, at most maxConfirm, most recent first; then, when it creates under
-// Forbid or Replace, the Jobs of the run-now token not yet spent and of the backfill cursor. None
-// when nothing is created under Allow and nothing is passed over.
+// (MissedSlots) or skipped past its deadline (MissedDeadline: a new leader whose Job cache does
+// not show yet the Job its dead predecessor created at the slot) for a cache behind. They are the
+// Jobs of the slots after lastScheduleTime within confirmWindow before now, at most maxConfirm,
+// most recent first (a MissedDeadline skip names one slot, the most recent: only its Job); then,
+// when it creates under Forbid or Replace, the Jobs of the run-now token not yet spent and of the
+// backfill cursor. None when nothing is created under Allow, nothing is passed over and no slot
+// missed its deadline. A JobAlreadyActive skip needs no read: the Job that blocks it is in the
+// cache, and while it runs no Job of the skipped slot was created under Forbid.
 func unconfirmedSlots(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *Plan) []string {
 	allow := sj.Spec.ConcurrencyPolicy == v1alpha1.AllowConcurrent || sj.Spec.ConcurrencyPolicy == ""
-	if len(p.PassedOver) == 0 && (len(p.Creates) == 0 || allow) {
+	missedDeadline := len(p.PassedOver) == 0 && (len(p.Creates) == 0 || allow)
+	if missedDeadline && p.Skipped != ReasonMissedDeadline {
 		return nil
 	}
 	from := d.slotNow.Add(-confirmWindow)
@@ -260,6 +265,9 @@ func unconfirmedSlots(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueS
 			continue
 		}
 		out = append(out, name)
+		if missedDeadline {
+			break
+		}
 	}
 	if len(p.Creates) == 0 || allow {
 		return out
