@@ -18,7 +18,9 @@ package scheduledjob
 //     any status the API server held (the run history is capped, so evidence is collected after
 //     every pass, not read at the end) or in any Event sent. A refusal may be followed by one more
 //     outcome (the documented retry after an edit of the spec); any other two outcomes of one slot
-//     are a violation, and so is none. A backfill Job is the user's second request for a slot, not
+//     are a violation, and so is none. A slot recorded Skipped for another reason is never tried
+//     again: a create of its scheduled Job after that is a violation even if the API server refuses
+//     it. A backfill Job is the user's second request for a slot, not
 //     its outcome: it only must not be a second Job of the slot.
 //   - A walk that ends suspended does not check the slot the controller was still deciding when
 //     the suspension began (the last slot before it, undecided then: e.g. Replace waiting on a
@@ -178,6 +180,14 @@ func (l *ledger) refused(w *modelWorld, j *batchv1.Job) {
 	switch kind {
 	case kindScheduled:
 		l.refusedSlots[slot.Unix()] = append(l.refusedSlots[slot.Unix()], "")
+		// A slot whose skip a written status recorded (JobAlreadyActive, MissedDeadline) is
+		// never tried again: only a refused slot is. Refused or not, the create is the defect.
+		for reason := range l.skips[slot.Unix()] {
+			if reason != slotplan.ReasonJobRejected {
+				l.violate("skipped-slot-tried-again", "slot %s was recorded Skipped (%s); its Job %s was then created (refused by the API server)", fmtT(w, slot), reason, j.Name)
+				break
+			}
+		}
 	case kindBackfill:
 		l.refusedSlots[slot.Unix()] = append(l.refusedSlots[slot.Unix()], "backfill "+sj.Annotations[keys.AnnotationBackfill])
 	case kindRunNow:

@@ -345,6 +345,16 @@ func (w *walk) step() {
 		w.edit(func(sj *v1alpha1.ScheduledJob) { sj.Spec.StartingDeadlineSeconds = d })
 	case r < 65:
 		w.quota = !w.quota
+		if !w.quota && w.rng.IntN(2) == 0 {
+			// The quota raised after a refusal, and the refused run asked for at once (a run-now)
+			// rather than left to the slot's retry: a Job that is not a slot's then runs while
+			// Ready says JobRejected (under Forbid, the slots after it are skipped).
+			w.tokens++
+			token := fmt.Sprintf("t%d", w.tokens)
+			say("quota refuses Job creates: false; run-now %q", token)
+			w.edit(func(sj *v1alpha1.ScheduledJob) { setAnnotation(sj, keys.AnnotationRunNow, token) })
+			break
+		}
 		say("quota refuses Job creates: %v", w.quota)
 	case r < 68:
 		w.deleteFails = !w.deleteFails
