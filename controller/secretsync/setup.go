@@ -230,16 +230,19 @@ const copyPassDelay = 5 * time.Second
 // informer's initial list (a start, or a new informer).
 type queue func(ctx context.Context, o client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request])
 
-// perObject is the handler that calls each for the object of a create or a delete, and for both
-// the old and the new object of an update (a label or an annotation of ours removed is seen on
-// the old one only; the work queue holds a request once however often it is added).
-func perObject(each queue) handler.Funcs {
+// perObject is the handler that calls each for the object of a create or a delete, and for the
+// new object of an update, and also for the old one when old is set (a label or an annotation of
+// ours removed is seen on the old one only). A namespace's handlers read only its name, the same
+// in both: calling them for the old one too would list every SecretSync twice per update.
+func perObject(old bool, each queue) handler.Funcs {
 	return handler.Funcs{
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			each(ctx, e.Object, e.IsInInitialList, q)
 		},
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			each(ctx, e.ObjectOld, false, q)
+			if old {
+				each(ctx, e.ObjectOld, false, q)
+			}
 			each(ctx, e.ObjectNew, false, q)
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
@@ -253,7 +256,7 @@ func perObject(each queue) handler.Funcs {
 // its copies at once). The informer's initial list queues them at once: one pass per SecretSync
 // serves every namespace, not one pass per namespace.
 func (r *Reconciler) namespaceEvents() handler.EventHandler {
-	return perObject(func(ctx context.Context, ns client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	return perObject(false, func(ctx context.Context, ns client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		for _, whole := range r.all(ctx, ns) {
 			if initial {
 				q.Add(whole)
@@ -268,7 +271,7 @@ func (r *Reconciler) namespaceEvents() handler.EventHandler {
 // that namespace for every SecretSync: a new namespace gets its copies without waiting for a
 // pass over every other namespace. The initial list queues nothing (namespaceEvents).
 func (r *Reconciler) namespaceTargets() handler.EventHandler {
-	return perObject(func(ctx context.Context, ns client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	return perObject(false, func(ctx context.Context, ns client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		if initial {
 			return
 		}
@@ -366,7 +369,7 @@ func (r *Reconciler) copyEvents(kind *objectKind) handler.EventHandler {
 // back by a pass that reads and plans that one namespace, not every target. The initial list
 // queues nothing (copyEvents).
 func copyTargets() handler.EventHandler {
-	return perObject(func(_ context.Context, o client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	return perObject(true, func(_ context.Context, o client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		if n := copyName(o); n != "" && !initial {
 			q.Add(targetRequest(o.GetNamespace(), n))
 		}
@@ -404,7 +407,7 @@ func (r *Reconciler) waitingFor(kind *objectKind, o client.Object) []reconcile.R
 // every SecretSync that selects one (once each). Later events are the target controller's
 // (serviceAccountTargets).
 func (r *Reconciler) serviceAccountEvents() handler.EventHandler {
-	return perObject(func(ctx context.Context, sa client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	return perObject(false, func(ctx context.Context, sa client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		if initial {
 			for _, req := range r.forServiceAccount(ctx, sa) {
 				q.Add(req)
@@ -419,7 +422,7 @@ func (r *Reconciler) serviceAccountEvents() handler.EventHandler {
 // without a pass over every other namespace. A namespace between batches of its
 // ServiceAccounts (our own writes' events among these) is queued after the pause.
 func (r *Reconciler) serviceAccountTargets() handler.EventHandler {
-	return perObject(func(ctx context.Context, sa client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	return perObject(true, func(ctx context.Context, sa client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		if initial {
 			return
 		}
