@@ -183,7 +183,7 @@ test-e2e-namespaced: tools ## The e2e suite with rbac.scope=namespaced, SecretSy
 CHAOS_FLAGS ?=
 
 .PHONY: chaos
-chaos: tools kind-node ## Fault harness on a kind cluster (2 in-cluster replicas; leader kill/freeze, API server/etcd restarts, 429/stall proxy, upgrade) with invariants; writes its table into docs/reliability.md. Not in `make test`: ~30 min.
+chaos: tools kind-node ## Fault harness on a kind cluster (2 in-cluster replicas; leader kill/freeze, API server/etcd restarts, 429/stall proxy, upgrade, a CPU-starved node) with invariants; writes its table into docs/reliability.md. Not in `make test`: ~35 min.
 	cd $(TESTS_MODULE) && go run ./chaos -root $(ROOT) $(CHAOS_FLAGS)
 
 # MODEL_WALKS, MODEL_STEPS: how many seeded walks `make model` runs, of how many steps each.

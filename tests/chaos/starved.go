@@ -98,15 +98,13 @@ func starved(ctx context.Context, h *harness, r *result) error {
 				perOnTime++
 			case ok:
 				perLate++
-			case st.skipped[key].Equal(slot) || notRunFor(st.notRun[key], slot, "JobAlreadyActive"):
+			case st.skipped[key].Equal(slot) || notRunReason(st.notRun[key], slot) == "JobAlreadyActive":
 				perSkipped++
 			default:
 				perMissing++
 				why := "no record"
-				for _, nr := range st.notRun[key] {
-					if !slot.Before(nr.First) && !slot.After(nr.Last) {
-						why = "status.notRun " + nr.Reason
-					}
+				if reason := notRunReason(st.notRun[key], slot); reason != "" {
+					why = "status.notRun " + reason
 				}
 				byWhy[why]++
 				if perMissing <= 5 {
@@ -132,14 +130,14 @@ func starved(ctx context.Context, h *harness, r *result) error {
 	return h.finish(ctx, r, w, nil, 0)
 }
 
-// notRunFor reports whether a status.notRun range with reason holds slot.
-func notRunFor(ranges []invariants.SlotRange, slot time.Time, reason string) bool {
+// notRunReason is the reason of the status.notRun range that holds slot ("" if none).
+func notRunReason(ranges []invariants.SlotRange, slot time.Time) string {
 	for _, nr := range ranges {
-		if nr.Reason == reason && !slot.Before(nr.First) && !slot.After(nr.Last) {
-			return true
+		if !slot.Before(nr.First) && !slot.After(nr.Last) {
+			return nr.Reason
 		}
 	}
-	return false
+	return ""
 }
 
 // starvedLoad creates the scenario's 700 every-minute ScheduledJobs (Allow, no deadline, cheap

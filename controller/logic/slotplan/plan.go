@@ -246,8 +246,10 @@ const (
 // cache, and while it runs no Job of the skipped slot was created under Forbid.
 func unconfirmedSlots(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *Plan) []string {
 	allow := sj.Spec.ConcurrencyPolicy == v1alpha1.AllowConcurrent || sj.Spec.ConcurrencyPolicy == ""
-	missedDeadline := len(p.PassedOver) == 0 && (len(p.Creates) == 0 || allow)
-	if missedDeadline && p.Skipped != ReasonMissedDeadline {
+	// skipOnly: nothing passed over and nothing created that another Job blocks or replaces; only
+	// a MissedDeadline skip then asks for a read, of the one slot it records.
+	skipOnly := len(p.PassedOver) == 0 && (len(p.Creates) == 0 || allow)
+	if skipOnly && p.Skipped != ReasonMissedDeadline {
 		return nil
 	}
 	from := d.slotNow.Add(-confirmWindow)
@@ -265,7 +267,7 @@ func unconfirmedSlots(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueS
 			continue
 		}
 		out = append(out, name)
-		if missedDeadline {
+		if skipOnly {
 			break
 		}
 	}
