@@ -205,11 +205,14 @@ func (k *keyCase) copiesSignedWith(ctx context.Context, token string, key []byte
 	return nil
 }
 
+// eventuallyCopies fails the test, with the SecretSync's status and the Lease, unless every copy
+// has token and a proof under key (nil: any proof) within waitTimeout.
 func (k *keyCase) eventuallyCopies(ctx context.Context, t *testing.T, token string, key []byte) {
 	t.Helper()
-	eventually(ctx, t, fmt.Sprintf("every copy at %s, signed with the expected key", token), func(ctx context.Context) error {
-		return k.copiesSignedWith(ctx, token, key)
-	})
+	if err := pollFor(ctx, waitTimeout, func(ctx context.Context) error { return k.copiesSignedWith(ctx, token, key) }); err != nil {
+		k.report(ctx, t)
+		t.Fatalf("every copy at %s, signed with the expected key: %v", token, err)
+	}
 }
 
 // update changes the source to token and returns how long until every copy carries it, signed
@@ -225,16 +228,11 @@ func (k *keyCase) update(ctx context.Context, t *testing.T, token string, key []
 		t.Fatal(err)
 	}
 	start := time.Now()
-	var last error
-	if wait.PollUntilContextTimeout(ctx, pollInterval, keyFollowWithin, true, func(ctx context.Context) (bool, error) {
-		last = k.copiesSignedWith(ctx, token, key)
-		return last == nil, nil
-	}) == nil {
-		return time.Since(start)
+	if err := pollFor(ctx, keyFollowWithin, func(ctx context.Context) error { return k.copiesSignedWith(ctx, token, key) }); err != nil {
+		k.report(ctx, t)
+		t.Fatalf("the source update did not reach every copy within %s: %v", keyFollowWithin, err)
 	}
-	k.report(ctx, t)
-	t.Fatalf("the source update did not reach every copy within %s: %v", keyFollowWithin, last)
-	return 0
+	return time.Since(start)
 }
 
 // ready fails unless the SecretSync is Ready with every copy synced and no conflict, for the

@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -61,18 +63,27 @@ func ctrlClient(t *testing.T, cfg *envconf.Config) client.Client {
 // eventually polls cond until it returns nil, and fails the test with its last error otherwise.
 func eventually(ctx context.Context, t *testing.T, what string, cond func(ctx context.Context) error) {
 	t.Helper()
+	if err := pollFor(ctx, waitTimeout, cond); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// pollFor polls cond every pollInterval until it returns nil or timeout passes; then it returns
+// the last answer that says something about the cluster, not the poll's deadline (the context
+// done, or the client's rate limiter refusing a wait that would pass it).
+func pollFor(ctx context.Context, timeout time.Duration, cond func(ctx context.Context) error) error {
 	var last error
 	err := wait.For(func(ctx context.Context) (bool, error) {
 		err := cond(ctx)
-		// Keep the last answer that says something about the cluster, not the poll's deadline.
-		if err == nil || ctx.Err() == nil {
+		if err == nil || ctx.Err() == nil && !strings.Contains(err.Error(), "would exceed context deadline") {
 			last = err
 		}
 		return err == nil, nil
-	}, wait.WithContext(ctx), wait.WithInterval(pollInterval), wait.WithTimeout(waitTimeout))
-	if err != nil {
-		t.Fatalf("%s: %v (last: %v)", what, err, last)
+	}, wait.WithContext(ctx), wait.WithInterval(pollInterval), wait.WithTimeout(timeout))
+	if err == nil {
+		return nil
 	}
+	return fmt.Errorf("%w (last: %v)", err, last)
 }
 
 func copyIs(ctx context.Context, c client.Client, ns, name string, data map[string][]byte) error {
