@@ -16,7 +16,10 @@ import (
 //     looked at again on the same schedule, with no write at all;
 //   - per request (a SecretSync pass, a CopyRequest): a retry after a stale cache (a conflict,
 //     NotFound, AlreadyExists) waits RetryBase, then twice as long each time in a row, up to
-//     RetryCap.
+//     RetryCap. Not an error returned to the work queue's rate limiter: a stale cache is the
+//     ordinary state of a busy cluster, and every returned error is a "Reconciler error" log
+//     line and a count in controller_runtime_reconcile_errors_total, which the chart's
+//     PlatformOperatorsReconcileErrors alert watches.
 //
 // Every RequeueAfter of the package comes from requeue, which never returns less than
 // minRequeue (TestEveryRequeueOfTheCopyPathGoesThroughRequeue).
