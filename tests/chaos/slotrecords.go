@@ -89,6 +89,7 @@ func leaderKillRecord(ctx context.Context, h *harness, r *result) error {
 	if err != nil {
 		return err
 	}
+	defer h.deleteScheduledJobs(context.WithoutCancel(ctx), r, keys)
 	var first, last time.Time
 	// recordRounds slots with a kill, then two without: the refused and the Forbid-skipped
 	// outcomes are decided at the slot, so a kill right after it may leave them to the next

@@ -45,7 +45,7 @@ func starved(ctx context.Context, h *harness, r *result) error {
 	if err != nil {
 		return err
 	}
-	defer h.starvedCleanUp(context.WithoutCancel(ctx), r)
+	defer h.starvedCleanUp(context.WithoutCancel(ctx), r, keys)
 	request, err := h.startBurner(ctx)
 	if err != nil {
 		return err
@@ -267,15 +267,21 @@ func (h *harness) stopBurner(ctx context.Context) error {
 
 // starvedCleanUp removes the burner and the scenario's ScheduledJobs (their Jobs go with them), so
 // that later scenarios run on the shared load alone.
-func (h *harness) starvedCleanUp(ctx context.Context, r *result) {
+func (h *harness) starvedCleanUp(ctx context.Context, r *result, keys []string) {
 	if err := h.stopBurner(ctx); err != nil {
 		r.figure("clean-up: deleting the burner: %v", err)
 	}
-	// One by one: a DeleteCollection of 700 ScheduledJobs outlasted the API server's request
-	// timeout here.
+	h.deleteScheduledJobs(ctx, r, keys)
+}
+
+// deleteScheduledJobs deletes a scenario's own ScheduledJobs, by "namespace/name" (their Jobs go
+// with them), so that the scenarios after it run on the shared load alone. One by one: a
+// DeleteCollection of 700 ScheduledJobs outlasted the API server's request timeout here.
+func (h *harness) deleteScheduledJobs(ctx context.Context, r *result, keys []string) {
 	bg := client.PropagationPolicy(metav1.DeletePropagationBackground)
-	if err := parallel(starvedSJs, func(i int) error {
-		sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("sj-%03d", i), Namespace: starvedNS}}
+	if err := parallel(len(keys), func(i int) error {
+		ns, name, _ := strings.Cut(keys[i], "/")
+		sj := &v1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
 		return client.IgnoreNotFound(h.cl.Delete(ctx, sj, bg))
 	}); err != nil {
 		r.figure("clean-up: deleting the ScheduledJobs: %v", err)
