@@ -318,20 +318,11 @@ func TestDrain(t *testing.T) {
 		if err := uncordon(ctx, cs, drained); err != nil {
 			t.Fatal(err)
 		}
-		// kubectl rollout restart: a new pod template, so a new ReplicaSet.
-		patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{"kubectl.kubernetes.io/restartedAt":%q}}}}}`, time.Now().Format(time.RFC3339))
-		if _, err := cs.AppsV1().Deployments(releaseNamespace).Patch(ctx, releaseName, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-			t.Fatal(err)
+		restartManager(ctx, t, ctrlClient(t, cfg), cs)
+		pods, err := managerPods(ctx, cs)
+		if err != nil || len(pods) != 2 {
+			t.Fatalf("after the rollout: %d manager pods, %v; want 2", len(pods), err)
 		}
-		var pods []corev1.Pod
-		waitFor(ctx, t, 2*waitTimeout, "the rollout never finished", func(ctx context.Context) (bool, error) {
-			d, err := cs.AppsV1().Deployments(releaseNamespace).Get(ctx, releaseName, metav1.GetOptions{})
-			if err != nil || d.Status.ObservedGeneration < d.Generation || d.Status.UpdatedReplicas != 2 || d.Status.ReadyReplicas != 2 || d.Status.Replicas != 2 {
-				return false, nil
-			}
-			pods, err = managerPods(ctx, cs)
-			return err == nil && len(pods) == 2, nil
-		})
 		if pods[0].Spec.NodeName == pods[1].Spec.NodeName {
 			t.Errorf("after the rollout both replicas run on %s, want them on different nodes", pods[0].Spec.NodeName)
 		}

@@ -10,12 +10,17 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/e2e-framework/pkg/env"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/envfuncs"
@@ -221,6 +226,81 @@ func managerPods(ctx context.Context, cs kubernetes.Interface) ([]corev1.Pod, er
 		return nil, fmt.Errorf("no manager pod in %s", releaseNamespace)
 	}
 	return out, nil
+}
+
+// restartManager is `kubectl rollout restart deployment/platform-operators` and the wait for it:
+// every replica a new pod, Ready, every old pod gone (a terminating one may still lead while it
+// drains), and a new pod holding the leader Lease. Tests time what the new leader does (the key
+// tests: the key ring it read at start), not the handover (docs/reliability.md measures that), so
+// the handover's length is logged: longer than the chart's leaseDuration means the old leader
+// did not release the Lease. Every rollout of the suite goes through it.
+func restartManager(ctx context.Context, t *testing.T, c client.Client, cs kubernetes.Interface) {
+	t.Helper()
+	old, err := managerPods(ctx, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldNames := map[string]bool{}
+	for _, p := range old {
+		oldNames[p.Name] = true
+	}
+	patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{"kubectl.kubernetes.io/restartedAt":%q}}}}}`, time.Now().Format(time.RFC3339Nano))
+	if _, err := cs.AppsV1().Deployments(releaseNamespace).Patch(ctx, releaseName, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	waitFor(ctx, t, 3*waitTimeout, "the manager's rollout never finished", func(ctx context.Context) (bool, error) {
+		d, err := cs.AppsV1().Deployments(releaseNamespace).Get(ctx, releaseName, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		want := ptr.Deref(d.Spec.Replicas, 1)
+		if d.Status.ObservedGeneration < d.Generation || d.Status.UpdatedReplicas != want || d.Status.ReadyReplicas != want || d.Status.Replicas != want {
+			return false, nil
+		}
+		pods, err := managerPods(ctx, cs)
+		if err != nil || int32(len(pods)) != want {
+			return false, nil
+		}
+		for _, p := range pods {
+			if oldNames[p.Name] || !podReady(p) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	rolled := time.Since(start)
+	if err := wait.PollUntilContextTimeout(ctx, pollInterval, 3*waitTimeout, true, func(ctx context.Context) (bool, error) {
+		all, err := cs.CoreV1().Pods(releaseNamespace).List(ctx, metav1.ListOptions{LabelSelector: managerSelector})
+		if err != nil {
+			return false, nil
+		}
+		for _, p := range all.Items {
+			if oldNames[p.Name] {
+				return false, nil
+			}
+		}
+		leader, err := leaderPod(ctx, cs)
+		return err == nil && !oldNames[leader.Name], nil
+	}); err != nil {
+		t.Fatalf("%s after the rollout, the old manager pods were not all gone or no new pod held the leader Lease (%s): %v", time.Since(start).Round(time.Second), leaseState(ctx, c), err)
+	}
+	t.Logf("manager restarted: rollout %s, old pods gone and a new leader %s after the restart (%s)", rolled.Round(time.Second), time.Since(start).Round(time.Second), leaseState(ctx, c))
+}
+
+// leaseState describes the leader Lease for a log line: holder, acquired and renewed.
+func leaseState(ctx context.Context, c client.Client) string {
+	l := &coordinationv1.Lease{}
+	if err := c.Get(ctx, types.NamespacedName{Namespace: releaseNamespace, Name: releaseName}, l); err != nil {
+		return fmt.Sprintf("Lease unreadable: %v", err)
+	}
+	at := func(t *metav1.MicroTime) string {
+		if t == nil {
+			return "never"
+		}
+		return time.Since(t.Time).Round(100*time.Millisecond).String() + " ago"
+	}
+	return fmt.Sprintf("Lease held by %q, acquired %s, renewed %s, %d transitions", ptr.Deref(l.Spec.HolderIdentity, ""), at(l.Spec.AcquireTime), at(l.Spec.RenewTime), ptr.Deref(l.Spec.LeaseTransitions, 0))
 }
 
 // leaderPod returns the manager pod that holds the leader Lease.
