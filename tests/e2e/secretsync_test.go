@@ -80,10 +80,10 @@ func pollFor(ctx context.Context, timeout time.Duration, cond func(ctx context.C
 		}
 		return err == nil, nil
 	}, wait.WithContext(ctx), wait.WithInterval(pollInterval), wait.WithTimeout(timeout))
-	if err == nil {
-		return nil
+	if err == nil || last == nil {
+		return err
 	}
-	return fmt.Errorf("%w (last: %v)", err, last)
+	return fmt.Errorf("%w (last: %w)", err, last)
 }
 
 func copyIs(ctx context.Context, c client.Client, ns, name string, data map[string][]byte) error {
