@@ -330,6 +330,11 @@ func TestARefusedBackfillJobEndsItsSlot(t *testing.T) {
 	if len(p.Status.Runs) != 1 || p.Status.Runs[0].Result != v1alpha1.RunFailed || !p.Status.Runs[0].ScheduledTime.Time.Equal(bfFirst) {
 		t.Errorf("runs = %+v, want the first slot's run Failed", p.Status.Runs)
 	}
+	// The run history keeps only runHistoryLimit runs: the lasting record of the refusal is
+	// status.notRun (issue 43, row 11).
+	if r := InRanges(p.Status.NotRun, bfFirst); r == nil || r.Reason != ReasonJobRejected {
+		t.Errorf("status.notRun = %+v, want the refused slot recorded (JobRejected)", p.Status.NotRun)
+	}
 	if p.Status.LastRunNowToken != "" || p.Status.LastSkippedTime != nil {
 		t.Errorf("lastRunNowToken %q, lastSkippedTime %v: a backfill refusal touches neither", p.Status.LastRunNowToken, p.Status.LastSkippedTime)
 	}
