@@ -73,7 +73,7 @@ var scenarios = []scenario{
 	{"leader-kill-record", loadSlot + "; 30 every-minute Forbid SJs with startingDeadlineSeconds 10 (cheap, long, quota 0)",
 		"kill -9 the leader as soon as a slot's first Jobs exist, 3 slots in a row, then 2 slots without a fault", checkAll + "; every slot one record with its true reason, each outcome seen", leaderKillRecord},
 	{"failover-graceful", "source update; " + loadFanout, "delete the leader pod (standby running)", checkAll + "; Lease handover, first write after it", failoverGraceful},
-	{"leader-frozen", loadSlot, "SIGSTOP the leader 0.5 s after the minute for the Lease duration + 7 s (90 s + 7 s by default), then SIGCONT", checkAll + "; the old process exits instead of acting", leaderFrozen},
+	{"leader-frozen", loadSlot, "SIGSTOP the leader 0.5 s after the minute for the Lease duration + 7 s (90 s + 7 s by default), longer until a standby took the Lease (at most the Lease + 30 s), then SIGCONT", checkAll + "; the old process exits instead of acting", leaderFrozen},
 	{"apiserver-restart", loadSlot, "kill -9 kube-apiserver 0.5 s after the minute (kubelet restarts it)", checkAll, controlPlaneRestart("kube-apiserver")},
 	{"etcd-restart", loadSlot, "kill -9 etcd 0.5 s after the minute (kubelet restarts it)", checkAll, controlPlaneRestart("etcd")},
 	{"upgrade", loadSlot, "helm upgrade to a new image tag across the minute; source update 0.5 s after it", checkAll, upgrade},
@@ -552,6 +552,18 @@ func leaderFrozen(ctx context.Context, h *harness, r *result) error {
 			cont()
 			return time.Time{}, err
 		}
+		// A standby takes the Lease a Lease duration after it last saw it renewed, at its next
+		// retry: on a loaded node that can come after lease + 7 s (run 10 of 2026-11-30: none in
+		// 97 s). The leader stays stopped until one has, up to takeoverWithin, so that the
+		// scenario tests the old leader's exit rather than a leader that simply resumes.
+		h.rec.waitFor(ctx, takeoverWithin(lease)-freeze, func() bool {
+			for _, c := range h.rec.holders { // waitFor holds the recorder's lock
+				if c.at.After(stop) && c.holder != holder && c.holder != "" {
+					return true
+				}
+			}
+			return false
+		})
 		hc, took := h.rec.holderAfter(stop, holder)
 		contAt := time.Now()
 		cont()
