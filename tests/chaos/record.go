@@ -328,6 +328,11 @@ func (r *recorder) explained(name string, slot time.Time) bool {
 func (r *recorder) holderAfter(t time.Time, old string) (holderChange, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.holderAfterLocked(t, old)
+}
+
+// holderAfterLocked is holderAfter for a caller that holds r.mu (a waitFor condition).
+func (r *recorder) holderAfterLocked(t time.Time, old string) (holderChange, bool) {
 	for _, h := range r.holders {
 		if h.at.After(t) && h.holder != old && h.holder != "" {
 			return h, true

@@ -557,12 +557,8 @@ func leaderFrozen(ctx context.Context, h *harness, r *result) error {
 		// 97 s). The leader stays stopped until one has, up to takeoverWithin, so that the
 		// scenario tests the old leader's exit rather than a leader that simply resumes.
 		h.rec.waitFor(ctx, takeoverWithin(lease)-freeze, func() bool {
-			for _, c := range h.rec.holders { // waitFor holds the recorder's lock
-				if c.at.After(stop) && c.holder != holder && c.holder != "" {
-					return true
-				}
-			}
-			return false
+			_, took := h.rec.holderAfterLocked(stop, holder)
+			return took
 		})
 		hc, took := h.rec.holderAfter(stop, holder)
 		contAt := time.Now()

@@ -22,11 +22,11 @@ import (
 )
 
 // The starved scenario (issue 46): the manager at the chart's CPU request and with the chart's
-// probes, beside a pod that asked for all the CPU the node had left and spins on every core it gets, while 1,000
-// every-minute ScheduledJobs run (the shared 300 and 700 of its own) and a source update fans out
-// to the 990 copies at the first slot. Nothing may restart the manager (a probe included), no slot
-// may go missing (a Job after its minute is late and counted so; a Forbid slot whose Job is still
-// active is skipped), and the fan-out completes.
+// probes, beside a pod that asked for all the CPU the node had left and spins on every core it
+// gets, while 1,000 every-minute ScheduledJobs run (the shared 300 and 700 of its own) and a
+// source update fans out to the 990 copies at the first slot. Nothing may restart the manager (a
+// probe included), no slot may go missing (a Job after its minute is late and counted so; a Forbid
+// slot whose Job is still active is skipped), and the fan-out completes.
 const (
 	starvedNS     = "chaos-starved"
 	burnerNS      = "chaos-burner"
