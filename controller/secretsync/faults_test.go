@@ -25,6 +25,8 @@ import (
 type fault struct {
 	err  error
 	hits atomic.Int64
+	// last is when it last refused a write (UnixNano).
+	last atomic.Int64
 	// committedOnly spares dry-run requests: the fault stands for an answer that changed between
 	// a dry run and the write (a policy installed in between).
 	committedOnly bool
@@ -66,8 +68,15 @@ func faultFor(obj client.Object, dryRun bool) error {
 		return nil
 	}
 	f.hits.Add(1)
+	f.last.Store(time.Now().UnixNano())
 	return f.err
 }
+
+// lastAt is when the fault last refused a write.
+func (f *fault) lastAt() time.Time { return time.Unix(0, f.last.Load()) }
+
+// sinceLast is how long ago the fault last refused a write.
+func (f *fault) sinceLast() time.Duration { return time.Since(f.lastAt()) }
 
 // writeCounts maps a namespace, or "SecretSync/<name>" for a SecretSync's status, to the
 // *atomic.Int64 of write requests the reconciler sent for it (dry runs included: a request is

@@ -159,7 +159,7 @@ const conflictRecheck = 2 * time.Second
 // rejectedRecheck is how soon a copy the API server rejected is tried again in these tests:
 // longer than the windows in which TestACopyTheAPIServerRejectsIsReportedAndNotRetriedInALoop
 // asserts that nothing is resent, shorter than timeout.
-const rejectedRecheck = 8 * time.Second
+const rejectedRecheck = 15 * time.Second
 
 func TestMain(m *testing.M) {
 	flag.Parse()
