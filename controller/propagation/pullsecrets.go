@@ -156,9 +156,6 @@ func AccountsFor(names []string) PullSecretAccounts {
 // Any reports whether any ServiceAccount can be selected.
 func (a PullSecretAccounts) Any() bool { return a.all || len(a.names) > 0 }
 
-// All reports whether every ServiceAccount is selected.
-func (a PullSecretAccounts) All() bool { return a.all }
-
 // Selects reports whether the ServiceAccount named name lists the copies.
 func (a PullSecretAccounts) Selects(name string) bool { return a.all || a.names[name] }
 
