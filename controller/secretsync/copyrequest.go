@@ -94,14 +94,8 @@ type RequestReconciler struct {
 // (boundOffer); the copies are bounded as the SecretSync's are (boundCopy). The source of a copy
 // is read from the API when a copy is written.
 func NewRequestCaches(mgr ctrl.Manager, namespaces []string) (offered, copies cache.Cache, err error) {
-	opts := cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()}
-	if len(namespaces) > 0 {
-		// A manager limited to namespaces may list Secrets and ConfigMaps only there.
-		opts.DefaultNamespaces = make(map[string]cache.Config, len(namespaces))
-		for _, ns := range namespaces {
-			opts.DefaultNamespaces[ns] = cache.Config{}
-		}
-	}
+	// A manager limited to namespaces may list Secrets and ConfigMaps only there.
+	opts := cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), DefaultNamespaces: cachebounds.InNamespaces(namespaces)}
 	build := func(name, label string, kinds []cachebounds.Kind) (cache.Cache, error) {
 		req, err := labels.NewRequirement(label, selection.Exists, nil)
 		if err != nil {
