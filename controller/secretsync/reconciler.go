@@ -1,6 +1,7 @@
 package secretsync
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -359,23 +360,10 @@ type blocker struct{ reason, message string }
 func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind *objectKind, only string) (observation, error) {
 	obs := observation{only: only}
 	src := ss.Spec.Source
-	var srcSel labels.Selector
-	if src.Selector != nil {
-		s, err := metav1.LabelSelectorAsSelector(src.Selector)
-		if err != nil {
-			obs.blocked = &blocker{copyplan.ReasonInvalidSpec, fmt.Sprintf("spec.source.selector: %v", err)}
-			return obs, nil
-		}
-		srcSel = s
-	}
-	var nsSel labels.Selector
-	if ss.Spec.Target.NamespaceSelector != nil {
-		s, err := metav1.LabelSelectorAsSelector(ss.Spec.Target.NamespaceSelector)
-		if err != nil {
-			obs.blocked = &blocker{copyplan.ReasonInvalidSpec, fmt.Sprintf("spec.target.namespaceSelector: %v", err)}
-			return obs, nil
-		}
-		nsSel = s
+	srcSel, badSrc := selectorOf("spec.source.selector", src.Selector)
+	nsSel, badNS := selectorOf("spec.target.namespaceSelector", ss.Spec.Target.NamespaceSelector)
+	if obs.blocked = cmp.Or(badSrc, badNS); obs.blocked != nil {
+		return obs, nil
 	}
 	if len(r.Namespaces) > 0 {
 		// Limited to namespaces: no Namespace can be read. The source must be listed (its Role
@@ -509,6 +497,18 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 	}
 	obs.lookup = func(k types.NamespacedName) *corev1.Secret { return live[k] }
 	return obs, nil
+}
+
+// selectorOf is s as a selector (nil for none), or the blocker of an invalid one at field.
+func selectorOf(field string, s *metav1.LabelSelector) (labels.Selector, *blocker) {
+	if s == nil {
+		return nil, nil
+	}
+	sel, err := metav1.LabelSelectorAsSelector(s)
+	if err != nil {
+		return nil, &blocker{copyplan.ReasonInvalidSpec, fmt.Sprintf("%s: %v", field, err)}
+	}
+	return sel, nil
 }
 
 // labelsDecide reports whether a source's labels can decide if it is picked: its name and type
