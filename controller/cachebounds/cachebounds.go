@@ -42,6 +42,19 @@ type Kind struct {
 	Bound string
 }
 
+// InNamespaces is the cache configuration that limits a cache (or a Kind) to namespaces: nil,
+// every namespace, when there are none.
+func InNamespaces(namespaces []string) map[string]cache.Config {
+	if len(namespaces) == 0 {
+		return nil
+	}
+	out := make(map[string]cache.Config, len(namespaces))
+	for _, ns := range namespaces {
+		out[ns] = cache.Config{}
+	}
+	return out
+}
+
 // Inventory is every kind one cache holds.
 type Inventory struct {
 	// Name names the cache ("manager", "source/<namespace>", "copyrequest-offers").

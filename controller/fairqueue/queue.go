@@ -3,6 +3,7 @@ package fairqueue
 import (
 	"container/heap"
 	"container/list"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -224,9 +225,7 @@ func (q *Queue[T]) link(it *item[T]) {
 	i := sort.Search(len(q.levels), func(i int) bool { return q.levels[i].priority <= it.priority })
 	if i == len(q.levels) || q.levels[i].priority != it.priority {
 		lv := &level[T]{priority: it.priority, lanes: map[string]*lane[T]{}, ring: list.New()}
-		q.levels = append(q.levels, nil)
-		copy(q.levels[i+1:], q.levels[i:])
-		q.levels[i] = lv
+		q.levels = slices.Insert(q.levels, i, lv)
 	}
 	lv := q.levels[i]
 	ln := lv.lanes[it.lane]
@@ -265,7 +264,7 @@ func (q *Queue[T]) unlink(it *item[T]) {
 	lv.n--
 	q.ready--
 	if lv.n == 0 {
-		q.levels = append(q.levels[:i], q.levels[i+1:]...)
+		q.levels = slices.Delete(q.levels, i, i+1)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	authenticationclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
 	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
@@ -133,7 +135,7 @@ func Filter(cfg *rest.Config, httpClient *http.Client) (metricsserver.Filter, er
 	if err != nil {
 		return nil, fmt.Errorf("metrics authorization client: %w", err)
 	}
-	g := NewGuard(apiReviews{authn: authn.TokenReviews(), authz: authz.SubjectAccessReviews()}, realClock{})
+	g := NewGuard(apiReviews{authn: authn.TokenReviews(), authz: authz.SubjectAccessReviews()}, clock.RealClock{})
 	return func(log logr.Logger, next http.Handler) (http.Handler, error) {
 		return g.Wrap(log, next), nil
 	}, nil
@@ -241,15 +243,7 @@ func (g *Guard) spend(src netip.Addr, now time.Time) bool {
 // decisionKey is the fixed-size key of a decision: the digest of the token's digest, the verb and
 // the path.
 func decisionKey(digest [sha256.Size]byte, verb, path string) [sha256.Size]byte {
-	h := sha256.New()
-	h.Write(digest[:])
-	h.Write([]byte{0})
-	h.Write([]byte(verb))
-	h.Write([]byte{0})
-	h.Write([]byte(path))
-	var key [sha256.Size]byte
-	h.Sum(key[:0])
-	return key
+	return sha256.Sum256(slices.Concat(digest[:], []byte{0}, []byte(verb), []byte{0}, []byte(path)))
 }
 
 // sourceOf is the request's source address (the zero Addr, one shared budget, when the server
@@ -320,7 +314,3 @@ func (r apiReviews) Authorize(ctx context.Context, user authenticationv1.UserInf
 	}
 	return sar.Status.Allowed, nil
 }
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }

@@ -418,3 +418,10 @@ func TestAFullGuardWeighsUnderMaxBytes(t *testing.T) {
 		t.Errorf("a full guard takes %d bytes, more than MaxBytes %d", used, MaxBytes)
 	}
 }
+
+// len is the number of entries held, expired or not.
+func (c *ttlCache[K, V]) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.order.Len()
+}

@@ -80,10 +80,3 @@ func (c *ttlCache[K, V]) add(key K, value V, now time.Time) {
 	}
 	c.byKey[key] = c.order.PushFront(&ttlEntry[K, V]{key: key, value: value, expires: now.Add(c.ttl)})
 }
-
-// len is the number of entries held, expired or not.
-func (c *ttlCache[K, V]) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.order.Len()
-}

@@ -44,14 +44,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 // with many pods costs little memory. Only the pod watcher reads pods from the cache; a
 // controller that needs more of a pod must change this transform.
 func CacheKind(namespaces []string) cachebounds.Kind {
-	k := cachebounds.Kind{Object: &corev1.Pod{}, Transform: trimPod, Bound: "trimPod: identity and phase"}
-	if len(namespaces) > 0 {
-		k.Namespaces = make(map[string]cache.Config, len(namespaces))
-		for _, ns := range namespaces {
-			k.Namespaces[ns] = cache.Config{}
-		}
-	}
-	return k
+	return cachebounds.Kind{Object: &corev1.Pod{}, Namespaces: cachebounds.InNamespaces(namespaces), Transform: trimPod, Bound: "trimPod: identity and phase"}
 }
 
 func trimPod(obj any) (any, error) {

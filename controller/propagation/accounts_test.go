@@ -71,3 +71,6 @@ func TestPerNamespace(t *testing.T) {
 		})
 	}
 }
+
+// All reports whether every ServiceAccount is selected.
+func (a PullSecretAccounts) All() bool { return a.all }

@@ -285,3 +285,22 @@ func TestComputeWithOwnershipProofs(t *testing.T) {
 		})
 	}
 }
+
+// Changes is what an update of cur to merged (Merged(cur, want)) writes of the labels and
+// annotations: each key it sets, with its value, or removes, with nil. A patch of these (and of
+// the data, whole) needs nothing of cur that a cache's bounded form lacks.
+func Changes(cur, merged *corev1.Secret) (labels, annotations map[string]*string) {
+	ls, as := changedKeys(cur, merged)
+	pick := func(m map[string]string, ks []string) map[string]*string {
+		out := make(map[string]*string, len(ks))
+		for _, k := range ks {
+			if v, ok := m[k]; ok {
+				out[k] = &v
+			} else {
+				out[k] = nil
+			}
+		}
+		return out
+	}
+	return pick(merged.Labels, ls), pick(merged.Annotations, as)
+}

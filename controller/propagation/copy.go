@@ -78,7 +78,7 @@ func NeedsReplace(cur, want *corev1.Secret) bool {
 }
 
 // Merged is cur with what we own set from want and everything else kept: the object an update
-// makes of cur (see Changes). Our keys on cur that want does not carry are removed.
+// makes of cur (see changedKeys). Our keys on cur that want does not carry are removed.
 func Merged(cur, want *corev1.Secret) *corev1.Secret {
 	out := cur.DeepCopy()
 	for _, k := range cacheOnly { // a cache's records, never written
@@ -103,25 +103,6 @@ func changedKeys(cur, want *corev1.Secret) (labels, annotations []string) {
 	labels = slices.Concat(cl, wl, ownLabels, fl)
 	annotations = slices.Concat(ca, wa, ownAnnotations, fa)
 	return labels, annotations
-}
-
-// Changes is what an update of cur to merged (Merged(cur, want)) writes of the labels and
-// annotations: each key it sets, with its value, or removes, with nil. A patch of these (and of
-// the data, whole) needs nothing of cur that a cache's bounded form lacks.
-func Changes(cur, merged *corev1.Secret) (labels, annotations map[string]*string) {
-	ls, as := changedKeys(cur, merged)
-	pick := func(m map[string]string, ks []string) map[string]*string {
-		out := make(map[string]*string, len(ks))
-		for _, k := range ks {
-			if v, ok := m[k]; ok {
-				out[k] = &v
-			} else {
-				out[k] = nil
-			}
-		}
-		return out
-	}
-	return pick(merged.Labels, ls), pick(merged.Annotations, as)
 }
 
 // Released is cur with our label and annotation removed: the Secret is no longer managed and

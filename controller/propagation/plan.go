@@ -1,8 +1,10 @@
 package propagation
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -175,12 +177,8 @@ func ComputeFor(owner Owner, want []*corev1.Secret, live Lookup, owned []*corev1
 		}
 		p.Actions = append(p.Actions, Action{Op: removal(o, policy), Key: key, Current: o})
 	}
-	sort.SliceStable(p.Actions, func(i, j int) bool {
-		a, b := p.Actions[i].Key, p.Actions[j].Key
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
-		}
-		return a.Name < b.Name
+	slices.SortStableFunc(p.Actions, func(a, b Action) int {
+		return cmp.Or(strings.Compare(a.Key.Namespace, b.Key.Namespace), strings.Compare(a.Key.Name, b.Key.Name))
 	})
 	return p
 }

@@ -1,6 +1,7 @@
 package propagation
 
 import (
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -45,12 +46,7 @@ func PullSecrets(sa *corev1.ServiceAccount, want, known map[string]bool) (*corev
 			changed = true
 		}
 	}
-	names := make([]string, 0, len(want))
-	for n := range want {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(want)) {
 		if !listed[n] {
 			out.ImagePullSecrets = append(out.ImagePullSecrets, corev1.LocalObjectReference{Name: n})
 			ours[n] = true
@@ -60,11 +56,7 @@ func PullSecrets(sa *corev1.ServiceAccount, want, known map[string]bool) (*corev
 	if !changed {
 		return sa, false
 	}
-	list := make([]string, 0, len(ours))
-	for n := range ours {
-		list = append(list, n)
-	}
-	sort.Strings(list)
+	list := slices.Sorted(maps.Keys(ours))
 	if out.Annotations == nil {
 		out.Annotations = map[string]string{}
 	}
@@ -156,9 +148,6 @@ func AccountsFor(names []string) PullSecretAccounts {
 // Any reports whether any ServiceAccount can be selected.
 func (a PullSecretAccounts) Any() bool { return a.all || len(a.names) > 0 }
 
-// All reports whether every ServiceAccount is selected.
-func (a PullSecretAccounts) All() bool { return a.all }
-
 // Selects reports whether the ServiceAccount named name lists the copies.
 func (a PullSecretAccounts) Selects(name string) bool { return a.all || a.names[name] }
 
@@ -182,9 +171,5 @@ func PerNamespace[T any](items []T, namespace func(T) string, limit int) (now []
 		taken[ns]++
 		now = append(now, it)
 	}
-	for ns := range left {
-		later = append(later, ns)
-	}
-	sort.Strings(later)
-	return now, later
+	return now, slices.Sorted(maps.Keys(left))
 }

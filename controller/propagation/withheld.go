@@ -2,8 +2,8 @@ package propagation
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -69,11 +69,7 @@ func Withheld(s *corev1.Secret, p Protected) string {
 // WithheldMessage is the one-line account of the sources Withheld left out ("ns/name: reason"),
 // at most limit of them named, for a condition message.
 func WithheldMessage(withheld map[string]string, limit int) string {
-	names := make([]string, 0, len(withheld))
-	for n := range withheld {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(withheld))
 	var parts []string
 	for i, n := range names {
 		if i == limit {

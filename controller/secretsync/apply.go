@@ -114,15 +114,11 @@ func (w writer) update(ctx context.Context, kind *objectKind, a propagation.Acti
 		w.tell(live, m)
 		told = true
 	}
-	done := func(live client.Object) bool {
-		d, l, an := propagation.Leftovers(kind.wrap(live), a.Current, a.Desired)
-		return len(d)+len(l)+len(an) == 0 && propagation.InStep(kind.wrap(live), a.Desired)
-	}
-	if done(live) {
-		return nil
-	}
 	data, labels, annotations := propagation.Leftovers(kind.wrap(live), a.Current, a.Desired)
 	if len(data)+len(labels)+len(annotations) == 0 {
+		if propagation.InStep(kind.wrap(live), a.Desired) {
+			return nil
+		}
 		// Not a key left over: nothing another write can fix. Retried with backoff.
 		return fmt.Errorf("the copy is not in step after its apply")
 	}

@@ -12,7 +12,7 @@ import (
 // loop of writes. Two memories do it:
 //   - per target (a copy's kind and place): a write that failed is not sent again, the same, until
 //     its backoff has passed (RetryBase doubling per failure up to RetryCap), or RejectedRecheck
-//     for a copy the API server refused as such (rejectedError); a copy held Terminating is
+//     for a copy the API server refused as such (writeError.rejected); a copy held Terminating is
 //     looked at again on the same schedule, with no write at all;
 //   - per request (a SecretSync pass, a CopyRequest): a retry after a stale cache (a conflict,
 //     NotFound, AlreadyExists) waits RetryBase, then twice as long each time in a row, up to

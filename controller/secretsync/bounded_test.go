@@ -177,3 +177,15 @@ func TestAServiceAccountWithThousandsOfEntriesLosesNoneAndGetsNoDuplicate(t *tes
 	pullSecretsAre(t, a, "builder", theirs, "")
 	pullSecretsAre(t, b, "builder", withCopy, "")
 }
+
+// Running lists the source namespaces whose cache runs.
+func (s *Sources) Running() []string {
+	s.init()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.byNS))
+	for ns := range s.byNS {
+		out = append(out, ns)
+	}
+	return out
+}

@@ -94,14 +94,8 @@ type RequestReconciler struct {
 // (boundOffer); the copies are bounded as the SecretSync's are (boundCopy). The source of a copy
 // is read from the API when a copy is written.
 func NewRequestCaches(mgr ctrl.Manager, namespaces []string) (offered, copies cache.Cache, err error) {
-	opts := cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()}
-	if len(namespaces) > 0 {
-		// A manager limited to namespaces may list Secrets and ConfigMaps only there.
-		opts.DefaultNamespaces = make(map[string]cache.Config, len(namespaces))
-		for _, ns := range namespaces {
-			opts.DefaultNamespaces[ns] = cache.Config{}
-		}
-	}
+	// A manager limited to namespaces may list Secrets and ConfigMaps only there.
+	opts := cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), DefaultNamespaces: cachebounds.InNamespaces(namespaces)}
 	build := func(name, label string, kinds []cachebounds.Kind) (cache.Cache, error) {
 		req, err := labels.NewRequirement(label, selection.Exists, nil)
 		if err != nil {
@@ -346,7 +340,7 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 		for _, a := range plan.Actions {
 			switch a.Op {
 			case propagation.OpConflict:
-				out.reason, out.message, out.requeueAfter = copyplan.ReasonConflict, a.Message, r.conflictRecheck()
+				out.reason, out.message, out.requeueAfter = copyplan.ReasonConflict, a.Message, orDefault(r.ConflictRecheck, DefaultConflictRecheck)
 				continue
 			case propagation.OpHeld:
 				// Reported once (the same status each pass) and looked at with backoff; the
@@ -364,7 +358,7 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 					out.copy = a.Want.Name
 				}
 			case errors.As(err, &unmanaged):
-				out.reason, out.message, out.requeueAfter = copyplan.ReasonConflict, unmanaged.Error(), r.conflictRecheck()
+				out.reason, out.message, out.requeueAfter = copyplan.ReasonConflict, unmanaged.Error(), orDefault(r.ConflictRecheck, DefaultConflictRecheck)
 			case errors.As(err, &incomplete):
 				// The old copy is gone: try again soon, not after RejectedRecheck.
 				out.reason, out.message, out.requeueAfter = copyplan.ReasonWriteFailed, err.Error(), r.stale.next(key, r.RetryBase, r.RetryCap)
@@ -375,7 +369,7 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 				// The namespace, and the request with it, is going away.
 			default:
 				if reason, ok := rejectionReason(err); ok {
-					out.reason, out.message, out.requeueAfter = reason, fmt.Sprintf("the API server rejected the %s of the copy: %v", a.Op, err), r.rejectedRecheck()
+					out.reason, out.message, out.requeueAfter = reason, fmt.Sprintf("the API server rejected the %s of the copy: %v", a.Op, err), orDefault(r.RejectedRecheck, DefaultRejectedRecheck)
 					continue
 				}
 				// Refused otherwise (a webhook, a quota, a server error): reported, and tried again
@@ -386,20 +380,6 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 		}
 	}
 	return out
-}
-
-func (r *RequestReconciler) conflictRecheck() time.Duration {
-	if r.ConflictRecheck > 0 {
-		return r.ConflictRecheck
-	}
-	return DefaultConflictRecheck
-}
-
-func (r *RequestReconciler) rejectedRecheck() time.Duration {
-	if r.RejectedRecheck > 0 {
-		return r.RejectedRecheck
-	}
-	return DefaultRejectedRecheck
 }
 
 func requestStatusOf(cr *v1alpha1.CopyRequest) v1alpha1.CopyRequestStatus { return cr.Status }
@@ -459,12 +439,7 @@ func requestStatus(cr *v1alpha1.CopyRequest, out requestOutcome, now time.Time) 
 	return st, warning, out.requeueAfter
 }
 
-func (r *RequestReconciler) now() time.Time {
-	if r.Clock == nil {
-		return time.Now()
-	}
-	return r.Clock.Now()
-}
+func (r *RequestReconciler) now() time.Time { return now(r.Clock) }
 
 // SetupRequestController builds the CopyRequest controller as the manager runs it: its two
 // caches, the manager's client and event recorder, and the installation's proofs.

@@ -53,17 +53,10 @@ func (p *PolicyProof) InForce(ctx context.Context) bool {
 	if p == nil || p.Policy == "" {
 		return false
 	}
-	now := time.Now()
-	if p.Clock != nil {
-		now = p.Clock.Now()
-	}
-	recheck := p.Recheck
-	if recheck <= 0 {
-		recheck = DefaultPolicyRecheck
-	}
+	t := now(p.Clock)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.at.IsZero() && now.Sub(p.at) < recheck {
+	if !p.at.IsZero() && t.Sub(p.at) < orDefault(p.Recheck, DefaultPolicyRecheck) {
 		return p.inForce
 	}
 	vap := &admissionregistrationv1.ValidatingAdmissionPolicy{}
@@ -78,7 +71,7 @@ func (p *PolicyProof) InForce(ctx context.Context) bool {
 	if inForce != p.inForce || p.at.IsZero() {
 		ctrl.LoggerFrom(ctx).Info("Ownership by label under the admission policy", "policy", p.Policy, "inForce", inForce)
 	}
-	p.at, p.inForce = now, inForce
+	p.at, p.inForce = t, inForce
 	return inForce
 }
 
@@ -96,8 +89,7 @@ func policyInForce(vap *admissionregistrationv1.ValidatingAdmissionPolicy, b *ad
 		return false
 	case !slices.Contains(b.Spec.ValidationActions, admissionregistrationv1.Deny):
 		return false
-	case b.Spec.MatchResources != nil && (b.Spec.MatchResources.NamespaceSelector != nil && len(b.Spec.MatchResources.NamespaceSelector.MatchLabels)+len(b.Spec.MatchResources.NamespaceSelector.MatchExpressions) > 0 ||
-		b.Spec.MatchResources.ObjectSelector != nil && len(b.Spec.MatchResources.ObjectSelector.MatchLabels)+len(b.Spec.MatchResources.ObjectSelector.MatchExpressions) > 0 ||
+	case b.Spec.MatchResources != nil && (!emptySelector(b.Spec.MatchResources.NamespaceSelector) || !emptySelector(b.Spec.MatchResources.ObjectSelector) ||
 		len(b.Spec.MatchResources.ResourceRules) > 0 || len(b.Spec.MatchResources.ExcludeResourceRules) > 0):
 		return false
 	case !matchesCopies(vap.Spec.MatchConstraints):

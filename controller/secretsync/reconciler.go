@@ -1,6 +1,7 @@
 package secretsync
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -308,7 +309,7 @@ func (r *Reconciler) bringInStep(ctx context.Context, ss *v1alpha1.SecretSync, k
 	if obs.unconfirmed != nil {
 		// Look again now and then: the grant that lets the namespace be read comes without
 		// an event to us.
-		res.retryAfter = minPositive(res.retryAfter, DefaultConflictRecheck)
+		res.retryAfter = sooner(DefaultConflictRecheck, res.retryAfter)
 	}
 	return res, nil
 }
@@ -359,23 +360,10 @@ type blocker struct{ reason, message string }
 func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind *objectKind, only string) (observation, error) {
 	obs := observation{only: only}
 	src := ss.Spec.Source
-	var srcSel labels.Selector
-	if src.Selector != nil {
-		s, err := metav1.LabelSelectorAsSelector(src.Selector)
-		if err != nil {
-			obs.blocked = &blocker{copyplan.ReasonInvalidSpec, fmt.Sprintf("spec.source.selector: %v", err)}
-			return obs, nil
-		}
-		srcSel = s
-	}
-	var nsSel labels.Selector
-	if ss.Spec.Target.NamespaceSelector != nil {
-		s, err := metav1.LabelSelectorAsSelector(ss.Spec.Target.NamespaceSelector)
-		if err != nil {
-			obs.blocked = &blocker{copyplan.ReasonInvalidSpec, fmt.Sprintf("spec.target.namespaceSelector: %v", err)}
-			return obs, nil
-		}
-		nsSel = s
+	srcSel, badSrc := selectorOf("spec.source.selector", src.Selector)
+	nsSel, badNS := selectorOf("spec.target.namespaceSelector", ss.Spec.Target.NamespaceSelector)
+	if obs.blocked = cmp.Or(badSrc, badNS); obs.blocked != nil {
+		return obs, nil
 	}
 	if len(r.Namespaces) > 0 {
 		// Limited to namespaces: no Namespace can be read. The source must be listed (its Role
@@ -511,6 +499,18 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 	return obs, nil
 }
 
+// selectorOf is s as a selector (nil for none), or the blocker of an invalid one at field.
+func selectorOf(field string, s *metav1.LabelSelector) (labels.Selector, *blocker) {
+	if s == nil {
+		return nil, nil
+	}
+	sel, err := metav1.LabelSelectorAsSelector(s)
+	if err != nil {
+		return nil, &blocker{copyplan.ReasonInvalidSpec, fmt.Sprintf("%s: %v", field, err)}
+	}
+	return sel, nil
+}
+
 // labelsDecide reports whether a source's labels can decide if it is picked: its name and type
 // (which the source cache keeps) do not rule it out, and the selector is not empty.
 func labelsDecide(s *corev1.Secret, src v1alpha1.SecretSyncSource, sel labels.Selector) bool {
@@ -593,12 +593,12 @@ func unconfirmedMessage(ns string, held int) string {
 	return fmt.Sprintf("%d copies are kept although their source is gone: the manager may not read source namespace %q to confirm it is not being deleted (chart: rbac.scope=namespaced grants get on the listed Namespaces by name); the other copies are written and removed as usual", held, ns)
 }
 
-// minPositive is the smaller of a and b, ignoring a zero a.
-func minPositive(a, b time.Duration) time.Duration {
-	if a > 0 && a < b {
-		return a
+// sooner is the sooner of two waits, zero meaning none: b when it is set and a is not or is later.
+func sooner(a, b time.Duration) time.Duration {
+	if b > 0 && (a == 0 || b < a) {
+		return b
 	}
-	return b
+	return a
 }
 
 // removes reports whether the plan deletes or releases a copy.
@@ -715,9 +715,7 @@ func (res *result) add(o result) {
 	}
 	res.conflicts = append(res.conflicts, o.conflicts...)
 	res.failures = append(res.failures, o.failures...)
-	if o.retryAfter > 0 && (res.retryAfter == 0 || o.retryAfter < res.retryAfter) {
-		res.retryAfter = o.retryAfter
-	}
+	res.retryAfter = sooner(res.retryAfter, o.retryAfter)
 	res.skipped += o.skipped
 	res.requeue = res.requeue || o.requeue
 	res.writeErr = errors.Join(res.writeErr, o.writeErr)
@@ -756,11 +754,6 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 	_ = g.Wait()
 
 	res := result{written: map[propagation.Op]int{}}
-	retryAfter := func(d time.Duration) {
-		if d > 0 && (res.retryAfter == 0 || d < res.retryAfter) {
-			res.retryAfter = d
-		}
-	}
 	for i, a := range plan.Actions {
 		switch a.Op {
 		case propagation.OpConflict:
@@ -770,13 +763,12 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 			// Reported (the same message each pass, so one status write and one Event) and
 			// looked at again with backoff; its deletion brings the create sooner.
 			res.failures = append(res.failures, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: copyplan.ReasonHeld, Message: a.Message})
-			retryAfter(r.noteHeld(targetKey{kind.name, a.Key}, a))
+			res.retryAfter = sooner(res.retryAfter, r.noteHeld(targetKey{kind.name, a.Key}, a))
 			continue
 		}
 		op, err := outcomes[i].op, outcomes[i].err
 		var conflict *unmanagedError
-		var rejected *rejectedError
-		var failed *failedError
+		var failed *writeError
 		switch {
 		case err == nil:
 			if a.Op == propagation.OpCreate || a.Op == propagation.OpReplace {
@@ -793,18 +785,12 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 			}
 		case errors.As(err, &conflict):
 			res.conflicts = append(res.conflicts, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: copyplan.ReasonConflict, Message: conflict.Error()})
-		case errors.As(err, &rejected):
-			if !rejected.remembered {
-				r.Metrics.Failures.WithLabelValues(name).Inc()
-			}
-			retryAfter(rejected.wait)
-			res.failures = append(res.failures, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: rejected.reason, Message: rejected.Error()})
 		case errors.As(err, &failed):
 			if !failed.remembered {
 				r.Metrics.Failures.WithLabelValues(name).Inc()
 			}
-			retryAfter(failed.wait)
-			res.failures = append(res.failures, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: copyplan.ReasonWriteFailed, Message: failed.Error()})
+			res.retryAfter = sooner(res.retryAfter, failed.wait)
+			res.failures = append(res.failures, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: failed.reason, Message: failed.Error()})
 		case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
 			// The namespace began terminating after the cache showed it: not a failure, and not
 			// retried (its deletion, when the cache sees it, takes it off the targets).
@@ -823,53 +809,44 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 	return res
 }
 
-type unmanagedError struct {
-	kind v1alpha1.CopyKind
-	key  types.NamespacedName
-}
-
 // targetKey is a copy's kind and place: the key of the per-target memories.
 type targetKey struct {
 	kind v1alpha1.CopyKind
 	key  types.NamespacedName
 }
 
-// rejectedError is a copy the API server refused as such: too large (413, or a 422 naming a
-// value too long or too many), or invalid (422, e.g. an admission policy). Writing it again
-// gives the same answer, so it is not retried with backoff: only once the copy would differ
-// (its source or the SecretSync changed) or RejectedRecheck has passed (a limit or a policy
-// may have changed).
-type rejectedError struct {
-	reason string
-	op     propagation.Op
-	err    error
-	// remembered is set when no write was tried (the same copy was rejected before).
+// unmanagedError is a target held by an object we do not manage.
+type unmanagedError targetKey
+
+// writeError is a write that failed, as a target's status reports it. Rejected: a copy the API
+// server refused as such, too large (413, or a 422 naming a value too long or too many) or
+// invalid (422, e.g. an admission policy); writing it again gives the same answer, so it is not
+// retried with backoff, only once the copy would differ (its source or the SecretSync changed)
+// or RejectedRecheck has passed (a limit or a policy may have changed). Otherwise (Forbidden by a
+// webhook or a quota, a server error, a timeout) the same write is tried again with backoff, per
+// target (see backoff.go). The message stays the same from one retry to the next, so the status
+// is not rewritten.
+type writeError struct {
+	// reason is the target's failure reason: the rejection's, or copyplan.ReasonWriteFailed.
+	reason   string
+	rejected bool
+	op       propagation.Op
+	err      error
+	// remembered is set when no write was tried (the same write failed before, and its time
+	// has not come).
 	remembered bool
 	// wait is how long until it may be tried again.
 	wait time.Duration
 }
 
-func (e *rejectedError) Error() string {
-	return fmt.Sprintf("the API server rejected the %s of the copy: %s; it is tried again when the source or the SecretSync changes", e.op, boundedMessage(e.err))
-}
-
-// failedError is a write that failed otherwise (Forbidden by a webhook or a quota, a server
-// error, a timeout): the same write is tried again with backoff, per target (see backoff.go).
-// The message stays the same from one retry to the next, so the status is not rewritten.
-type failedError struct {
-	op  propagation.Op
-	err error
-	// remembered is set when no write was tried (its backoff has not passed).
-	remembered bool
-	// wait is how long until it may be tried again.
-	wait time.Duration
-}
-
-func (e *failedError) Error() string {
+func (e *writeError) Error() string {
+	if e.rejected {
+		return fmt.Sprintf("the API server rejected the %s of the copy: %s; it is tried again when the source or the SecretSync changes", e.op, boundedMessage(e.err))
+	}
 	return fmt.Sprintf("the %s of the copy failed: %s; it is tried again with backoff, or when the source or the SecretSync changes", e.op, boundedMessage(e.err))
 }
 
-func (e *failedError) Unwrap() error { return e.err }
+func (e *writeError) Unwrap() error { return e.err }
 
 // boundedMessage is err's message, at most maxRejectionMessage bytes of it.
 func boundedMessage(err error) string {
@@ -946,13 +923,6 @@ func actionFingerprint(a propagation.Action) [sha256.Size]byte {
 	return sha256.Sum256([]byte(string(a.Op) + "\x00" + uid + "\x00" + rv))
 }
 
-func (r *Reconciler) rejectedRecheck() time.Duration {
-	if r.RejectedRecheck > 0 {
-		return r.RejectedRecheck
-	}
-	return DefaultRejectedRecheck
-}
-
 // stale reports whether err says only that the cache was behind the API (retried per request,
 // see backoff.go), or that the namespace is going away (not retried).
 func staleOrGone(err error) bool {
@@ -961,8 +931,8 @@ func staleOrGone(err error) bool {
 }
 
 // writeOnce is write, except that a write that failed is not sent again, the same, before its
-// time: a copy the API server rejected as such (rejectedError) after RejectedRecheck, any other
-// failure (failedError) after its backoff. A changed copy (its source or the SecretSync changed)
+// time: a copy the API server rejected as such (writeError.rejected) after RejectedRecheck, any
+// other failure after its backoff. A changed copy (its source or the SecretSync changed)
 // is written at once. A replace whose create failed after its delete (incompleteReplaceError)
 // backs off from RetryBase, never RejectedRecheck: the target has no copy meanwhile.
 func (r *Reconciler) writeOnce(ctx context.Context, kind *objectKind, a propagation.Action) (propagation.Op, error) {
@@ -1000,11 +970,11 @@ func (r *Reconciler) writeOnce(ctx context.Context, kind *objectKind, a propagat
 	var out error
 	var wait time.Duration
 	if reason, ok := rejectionReason(err); ok && !errors.As(err, &incomplete) {
-		wait = r.rejectedRecheck()
-		out = &rejectedError{reason: reason, op: a.Op, err: err, wait: wait}
+		wait = orDefault(r.RejectedRecheck, DefaultRejectedRecheck)
+		out = &writeError{reason: reason, rejected: true, op: a.Op, err: err, wait: wait}
 	} else {
 		wait = backoffDelay(failures, r.RetryBase, r.RetryCap)
-		out = &failedError{op: a.Op, err: err, wait: wait}
+		out = &writeError{reason: copyplan.ReasonWriteFailed, op: a.Op, err: err, wait: wait}
 	}
 	r.rejected.Store(tk, rejection{fingerprint: fp, until: now.Add(wait), failures: failures, err: out})
 	return "", out
@@ -1013,14 +983,8 @@ func (r *Reconciler) writeOnce(ctx context.Context, kind *objectKind, a propagat
 // remembered is err, a remembered failure, as the answer of a write not tried: wait is how long
 // until it may be.
 func remembered(err error, wait time.Duration) error {
-	var rejected *rejectedError
-	var failed *failedError
-	switch {
-	case errors.As(err, &rejected):
-		again := *rejected
-		again.remembered, again.wait = true, wait
-		return &again
-	case errors.As(err, &failed):
+	var failed *writeError
+	if errors.As(err, &failed) {
 		again := *failed
 		again.remembered, again.wait = true, wait
 		return &again
@@ -1033,20 +997,16 @@ func remembered(err error, wait time.Duration) error {
 func (r *Reconciler) noteHeld(tk targetKey, a propagation.Action) time.Duration {
 	fp := actionFingerprint(propagation.Action{Op: a.Op, Current: a.Current})
 	now := r.now()
-	if v, ok := r.rejected.Load(tk); ok {
+	n := 1
+	if v, ok := r.rejected.Load(tk); ok && v.(rejection).fingerprint == fp {
 		rej := v.(rejection)
-		if rej.fingerprint == fp && now.Before(rej.until) {
+		if now.Before(rej.until) {
 			return rej.until.Sub(now)
 		}
-		if rej.fingerprint == fp {
-			n := rej.failures + 1
-			wait := backoffDelay(n, r.RetryBase, r.RetryCap)
-			r.rejected.Store(tk, rejection{fingerprint: fp, until: now.Add(wait), failures: n})
-			return wait
-		}
+		n = rej.failures + 1
 	}
-	wait := backoffDelay(1, r.RetryBase, r.RetryCap)
-	r.rejected.Store(tk, rejection{fingerprint: fp, until: now.Add(wait), failures: 1})
+	wait := backoffDelay(n, r.RetryBase, r.RetryCap)
+	r.rejected.Store(tk, rejection{fingerprint: fp, until: now.Add(wait), failures: n})
 	return wait
 }
 
@@ -1338,21 +1298,11 @@ func (r *Reconciler) cleanup(ctx context.Context, name string) (ctrl.Result, err
 	if err := r.pruneSources(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
-	// The SecretSync is gone, and with it its source.kind: look at the copies of every kind.
-	again := false
-	for _, kind := range kinds {
-		retry, err := r.cleanupKind(ctx, name, kind)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		again = again || retry
+	res, err := r.cleanupNamespace(ctx, wholePass(name))
+	if err == nil && res.RequeueAfter == 0 {
+		r.Metrics.forget(name)
 	}
-	if again {
-		return requeue(r.stale.next(wholePass(name), r.RetryBase, r.RetryCap)), nil
-	}
-	r.stale.forget(wholePass(name))
-	r.Metrics.forget(name)
-	return ctrl.Result{}, nil
+	return res, err
 }
 
 // goneFor is how long after a whole pass found a SecretSync gone the passes of its namespaces
@@ -1376,8 +1326,9 @@ func (r *Reconciler) cleanedUp(name string) bool {
 	return found
 }
 
-// cleanupNamespace is cleanup for the copies in the namespace of req, a target pass
-// of a SecretSync that is gone.
+// cleanupNamespace is cleanup for the copies in the namespace of req (every namespace for a
+// whole pass), a pass of a SecretSync that is gone. The SecretSync is gone, and with it its
+// source.kind: it looks at the copies of every kind.
 func (r *Reconciler) cleanupNamespace(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	again := false
 	for _, kind := range kinds {

@@ -306,8 +306,14 @@ func serviceAccountPredicate() predicate.Predicate {
 }
 
 func (r *Reconciler) all(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.secretSyncs(ctx, o, nil)
+}
+
+// secretSyncs are the requests of the SecretSyncs the list finds (opts narrow it) that keep
+// keeps (nil: all), for an event of o.
+func (r *Reconciler) secretSyncs(ctx context.Context, o client.Object, keep func(*v1alpha1.SecretSync) bool, opts ...client.ListOption) []reconcile.Request {
 	list := &v1alpha1.SecretSyncList{}
-	if err := r.Client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.Client.List(ctx, list, append(opts, client.UnsafeDisableDeepCopy)...); err != nil {
 		// The cache-backed list fails only while the cache is stopping; the periodic resync
 		// brings the event's effect back, so say so rather than fail silently.
 		ctrl.LoggerFrom(ctx).Error(err, "Listing SecretSyncs to map an event failed; it waits for the next resync", "object", klog.KObj(o))
@@ -315,7 +321,9 @@ func (r *Reconciler) all(ctx context.Context, o client.Object) []reconcile.Reque
 	}
 	out := make([]reconcile.Request, 0, len(list.Items))
 	for i := range list.Items {
-		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}})
+		if keep == nil || keep(&list.Items[i]) {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}})
+		}
 	}
 	return out
 }
@@ -438,34 +446,12 @@ func (r *Reconciler) serviceAccountTargets() handler.EventHandler {
 }
 
 func (r *Reconciler) forSourceSecret(ctx context.Context, o client.Object) []reconcile.Request {
-	list := &v1alpha1.SecretSyncList{}
-	if err := r.Client.List(ctx, list, client.MatchingFields{sourceNamespaceIndex: o.GetNamespace()}, client.UnsafeDisableDeepCopy); err != nil {
-		// The cache-backed list fails only while the cache is stopping; the periodic resync
-		// brings the event's effect back, so say so rather than fail silently.
-		ctrl.LoggerFrom(ctx).Error(err, "Listing SecretSyncs to map an event failed; it waits for the next resync", "object", klog.KObj(o))
-		return nil
-	}
-	out := make([]reconcile.Request, 0, len(list.Items))
-	for i := range list.Items {
-		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}})
-	}
-	return out
+	return r.secretSyncs(ctx, o, nil, client.MatchingFields{sourceNamespaceIndex: o.GetNamespace()})
 }
 
 func (r *Reconciler) forServiceAccount(ctx context.Context, o client.Object) []reconcile.Request {
-	list := &v1alpha1.SecretSyncList{}
-	if err := r.Client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
-		// The cache-backed list fails only while the cache is stopping; the periodic resync
-		// brings the event's effect back, so say so rather than fail silently.
-		ctrl.LoggerFrom(ctx).Error(err, "Listing SecretSyncs to map an event failed; it waits for the next resync", "object", klog.KObj(o))
-		return nil
-	}
 	ours := o.GetAnnotations()[keys.AnnotationPullSecrets] != ""
-	var out []reconcile.Request
-	for i := range list.Items {
-		if ours || propagation.AccountsFor(list.Items[i].Spec.ImagePullSecretFor).Selects(o.GetName()) {
-			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}})
-		}
-	}
-	return out
+	return r.secretSyncs(ctx, o, func(ss *v1alpha1.SecretSync) bool {
+		return ours || propagation.AccountsFor(ss.Spec.ImagePullSecretFor).Selects(o.GetName())
+	})
 }

@@ -215,23 +215,6 @@ func (m *SourceReads) Forget(namespace string) {
 	}
 }
 
-// TenantBytes is what tenants' reads hold, and what the one holding most holds.
-func (m *SourceReads) TenantBytes() (all, most int) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, n := range m.byTenant {
-		most = max(most, n)
-	}
-	return m.tenantBytes, most
-}
-
-// Bytes is what is remembered, as MaxBytes bounds it.
-func (m *SourceReads) Bytes() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.bytes
-}
-
 // readSize is what a remembered read costs as MaxBytes counts it: its data and the metadata a
 // writer of the source decides (labels, annotations), plus a small fixed part.
 func readSize(s *corev1.Secret) int {

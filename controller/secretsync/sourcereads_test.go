@@ -178,3 +178,20 @@ func TestLabelsDecideOnlyWhenNameAndTypeLeaveItOpen(t *testing.T) {
 		})
 	}
 }
+
+// TenantBytes is what tenants' reads hold, and what the one holding most holds.
+func (m *SourceReads) TenantBytes() (all, most int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, n := range m.byTenant {
+		most = max(most, n)
+	}
+	return m.tenantBytes, most
+}
+
+// Bytes is what is remembered, as MaxBytes bounds it.
+func (m *SourceReads) Bytes() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.bytes
+}

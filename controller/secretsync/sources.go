@@ -193,18 +193,6 @@ func (s *Sources) Prune(ctx context.Context, inUse func() (map[string]bool, erro
 	return nil
 }
 
-// Running lists the source namespaces whose cache runs (for tests).
-func (s *Sources) Running() []string {
-	s.init()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]string, 0, len(s.byNS))
-	for ns := range s.byNS {
-		out = append(out, ns)
-	}
-	return out
-}
-
 // Full returns the source b (bounded, from Reader) whole: remembered from an earlier read at
 // b's resourceVersion (by this controller or the CopyRequest controller), else read from the
 // API. nil when it is gone. What it returns is shared: not to be changed.

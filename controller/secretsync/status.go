@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
@@ -158,17 +159,11 @@ func (r *Reconciler) writeStatus(ctx context.Context, ss *v1alpha1.SecretSync, o
 	// is free, as the Conflict message promises. A recheck with nothing new writes nothing.
 	var recheck time.Duration
 	if len(res.conflicts) > 0 {
-		recheck = r.ConflictRecheck
-		if recheck <= 0 {
-			recheck = DefaultConflictRecheck
-		}
+		recheck = orDefault(r.ConflictRecheck, DefaultConflictRecheck)
 	}
 	// A target whose write failed (or whose copy is held) is looked at again when its backoff
 	// has passed (or sooner, when its source or the SecretSync changes): see writeOnce.
-	if res.retryAfter > 0 && (recheck == 0 || res.retryAfter < recheck) {
-		recheck = res.retryAfter
-	}
-	return requeue(recheck), nil
+	return requeue(sooner(recheck, res.retryAfter)), nil
 }
 
 // writeReadFailure records that a pass could not read the world: Ready turns False with reason
@@ -261,9 +256,20 @@ func (res result) writes() int {
 	return n
 }
 
-func (r *Reconciler) now() time.Time {
-	if r.Clock == nil {
+func (r *Reconciler) now() time.Time { return now(r.Clock) }
+
+// now is c's time, the real clock's when c is nil.
+func now(c clock.PassiveClock) time.Time {
+	if c == nil {
 		return time.Now()
 	}
-	return r.Clock.Now()
+	return c.Now()
+}
+
+// orDefault is d when it is set (positive), def otherwise.
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
 }

@@ -71,6 +71,3 @@ func (s *InformersSynced) Check(*http.Request) error {
 	s.synced.Store(true)
 	return nil
 }
-
-// Kinds lists the kinds of the informers the check waits for, in the order requested.
-func (s *InformersSynced) Kinds() []string { return append([]string(nil), s.kinds...) }

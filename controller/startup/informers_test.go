@@ -101,3 +101,6 @@ func TestWarmInformersRequestsEachKindOnce(t *testing.T) {
 		t.Errorf("the cache holds %d informers, want 2: %v", len(fakes.InformersByGVK), fakes.InformersByGVK)
 	}
 }
+
+// Kinds lists the kinds of the informers the check waits for, in the order requested.
+func (s *InformersSynced) Kinds() []string { return append([]string(nil), s.kinds...) }

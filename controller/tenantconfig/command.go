@@ -63,16 +63,6 @@ func NewFlagSet(o *Options) *flag.FlagSet {
 	return fs
 }
 
-// ParseFlags parses the command's arguments and validates them; -h gives flag.ErrHelp.
-func ParseFlags(args []string) (Options, error) {
-	var o Options
-	fs := NewFlagSet(&o)
-	if err := fs.Parse(args); err != nil {
-		return o, err
-	}
-	return o, o.Validate(fs)
-}
-
 // Validate checks what single flags cannot (required flags, exclusions, bounds) once fs, the
 // FlagSet of NewFlagSet, has parsed the arguments into o.
 func (o Options) Validate(fs *flag.FlagSet) error {

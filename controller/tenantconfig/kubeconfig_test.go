@@ -183,3 +183,13 @@ func TestSecretToken(t *testing.T) {
 		})
 	}
 }
+
+// ParseFlags parses the command's arguments and validates them; -h gives flag.ErrHelp.
+func ParseFlags(args []string) (Options, error) {
+	var o Options
+	fs := NewFlagSet(&o)
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	return o, o.Validate(fs)
+}

@@ -120,6 +120,16 @@ func (c *cli) client() (client.Client, error) {
 	return client.New(cfg, client.Options{Scheme: scheme})
 }
 
+// clientIn is client and namespace together.
+func (c *cli) clientIn() (client.Client, string, error) {
+	cl, err := c.client()
+	if err != nil {
+		return nil, "", err
+	}
+	ns, err := c.namespace()
+	return cl, ns, err
+}
+
 // namespace is -n, else the kubeconfig context's namespace, else default.
 func (c *cli) namespace() (string, error) {
 	ns, _, err := c.flags.ToRawKubeConfigLoader().Namespace()

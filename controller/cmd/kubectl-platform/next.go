@@ -93,11 +93,7 @@ night (Skipped, listed between the slots). A ScheduledJob's jitter delays each s
 			stopped := false
 			anchor := now.Truncate(time.Minute) // a schedule created now: @every counts from here
 			if len(a) == 1 {
-				cl, err := c.client()
-				if err != nil {
-					return err
-				}
-				ns, err := c.namespace()
+				cl, ns, err := c.clientIn()
 				if err != nil {
 					return err
 				}

@@ -46,11 +46,7 @@ a minute; the same token twice does nothing.`,
 }
 
 func (c *cli) runNow(cmd *cobra.Command, name, token string) error {
-	cl, err := c.client()
-	if err != nil {
-		return err
-	}
-	ns, err := c.namespace()
+	cl, ns, err := c.clientIn()
 	if err != nil {
 		return err
 	}

@@ -39,11 +39,7 @@ ScheduledJob's time zone. The runs stay after their Jobs are pruned (spec.runHis
 			if k, n, ok := strings.Cut(a[0], "/"); ok {
 				kind, name = strings.ToLower(k), n
 			}
-			cl, err := c.client()
-			if err != nil {
-				return err
-			}
-			ns, err := c.namespace()
+			cl, ns, err := c.clientIn()
 			if err != nil {
 				return err
 			}

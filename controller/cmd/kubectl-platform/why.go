@@ -73,7 +73,9 @@ type copyReport struct {
 
 // eventLine is one Event, newest first.
 type eventLine struct {
-	// Time is when the API server recorded the Event (serverTime), not what its writer says.
+	// Time is when the API server recorded the Event: its creation time, which the server sets on
+	// create whatever the client sends (an Event's own times, and even its managed fields'
+	// times, are the writer's to choose).
 	Time    metav1.Time `json:"time"`
 	Type    string      `json:"type"`
 	Reason  string      `json:"reason"`
@@ -116,11 +118,7 @@ Without the right to read the source, the data is not compared and the status de
 			if !c.namespaceSet() {
 				return usagef("name the target namespace with -n")
 			}
-			ns, err := c.namespace()
-			if err != nil {
-				return err
-			}
-			cl, err := c.client()
+			cl, ns, err := c.clientIn()
 			if err != nil {
 				return err
 			}
@@ -171,7 +169,7 @@ func (c *cli) why(ctx context.Context, cl client.Client, name, namespace, manage
 		}
 		// The copies this SecretSync labels there, whatever their name (a source renamed, a
 		// selector that matches no more).
-		labelled, err := listCopies(ctx, cl, configMaps, namespace, ss.Name)
+		labelled, err := listObjects(ctx, cl, configMaps, namespace, client.MatchingLabels{keys.LabelSecretSync: ss.Name})
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("cannot list the copies in %s: %v", namespace, err))
 		}
@@ -312,7 +310,7 @@ func judgeCopy(f whyFacts, name string) copyReport {
 		cp.Verdict, cp.Message = VerdictMissing, "there is no copy yet"
 		if cp.Failure != nil {
 			cp.Verdict, cp.Message = failureVerdict(cp.Failure.Reason), cp.Failure.Reason+": "+cp.Failure.Message
-		} else if r := ptrCond(ss); r != nil {
+		} else if r := meta.FindStatusCondition(ss.Status.Conditions, copyplan.ConditionReady); r != nil {
 			cp.Message += fmt.Sprintf("; Ready is %s, %s: %s", r.Status, r.Reason, r.Message)
 		}
 	case a.Op == propagation.OpConflict:
@@ -368,10 +366,6 @@ func failureVerdict(reason string) string {
 		return VerdictHeld
 	}
 	return VerdictMissing
-}
-
-func ptrCond(ss *v1alpha1.SecretSync) *metav1.Condition {
-	return meta.FindStatusCondition(ss.Status.Conditions, copyplan.ConditionReady)
 }
 
 // readSources reads the sources spec.source picks, whole (ConfigMaps as envelopes), or says
@@ -454,12 +448,8 @@ func listObjects(ctx context.Context, cl client.Client, configMap bool, namespac
 	return out, nil
 }
 
-func listCopies(ctx context.Context, cl client.Client, configMap bool, namespace, ss string) ([]*corev1.Secret, error) {
-	return listObjects(ctx, cl, configMap, namespace, client.MatchingLabels{keys.LabelSecretSync: ss})
-}
-
 // readEvents reads the last Events (at most limit) about kind/name in namespace, newest first by
-// the time the API server recorded (serverTime): the times in an Event are its writer's to
+// the time the API server recorded (eventLine.Time): the times in an Event are its writer's to
 // choose, and five Events dated in the future by a tenant about its own copy pushed the
 // manager's out of view.
 func readEvents(ctx context.Context, cl client.Client, namespace, kind, name string, limit int) ([]eventLine, error) {
@@ -469,17 +459,10 @@ func readEvents(ctx context.Context, cl client.Client, namespace, kind, name str
 	}
 	var out []eventLine
 	for _, e := range l.Items {
-		out = append(out, eventLine{Time: serverTime(&e.ObjectMeta), Type: e.Type, Reason: e.Reason, Object: kind + "/" + name, Message: e.Message})
+		out = append(out, eventLine{Time: e.CreationTimestamp, Type: e.Type, Reason: e.Reason, Object: kind + "/" + name, Message: e.Message})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[j].Time.Before(&out[i].Time) })
 	return out[:min(len(out), limit)], nil
-}
-
-// serverTime is when the API server recorded the object: its creation time, which the server
-// sets on create whatever the client sends (an Event's own times, and even its managed fields'
-// times, are the writer's to choose).
-func serverTime(m *metav1.ObjectMeta) metav1.Time {
-	return m.CreationTimestamp
 }
 
 // whyText writes the report for people: the verdict first, then each copy (whyTail: the notes

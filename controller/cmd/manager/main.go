@@ -561,13 +561,7 @@ func cacheInventory(o options, isOn func(string) bool) cachebounds.Inventory {
 // not declared there is refused by the cache (cachebounds.UndeclaredError), so a controller
 // reading or watching it fails loudly, and is recorded for the enumerating test.
 func cacheOptions(o options, isOn func(string) bool, opts *ctrl.Options) error {
-	base := cache.Options{}
-	if watchNamespaces := splitList(o.watchNamespaces); len(watchNamespaces) > 0 {
-		base.DefaultNamespaces = make(map[string]cache.Config, len(watchNamespaces))
-		for _, ns := range watchNamespaces {
-			base.DefaultNamespaces[ns] = cache.Config{}
-		}
-	}
+	base := cache.Options{DefaultNamespaces: cachebounds.InNamespaces(splitList(o.watchNamespaces))}
 	return cachebounds.ManagerOptions(cacheInventory(o, isOn), base, opts)
 }
 
