@@ -134,28 +134,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	d := decide(&at, job, now, r.PodsStuckAfter)
 	if d.create {
-		// At most once: the status read from the cache may predate another process's write of
-		// the Job's name (and the Job may be gone since, by a TTL): the version must be one the
-		// API server has (statuswrite.Confirmations) before the create.
-		live := &v1alpha1.At{} // read at most once for both questions
-		current, err := r.confirmed.Current(ctx, r.APIReader, &at, live)
+		// At most once: the status read may predate another process's write of the Job's name
+		// (and the Job may be gone since, by a TTL).
+		ok, err := jobs.ReadyToCreate(ctx, r.APIReader, &r.confirmed, &at, &v1alpha1.At{}, func(live *v1alpha1.At) {
+			at.Spec.Command, at.Spec.JobTemplate = live.Spec.Command, live.Spec.JobTemplate
+		})
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		if !current {
+		if !ok {
 			return ctrl.Result{RequeueAfter: jobs.Recheck}, nil
-		}
-		if jobs.TemplateDropped(&at) {
-			// The cache keeps a large command or template as its digest (bounded.go).
-			ok, err := jobs.WithTemplate(ctx, r.APIReader, &at, live, func(live *v1alpha1.At) {
-				at.Spec.Command, at.Spec.JobTemplate = live.Spec.Command, live.Spec.JobTemplate
-			})
-			if err != nil {
-				return ctrl.Result{}, err
-			}
-			if !ok {
-				return ctrl.Result{RequeueAfter: jobs.Recheck}, nil
-			}
 		}
 		created, answer, msg, err := jobs.Create(ctx, r.Client, r.APIReader, &at, "At", NewJob(&at, r.JobImage))
 		if err != nil {

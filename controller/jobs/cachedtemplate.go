@@ -1,12 +1,15 @@
 package jobs
 
 import (
+	"context"
 	"encoding/json"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/digest"
+	"github.com/platform-operators/platform-operators/controller/statuswrite"
 )
 
 // The owners of our Jobs (an At, a ScheduledJob) are cached in a bounded form: a tenant may write
@@ -45,8 +48,36 @@ func DropLargeTemplate(m *metav1.ObjectMeta, run any) (bool, error) {
 	return true, nil
 }
 
-// TemplateRestored removes the mark from m, whose dropped template the caller has just put back
-// from the object read from the API.
-func TemplateRestored(m metav1.Object) {
-	delete(m.GetAnnotations(), TemplateDigest)
+// ReadyToCreate reports whether a pass may create cached's Jobs: the slot protocol's claim
+// needs cached to be the version the API server has (confirmed.Current: the status it read may
+// predate another process's record), and a template the cache dropped is put back (restore
+// copies it from live, the object read from the API server, which is read at most once for both
+// questions). False without an error: look again after Recheck (or the newer version's watch
+// event).
+func ReadyToCreate[T client.Object](ctx context.Context, api client.Reader, confirmed *statuswrite.Confirmations, cached, live T, restore func(live T)) (bool, error) {
+	current, err := confirmed.Current(ctx, api, cached, live)
+	if err != nil || !current || !TemplateDropped(cached) {
+		return current, err
+	}
+	return WithTemplate(ctx, api, cached, live, restore)
+}
+
+// WithTemplate puts back into cached, an owner read from the cache with its template dropped
+// (DropLargeTemplate), what the cache dropped, read from the API server into live (an object of
+// its type: empty, or the one Current just read into, which is not read again): restore copies it
+// from live into cached. It reports false when the API server's object is not the cached one's
+// generation (or not there): the spec changed since, and the watch event of the newer version
+// starts a pass that decides on it.
+func WithTemplate[T client.Object](ctx context.Context, api client.Reader, cached, live T, restore func(live T)) (bool, error) {
+	if live.GetResourceVersion() == "" {
+		if err := api.Get(ctx, client.ObjectKeyFromObject(cached), live); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+	}
+	if live.GetUID() != cached.GetUID() || live.GetGeneration() != cached.GetGeneration() {
+		return false, nil
+	}
+	restore(live)
+	delete(cached.GetAnnotations(), TemplateDigest)
+	return true, nil
 }

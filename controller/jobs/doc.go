@@ -7,7 +7,7 @@
 // pure, which the CLI shares) and what the API server's answer means (Create: created, adopted,
 // refused as invalid, refused at admission, name taken; create.go), the check before it that the
 // owner read from the cache is the version the API server has, and the read of a template the
-// cache dropped (WithTemplate; confirm.go; statuswrite.Confirmations says whether the cached owner is current). What can be read or built of a Job
+// cache dropped (ReadyToCreate, WithTemplate; statuswrite.Confirmations says whether the cached owner is current). What can be read or built of a Job
 // without the API (its outcome, the refusal text and its retry window, the scheduled time
 // stamped on it, a template's metadata without our keys) is controller/logic/jobstate's, pure.
 // It must not decide when a Job runs (package schedule and the reconcilers do), nor write

@@ -180,29 +180,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	if len(p.Creates) > 0 {
-		live := &v1alpha1.ScheduledJob{} // read at most once for both questions
-		current, err := r.confirmed.Current(ctx, r.APIReader, &sj, live)
+		// Slot protocol, claim (jobs.ReadyToCreate). With a template the cache dropped, decide
+		// again on the same inputs and time: the same plan, with whole Jobs.
+		dropped := jobs.TemplateDropped(&sj)
+		ok, err := jobs.ReadyToCreate(ctx, r.APIReader, &r.confirmed, &sj, &v1alpha1.ScheduledJob{}, func(live *v1alpha1.ScheduledJob) {
+			sj.Spec.JobTemplate = live.Spec.JobTemplate
+		})
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		if !current {
-			// Slot protocol, claim: this process has not yet seen the ScheduledJob as the API
-			// server has it, and the status it read may predate another process's record.
+		if !ok {
 			return ctrl.Result{RequeueAfter: jobs.Recheck}, nil
 		}
-		if jobs.TemplateDropped(&sj) {
-			// The cache keeps a large template as its digest (bounded.go): read it for the
-			// Jobs, and decide again on the same inputs and time, which gives the same plan
-			// with whole Jobs.
-			ok, err := jobs.WithTemplate(ctx, r.APIReader, &sj, live, func(live *v1alpha1.ScheduledJob) {
-				sj.Spec.JobTemplate = live.Spec.JobTemplate
-			})
-			if err != nil {
-				return ctrl.Result{}, err
-			}
-			if !ok {
-				return ctrl.Result{RequeueAfter: jobs.Recheck}, nil
-			}
+		if dropped {
 			p = r.decide(&sj, children, now)
 		}
 	} else if !p.Due.IsZero() {
