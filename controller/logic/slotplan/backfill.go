@@ -67,8 +67,9 @@ const (
 	maxBackfillRequest = 128
 )
 
-// backfillKey is status.backfill.request for an annotation value: the value, or its digest when
-// it is too long to keep (so it is refused once, not on every pass).
+// backfillKey is status.backfill.request for an annotation value (and status.backfill.schedule
+// for the observed schedule): the value, or its digest when it is too long to keep (so it is
+// refused once, not on every pass).
 func backfillKey(value string) string {
 	if len(value) > maxBackfillRequest {
 		return digest.Of([]byte(value))
@@ -117,10 +118,6 @@ func backfillRange(value string, now time.Time, sched schedule.Union) (from, to 
 // 44,640 slots).
 const maxCountedSlots = 50000
 
-// scheduleKey is status.backfill.schedule for the observed schedule: itself, or its digest when
-// it is too long to keep.
-func scheduleKey(observed string) string { return backfillKey(observed) }
-
 // requestBackfill is the backfill step, after the due slot: it accepts (or refuses) a new
 // request, or moves the running one on by at most one Job (a creation with backfill set;
 // recordCreates moves the cursor).
@@ -146,7 +143,7 @@ func requestBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now tim
 			p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonBackfillRefused, msg})
 			return
 		}
-		bf = &v1alpha1.BackfillStatus{Request: value, Phase: v1alpha1.BackfillRunning, Schedule: scheduleKey(st.ObservedSchedule),
+		bf = &v1alpha1.BackfillStatus{Request: value, Phase: v1alpha1.BackfillRunning, Schedule: backfillKey(st.ObservedSchedule),
 			From: &metav1.Time{Time: from}, To: &metav1.Time{Time: to}, StartTime: &metav1.Time{Time: now.Truncate(time.Second)}, Slots: int32(len(slots))}
 		if st.Backfill != nil {
 			// The pace is the ScheduledJob's, not the request's: a new value does not start a
@@ -172,7 +169,7 @@ func requestBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now tim
 		return
 	case bf.Phase != v1alpha1.BackfillRunning:
 		return
-	case bf.Schedule != scheduleKey(st.ObservedSchedule):
+	case bf.Schedule != backfillKey(st.ObservedSchedule):
 		// The slots were the accepted schedule's: an edit of the schedule or time zone ends the
 		// request, and the ledger (status.backfilled) keeps the slots it dealt with from running
 		// again when the rest is asked for.

@@ -38,8 +38,7 @@
 //     and only after this pass's own status write succeeded. So whenever a slot's Job is gone,
 //     a written status says the slot was taken: no process, however it died, and no leader,
 //     however stale its first read, finds a slot with neither a Job nor a record and runs it
-//     again. Deleting a Job in the pass that records it was the window in which 5 of 600
-//     slots ran twice under `kill -9`.
+//     again.
 //     One more guard for a new process: before its first create for a ScheduledJob it reads
 //     the object from the API server, and waits for its cache if that is behind. Informers are
 //     separate streams: a new leader's Job cache may already miss a pruned Job while its

@@ -139,10 +139,7 @@ func InRanges(rs []v1alpha1.SlotRange, t time.Time) *v1alpha1.SlotRange {
 // sched between them); past maxNotRun ranges the oldest is dropped and notRunKnownAfter moves to
 // its end.
 func recordNotRun(st *v1alpha1.ScheduledJobStatus, sched schedule.Union, first, last time.Time, reason string) {
-	addNotRun(st, sched.Next, first, last, reason)
-}
-
-func addNotRun(st *v1alpha1.ScheduledJobStatus, next func(time.Time) time.Time, first, last time.Time, reason string) {
+	next := sched.Next
 	if last.Before(first) {
 		return
 	}
@@ -168,7 +165,7 @@ func addNotRun(st *v1alpha1.ScheduledJobStatus, next func(time.Time) time.Time, 
 		}
 	}
 	st.NotRun = insertRange(st.NotRun, v1alpha1.SlotRange{First: metav1.Time{Time: first}, Last: metav1.Time{Time: last}, Reason: reason})
-	boundNotRun(st)
+	boundNotRun(st, maxNotRun)
 }
 
 // sealNotRun keeps only the ends of each range of status.notRun when the schedule or its time
@@ -186,7 +183,7 @@ func sealNotRun(st *v1alpha1.ScheduledJobStatus) {
 		}
 	}
 	st.NotRun = sealed
-	boundNotRun(st)
+	boundNotRun(st, maxNotRun)
 }
 
 // dropNotRun takes slot out of status.notRun: its Job exists (a refused slot tried again), and a
@@ -205,11 +202,8 @@ func dropNotRun(st *v1alpha1.ScheduledJobStatus, slot time.Time) {
 		parts = append(parts, v1alpha1.SlotRange{First: r.First, Last: metav1.NewTime(slot.Add(-time.Second)), Reason: r.Reason})
 	}
 	st.NotRun = slices.Replace(st.NotRun, i, i+1, parts...)
-	boundNotRun(st)
+	boundNotRun(st, maxNotRun)
 }
-
-// boundNotRun drops the oldest ranges past maxNotRun, moving notRunKnownAfter to their end.
-func boundNotRun(st *v1alpha1.ScheduledJobStatus) { boundNotRunTo(st, maxNotRun) }
 
 // maxStatusBytes is what a ScheduledJob's status may weigh, serialized: under the 8 KiB one cached
 // object may cost (cachebounds.MaxObjectBytes), with room for what the cache keeps beside it.
@@ -223,11 +217,12 @@ func fitStatus(st *v1alpha1.ScheduledJobStatus) {
 		if b, err := json.Marshal(st); err != nil || len(b) <= maxStatusBytes {
 			return
 		}
-		boundNotRunTo(st, len(st.NotRun)-1)
+		boundNotRun(st, len(st.NotRun)-1)
 	}
 }
 
-func boundNotRunTo(st *v1alpha1.ScheduledJobStatus, limit int) {
+// boundNotRun drops the oldest ranges past limit, moving notRunKnownAfter to their end.
+func boundNotRun(st *v1alpha1.ScheduledJobStatus, limit int) {
 	for len(st.NotRun) > limit {
 		dropped := st.NotRun[len(st.NotRun)-1]
 		st.NotRun = st.NotRun[:len(st.NotRun)-1]

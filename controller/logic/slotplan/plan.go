@@ -182,15 +182,9 @@ type Plan struct {
 //     running one gets at most one Job, when nothing else of this pass creates one;
 //   - fit (fitStatus, ledger.go): the status is brought under maxStatusBytes (RecordCreates ends
 //     with it too).
-func Decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, deletedByUs func(types.UID) bool, stuckAfter time.Duration) Plan {
-	p := decide(sj, children, now, deletedByUs, stuckAfter)
-	fitStatus(&p.Status)
-	return p
-}
-
-// decide is Decide's steps up to the fit.
-func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, deletedByUs func(types.UID) bool, stuckAfter time.Duration) Plan {
-	p := Plan{Status: *sj.Status.DeepCopy()}
+func Decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, deletedByUs func(types.UID) bool, stuckAfter time.Duration) (p Plan) {
+	p.Status = *sj.Status.DeepCopy()
+	defer func() { fitStatus(&p.Status) }()
 	if fixed := sanitize(&p.Status); len(fixed) > 0 {
 		p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonStatusRepaired, sanitized(fixed)})
 	}
@@ -256,19 +250,20 @@ func unconfirmedSlots(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueS
 	if d.earliestAll.After(from) {
 		from = d.earliestAll
 	}
+	unknown := func(name string) bool {
+		return jobNamed(children, name) == nil && !slices.ContainsFunc(p.Creates, func(c Creation) bool { return c.Job.Name == name })
+	}
 	var slots []time.Time
 	for t := d.sched.Next(from); !t.IsZero() && !t.After(d.slotNow); t = d.sched.Next(t) {
 		slots = append(slots, t)
 	}
 	var out []string
 	for i := len(slots) - 1; i >= 0 && len(out) < maxConfirm; i-- {
-		name := jobname.Slot(sj, slots[i])
-		if hasJobNamed(children, name) || slices.ContainsFunc(p.Creates, func(c Creation) bool { return c.Job.Name == name }) {
-			continue
-		}
-		out = append(out, name)
-		if skipOnly {
-			break
+		if name := jobname.Slot(sj, slots[i]); unknown(name) {
+			out = append(out, name)
+			if skipOnly {
+				break
+			}
 		}
 	}
 	if len(p.Creates) == 0 || allow {
@@ -277,17 +272,11 @@ func unconfirmedSlots(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueS
 	// A run-now or backfill Job that a pass which died before its status write created is not in
 	// the record either, and blocks (Forbid) or must be replaced (Replace) as a slot's Job does:
 	// the Job of the run-now token not yet spent, and the Job at the backfill cursor.
-	var others []string
-	if token, ok := newRunNowToken(sj); ok {
-		others = append(others, jobname.RunNow(sj, token))
+	if token, ok := newRunNowToken(sj); ok && unknown(jobname.RunNow(sj, token)) {
+		out = append(out, jobname.RunNow(sj, token))
 	}
-	if bf := p.Status.Backfill; bf != nil && bf.NextSlot != nil {
-		others = append(others, jobname.Backfill(sj, bf.NextSlot.Time))
-	}
-	for _, name := range others {
-		if !hasJobNamed(children, name) && !slices.ContainsFunc(p.Creates, func(c Creation) bool { return c.Job.Name == name }) {
-			out = append(out, name)
-		}
+	if bf := p.Status.Backfill; bf != nil && bf.NextSlot != nil && unknown(jobname.Backfill(sj, bf.NextSlot.Time)) {
+		out = append(out, jobname.Backfill(sj, bf.NextSlot.Time))
 	}
 	return out
 }
@@ -580,14 +569,8 @@ func passOverEdited(sj *v1alpha1.ScheduledJob, now time.Time, p *Plan) {
 	if more {
 		last = upTo
 	}
-	ev := Event{corev1.EventTypeWarning, ReasonMissedSlots, "the controller was stopped or behind"}
-	if wasSuspended(sj) || ptr.Deref(sj.Spec.Suspend, false) {
-		ev = Event{corev1.EventTypeNormal, ReasonSuspended, "the ScheduledJob was suspended"}
-	}
-	ev.Note = fmt.Sprintf("Slots from %s up to %s were not run: the schedule was edited before they were handled (%s)",
-		formatSlot(slots[0], old), now.In(old.Location()).Format(time.RFC3339), ev.Note)
-	p.Events = append(p.Events, ev)
-	p.PassedOver = append(p.PassedOver, ev.Reason)
+	announcePassedOver(p, wasSuspended(sj) || ptr.Deref(sj.Spec.Suspend, false), false, "Slots from %s up to %s were not run: the schedule was edited before they were handled (%s)",
+		formatSlot(slots[0], old), now.In(old.Location()).Format(time.RFC3339))
 	recordNotRun(&p.Status, old, slots[0], last, ReasonMissedSlots)
 }
 
@@ -860,17 +843,27 @@ func passOverGap(sj *v1alpha1.ScheduledJob, d dueSlots, p *Plan, last *time.Time
 	if between, more := d.sched.Between(*first, slot, MaxBackfillSlots); len(between) > 0 && !more {
 		upTo = between[len(between)-1]
 	}
+	reason := announcePassedOver(p, wasSuspended(sj), d.missed == schedule.ManyMissed, "Slots from %s up to %s were not run: only the most recent missed slot runs (%s)",
+		formatSlot(*first, d.sched), formatSlot(slot, d.sched))
+	recordNotRun(&p.Status, d.sched, *first, upTo, reason)
+}
+
+// announcePassedOver sends the Event that names slots passed over, counted in the metric
+// (PassedOver), and returns its reason: Suspended (Normal: the user's choice) when the
+// ScheduledJob was held, else MissedSlots, or TooManyMissedTimes when many were missed. format
+// ends with the cause's %s.
+func announcePassedOver(p *Plan, suspended, many bool, format string, args ...any) string {
 	ev := Event{corev1.EventTypeWarning, ReasonMissedSlots, "the controller was stopped or behind"}
 	switch {
-	case wasSuspended(sj):
+	case suspended:
 		ev = Event{corev1.EventTypeNormal, ReasonSuspended, "the ScheduledJob was suspended"}
-	case d.missed == schedule.ManyMissed:
+	case many:
 		ev = Event{corev1.EventTypeWarning, ReasonTooManyMissedTimes, "too many missed start times: set or decrease .spec.startingDeadlineSeconds or check clock skew"}
 	}
-	ev.Note = fmt.Sprintf("Slots from %s up to %s were not run: only the most recent missed slot runs (%s)", formatSlot(*first, d.sched), formatSlot(slot, d.sched), ev.Note)
+	ev.Note = fmt.Sprintf(format, append(args, ev.Note)...)
 	p.Events = append(p.Events, ev)
 	p.PassedOver = append(p.PassedOver, ev.Reason)
-	recordNotRun(&p.Status, d.sched, *first, upTo, ev.Reason)
+	return ev.Reason
 }
 
 // unlisted returns the first slot from first on, before slot, that status.notRun (as read) does
@@ -1055,10 +1048,6 @@ func unfinished(js []*batchv1.Job) []*batchv1.Job {
 		}
 	}
 	return out
-}
-
-func hasJobNamed(js []*batchv1.Job, name string) bool {
-	return slices.ContainsFunc(js, func(j *batchv1.Job) bool { return j.Name == name })
 }
 
 // oldest returns the Jobs beyond limit, oldest first (by start time, as upstream).
