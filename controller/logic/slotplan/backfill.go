@@ -1,26 +1,12 @@
 package slotplan
 
-// Backfill: the slots of a past range run on request, each once, as its own Job.
-//
-// A user sets the annotation ops.platform-operators.io/backfill to "<from>/<to>" (RFC 3339
-// instants; from inclusive, to exclusive). The request is read once, when the controller first
-// sees the value, and bounded then (backfillRange): at most MaxBackfillSlots slots, from at most
-// MaxBackfillAge back, to not in the future. A refused request is a status (phase Refused, the
-// Backfill condition False) and one Warning; nothing is retried until the value changes.
-//
-// An accepted request walks the schedule's own slots in the range, oldest first, from
-// status.backfill.nextSlot (the cursor), at most one Job per pass and one every BackfillInterval,
-// and never next to a Job of the same pass (a scheduled slot, a run-now request). Under
-// concurrencyPolicy Forbid or Replace a backfill Job starts only when no Job is active, and
-// never replaces one: Replace would otherwise kill each backfilled run with the next one.
-//
-// Idempotency: a backfill Job's name is its slot's (jobname.Backfill), not the request's, so
-// creating it is the claim. The cursor moves past a slot only in the status write of the pass
-// that got its Job (created, or found after AlreadyExists): a process that dies between the
-// create and that write leaves the cursor on the slot, and the next pass finds the Job (by name)
-// and moves on; the Job is not pruned before the cursor has passed it (backfillRecorded). A slot
-// whose Job exists (a scheduled run, an earlier backfill) or that status.runs lists with a Job
-// is not run again. The same value asked again does nothing (status.backfill.request).
+// Backfill: the slots of a past range run on request, each once, as its own Job
+// (docs/scheduling.md, "Backfill"). The annotation's value is read and bounded once, when first
+// seen (backfillRange); an accepted request walks the range's slots from status.backfill.nextSlot
+// (the cursor), asking the ledger about each, at most one Job per pass and one every
+// BackfillInterval. A backfill Job's name is its slot's (jobname.Backfill), so creating it is the
+// claim; the cursor moves past a slot only in the status write of the pass that got its Job, and
+// the Job is not pruned before it has (backfillRecorded).
 
 import (
 	"fmt"

@@ -1,27 +1,11 @@
 package slotplan
 
-// The slot ledger: where each slot of the schedule stands, computed by one function (slotLedger)
-// from the status read and the Jobs that exist. Every step of Decide that asks about a slot (the
-// due slot, the record step, a backfill, the retry of a refused slot) asks it, and every record a
-// pass writes about a slot goes into the status fields it reads:
-//
-//	state           what says so (first match wins)                                    a backfill
-//	Created         a Job of the slot under any of its names (jobOfSlot), or a run in     finds it run
-//	                status.runs with one, or the slot at or before lastScheduleTime
-//	                that notRun does not list
-//	Backfilled      status.backfilled lists it (a backfill dealt with it)                finds it run
-//	NotRun          status.notRun lists it (skipped, refused, passed over), or          runs it
-//	                status.runs has it without a Job
-//	BeforeSchedule  before the ScheduledJob existed                                     runs it
-//	Unknown         at or before status.notRunKnownAfter: notRun dropped its range       leaves it (counted)
-//	Due             none of the above: no pass decided it yet                           waits for the
-//	                                                                                     scheduled pass, or
-//	                                                                                     runs it when no
-//	                                                                                     pass will
-//
-// The records are bounded (notRun 20 ranges, backfilled 10), and each bound gives way towards
-// "ran": a slot whose record was dropped is never run twice, and a backfill says how many it left.
-// docs/scheduling.md draws the same table (TestLedgerStatesAreDocumented).
+// The slot ledger: where each slot of the schedule stands (SlotState), computed by one function
+// (slotLedger) from the status read and the Jobs that exist. Every step of Decide that asks about
+// a slot asks it, and every record a pass writes about a slot goes into the status fields it
+// reads. The records are bounded, and each bound gives way towards "ran": a slot whose record was
+// dropped is never run twice. docs/scheduling.md ("The slot ledger") has the table of what says
+// each state (TestLedgerStatesAreDocumented).
 
 import (
 	"encoding/json"

@@ -35,22 +35,6 @@ const ConditionStalled = "Stalled"
 // (reason PodsNotCreated: its pod creates are refused), and absent otherwise.
 const ConditionJobsStuck = "JobsStuck"
 
-// How a slot ends: the protocol's outcomes. Every slot due while the ScheduledJob exists ends
-// with exactly one of them, recorded once by the pass named (doc.go has the state machine):
-//
-//	outcome            run in status.runs              Event (type)                   metric (skipped_slots_total{reason})  recorded by
-//	SuccessfulCreate   Running → Succeeded | Failed    SuccessfulCreate (Normal)      — (job_creation_skew_seconds)         the pass after the create (record step), from the Job
-//	JobRejected        Failed, message: API server's   JobRejected (Warning, once     JobRejected, per slot                 the pass whose create was refused
-//	                                                   per distinct refusal)
-//	JobAlreadyActive   Skipped                         JobAlreadyActive (Warning)     JobAlreadyActive, per slot            the pass that found it due under Forbid
-//	MissedDeadline     Skipped                         MissedDeadline (Warning)       MissedDeadline, per slot              the first pass after its deadline
-//	MissedSlots        — (named in the Event)          MissedSlots (Warning)          MissedSlots, per Event                the pass that runs the most recent slot
-//	TooManyMissedTimes — (more than 100 slots)         TooManyMissedTimes (Warning)   TooManyMissedTimes, per Event         the pass that runs the most recent slot
-//	Suspended          — (named in the Event)          Suspended (Normal, on resume)  Suspended, per Event                  the pass that runs the most recent slot
-//
-// SlotOutcomes lists them; docs/scheduling.md and docs/troubleshooting.md list each (a test
-// checks), and the metric has a series for each reason from the start.
-
 // SlotOutcome is one way a slot can end.
 type SlotOutcome struct {
 	// Reason is the reason of the run record, of the Event and the metric label.
@@ -63,7 +47,10 @@ type SlotOutcome struct {
 	Counted bool
 }
 
-// SlotOutcomes are the outcomes a slot can end with, in the table above.
+// SlotOutcomes are the outcomes a slot can end with: every slot due while the ScheduledJob
+// exists ends with exactly one of them, recorded once. docs/scheduling.md ("How a slot ends")
+// and docs/troubleshooting.md list each, with what records it (a test checks), and the metric
+// has a series for each counted reason from the start.
 var SlotOutcomes = []SlotOutcome{
 	{ReasonSuccessfulCreate, v1alpha1.RunRunning, corev1.EventTypeNormal, false},
 	{ReasonJobRejected, v1alpha1.RunFailed, corev1.EventTypeWarning, true},
