@@ -115,17 +115,14 @@ type event struct{ kind, reason, note string }
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
 	var at v1alpha1.At
-	if err := r.Client.Get(ctx, req.NamespacedName, &at); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.Objects.forget(req.NamespacedName) // deleted: its series end
-			r.confirmed.Forget(req.NamespacedName)
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if at.DeletionTimestamp != nil {
-		r.Objects.forget(req.NamespacedName)
+	err := r.Client.Get(ctx, req.NamespacedName, &at)
+	if apierrors.IsNotFound(err) || (err == nil && at.DeletionTimestamp != nil) {
+		r.Objects.forget(req.NamespacedName) // deleted: its series end
 		r.confirmed.Forget(req.NamespacedName)
 		return ctrl.Result{}, nil
+	}
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	now := r.Clock.Now()
 	job, err := r.findJob(ctx, &at)

@@ -169,7 +169,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// Under Forbid or Replace, a recent slot's Job the cache does not show yet (created by
 		// the previous pass, which left its record to this one) must block or be replaced:
 		// read those few around the cache, and decide again with what exists.
-		found, err := r.unseenJobs(ctx, &sj, p.Confirm)
+		found, err := r.unseenJobs(ctx, &sj, p.Confirm, isChild)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -225,35 +225,36 @@ func (r *Reconciler) children(ctx context.Context, sj *v1alpha1.ScheduledJob) ([
 	out := make([]*batchv1.Job, 0, len(list.Items))
 	seen := map[string]bool{}
 	for i := range list.Items {
-		// A Job being deleted is not active; one that finished (its TTL's foreground deletion
-		// waits for its pods) still tells how its run ended.
-		if finished, _, _ := jobstate.Finished(&list.Items[i]); list.Items[i].DeletionTimestamp != nil && !finished {
-			continue
+		if isChild(&list.Items[i]) {
+			out = append(out, &list.Items[i])
+			seen[list.Items[i].Name] = true
 		}
-		out = append(out, &list.Items[i])
-		seen[list.Items[i].Name] = true
 	}
+	var unseen []string
 	for _, ref := range sj.Status.Active {
-		if seen[ref.Name] || ref.Name == "" {
-			continue // a reference without a name is dropped by slotplan.Decide's sanitize step
-		}
-		var j batchv1.Job
-		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: sj.Namespace, Name: ref.Name}, &j)
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			return nil, err
-		case metav1.IsControlledBy(&j, sj) && j.DeletionTimestamp == nil:
-			out = append(out, &j)
+		if !seen[ref.Name] && ref.Name != "" { // a reference without a name is dropped by slotplan.Decide's sanitize step
+			unseen = append(unseen, ref.Name)
 		}
 	}
-	out = append(out, r.goneChildren(sj, seen)...)
+	found, err := r.unseenJobs(ctx, sj, unseen, func(j *batchv1.Job) bool { return j.DeletionTimestamp == nil })
+	if err != nil {
+		return nil, err
+	}
+	out = append(append(out, found...), r.goneChildren(sj, seen)...)
 	slotplan.SortJobs(out)
 	return out, nil
 }
 
-// unseenJobs reads the named Jobs from the API server and returns those sj controls.
-func (r *Reconciler) unseenJobs(ctx context.Context, sj *v1alpha1.ScheduledJob, names []string) ([]*batchv1.Job, error) {
+// isChild: a Job being deleted is not active; one that finished (its TTL's foreground deletion
+// waits for its pods) still tells how its run ended.
+func isChild(j *batchv1.Job) bool {
+	finished, _, _ := jobstate.Finished(j)
+	return j.DeletionTimestamp == nil || finished
+}
+
+// unseenJobs reads the named Jobs from the API server and returns those sj controls that keep
+// says count.
+func (r *Reconciler) unseenJobs(ctx context.Context, sj *v1alpha1.ScheduledJob, names []string, keep func(*batchv1.Job) bool) ([]*batchv1.Job, error) {
 	var out []*batchv1.Job
 	for _, name := range names {
 		var j batchv1.Job
@@ -262,11 +263,8 @@ func (r *Reconciler) unseenJobs(ctx context.Context, sj *v1alpha1.ScheduledJob, 
 		case apierrors.IsNotFound(err):
 		case err != nil:
 			return nil, err
-		case metav1.IsControlledBy(&j, sj):
-			// As children: a Job being deleted is not active, unless it finished (its run).
-			if finished, _, _ := jobstate.Finished(&j); j.DeletionTimestamp == nil || finished {
-				out = append(out, &j)
-			}
+		case metav1.IsControlledBy(&j, sj) && keep(&j):
+			out = append(out, &j)
 		}
 	}
 	return out, nil
@@ -321,9 +319,13 @@ func (r *Reconciler) createJob(ctx context.Context, sj *v1alpha1.ScheduledJob, j
 	return got, slotplan.Event{}, nil
 }
 
-func (r *Reconciler) deleteJob(ctx context.Context, j *batchv1.Job) error {
+// deleteJob deletes j (its UID, in the background) and returns the Event that says so.
+func (r *Reconciler) deleteJob(ctx context.Context, j *batchv1.Job) (slotplan.Event, error) {
 	err := r.Client.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &j.UID})
-	return client.IgnoreNotFound(err)
+	if err = client.IgnoreNotFound(err); err != nil {
+		return slotplan.Event{Kind: corev1.EventTypeWarning, Reason: "FailedDelete", Note: fmt.Sprintf("Deleting job %s: %v", j.Name, err)}, err
+	}
+	return slotplan.Event{Kind: corev1.EventTypeNormal, Reason: "SuccessfulDelete", Note: "Deleted job " + j.Name}, nil
 }
 
 func removeActive(st *v1alpha1.ScheduledJobStatus, j *batchv1.Job) {

@@ -1,16 +1,14 @@
 package scheduledjob
 
-// The slot protocol (four steps: claim and create, record, prune, observe) and the state machine
-// of one slot are written down in controller/logic/slotplan's doc.go: Decide computes what each
-// pass does; carryOut, below, applies it in the protocol's order.
+// The slot protocol (claim and create, record, prune, observe: docs/scheduling.md, summed up in
+// controller/logic/slotplan's doc.go): Decide computes what each pass does; carryOut, below,
+// applies it in the protocol's order.
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -63,14 +61,14 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 	// afterwards so the request backs off.
 	var actErr error
 	for _, j := range p.Replace {
-		if err := r.deleteJob(ctx, j); err != nil {
-			p.Events = append(p.Events, slotplan.Event{Kind: corev1.EventTypeWarning, Reason: "FailedDelete", Note: fmt.Sprintf("Deleting job %s: %v", j.Name, err)})
+		ev, err := r.deleteJob(ctx, j)
+		p.Events = append(p.Events, ev)
+		if err != nil {
 			actErr = err
 			break
 		}
 		r.deleted.add(j.UID, r.Clock.Now())
 		removeActive(st, j)
-		p.Events = append(p.Events, slotplan.Event{Kind: corev1.EventTypeNormal, Reason: "SuccessfulDelete", Note: "Deleted job " + j.Name})
 	}
 	// Step 1, the claims, only once every replaced Job is gone (Replace never runs two at
 	// once). What the API server answered is recorded after the loop, by the pure
@@ -136,11 +134,8 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 		// Its run is in the written status: jobs.Gone need not remember it (and must not fill
 		// with the manager's own prunes).
 		r.gone.Deleting(j.UID)
-		if err := r.deleteJob(ctx, j); err != nil {
-			p.Events = append(p.Events, slotplan.Event{Kind: corev1.EventTypeWarning, Reason: "FailedDelete", Note: fmt.Sprintf("Deleting job %s: %v", j.Name, err)})
-			continue
-		}
-		p.Events = append(p.Events, slotplan.Event{Kind: corev1.EventTypeNormal, Reason: "SuccessfulDelete", Note: "Deleted job " + j.Name})
+		ev, _ := r.deleteJob(ctx, j) // a failed prune is tried again by the next pass
+		p.Events = append(p.Events, ev)
 	}
 	for _, e := range p.Events {
 		r.Recorder.Eventf(sj, nil, e.Kind, e.Reason, "Schedule", "%s", e.Note)
