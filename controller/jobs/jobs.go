@@ -97,17 +97,12 @@ func cut(s *string) *string {
 func keep(m map[string]string, names ...string) map[string]string {
 	var out map[string]string
 	for _, k := range names {
-		v, ok := m[k]
-		if !ok {
-			continue
+		if v, ok := m[k]; ok {
+			if out == nil {
+				out = make(map[string]string, len(names))
+			}
+			out[k] = *cut(&v)
 		}
-		if len(v) > maxKeptValue {
-			v = v[:maxKeptValue]
-		}
-		if out == nil {
-			out = make(map[string]string, len(names))
-		}
-		out[k] = v
 	}
 	return out
 }
