@@ -15,30 +15,19 @@ func CacheKind() cachebounds.Kind {
 	}
 }
 
-// runSpec is what of an At's spec only the Job is built from.
-type runSpec struct {
-	Command     string `json:"command,omitempty"`
-	JobTemplate any    `json:"jobTemplate,omitempty"`
-}
-
 // bounded is the At cache's transform: what decide reads (the time, the deadline, the status,
 // our annotations), and the command and jobTemplate (a tenant may write nearly the API server's
-// 1.5 MiB) only when together they serialize to at most jobs.MaxCachedTemplate, else as
-// their digest; Reconcile takes them from the object it reads from the API before the create.
-// It is idempotent.
-func bounded(obj any) (any, error) {
-	at, ok := obj.(*v1alpha1.At)
-	if !ok || jobs.TemplateDropped(at) {
-		return obj, nil
-	}
-	out := &v1alpha1.At{TypeMeta: at.TypeMeta, ObjectMeta: cachebounds.BoundedMeta(&at.ObjectMeta), Spec: at.Spec, Status: at.Status}
-	run := runSpec{Command: at.Spec.Command}
+// 1.5 MiB) only when together they serialize to at most jobs.MaxCachedTemplate, else as their
+// digest; Reconcile takes them from the object it reads from the API before the create.
+var bounded = jobs.BoundedOwner(func(at *v1alpha1.At) *v1alpha1.At {
+	return &v1alpha1.At{TypeMeta: at.TypeMeta, ObjectMeta: cachebounds.BoundedMeta(&at.ObjectMeta), Spec: at.Spec, Status: at.Status}
+}, func(at *v1alpha1.At) any {
+	run := struct {
+		Command     string `json:"command,omitempty"`
+		JobTemplate any    `json:"jobTemplate,omitempty"`
+	}{Command: at.Spec.Command}
 	if at.Spec.JobTemplate != nil {
-		run.JobTemplate = at.Spec.JobTemplate
+		run.JobTemplate = at.Spec.JobTemplate // not a typed nil: omitted when unset
 	}
-	drop, err := jobs.DropLargeTemplate(&out.ObjectMeta, run)
-	if drop {
-		out.Spec.Command, out.Spec.JobTemplate = "", nil
-	}
-	return out, err
-}
+	return run
+}, func(at *v1alpha1.At) { at.Spec.Command, at.Spec.JobTemplate = "", nil })

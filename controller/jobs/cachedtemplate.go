@@ -33,19 +33,29 @@ func TemplateDropped(m metav1.Object) bool {
 	return ok
 }
 
-// DropLargeTemplate reports whether run (what of an owner's spec only its Jobs are built from)
-// serializes to more than MaxCachedTemplate; if so it marks m, the bounded metadata of the
-// cached form, with its digest, and the caller drops run from that form.
-func DropLargeTemplate(m *metav1.ObjectMeta, run any) (bool, error) {
-	b, err := json.Marshal(run)
-	if err != nil || len(b) <= MaxCachedTemplate {
-		return false, err
+// BoundedOwner is the cache transform of an owner of our Jobs: slim is the owner's cached form
+// (its metadata bounded; spec and status kept, as decide reads them), and run, what of its spec
+// only its Jobs are built from, stays in it only when it serializes to at most MaxCachedTemplate;
+// a larger one is marked by its digest, and drop removes it from the cached form. It is
+// idempotent.
+func BoundedOwner[T metav1.Object](slim func(T) T, run func(T) any, drop func(T)) func(any) (any, error) {
+	return func(obj any) (any, error) {
+		o, ok := obj.(T)
+		if !ok || TemplateDropped(o) {
+			return obj, nil
+		}
+		out := slim(o)
+		b, err := json.Marshal(run(o))
+		if err != nil || len(b) <= MaxCachedTemplate {
+			return out, err
+		}
+		if out.GetAnnotations() == nil {
+			out.SetAnnotations(map[string]string{})
+		}
+		out.GetAnnotations()[TemplateDigest] = digest.Of(b)
+		drop(out)
+		return out, nil
 	}
-	if m.Annotations == nil {
-		m.Annotations = map[string]string{}
-	}
-	m.Annotations[TemplateDigest] = digest.Of(b)
-	return true, nil
 }
 
 // ReadyToCreate reports whether a pass may create cached's Jobs: the slot protocol's claim
@@ -63,7 +73,7 @@ func ReadyToCreate[T client.Object](ctx context.Context, api client.Reader, conf
 }
 
 // WithTemplate puts back into cached, an owner read from the cache with its template dropped
-// (DropLargeTemplate), what the cache dropped, read from the API server into live (an object of
+// (BoundedOwner), what the cache dropped, read from the API server into live (an object of
 // its type: empty, or the one Current just read into, which is not read again): restore copies it
 // from live into cached. It reports false when the API server's object is not the cached one's
 // generation (or not there): the spec changed since, and the watch event of the newer version

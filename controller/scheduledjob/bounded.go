@@ -19,19 +19,12 @@ func CacheKind() cachebounds.Kind {
 }
 
 // bounded is the ScheduledJob cache's transform. A tenant may write a jobTemplate of nearly the
-// API server's 1.5 MiB limit, and 100 of them took the manager to its memory limit: the cache
-// keeps what decide reads (the schedule fields, the limits, the status, our annotations) and a
-// template over jobs.MaxCachedTemplate only as its digest; jobs.WithTemplate reads the whole
-// object from the API for the pass that creates a Job. It is idempotent.
-func bounded(obj any) (any, error) {
-	sj, ok := obj.(*v1alpha1.ScheduledJob)
-	if !ok || jobs.TemplateDropped(sj) {
-		return obj, nil
-	}
-	out := &v1alpha1.ScheduledJob{TypeMeta: sj.TypeMeta, ObjectMeta: cachebounds.BoundedMeta(&sj.ObjectMeta, keys.AnnotationRunNow, keys.AnnotationBackfill, keys.AnnotationAlertNoSuccessAfter), Spec: sj.Spec, Status: sj.Status}
-	drop, err := jobs.DropLargeTemplate(&out.ObjectMeta, sj.Spec.JobTemplate)
-	if drop {
-		out.Spec.JobTemplate = batchv1.JobTemplateSpec{}
-	}
-	return out, err
-}
+// API server's 1.5 MiB, and 100 of them took the manager to its memory limit: the cache keeps
+// what decide reads (the schedule fields, the limits, the status, our annotations) and a template
+// over jobs.MaxCachedTemplate only as its digest; jobs.ReadyToCreate reads the whole object from
+// the API for the pass that creates a Job.
+var bounded = jobs.BoundedOwner(func(sj *v1alpha1.ScheduledJob) *v1alpha1.ScheduledJob {
+	meta := cachebounds.BoundedMeta(&sj.ObjectMeta, keys.AnnotationRunNow, keys.AnnotationBackfill, keys.AnnotationAlertNoSuccessAfter)
+	return &v1alpha1.ScheduledJob{TypeMeta: sj.TypeMeta, ObjectMeta: meta, Spec: sj.Spec, Status: sj.Status}
+}, func(sj *v1alpha1.ScheduledJob) any { return sj.Spec.JobTemplate },
+	func(sj *v1alpha1.ScheduledJob) { sj.Spec.JobTemplate = batchv1.JobTemplateSpec{} })
