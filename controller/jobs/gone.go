@@ -32,21 +32,17 @@ const GoneRetention = time.Hour
 // only when that many finished Jobs are deleted by others within GoneRetention.
 const goneCap = 10000
 
-// Gone remembers how the manager's Jobs that were deleted by others after they finished ended,
-// as the Job informer last saw them. A Job with a short ttlSecondsAfterFinished can complete and
-// be deleted before a worker looks at its owner; without this, the owner would find it missing
-// and report a success as a deletion (At Failed/JobDeleted, run history Deleted), or, for a
-// ScheduledJob slot not yet recorded, run the slot again.
+// Gone remembers how the manager's Jobs that others deleted after they finished ended, as the
+// Job informer last saw them. A Job with a short ttlSecondsAfterFinished can complete and be
+// deleted before a worker looks at its owner; without this, the owner would report a success as
+// a deletion (At Failed/JobDeleted, run history Deleted), or run a ScheduledJob slot not yet
+// recorded again. The manager's own prunes are not remembered: the owner's status already says
+// how those runs ended. At most goneCap Jobs, each for GoneRetention; Observe, Deleting and expiry
+// are O(1) amortized (a first-in first-out list in time order), Of is O(the owner's Jobs).
 //
-// The manager's own deletions of finished Jobs (history pruned once the status records the run)
-// are not remembered: their owner's status already says all they could tell (Deleting). Memory
-// and time are bounded: at most goneCap Jobs of a few hundred bytes each; Observe, Deleting and
-// expiry are O(1) amortized (a first-in first-out list in time order), Of is O(the owner's Jobs).
-//
-// It is memory only. What it cannot know: a Job that finished and was deleted while no replica
-// of the manager was watching (all stopped, or a watch gap in which the informer never saw the
-// Job's final status) is, to its owner, a Job deleted before it finished. Replicas that are not
-// the leader record too (see WatchGone), so a failover loses nothing the standby saw.
+// It is memory only: a Job that finished and was deleted while no replica watched is, to its
+// owner, a Job deleted before it finished. Replicas that are not the leader record too (see
+// WatchGone), so a failover loses nothing the standby saw.
 type Gone struct {
 	kind  string
 	clock clock.PassiveClock

@@ -147,28 +147,11 @@ type Plan struct {
 
 // Decide is the whole ScheduledJob logic as a function of the object, its Jobs, now, which Jobs
 // this process deleted itself (deletedByUs: never reported missing) and how long an active Job
-// may have no pod (stuckAfter, --job-pods-stuck-after; 0: never reported). It runs named steps in
-// order, each reading the object and what the steps before it wrote to the plan, and writing its
-// own part of the plan:
-//
-//   - sanitize (sanitize, ledger.go): any status the schema admits is made one the steps can read;
-//   - history (observeJobs): the active list, finished runs, the run history, history to prune;
-//   - record (recordClaims): every slot Job the status does not record yet is recorded, whatever
-//     else the pass finds (past the deadline, the next slot due, suspended, a bad schedule);
-//   - pods (observePods): active Jobs whose pods are not created (refused by admission);
-//   - schedule (readSchedule): parse, or say once why it cannot be;
-//   - slot (findSlots): which slots are due and whether each was handled, when to wake next;
-//   - stop (stopStep, stop.go): enough consecutive failed (or successful) runs for the stop
-//     strategy record the stop in status.stop, which holds until the spec changes;
-//   - suspend (suspend): a suspended (or stopped) object creates nothing and does nothing per slot;
-//   - the due slot (runDueSlot): a Job, a skip, or nothing, through the concurrency step
-//     (admit), which both the slot and run-now ask;
-//   - run-now (requestRunNow): a new run-now token becomes a Job, is spent on a refusal, or waits
-//     for the pass after the due slot's Job;
-//   - backfill (requestBackfill, backfill.go): a new backfill request is read and bounded, a
-//     running one gets at most one Job, when nothing else of this pass creates one;
-//   - fit (fitStatus, ledger.go): the status is brought under maxStatusBytes (RecordCreates ends
-//     with it too).
+// may have no pod (stuckAfter, --job-pods-stuck-after; 0: never reported). Its steps run in
+// order, each reading the object and what the steps before it wrote to the plan: sanitize,
+// observeJobs (history), recordClaims (record: whatever else the pass finds), observePods,
+// readSchedule, findSlots, stopStep, suspend, runDueSlot and requestRunNow (both through admit,
+// the concurrency step), requestBackfill, and fitStatus (which RecordCreates ends with too).
 func Decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, deletedByUs func(types.UID) bool, stuckAfter time.Duration) (p Plan) {
 	p.Status = *sj.Status.DeepCopy()
 	defer func() { fitStatus(&p.Status) }()
@@ -212,19 +195,15 @@ const (
 	maxConfirm    = 5
 )
 
-// unconfirmedSlots returns the Jobs whose existence would change what p plans, and that neither
-// the status (lastScheduleTime) nor the Job cache (children) account for: under Forbid a slot Job
-// the previous pass created, whose record it left to this pass, blocks a new Job even while the
-// cache does not show it (a run-now request right after the slot, or on a new leader); under
-// Replace it must be replaced; and under any policy a slot whose Job exists is not passed over
-// (MissedSlots) or skipped past its deadline (MissedDeadline: a new leader whose Job cache does
-// not show yet the Job its dead predecessor created at the slot) for a cache behind. They are the
-// Jobs of the slots after lastScheduleTime within confirmWindow before now, at most maxConfirm,
-// most recent first (a MissedDeadline skip names one slot, the most recent: only its Job); then,
-// when it creates under Forbid or Replace, the Jobs of the run-now token not yet spent and of the
-// backfill cursor. None when nothing is created under Allow, nothing is passed over and no slot
-// missed its deadline. A JobAlreadyActive skip needs no read: the Job that blocks it is in the
-// cache, and while it runs no Job of the skipped slot was created under Forbid.
+// unconfirmedSlots returns the Jobs whose existence would change what p plans and that neither
+// the status (lastScheduleTime) nor the Job cache account for: a slot Job the previous pass
+// created, leaving its record to this one, must block (Forbid) or be replaced (Replace) even
+// while the cache does not show it, and under any policy a slot whose Job exists is never passed
+// over (MissedSlots) or skipped past its deadline (MissedDeadline) for a cache behind. They are
+// the Jobs of the slots after lastScheduleTime within confirmWindow, at most maxConfirm, most
+// recent first (one for a MissedDeadline skip); then, when it creates under Forbid or Replace,
+// those of the run-now token not yet spent and of the backfill cursor. A JobAlreadyActive skip
+// needs none: the Job that blocks it is in the cache.
 func unconfirmedSlots(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *Plan) []string {
 	allow := sj.Spec.ConcurrencyPolicy == v1alpha1.AllowConcurrent || sj.Spec.ConcurrencyPolicy == ""
 	// skipOnly: nothing passed over and nothing created that another Job blocks or replaces; only
@@ -316,15 +295,13 @@ func observeJobs(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, deletedByUs
 	p.Prune = historyToPrune(sj, succeeded, failed)
 }
 
-// recordClaims is the record step (doc.go, step 2): a slot's Job that exists (or was seen
-// finishing before it was deleted, jobs.Gone) while the status read does not record its slot was
-// created by a pass that left the record to the next one. That next pass is this one, whatever
-// else it finds: the slot's deadline passed meanwhile (a failover, a queue behind a busy slot),
-// the next slot is due under Forbid, the ScheduledJob was suspended, the schedule is now invalid.
-// So lastScheduleTime moves to the latest such slot and each Job is announced (SuccessfulCreate),
-// for any slot, not only the most recent one within its deadline; a slot is never reported
-// missed, passed over or run again while its Job exists. Only a Job whose name is its slot's
-// counts: the scheduled-time annotation alone could be edited on the Job.
+// recordClaims is the record step: a slot Job that exists (or was seen finishing before it was
+// deleted, jobs.Gone) while the status read does not record its slot was created by a pass that
+// left the record to the next one: this one, whatever else it finds (past the deadline, the next
+// slot due, suspended, the schedule now invalid). lastScheduleTime moves to the latest such slot
+// and each Job is announced (SuccessfulCreate); a slot is never reported missed, passed over or
+// run again while its Job exists. Only a Job named after its slot counts: the scheduled-time
+// annotation alone could be edited on the Job.
 func recordClaims(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, p *Plan) {
 	st := &p.Status
 	var latest *time.Time
@@ -356,13 +333,11 @@ func slotOf(sj *v1alpha1.ScheduledJob, j *batchv1.Job) (time.Time, bool) {
 	return slot, true
 }
 
-// observePods is the pods step: an active Job that has had no pod for stuckAfter (the Job
-// controller's pod creates all refused: Pod Security admission, a ResourceQuota, a webhook; it
-// says so only in Events on the Job) sets the JobsStuck condition, naming every such Job, and a
-// Warning is sent once per Job (a Job not named by the condition as read). The condition goes
-// away when none is stuck (a pod appeared, or the Job finished or went). Until a pod-less Job
-// would count, podsCheck asks to look again then; after that no polling: a pod appearing changes
-// the Job's status, whose watch event brings the next pass.
+// observePods is the pods step: an active Job that has had no pod for stuckAfter (its pod creates
+// refused: Pod Security admission, a ResourceQuota, a webhook, which the Job controller says only
+// in Events on the Job) sets the JobsStuck condition, naming such Jobs, with one Warning per Job
+// the condition read did not name. Until a pod-less Job would count, PodsCheck asks to look again
+// then; after that a pod appearing changes the Job, whose watch event brings the next pass.
 func observePods(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, stuckAfter time.Duration, p *Plan) {
 	var stuck []string
 	for _, j := range children {
@@ -571,14 +546,12 @@ func skip(sj *v1alpha1.ScheduledJob, p *Plan, sched schedule.Union, slot time.Ti
 	p.Events = append(p.Events, Event{corev1.EventTypeWarning, reason, note})
 }
 
-// suspend is the suspend step: no Job is created and nothing is done per slot. Ready says
-// Suspended, with one Event when it becomes so; status.nextScheduleTime is unset and there is no
-// requeue (no slot needs a pass: a spec change or a Job's event brings the next one). A run-now
-// request is spent with a Warning. On resume the slot step finds the slots that passed (upstream:
-// the most recent one runs, within startingDeadlineSeconds) and runDueSlot names the others.
-//
-// Ready says StoppedAfterFailures or StoppedAfterSuccesses instead when the stop strategy
-// suspended it (stop.go), and runs scheduled until now stop counting (status.stopCountAfter).
+// suspend is the suspend step, for a ScheduledJob suspended by a user or stopped by its stop
+// strategy: no Job and nothing per slot; Ready says why (one Event when it becomes so), no
+// nextScheduleTime and no requeue (a spec change or a Job's event brings the next pass); a
+// run-now request is spent with a Warning. While a user suspends it, the runs until now stop
+// counting for the stop strategy (status.stopCountAfter). On resume the slot step finds the slots
+// that passed: the most recent runs, within startingDeadlineSeconds, and passOver names the rest.
 func suspend(sj *v1alpha1.ScheduledJob, p *Plan) {
 	st := &p.Status
 	status, reason, msg, kind := suspendedReady(sj, st)
