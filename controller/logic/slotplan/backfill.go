@@ -114,10 +114,7 @@ func requestBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now tim
 	switch {
 	case value == "":
 		if bf != nil && bf.Phase == v1alpha1.BackfillRunning {
-			msg := fmt.Sprintf("Backfill %s cancelled (the annotation was removed): %d of %d slots done", bf.Request, bf.Done, bf.Slots)
-			bf.Phase, bf.NextSlot, bf.Message = v1alpha1.BackfillCancelled, nil, ""
-			setBackfillCondition(sj, st, metav1.ConditionFalse, ReasonBackfillCancelled, msg)
-			p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonBackfillCancelled, msg})
+			endBackfill(sj, p, v1alpha1.BackfillCancelled, ReasonBackfillCancelled, fmt.Sprintf("Backfill %s cancelled (the annotation was removed): %d of %d slots done", bf.Request, bf.Done, bf.Slots))
 		}
 		return
 	case bf == nil || bf.Request != backfillKey(value):
@@ -159,10 +156,7 @@ func requestBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now tim
 		// The slots were the accepted schedule's: an edit of the schedule or time zone ends the
 		// request, and the ledger (status.backfilled) keeps the slots it dealt with from running
 		// again when the rest is asked for.
-		msg := fmt.Sprintf("Backfill %s cancelled (the schedule or time zone changed): %d of %d slots done; ask again for the rest, slots already run are not run again", bf.Request, bf.Done, bf.Slots)
-		bf.Phase, bf.NextSlot, bf.Message = v1alpha1.BackfillCancelled, nil, ""
-		setBackfillCondition(sj, st, metav1.ConditionFalse, ReasonBackfillCancelled, msg)
-		p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonBackfillCancelled, msg})
+		endBackfill(sj, p, v1alpha1.BackfillCancelled, ReasonBackfillCancelled, fmt.Sprintf("Backfill %s cancelled (the schedule or time zone changed): %d of %d slots done; ask again for the rest, slots already run are not run again", bf.Request, bf.Done, bf.Slots))
 		return
 	}
 	stepBackfill(sj, children, now, d, p)
@@ -273,10 +267,15 @@ func nextBackfillSlot(sched schedule.Union, bf *v1alpha1.BackfillStatus, slot ti
 // finishBackfill ends the running backfill: every slot of its range is done.
 func finishBackfill(sj *v1alpha1.ScheduledJob, p *Plan) {
 	bf := p.Status.Backfill
-	bf.Phase, bf.NextSlot, bf.Message = v1alpha1.BackfillFinished, nil, ""
-	msg := fmt.Sprintf("Backfill %s finished: %d slots, %d Jobs created, %d had run already or were refused", bf.Request, bf.Slots, bf.Created, bf.Done-bf.Created)
-	setBackfillCondition(sj, &p.Status, metav1.ConditionFalse, ReasonBackfillFinished, msg)
-	p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonBackfillFinished, msg})
+	endBackfill(sj, p, v1alpha1.BackfillFinished, ReasonBackfillFinished, fmt.Sprintf("Backfill %s finished: %d slots, %d Jobs created, %d had run already or were refused", bf.Request, bf.Slots, bf.Created, bf.Done-bf.Created))
+}
+
+// endBackfill ends the running backfill in phase, with the condition and a Normal Event.
+func endBackfill(sj *v1alpha1.ScheduledJob, p *Plan, phase v1alpha1.BackfillPhase, reason, msg string) {
+	bf := p.Status.Backfill
+	bf.Phase, bf.NextSlot, bf.Message = phase, nil, ""
+	setBackfillCondition(sj, &p.Status, metav1.ConditionFalse, reason, msg)
+	p.Events = append(p.Events, Event{corev1.EventTypeNormal, reason, msg})
 }
 
 // recordBackfill records the API server's answer to a backfill create (recordCreates): a Job

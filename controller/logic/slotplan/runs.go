@@ -58,11 +58,9 @@ func runHistory(prev []v1alpha1.ScheduledJobRun, children []*batchv1.Job, limit 
 // maxRunReason bounds status.runs[].reason as taken from a Job's condition.
 const maxRunReason = 128
 
-// setResult records in rec how its Job stands (jobstate.Judge): Running; Waiting with the reason
-// (JobSuspended, ManagedElsewhere) and what holds it; or Succeeded or Failed as the Job's own
-// terminal condition (Complete, Failed) says, with its reason and message (CompletionsReached,
-// SuccessPolicy; BackoffLimitExceeded, PodFailurePolicy, FailedIndexes, DeadlineExceeded, ...)
-// and when it finished, so the history still says why once the Job is pruned.
+// setResult records in rec how its Job stands (jobstate.Judge): the result, the reason and
+// message of the Job's own condition and when it finished, so the history still says why once
+// the Job is pruned.
 func setResult(rec *v1alpha1.ScheduledJobRun, o jobstate.Outcome) {
 	switch o.Phase {
 	case jobstate.PhaseWaiting:
