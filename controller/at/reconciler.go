@@ -19,7 +19,6 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
-	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 	"github.com/platform-operators/platform-operators/controller/schedule"
@@ -233,12 +232,10 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 	if err != nil {
 		runAt = at.Spec.Schedule.Time // not reached: Reconcile fails an At whose zone is unknown
 	}
-	labels := map[string]string{}
-	annotations := map[string]string{}
+	var meta metav1.ObjectMeta
 	var spec batchv1.JobSpec
 	if at.Spec.JobTemplate != nil {
-		// Never a key of ours from the tenant's template (the manager's writes pass admission).
-		labels, annotations = jobstate.TemplateMetadata(at.Spec.JobTemplate.Labels, at.Spec.JobTemplate.Annotations)
+		meta = at.Spec.JobTemplate.ObjectMeta
 		at.Spec.JobTemplate.Spec.DeepCopyInto(&spec)
 	} else {
 		image := at.Spec.Image
@@ -270,19 +267,7 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 	if spec.BackoffLimit == nil && spec.BackoffLimitPerIndex == nil {
 		spec.BackoffLimit = ptr.To[int32](0)
 	}
-	labels[keys.LabelCreatedBy] = Name
-	job := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            jobname.Slot(at, runAt),
-			Namespace:       at.Namespace,
-			Labels:          labels,
-			Annotations:     annotations,
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(at, v1alpha1.GroupVersion.WithKind("At"))},
-		},
-		Spec: spec,
-	}
-	jobstate.WithScheduledTime(job, scheduledTimeText(at, runAt))
-	return job
+	return jobstate.NewJob(at, v1alpha1.GroupVersion.WithKind("At"), jobname.Slot(at, runAt), Name, meta, spec, scheduledTimeText(at, runAt))
 }
 
 // observeJob sets the status from the Job at now (pure): its phase from jobstate.Judge (the Job's

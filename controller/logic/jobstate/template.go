@@ -3,6 +3,10 @@ package jobstate
 import (
 	"strings"
 
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
@@ -39,4 +43,15 @@ func withoutOurKeys(m map[string]string) map[string]string {
 		}
 	}
 	return out
+}
+
+// NewJob is the Job name that owner (of gvk, its controller) creates from a template's metadata
+// (without our keys) and spec, labelled createdBy, with its scheduled time (WithScheduledTime).
+func NewJob(owner metav1.Object, gvk schema.GroupVersionKind, name, createdBy string, tmpl metav1.ObjectMeta, spec batchv1.JobSpec, scheduled string) *batchv1.Job {
+	labels, annotations := TemplateMetadata(tmpl.Labels, tmpl.Annotations)
+	labels[keys.LabelCreatedBy] = createdBy
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: owner.GetNamespace(), Labels: labels, Annotations: annotations,
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(owner, gvk)}}, Spec: spec}
+	WithScheduledTime(job, scheduled)
+	return job
 }

@@ -945,23 +945,11 @@ func jobRejected(sj *v1alpha1.ScheduledJob) bool {
 // NewJob builds a Job from the template, owned by the ScheduledJob, with the scheduled-timestamp
 // annotation (in the schedule's time zone) that upstream sets.
 func NewJob(sj *v1alpha1.ScheduledJob, name string, scheduled time.Time, loc *time.Location, token string) *batchv1.Job {
-	// Never a key of ours from the tenant's template (the manager's writes pass admission).
-	labels, annotations := jobstate.TemplateMetadata(sj.Spec.JobTemplate.Labels, sj.Spec.JobTemplate.Annotations)
-	labels[keys.LabelCreatedBy] = CreatedBy
+	job := jobstate.NewJob(sj, v1alpha1.GroupVersion.WithKind("ScheduledJob"), name, CreatedBy, sj.Spec.JobTemplate.ObjectMeta,
+		*sj.Spec.JobTemplate.Spec.DeepCopy(), scheduled.In(loc).Format(time.RFC3339))
 	if token != "" {
-		annotations[keys.AnnotationRunNowToken] = token
+		job.Annotations[keys.AnnotationRunNowToken] = token
 	}
-	job := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            name,
-			Namespace:       sj.Namespace,
-			Labels:          labels,
-			Annotations:     annotations,
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(sj, v1alpha1.GroupVersion.WithKind("ScheduledJob"))},
-		},
-	}
-	sj.Spec.JobTemplate.Spec.DeepCopyInto(&job.Spec)
-	jobstate.WithScheduledTime(job, scheduled.In(loc).Format(time.RFC3339))
 	return job
 }
 
