@@ -366,10 +366,9 @@ func CacheKind() cachebounds.Kind {
 	}
 }
 
-// bounded is the At cache's transform: what decide reads (the time, the deadline, the status,
-// our annotations), and the command and jobTemplate (a tenant may write nearly the API server's
-// 1.5 MiB) only when together they serialize to at most jobs.MaxCachedTemplate, else as their
-// digest; Reconcile takes them from the object it reads from the API before the create.
+// bounded is the At cache's transform (jobs.BoundedOwner): what decide reads (the time, the
+// deadline, the status, our annotations), and the command and jobTemplate up to
+// jobs.MaxCachedTemplate together.
 var bounded = jobs.BoundedOwner(func(at *v1alpha1.At) *v1alpha1.At {
 	return &v1alpha1.At{TypeMeta: at.TypeMeta, ObjectMeta: cachebounds.BoundedMeta(&at.ObjectMeta), Spec: at.Spec, Status: at.Status}
 }, func(at *v1alpha1.At) any {

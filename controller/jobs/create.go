@@ -76,12 +76,6 @@ func Create(ctx context.Context, c client.Client, api client.Reader, owner metav
 // the error) or jobstate.RefusedBackoff.
 const Recheck = 100 * time.Millisecond
 
-// The owners of our Jobs (an At, a ScheduledJob) are cached in a bounded form: a tenant may write
-// a jobTemplate (or an At's command) of nearly the API server's 1.5 MiB, and 100 of them took the
-// manager to its memory limit. Their caches keep what decide reads and the template only up to
-// MaxCachedTemplate; a larger one is kept as its digest, and the pass that creates a Job reads the
-// whole object from the API.
-
 // TemplateDigest is the annotation a cache puts, in place of a job template it dropped, on an At
 // or a ScheduledJob: the digest (digest.Of) of what it dropped. The ':' makes it a key the API
 // server refuses, so no object from the API carries it: a tenant cannot forge the mark.
@@ -97,11 +91,12 @@ func TemplateDropped(m metav1.Object) bool {
 	return ok
 }
 
-// BoundedOwner is the cache transform of an owner of our Jobs: slim is the owner's cached form
-// (its metadata bounded; spec and status kept, as decide reads them), and run, what of its spec
-// only its Jobs are built from, stays in it only when it serializes to at most MaxCachedTemplate;
-// a larger one is marked by its digest, and drop removes it from the cached form. It is
-// idempotent.
+// BoundedOwner is the cache transform of an owner of our Jobs (an At, a ScheduledJob): a tenant
+// may write a template of nearly the API server's 1.5 MiB, and 100 of them took the manager to
+// its memory limit. slim is the owner's cached form (metadata bounded; spec and status as decide
+// reads them); run, what of its spec only its Jobs are built from, stays in it only up to
+// MaxCachedTemplate, else drop removes it and the form is marked with its digest (ReadyToCreate
+// reads the whole object for the pass that creates a Job). It is idempotent.
 func BoundedOwner[T metav1.Object](slim func(T) T, run func(T) any, drop func(T)) func(any) (any, error) {
 	return func(obj any) (any, error) {
 		o, ok := obj.(T)
@@ -136,12 +131,10 @@ func ReadyToCreate[T client.Object](ctx context.Context, api client.Reader, conf
 	return WithTemplate(ctx, api, cached, live, restore)
 }
 
-// WithTemplate puts back into cached, an owner read from the cache with its template dropped
-// (BoundedOwner), what the cache dropped, read from the API server into live (an object of
-// its type: empty, or the one Current just read into, which is not read again): restore copies it
-// from live into cached. It reports false when the API server's object is not the cached one's
-// generation (or not there): the spec changed since, and the watch event of the newer version
-// starts a pass that decides on it.
+// WithTemplate puts back into cached, an owner whose template the cache dropped, what restore
+// copies from live, read from the API server unless Current already read it. It reports false
+// when the API server's object is not the cached one's generation (or is gone): the watch event
+// of the newer version starts a pass that decides on it.
 func WithTemplate[T client.Object](ctx context.Context, api client.Reader, cached, live T, restore func(live T)) (bool, error) {
 	if live.GetResourceVersion() == "" {
 		if err := api.Get(ctx, client.ObjectKeyFromObject(cached), live); err != nil {

@@ -350,11 +350,9 @@ func CacheKind() cachebounds.Kind {
 	}
 }
 
-// bounded is the ScheduledJob cache's transform. A tenant may write a jobTemplate of nearly the
-// API server's 1.5 MiB, and 100 of them took the manager to its memory limit: the cache keeps
-// what decide reads (the schedule fields, the limits, the status, our annotations) and a template
-// over jobs.MaxCachedTemplate only as its digest; jobs.ReadyToCreate reads the whole object from
-// the API for the pass that creates a Job.
+// bounded is the ScheduledJob cache's transform (jobs.BoundedOwner): what decide reads (the
+// schedule fields, the limits, the status, our annotations) and the jobTemplate up to
+// jobs.MaxCachedTemplate.
 var bounded = jobs.BoundedOwner(func(sj *v1alpha1.ScheduledJob) *v1alpha1.ScheduledJob {
 	meta := cachebounds.BoundedMeta(&sj.ObjectMeta, keys.AnnotationRunNow, keys.AnnotationBackfill, keys.AnnotationAlertNoSuccessAfter)
 	return &v1alpha1.ScheduledJob{TypeMeta: sj.TypeMeta, ObjectMeta: meta, Spec: sj.Spec, Status: sj.Status}
