@@ -573,8 +573,7 @@ func suspend(sj *v1alpha1.ScheduledJob, p *Plan) {
 // wasSuspended reports whether the status read says the ScheduledJob was suspended (by a user
 // or by its stop strategy).
 func wasSuspended(sj *v1alpha1.ScheduledJob) bool {
-	c := meta.FindStatusCondition(sj.Status.Conditions, ConditionReady)
-	return (c != nil && c.Reason == ReasonSuspended) || sj.Status.Stop != nil
+	return ready(&sj.Status).Reason == ReasonSuspended || sj.Status.Stop != nil
 }
 
 // RunNowInterval is the least time between two run-now Jobs of one ScheduledJob: each new token
@@ -846,8 +845,7 @@ func unlisted(sj *v1alpha1.ScheduledJob, sched schedule.Union, first *time.Time,
 // refusedThenEdited reports whether slot is the scheduled slot whose Job the API server refused
 // (the ledger says so) and the spec changed since (Ready's generation): it may be tried again.
 func refusedThenEdited(sj *v1alpha1.ScheduledJob, p *Plan, slot time.Time) bool {
-	c := meta.FindStatusCondition(sj.Status.Conditions, ConditionReady)
-	if c == nil || c.Reason != ReasonJobRejected || c.ObservedGeneration == sj.Generation {
+	if c := ready(&sj.Status); c.Reason != ReasonJobRejected || c.ObservedGeneration == sj.Generation {
 		return false
 	}
 	r := InRanges(p.Status.NotRun, slot)
@@ -938,8 +936,8 @@ func refusalRan(sj *v1alpha1.ScheduledJob, children []*batchv1.Job) bool {
 // jobRejected reports whether Ready says the API server refused a Job built from the current
 // template (same generation): it stays so until the spec changes or a create succeeds.
 func jobRejected(sj *v1alpha1.ScheduledJob) bool {
-	c := meta.FindStatusCondition(sj.Status.Conditions, ConditionReady)
-	return c != nil && c.Reason == ReasonJobRejected && c.ObservedGeneration == sj.Generation
+	c := ready(&sj.Status)
+	return c.Reason == ReasonJobRejected && c.ObservedGeneration == sj.Generation
 }
 
 // NewJob builds a Job from the template, owned by the ScheduledJob, with the scheduled-timestamp

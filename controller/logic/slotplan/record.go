@@ -118,7 +118,7 @@ func RecordCreates(sj *v1alpha1.ScheduledJob, p *Plan, results []CreateResult, n
 				}
 			}
 		}
-		if res.Slot != nil && res.Ev.Reason == ReasonSuccessfulCreate && readyReason(st) == ReasonJobRejected {
+		if res.Slot != nil && res.Ev.Reason == ReasonSuccessfulCreate && ready(st).Reason == ReasonJobRejected {
 			// The template works again (or what refused it changed).
 			setReady(sj, st, metav1.ConditionTrue, ReasonScheduled, p.scheduled)
 		}
@@ -174,8 +174,7 @@ func refusedRun(sj *v1alpha1.ScheduledJob, p *Plan, c Creation, msg string, now 
 		p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonJobRejected, msg})
 		return
 	}
-	old := meta.FindStatusCondition(st.Conditions, ConditionReady)
-	if old == nil || old.Reason != ReasonJobRejected || refusalCause(old.Message) != refusalCause(msg) {
+	if old := ready(st); old.Reason != ReasonJobRejected || refusalCause(old.Message) != refusalCause(msg) {
 		p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonJobRejected, msg})
 	}
 	setReady(sj, st, metav1.ConditionFalse, ReasonJobRejected, msg)
@@ -197,12 +196,9 @@ func runMessage(msg string) string {
 	return msg
 }
 
-// readyReason is the reason of the Ready condition in st ("" if none).
-func readyReason(st *v1alpha1.ScheduledJobStatus) string {
-	if c := meta.FindStatusCondition(st.Conditions, ConditionReady); c != nil {
-		return c.Reason
-	}
-	return ""
+// ready is the Ready condition in st (zero if none).
+func ready(st *v1alpha1.ScheduledJobStatus) metav1.Condition {
+	return ptr.Deref(meta.FindStatusCondition(st.Conditions, ConditionReady), metav1.Condition{})
 }
 
 // runNowTime is when the run-now Job of c was created, as its scheduled-time annotation says
