@@ -30,12 +30,10 @@ const (
 	// Refused: the API server refused the Job as invalid (422, 400): it cannot pass until the
 	// owner is edited.
 	Refused
-	// RefusedAtAdmission: admission refused the Job (403: a ResourceQuota on count/jobs.batch, a
-	// ValidatingAdmissionPolicy, a webhook, RBAC; or, for about 30 s after an API server
-	// restarts, OwnerReferencesPermissionEnforcement before it rediscovered our kinds), which may
-	// pass later: the one answer of At and ScheduledJob is to say so at once and to try again after
-	// jobstate.RefusedBackoff for as long as the slot can still start (an At: until its deadline; a
-	// ScheduledJob's slot: until its deadline or the next slot).
+	// RefusedAtAdmission: admission refused the Job (403: a quota, a policy, a webhook, RBAC; or
+	// OwnerReferencesPermissionEnforcement for about 30 s after an API server restarts), which
+	// may pass later: At and ScheduledJob say so at once and try again after
+	// jobstate.RefusedBackoff while the slot can still start (before its deadline or next slot).
 	RefusedAtAdmission
 	// NameTaken: a Job of that name exists and the owner does not control it.
 	NameTaken

@@ -748,15 +748,12 @@ func decided(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *Plan, slot t
 
 // passOver names and records the slots before slot that passed without being looked at while
 // they were due (suspended or stopped, or the manager was stopped, had no leader, or was behind):
-// only the most recent slot runs, as upstream, and the ones before it are said to be lost rather
-// than lost silently: one Event, one range in status.notRun (what a backfill can run). After a
-// suspension that was the user's choice: a Normal Suspended Event, outside the missed-runs metric
-// and alert, which are about the manager's availability.
-//
-// It counts from the status read (lastScheduleTime), not the one this pass plans: the record step
-// may have recorded a slot whose creating pass lost its status write, and with it the slots that
-// pass passed over. Those are passed over here, in the gaps between the slots whose Jobs exist
-// (they ran): each gap is passed over as the pass that ran the slot after it would have.
+// only the most recent slot runs, as upstream, and the ones before it are named in one Event and
+// one range in status.notRun (what a backfill can run) rather than lost silently. It counts from
+// the status read, not the one this pass plans: the record step may have recorded a slot whose
+// creating pass lost its status write, and with it the slots that pass passed over; so each gap
+// between the slots whose Jobs exist is passed over as the pass that ran the slot after it would
+// have.
 func passOver(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *Plan, slot time.Time) {
 	var last *time.Time
 	if sj.Status.LastScheduleTime != nil {
