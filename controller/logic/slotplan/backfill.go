@@ -179,12 +179,9 @@ func stepBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.T
 		runIt := e.State == SlotNotRun || e.State == SlotBeforeSchedule ||
 			(e.State == SlotDue && !slot.After(d.slotNow) && !unhandledDue(d, slot))
 		if !runIt && e.State != SlotDue {
-			// Its run happened (or cannot be told): by this backfill in a pass that died before
-			// its status write (a backfill Job created after startTime: the acceptance was
-			// written first), by an earlier request, or on schedule. startTime is the manager's
-			// clock and creationTimestamp the API server's: a manager clock ahead of the API
-			// server's can count such a Job as found rather than created; done counts it either
-			// way.
+			// Its run happened (or cannot be told): on schedule, by an earlier request, or by
+			// this one in a pass that died before its status write (a backfill Job created after
+			// startTime, the manager's clock against the API server's: done counts it either way).
 			bf.Done++
 			if e.Job != nil && e.Job.Name == jobname.Backfill(sj, slot) && !e.Job.CreationTimestamp.Time.Before(bf.StartTime.Time) {
 				bf.Created++

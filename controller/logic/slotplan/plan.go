@@ -718,11 +718,8 @@ func runDueSlot(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, 
 		// Its Job exists under one of its names, or a backfill ran it: never create twice.
 		return
 	case d.handled(slot) && !refusedThenEdited(sj, p, *slot) && !retryRefused(sj, d, p, *slot):
-		// Each slot has one outcome, final once written: a Job (lastScheduleTime) or a skip
-		// (lastSkippedTime, notRun). A slot skipped under Forbid does not run later when the
-		// active Job ends: it was reported skipped. The exception is a slot whose Job the API
-		// server refused: admission's refusal is tried again while the slot can start, and an
-		// edit of the spec retries any refusal.
+		// One outcome per slot, final once written (a slot skipped under Forbid does not run
+		// when the active Job ends), except a refused one (doc.go, step 2).
 		return
 	}
 	a := admit(sj, children, p)
