@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -18,10 +20,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/cachebounds"
 	"github.com/platform-operators/platform-operators/controller/jobs"
-	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
+	om "github.com/platform-operators/platform-operators/controller/objectmetrics"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 	"github.com/platform-operators/platform-operators/controller/statuswrite"
 )
@@ -115,17 +118,14 @@ type event struct{ kind, reason, note string }
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
 	var at v1alpha1.At
-	if err := r.Client.Get(ctx, req.NamespacedName, &at); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.Objects.forget(req.NamespacedName) // deleted: its series end
-			r.confirmed.Forget(req.NamespacedName)
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if at.DeletionTimestamp != nil {
-		r.Objects.forget(req.NamespacedName)
+	err := r.Client.Get(ctx, req.NamespacedName, &at)
+	if apierrors.IsNotFound(err) || (err == nil && at.DeletionTimestamp != nil) {
+		r.Objects.forget(req.NamespacedName) // deleted: its series end
 		r.confirmed.Forget(req.NamespacedName)
 		return ctrl.Result{}, nil
+	}
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	now := r.Clock.Now()
 	job, err := r.findJob(ctx, &at)
@@ -134,28 +134,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	d := decide(&at, job, now, r.PodsStuckAfter)
 	if d.create {
-		// At most once: the status read from the cache may predate another process's write of
-		// the Job's name (and the Job may be gone since, by a TTL): the version must be one the
-		// API server has (statuswrite.Confirmations) before the create.
-		live := &v1alpha1.At{} // read at most once for both questions
-		current, err := r.confirmed.Current(ctx, r.APIReader, &at, live)
+		// At most once: the status read may predate another process's write of the Job's name
+		// (and the Job may be gone since, by a TTL).
+		ok, err := jobs.ReadyToCreate(ctx, r.APIReader, &r.confirmed, &at, &v1alpha1.At{}, func(live *v1alpha1.At) {
+			at.Spec.Command, at.Spec.JobTemplate = live.Spec.Command, live.Spec.JobTemplate
+		})
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		if !current {
+		if !ok {
 			return ctrl.Result{RequeueAfter: jobs.Recheck}, nil
-		}
-		if jobs.TemplateDropped(&at) {
-			// The cache keeps a large command or template as its digest (bounded.go).
-			ok, err := jobs.WithTemplate(ctx, r.APIReader, &at, live, func(live *v1alpha1.At) {
-				at.Spec.Command, at.Spec.JobTemplate = live.Spec.Command, live.Spec.JobTemplate
-			})
-			if err != nil {
-				return ctrl.Result{}, err
-			}
-			if !ok {
-				return ctrl.Result{RequeueAfter: jobs.Recheck}, nil
-			}
 		}
 		created, answer, msg, err := jobs.Create(ctx, r.Client, r.APIReader, &at, "At", NewJob(&at, r.JobImage))
 		if err != nil {
@@ -248,12 +236,10 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 	if err != nil {
 		runAt = at.Spec.Schedule.Time // not reached: Reconcile fails an At whose zone is unknown
 	}
-	labels := map[string]string{}
-	annotations := map[string]string{}
+	var meta metav1.ObjectMeta
 	var spec batchv1.JobSpec
 	if at.Spec.JobTemplate != nil {
-		// Never a key of ours from the tenant's template (the manager's writes pass admission).
-		labels, annotations = jobstate.TemplateMetadata(at.Spec.JobTemplate.Labels, at.Spec.JobTemplate.Annotations)
+		meta = at.Spec.JobTemplate.ObjectMeta
 		at.Spec.JobTemplate.Spec.DeepCopyInto(&spec)
 	} else {
 		image := at.Spec.Image
@@ -285,19 +271,7 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 	if spec.BackoffLimit == nil && spec.BackoffLimitPerIndex == nil {
 		spec.BackoffLimit = ptr.To[int32](0)
 	}
-	labels[keys.LabelCreatedBy] = Name
-	job := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            jobname.Slot(at, runAt),
-			Namespace:       at.Namespace,
-			Labels:          labels,
-			Annotations:     annotations,
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(at, v1alpha1.GroupVersion.WithKind("At"))},
-		},
-		Spec: spec,
-	}
-	jobstate.WithScheduledTime(job, scheduledTimeText(at, runAt))
-	return job
+	return jobstate.NewJob(at, v1alpha1.GroupVersion.WithKind("At"), jobname.Slot(at, runAt), Name, meta, spec, scheduledTimeText(at, runAt))
 }
 
 // observeJob sets the status from the Job at now (pure): its phase from jobstate.Judge (the Job's
@@ -384,4 +358,60 @@ func scheduledTimeText(at *v1alpha1.At, runAt time.Time) string {
 		}
 	}
 	return runAt.UTC().Format(time.RFC3339)
+}
+
+// CacheKind is the manager cache's At kind: every At (a tenant creates them), each in its
+// bounded form (bounded).
+func CacheKind() cachebounds.Kind {
+	return cachebounds.Kind{
+		Object: &v1alpha1.At{}, Transform: bounded,
+		Bound: "bounded: metadata bounded (cachebounds.BoundedMeta), spec and status, a command and jobTemplate over 4 KiB as their digest (read from the API when the Job is created)",
+	}
+}
+
+// bounded is the At cache's transform (jobs.BoundedOwner): what decide reads (the time, the
+// deadline, the status, our annotations), and the command and jobTemplate up to
+// jobs.MaxCachedTemplate together.
+var bounded = jobs.BoundedOwner(func(at *v1alpha1.At) *v1alpha1.At {
+	return &v1alpha1.At{TypeMeta: at.TypeMeta, ObjectMeta: cachebounds.BoundedMeta(&at.ObjectMeta), Spec: at.Spec, Status: at.Status}
+}, func(at *v1alpha1.At) any {
+	run := struct {
+		Command     string `json:"command,omitempty"`
+		JobTemplate any    `json:"jobTemplate,omitempty"`
+	}{Command: at.Spec.Command}
+	if at.Spec.JobTemplate != nil {
+		run.JobTemplate = at.Spec.JobTemplate // not a typed nil: omitted when unset
+	}
+	return run
+}, func(at *v1alpha1.At) { at.Spec.Command, at.Spec.JobTemplate = "", nil })
+
+// ObjectMetrics are the Ats' per-object series, labelled namespace and name, for at most a
+// limited number of Ats (objectmetrics.Store).
+type ObjectMetrics struct{ *om.Collector }
+
+// NewObjectMetrics creates the per-object series of at most limit Ats (0: none) and registers
+// them with reg.
+func NewObjectMetrics(reg prometheus.Registerer, limit int) (*ObjectMetrics, error) {
+	c, err := om.NewCollector(reg, "At", limit,
+		om.NewDesc("platform_operators_at_phase", "1 for the At's status.phase (Pending, Running, Succeeded, Failed); one series per At.", "phase"),
+		om.NewDesc("platform_operators_at_scheduled_timestamp_seconds", "When the At runs or ran (status.scheduledTime, Unix time); absent until known."))
+	if err != nil {
+		return nil, err
+	}
+	return &ObjectMetrics{c}, nil
+}
+
+// observe records at's series from its status. A nil m records nothing.
+func (m *ObjectMetrics) observe(at *v1alpha1.At) {
+	if m != nil {
+		phase := om.Sample{V: 1, OK: at.Status.Phase != "", Label: string(at.Status.Phase)}
+		m.Set(types.NamespacedName{Namespace: at.Namespace, Name: at.Name}, []om.Sample{phase, om.Stamp(at.Status.ScheduledTime)})
+	}
+}
+
+// forget drops the series of the At key (deleted). A nil m does nothing.
+func (m *ObjectMetrics) forget(key types.NamespacedName) {
+	if m != nil {
+		m.Delete(key)
+	}
 }

@@ -2,7 +2,7 @@ package jobs
 
 import (
 	"context"
-	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
+	"encoding/json"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -10,6 +10,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/digest"
+	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
+	"github.com/platform-operators/platform-operators/controller/statuswrite"
 )
 
 // Answer is what the API server answered to the create of a slot's Job: the one create path of
@@ -25,12 +30,10 @@ const (
 	// Refused: the API server refused the Job as invalid (422, 400): it cannot pass until the
 	// owner is edited.
 	Refused
-	// RefusedAtAdmission: admission refused the Job (403: a ResourceQuota on count/jobs.batch, a
-	// ValidatingAdmissionPolicy, a webhook, RBAC; or, for about 30 s after an API server
-	// restarts, OwnerReferencesPermissionEnforcement before it rediscovered our kinds), which may
-	// pass later: the one answer of At and ScheduledJob is to say so at once and to try again after
-	// jobstate.RefusedBackoff for as long as the slot can still start (an At: until its deadline; a
-	// ScheduledJob's slot: until its deadline or the next slot).
+	// RefusedAtAdmission: admission refused the Job (403: a quota, a policy, a webhook, RBAC; or
+	// OwnerReferencesPermissionEnforcement for about 30 s after an API server restarts), which
+	// may pass later: At and ScheduledJob say so at once and try again after
+	// jobstate.RefusedBackoff while the slot can still start (before its deadline or next slot).
 	RefusedAtAdmission
 	// NameTaken: a Job of that name exists and the owner does not control it.
 	NameTaken
@@ -70,3 +73,76 @@ func Create(ctx context.Context, c client.Client, api client.Reader, owner metav
 // usually starts the next pass first). Every other retry is the work queue's rate limiter (return
 // the error) or jobstate.RefusedBackoff.
 const Recheck = 100 * time.Millisecond
+
+// TemplateDigest is the annotation a cache puts, in place of a job template it dropped, on an At
+// or a ScheduledJob: the digest (digest.Of) of what it dropped. The ':' makes it a key the API
+// server refuses, so no object from the API carries it: a tenant cannot forge the mark.
+const TemplateDigest = keys.Prefix + "cached:template-digest"
+
+// MaxCachedTemplate is the size (serialized) above which a cache keeps a job template as its
+// digest.
+const MaxCachedTemplate = 4 << 10
+
+// TemplateDropped reports whether the cache dropped the job template of an object it holds.
+func TemplateDropped(m metav1.Object) bool {
+	_, ok := m.GetAnnotations()[TemplateDigest]
+	return ok
+}
+
+// BoundedOwner is the cache transform of an owner of our Jobs (an At, a ScheduledJob): a tenant
+// may write a template of nearly the API server's 1.5 MiB, and 100 of them took the manager to
+// its memory limit. slim is the owner's cached form (metadata bounded; spec and status as decide
+// reads them); run, what of its spec only its Jobs are built from, stays in it only up to
+// MaxCachedTemplate, else drop removes it and the form is marked with its digest (ReadyToCreate
+// reads the whole object for the pass that creates a Job). It is idempotent.
+func BoundedOwner[T metav1.Object](slim func(T) T, run func(T) any, drop func(T)) func(any) (any, error) {
+	return func(obj any) (any, error) {
+		o, ok := obj.(T)
+		if !ok || TemplateDropped(o) {
+			return obj, nil
+		}
+		out := slim(o)
+		b, err := json.Marshal(run(o))
+		if err != nil || len(b) <= MaxCachedTemplate {
+			return out, err
+		}
+		if out.GetAnnotations() == nil {
+			out.SetAnnotations(map[string]string{})
+		}
+		out.GetAnnotations()[TemplateDigest] = digest.Of(b)
+		drop(out)
+		return out, nil
+	}
+}
+
+// ReadyToCreate reports whether a pass may create cached's Jobs: the slot protocol's claim
+// needs cached to be the version the API server has (confirmed.Current: the status it read may
+// predate another process's record), and a template the cache dropped is put back (restore
+// copies it from live, the object read from the API server, which is read at most once for both
+// questions). False without an error: look again after Recheck (or the newer version's watch
+// event).
+func ReadyToCreate[T client.Object](ctx context.Context, api client.Reader, confirmed *statuswrite.Confirmations, cached, live T, restore func(live T)) (bool, error) {
+	current, err := confirmed.Current(ctx, api, cached, live)
+	if err != nil || !current || !TemplateDropped(cached) {
+		return current, err
+	}
+	return WithTemplate(ctx, api, cached, live, restore)
+}
+
+// WithTemplate puts back into cached, an owner whose template the cache dropped, what restore
+// copies from live, read from the API server unless Current already read it. It reports false
+// when the API server's object is not the cached one's generation (or is gone): the watch event
+// of the newer version starts a pass that decides on it.
+func WithTemplate[T client.Object](ctx context.Context, api client.Reader, cached, live T, restore func(live T)) (bool, error) {
+	if live.GetResourceVersion() == "" {
+		if err := api.Get(ctx, client.ObjectKeyFromObject(cached), live); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+	}
+	if live.GetUID() != cached.GetUID() || live.GetGeneration() != cached.GetGeneration() {
+		return false, nil
+	}
+	restore(live)
+	delete(cached.GetAnnotations(), TemplateDigest)
+	return true, nil
+}

@@ -32,21 +32,17 @@ const GoneRetention = time.Hour
 // only when that many finished Jobs are deleted by others within GoneRetention.
 const goneCap = 10000
 
-// Gone remembers how the manager's Jobs that were deleted by others after they finished ended,
-// as the Job informer last saw them. A Job with a short ttlSecondsAfterFinished can complete and
-// be deleted before a worker looks at its owner; without this, the owner would find it missing
-// and report a success as a deletion (At Failed/JobDeleted, run history Deleted), or, for a
-// ScheduledJob slot not yet recorded, run the slot again.
+// Gone remembers how the manager's Jobs that others deleted after they finished ended, as the
+// Job informer last saw them. A Job with a short ttlSecondsAfterFinished can complete and be
+// deleted before a worker looks at its owner; without this, the owner would report a success as
+// a deletion (At Failed/JobDeleted, run history Deleted), or run a ScheduledJob slot not yet
+// recorded again. The manager's own prunes are not remembered: the owner's status already says
+// how those runs ended. At most goneCap Jobs, each for GoneRetention; Observe, Deleting and expiry
+// are O(1) amortized (a first-in first-out list in time order), Of is O(the owner's Jobs).
 //
-// The manager's own deletions of finished Jobs (history pruned once the status records the run)
-// are not remembered: their owner's status already says all they could tell (Deleting). Memory
-// and time are bounded: at most goneCap Jobs of a few hundred bytes each; Observe, Deleting and
-// expiry are O(1) amortized (a first-in first-out list in time order), Of is O(the owner's Jobs).
-//
-// It is memory only. What it cannot know: a Job that finished and was deleted while no replica
-// of the manager was watching (all stopped, or a watch gap in which the informer never saw the
-// Job's final status) is, to its owner, a Job deleted before it finished. Replicas that are not
-// the leader record too (see Register), so a failover loses nothing the standby saw.
+// It is memory only: a Job that finished and was deleted while no replica watched is, to its
+// owner, a Job deleted before it finished. Replicas that are not the leader record too (see
+// WatchGone), so a failover loses nothing the standby saw.
 type Gone struct {
 	kind  string
 	clock clock.PassiveClock
@@ -203,23 +199,19 @@ func (g *Gone) evictOldest(ours bool) {
 // drop removes what e refers to if it is still current (not replaced by a later entry for the
 // same Job) and reports whether it did.
 func (g *Gone) drop(e entry) bool {
-	if e.ours {
-		if at, ok := g.ours[e.uid]; ok && at.Equal(e.at) {
-			delete(g.ours, e.uid)
-			return true
-		}
+	switch {
+	case !g.current(e):
 		return false
-	}
-	jobs := g.byOwner[e.owner]
-	if cur, ok := jobs[e.uid]; ok && cur.at.Equal(e.at) {
-		delete(jobs, e.uid)
-		if len(jobs) == 0 {
+	case e.ours:
+		delete(g.ours, e.uid)
+	default:
+		delete(g.byOwner[e.owner], e.uid)
+		if len(g.byOwner[e.owner]) == 0 {
 			delete(g.byOwner, e.owner)
 		}
 		g.count--
-		return true
 	}
-	return false
+	return true
 }
 
 // trimStale pops the entries at the front of f that no longer refer to anything (a prune the
@@ -281,18 +273,6 @@ func (f *fifo) pop() (entry, bool) {
 	return e, true
 }
 
-// Register records every Job deletion the informer of the manager's Job cache sees. The cache
-// runs on every replica from the start, before the leader election, so a standby knows the Jobs
-// that finished and went while it waited.
-func (g *Gone) Register(ctx context.Context, informers cache.Informers) error {
-	inf, err := informers.GetInformer(ctx, &batchv1.Job{})
-	if err != nil {
-		return err
-	}
-	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{DeleteFunc: g.Observe})
-	return err
-}
-
 // RecordingDeletes wraps the handler that enqueues a Job's owner: a deletion is recorded in g
 // before the owner is enqueued, so the pass the deletion starts finds it.
 func RecordingDeletes(g *Gone, next handler.EventHandler) handler.EventHandler {
@@ -328,8 +308,14 @@ func Setup(mgr ctrl.Manager, name, kind string, owner client.Object, workers int
 }
 
 // WatchGone starts remembering the deleted Jobs of kind's owners from the Job informer of
-// informers (the manager's cache).
+// informers (the manager's cache). The cache runs on every replica from the start, before the
+// leader election, so a standby knows the Jobs that finished and went while it waited.
 func WatchGone(informers cache.Informers, kind string, clock clock.PassiveClock) (*Gone, error) {
 	gone := NewGone(kind, clock)
-	return gone, gone.Register(context.Background(), informers)
+	inf, err := informers.GetInformer(context.Background(), &batchv1.Job{})
+	if err != nil {
+		return gone, err
+	}
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{DeleteFunc: gone.Observe})
+	return gone, err
 }

@@ -48,13 +48,11 @@ func CacheKind() cachebounds.Kind {
 // docs/scheduling.md asks users not to use) that only makes its finished Job prunable early.
 const maxKeptValue = 1024
 
-// Trim is the Job cache's transform: it keeps what the At and ScheduledJob controllers read of
-// a Job (identity, the controller owner reference, our label and Kueue's queue-name label, the
-// scheduled-time and run-now token annotations, spec.suspend, spec.managedBy, and the status the
-// Job controller writes) and drops the rest:
-// the rest of the spec (pod template), managed fields and every other label and annotation.
-// Nothing in the manager updates a Job from the cache (Jobs are created whole and deleted by UID), so the dropped
-// fields are never written back.
+// Trim is the Job cache's transform: it keeps what the At and ScheduledJob controllers read of a
+// Job (identity, the controller reference, our label and Kueue's queue-name label, the
+// scheduled-time and run-now token annotations, spec.suspend, spec.managedBy and the status) and
+// drops the rest. Nothing updates a Job from the cache (Jobs are created whole and deleted by
+// UID), so the dropped fields are never written back.
 func Trim(obj any) (any, error) {
 	j, ok := obj.(*batchv1.Job)
 	if !ok {
@@ -97,17 +95,12 @@ func cut(s *string) *string {
 func keep(m map[string]string, names ...string) map[string]string {
 	var out map[string]string
 	for _, k := range names {
-		v, ok := m[k]
-		if !ok {
-			continue
+		if v, ok := m[k]; ok {
+			if out == nil {
+				out = make(map[string]string, len(names))
+			}
+			out[k] = *cut(&v)
 		}
-		if len(v) > maxKeptValue {
-			v = v[:maxKeptValue]
-		}
-		if out == nil {
-			out = make(map[string]string, len(names))
-		}
-		out[k] = v
 	}
 	return out
 }

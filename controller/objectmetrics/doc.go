@@ -9,5 +9,7 @@
 // place at its next reconcile. The values are emitted at scrape time as constant metrics, so a
 // deleted object's series end with the scrape after its deletion.
 //
+// A Collector emits a Store's samples as the series it describes.
+//
 // It imports no controller-runtime and no client: the reconcilers call Set and Delete.
 package objectmetrics

@@ -11,16 +11,21 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/cachebounds"
 	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 	"github.com/platform-operators/platform-operators/controller/logic/slotplan"
+	om "github.com/platform-operators/platform-operators/controller/objectmetrics"
 	"github.com/platform-operators/platform-operators/controller/statuswrite"
 	"github.com/platform-operators/platform-operators/controller/writegate"
 )
@@ -169,7 +174,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// Under Forbid or Replace, a recent slot's Job the cache does not show yet (created by
 		// the previous pass, which left its record to this one) must block or be replaced:
 		// read those few around the cache, and decide again with what exists.
-		found, err := r.unseenJobs(ctx, &sj, p.Confirm)
+		found, err := r.unseenJobs(ctx, &sj, p.Confirm, isChild)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -180,29 +185,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	if len(p.Creates) > 0 {
-		live := &v1alpha1.ScheduledJob{} // read at most once for both questions
-		current, err := r.confirmed.Current(ctx, r.APIReader, &sj, live)
+		// Slot protocol, claim (jobs.ReadyToCreate). With a template the cache dropped, decide
+		// again on the same inputs and time: the same plan, with whole Jobs.
+		dropped := jobs.TemplateDropped(&sj)
+		ok, err := jobs.ReadyToCreate(ctx, r.APIReader, &r.confirmed, &sj, &v1alpha1.ScheduledJob{}, func(live *v1alpha1.ScheduledJob) {
+			sj.Spec.JobTemplate = live.Spec.JobTemplate
+		})
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		if !current {
-			// Slot protocol, claim: this process has not yet seen the ScheduledJob as the API
-			// server has it, and the status it read may predate another process's record.
+		if !ok {
 			return ctrl.Result{RequeueAfter: jobs.Recheck}, nil
 		}
-		if jobs.TemplateDropped(&sj) {
-			// The cache keeps a large template as its digest (bounded.go): read it for the
-			// Jobs, and decide again on the same inputs and time, which gives the same plan
-			// with whole Jobs.
-			ok, err := jobs.WithTemplate(ctx, r.APIReader, &sj, live, func(live *v1alpha1.ScheduledJob) {
-				sj.Spec.JobTemplate = live.Spec.JobTemplate
-			})
-			if err != nil {
-				return ctrl.Result{}, err
-			}
-			if !ok {
-				return ctrl.Result{RequeueAfter: jobs.Recheck}, nil
-			}
+		if dropped {
 			p = r.decide(&sj, children, now)
 		}
 	} else if !p.Due.IsZero() {
@@ -235,35 +230,36 @@ func (r *Reconciler) children(ctx context.Context, sj *v1alpha1.ScheduledJob) ([
 	out := make([]*batchv1.Job, 0, len(list.Items))
 	seen := map[string]bool{}
 	for i := range list.Items {
-		// A Job being deleted is not active; one that finished (its TTL's foreground deletion
-		// waits for its pods) still tells how its run ended.
-		if finished, _, _ := jobstate.Finished(&list.Items[i]); list.Items[i].DeletionTimestamp != nil && !finished {
-			continue
+		if isChild(&list.Items[i]) {
+			out = append(out, &list.Items[i])
+			seen[list.Items[i].Name] = true
 		}
-		out = append(out, &list.Items[i])
-		seen[list.Items[i].Name] = true
 	}
+	var unseen []string
 	for _, ref := range sj.Status.Active {
-		if seen[ref.Name] || ref.Name == "" {
-			continue // a reference without a name is dropped by slotplan.Decide's sanitize step
-		}
-		var j batchv1.Job
-		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: sj.Namespace, Name: ref.Name}, &j)
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			return nil, err
-		case metav1.IsControlledBy(&j, sj) && j.DeletionTimestamp == nil:
-			out = append(out, &j)
+		if !seen[ref.Name] && ref.Name != "" { // a reference without a name is dropped by slotplan.Decide's sanitize step
+			unseen = append(unseen, ref.Name)
 		}
 	}
-	out = append(out, r.goneChildren(sj, seen)...)
+	found, err := r.unseenJobs(ctx, sj, unseen, func(j *batchv1.Job) bool { return j.DeletionTimestamp == nil })
+	if err != nil {
+		return nil, err
+	}
+	out = append(append(out, found...), r.goneChildren(sj, seen)...)
 	slotplan.SortJobs(out)
 	return out, nil
 }
 
-// unseenJobs reads the named Jobs from the API server and returns those sj controls.
-func (r *Reconciler) unseenJobs(ctx context.Context, sj *v1alpha1.ScheduledJob, names []string) ([]*batchv1.Job, error) {
+// isChild: a Job being deleted is not active; one that finished (its TTL's foreground deletion
+// waits for its pods) still tells how its run ended.
+func isChild(j *batchv1.Job) bool {
+	finished, _, _ := jobstate.Finished(j)
+	return j.DeletionTimestamp == nil || finished
+}
+
+// unseenJobs reads the named Jobs from the API server and returns those sj controls that keep
+// says count.
+func (r *Reconciler) unseenJobs(ctx context.Context, sj *v1alpha1.ScheduledJob, names []string, keep func(*batchv1.Job) bool) ([]*batchv1.Job, error) {
 	var out []*batchv1.Job
 	for _, name := range names {
 		var j batchv1.Job
@@ -272,11 +268,8 @@ func (r *Reconciler) unseenJobs(ctx context.Context, sj *v1alpha1.ScheduledJob, 
 		case apierrors.IsNotFound(err):
 		case err != nil:
 			return nil, err
-		case metav1.IsControlledBy(&j, sj):
-			// As children: a Job being deleted is not active, unless it finished (its run).
-			if finished, _, _ := jobstate.Finished(&j); j.DeletionTimestamp == nil || finished {
-				out = append(out, &j)
-			}
+		case metav1.IsControlledBy(&j, sj) && keep(&j):
+			out = append(out, &j)
 		}
 	}
 	return out, nil
@@ -331,9 +324,13 @@ func (r *Reconciler) createJob(ctx context.Context, sj *v1alpha1.ScheduledJob, j
 	return got, slotplan.Event{}, nil
 }
 
-func (r *Reconciler) deleteJob(ctx context.Context, j *batchv1.Job) error {
+// deleteJob deletes j (its UID, in the background) and returns the Event that says so.
+func (r *Reconciler) deleteJob(ctx context.Context, j *batchv1.Job) (slotplan.Event, error) {
 	err := r.Client.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &j.UID})
-	return client.IgnoreNotFound(err)
+	if err = client.IgnoreNotFound(err); err != nil {
+		return slotplan.Event{Kind: corev1.EventTypeWarning, Reason: "FailedDelete", Note: fmt.Sprintf("Deleting job %s: %v", j.Name, err)}, err
+	}
+	return slotplan.Event{Kind: corev1.EventTypeNormal, Reason: "SuccessfulDelete", Note: "Deleted job " + j.Name}, nil
 }
 
 func removeActive(st *v1alpha1.ScheduledJobStatus, j *batchv1.Job) {
@@ -345,4 +342,72 @@ func removeActive(st *v1alpha1.ScheduledJobStatus, j *batchv1.Job) {
 	}
 	st.Active = out
 	st.ActiveCount = max(st.ActiveCount-1, int32(len(out)))
+}
+
+// CacheKind is the manager cache's ScheduledJob kind: every ScheduledJob (a tenant creates
+// them), each in its bounded form (bounded).
+func CacheKind() cachebounds.Kind {
+	return cachebounds.Kind{
+		Object: &v1alpha1.ScheduledJob{}, Transform: bounded,
+		Bound: "bounded: metadata bounded (cachebounds.BoundedMeta), spec and status, a jobTemplate over 4 KiB as its digest (read from the API when a Job is created)",
+	}
+}
+
+// bounded is the ScheduledJob cache's transform (jobs.BoundedOwner): what decide reads (the
+// schedule fields, the limits, the status, our annotations) and the jobTemplate up to
+// jobs.MaxCachedTemplate.
+var bounded = jobs.BoundedOwner(func(sj *v1alpha1.ScheduledJob) *v1alpha1.ScheduledJob {
+	meta := cachebounds.BoundedMeta(&sj.ObjectMeta, keys.AnnotationRunNow, keys.AnnotationBackfill, keys.AnnotationAlertNoSuccessAfter)
+	return &v1alpha1.ScheduledJob{TypeMeta: sj.TypeMeta, ObjectMeta: meta, Spec: sj.Spec, Status: sj.Status}
+}, func(sj *v1alpha1.ScheduledJob) any { return sj.Spec.JobTemplate },
+	func(sj *v1alpha1.ScheduledJob) { sj.Spec.JobTemplate = batchv1.JobTemplateSpec{} })
+
+// ObjectMetrics are the ScheduledJobs' per-object series, labelled namespace and name, for at
+// most a limited number of ScheduledJobs (objectmetrics.Store): a tenant's 100,000 ScheduledJobs
+// cost names in a map, not series.
+type ObjectMetrics struct{ *om.Collector }
+
+// NewObjectMetrics creates the per-object series of at most limit ScheduledJobs (0: none) and
+// registers them with reg. observe gives their samples in this order.
+func NewObjectMetrics(reg prometheus.Registerer, limit int) (*ObjectMetrics, error) {
+	d := func(name, help string) *prometheus.Desc {
+		return om.NewDesc("platform_operators_scheduledjob_"+name, help)
+	}
+	c, err := om.NewCollector(reg, "ScheduledJob", limit,
+		d("created_timestamp_seconds", "When the ScheduledJob was created (Unix time): where the no-success alert starts counting before a first success."),
+		d("last_schedule_timestamp_seconds", "The slot of the ScheduledJob's last scheduled run that got a Job (status.lastScheduleTime, Unix time); absent before the first."),
+		d("last_successful_timestamp_seconds", "When the ScheduledJob's last Job succeeded (status.lastSuccessfulTime, Unix time); absent before the first success."),
+		d("next_schedule_timestamp_seconds", "When the ScheduledJob's next slot starts (status.nextScheduleTime, Unix time); absent while suspended or when the schedule is invalid."),
+		d("schedule_interval_seconds", "Seconds from the ScheduledJob's next slot to the one after it: the schedule's period, from which the no-success alert's default threshold counts; absent while suspended or when the schedule is invalid."),
+		d("active_runs", "The ScheduledJob's Jobs that have not finished (status.active)."),
+		d("suspended", "1 while the ScheduledJob is suspended (spec.suspend), else 0."),
+		d("stopped_after_failures", "1 while the ScheduledJob is suspended by its spec.stopStrategy.afterFailures (Ready reason StoppedAfterFailures), else 0: the no-success alert is silent while suspended, this one is not."),
+		d("no_success_alert_after_seconds", "The ScheduledJob's own threshold of the no-success alert (annotation "+keys.AnnotationAlertNoSuccessAfter+"); absent when not set."))
+	if err != nil {
+		return nil, err
+	}
+	return &ObjectMetrics{c}, nil
+}
+
+// observe records sj's series from st, the status it has (or is about to have), and interval,
+// the schedule's period at the next slot (0: no series). A nil m records nothing.
+func (m *ObjectMetrics) observe(sj *v1alpha1.ScheduledJob, st *v1alpha1.ScheduledJobStatus, interval time.Duration) {
+	if m == nil {
+		return
+	}
+	m.Set(types.NamespacedName{Namespace: sj.Namespace, Name: sj.Name}, []om.Sample{
+		om.Stamp(&sj.CreationTimestamp), om.Stamp(st.LastScheduleTime), om.Stamp(st.LastSuccessfulTime), om.Stamp(st.NextScheduleTime),
+		om.IfSet(interval.Seconds()),
+		om.Value(float64(max(len(st.Active), int(st.ActiveCount)))),
+		om.Flag(ptr.Deref(sj.Spec.Suspend, false) || st.Stop != nil),
+		om.Flag(st.Stop != nil && st.Stop.Reason == slotplan.ReasonStoppedAfterFailures),
+		om.IfSet(slotplan.NoSuccessAfter(sj).Seconds()),
+	})
+}
+
+// forget drops the series of the ScheduledJob key (deleted). A nil m does nothing.
+func (m *ObjectMetrics) forget(key types.NamespacedName) {
+	if m != nil {
+		m.Delete(key)
+	}
 }

@@ -1,16 +1,14 @@
 package scheduledjob
 
-// The slot protocol (four steps: claim and create, record, prune, observe) and the state machine
-// of one slot are written down in controller/logic/slotplan's doc.go: Decide computes what each
-// pass does; carryOut, below, applies it in the protocol's order.
+// The slot protocol (claim and create, record, prune, observe: docs/scheduling.md, summed up in
+// controller/logic/slotplan's doc.go): Decide computes what each pass does; carryOut, below,
+// applies it in the protocol's order.
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -63,14 +61,14 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 	// afterwards so the request backs off.
 	var actErr error
 	for _, j := range p.Replace {
-		if err := r.deleteJob(ctx, j); err != nil {
-			p.Events = append(p.Events, slotplan.Event{Kind: corev1.EventTypeWarning, Reason: "FailedDelete", Note: fmt.Sprintf("Deleting job %s: %v", j.Name, err)})
+		ev, err := r.deleteJob(ctx, j)
+		p.Events = append(p.Events, ev)
+		if err != nil {
 			actErr = err
 			break
 		}
 		r.deleted.add(j.UID, r.Clock.Now())
 		removeActive(st, j)
-		p.Events = append(p.Events, slotplan.Event{Kind: corev1.EventTypeNormal, Reason: "SuccessfulDelete", Note: "Deleted job " + j.Name})
 	}
 	// Step 1, the claims, only once every replaced Job is gone (Replace never runs two at
 	// once). What the API server answered is recorded after the loop, by the pure
@@ -136,11 +134,8 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 		// Its run is in the written status: jobs.Gone need not remember it (and must not fill
 		// with the manager's own prunes).
 		r.gone.Deleting(j.UID)
-		if err := r.deleteJob(ctx, j); err != nil {
-			p.Events = append(p.Events, slotplan.Event{Kind: corev1.EventTypeWarning, Reason: "FailedDelete", Note: fmt.Sprintf("Deleting job %s: %v", j.Name, err)})
-			continue
-		}
-		p.Events = append(p.Events, slotplan.Event{Kind: corev1.EventTypeNormal, Reason: "SuccessfulDelete", Note: "Deleted job " + j.Name})
+		ev, _ := r.deleteJob(ctx, j) // a failed prune is tried again by the next pass
+		p.Events = append(p.Events, ev)
 	}
 	for _, e := range p.Events {
 		r.Recorder.Eventf(sj, nil, e.Kind, e.Reason, "Schedule", "%s", e.Note)
@@ -169,10 +164,66 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 	}
 	if !p.Due.IsZero() {
 		// At a shared slot the queue serves every namespace's first ScheduledJob before any
-		// namespace's second (fairness.go).
+		// namespace's second (fairShare).
 		res.Priority = ptr.To(r.fair.priority(sj.Namespace, sj.Name, p.Due, r.Clock.Now()))
 	}
 	return res, nil
 }
 
 func sjStatus(sj *v1alpha1.ScheduledJob) v1alpha1.ScheduledJobStatus { return sj.Status }
+
+// slotPriority is the work-queue priority of a pass that falls due at a slot, for a namespace's
+// first ScheduledJob due at that instant; its second gets one less, and so on. It is above the
+// priority of watch events (0), so at a shared slot the creates go before the passes that only
+// record status, and the queue (controller/fairqueue, priorities first) serves every namespace's
+// first slot before any namespace's second.
+const slotPriority = 1 << 20
+
+// fairShare ranks the ScheduledJobs due at the same instant within their namespace, so that one
+// tenant with thousands of schedules on a shared minute delays another tenant's single schedule
+// by one round of the workers at most, not by its whole backlog.
+type fairShare struct {
+	mu sync.Mutex
+	// due is instant (Unix second) -> namespace -> name -> rank (0 first).
+	// store: one entry per ScheduledJob due within the last minute, about 150 bytes each (the
+	// names are bounded by the API server), so at most 150 bytes per ScheduledJob; paid by the
+	// tenants who create ScheduledJobs.
+	due       map[int64]map[string]map[string]int
+	lastPrune time.Time
+}
+
+// priority is the queue priority of namespace/name's pass due at at. Asking again for the same
+// object and instant gives the same answer. Instants more than a minute before now are forgotten
+// (at most once a minute).
+func (f *fairShare) priority(namespace, name string, at, now time.Time) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.due == nil {
+		f.due = map[int64]map[string]map[string]int{}
+	}
+	if now.Sub(f.lastPrune) >= time.Minute {
+		for sec := range f.due {
+			if time.Unix(sec, 0).Before(now.Add(-time.Minute)) {
+				delete(f.due, sec)
+			}
+		}
+		f.lastPrune = now
+	}
+	sec := at.Unix()
+	byNS := f.due[sec]
+	if byNS == nil {
+		byNS = map[string]map[string]int{}
+		f.due[sec] = byNS
+	}
+	ranks := byNS[namespace]
+	if ranks == nil {
+		ranks = map[string]int{}
+		byNS[namespace] = ranks
+	}
+	rank, ok := ranks[name]
+	if !ok {
+		rank = len(ranks)
+		ranks[name] = rank
+	}
+	return slotPriority - min(rank, slotPriority-1)
+}

@@ -103,7 +103,7 @@ func TestScheduledJobNoSuccessAlert(t *testing.T) {
 }
 
 // TestScheduledJobStoppedAfterFailuresAlert checks the stop alert reads the per-object series the
-// manager serves (controller/scheduledjob/objectmetrics.go) and fires per object.
+// manager serves (controller/scheduledjob/reconciler.go, NewObjectMetrics) and fires per object.
 func TestScheduledJobStoppedAfterFailuresAlert(t *testing.T) {
 	const name = "PlatformOperatorsScheduledJobStoppedAfterFailures"
 	expr := alertsOf(t, prometheusRules(mustRenderAll(t, "prometheusRule:\n  enabled: true\n", prometheusRuleAPI))[0])[name]

@@ -13,19 +13,15 @@ import (
 const DefaultPodsStuckAfter = 2 * time.Minute
 
 // PodsNotCreated reports whether j has had no pod for at least after (stuck), or else how long
-// until it would count (wait, 0 when it never can: a pod exists or existed, the Job finished, is
-// suspended, asks for no pod (spec.parallelism 0: the Job controller creates none until it is
-// raised) or is managed by another controller (spec.managedBy: the built-in Job controller
-// creates no pod for it, by design), or after <= 0, which turns the check off).
-//
-// It is the shape the Job controller leaves a Job in when admission refuses every pod create
-// (Pod Security, a ResourceQuota, a webhook): status.startTime set at its first sync, active,
-// ready, terminating, succeeded and failed all 0, no uncounted terminated pod, no terminal or
-// interim condition (Complete, Failed, FailureTarget, SuccessCriteriaMet), and FailedCreate
-// Events on the Job that only `kubectl describe job` shows. The wait counts from
-// status.startTime (reset by the Job controller when a suspended Job resumes), or from creation
-// when the Job controller has not synced the Job at all.
+// until it would count (wait; 0 when it never can, as the checks below say; after <= 0 turns the
+// check off). It is the shape the Job controller leaves a Job in when admission refuses every pod
+// create (Pod Security, a ResourceQuota, a webhook): startTime set at its first sync, no pod in
+// any count, no terminal or interim condition, and FailedCreate Events on the Job that only
+// `kubectl describe job` shows. The wait counts from status.startTime (reset when a suspended
+// Job resumes), or from creation when the Job controller has not synced the Job at all.
 func PodsNotCreated(j *batchv1.Job, now time.Time, after time.Duration) (stuck bool, wait time.Duration) {
+	// Suspended, parallelism 0, or managed by another controller (spec.managedBy): no pod by
+	// design, not a refusal.
 	if after <= 0 || ptr.Deref(j.Spec.Suspend, false) || j.DeletionTimestamp != nil || ptr.Deref(j.Spec.Parallelism, 1) == 0 {
 		return false, 0
 	}

@@ -3,6 +3,11 @@ package jobstate
 import (
 	"strings"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
@@ -39,4 +44,58 @@ func withoutOurKeys(m map[string]string) map[string]string {
 		}
 	}
 	return out
+}
+
+// NewJob is the Job name that owner (of gvk, its controller) creates from a template's metadata
+// (without our keys) and spec, labelled createdBy, with its scheduled time (WithScheduledTime).
+func NewJob(owner metav1.Object, gvk schema.GroupVersionKind, name, createdBy string, tmpl metav1.ObjectMeta, spec batchv1.JobSpec, scheduled string) *batchv1.Job {
+	labels, annotations := TemplateMetadata(tmpl.Labels, tmpl.Annotations)
+	labels[keys.LabelCreatedBy] = createdBy
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: owner.GetNamespace(), Labels: labels, Annotations: annotations,
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(owner, gvk)}}, Spec: spec}
+	WithScheduledTime(job, scheduled)
+	return job
+}
+
+// ScheduledTimeAnnotation holds the time a run was scheduled for (RFC 3339), on the Job and on
+// its pods. It is the key upstream's CronJob controller writes on its Jobs
+// (batchv1.CronJobScheduledTimestampAnnotation), so tools that read it there work here too.
+const ScheduledTimeAnnotation = batchv1.CronJobScheduledTimestampAnnotation
+
+// ScheduledTimeEnv is the environment variable every container of a run gets: the scheduled
+// time, read from the pod's ScheduledTimeAnnotation through the downward API.
+const ScheduledTimeEnv = "SCHEDULED_TIME"
+
+// WithScheduledTime writes scheduled (RFC 3339) into job's and its pod template's
+// ScheduledTimeAnnotation and gives every container and init container ScheduledTimeEnv from
+// it. A container that sets ScheduledTimeEnv itself keeps its own value.
+func WithScheduledTime(job *batchv1.Job, scheduled string) {
+	if job.Annotations == nil {
+		job.Annotations = map[string]string{}
+	}
+	job.Annotations[ScheduledTimeAnnotation] = scheduled
+	tmpl := &job.Spec.Template
+	if tmpl.Annotations == nil {
+		tmpl.Annotations = map[string]string{}
+	}
+	tmpl.Annotations[ScheduledTimeAnnotation] = scheduled
+	env := corev1.EnvVar{Name: ScheduledTimeEnv, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
+		APIVersion: "v1", FieldPath: "metadata.annotations['" + ScheduledTimeAnnotation + "']",
+	}}}
+	for _, cs := range [][]corev1.Container{tmpl.Spec.InitContainers, tmpl.Spec.Containers} {
+		for i := range cs {
+			if !hasEnv(cs[i].Env, ScheduledTimeEnv) {
+				cs[i].Env = append(cs[i].Env, env)
+			}
+		}
+	}
+}
+
+func hasEnv(env []corev1.EnvVar, name string) bool {
+	for _, e := range env {
+		if e.Name == name {
+			return true
+		}
+	}
+	return false
 }

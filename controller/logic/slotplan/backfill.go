@@ -1,26 +1,12 @@
 package slotplan
 
-// Backfill: the slots of a past range run on request, each once, as its own Job.
-//
-// A user sets the annotation ops.platform-operators.io/backfill to "<from>/<to>" (RFC 3339
-// instants; from inclusive, to exclusive). The request is read once, when the controller first
-// sees the value, and bounded then (backfillRange): at most MaxBackfillSlots slots, from at most
-// MaxBackfillAge back, to not in the future. A refused request is a status (phase Refused, the
-// Backfill condition False) and one Warning; nothing is retried until the value changes.
-//
-// An accepted request walks the schedule's own slots in the range, oldest first, from
-// status.backfill.nextSlot (the cursor), at most one Job per pass and one every BackfillInterval,
-// and never next to a Job of the same pass (a scheduled slot, a run-now request). Under
-// concurrencyPolicy Forbid or Replace a backfill Job starts only when no Job is active, and
-// never replaces one: Replace would otherwise kill each backfilled run with the next one.
-//
-// Idempotency: a backfill Job's name is its slot's (jobname.Backfill), not the request's, so
-// creating it is the claim. The cursor moves past a slot only in the status write of the pass
-// that got its Job (created, or found after AlreadyExists): a process that dies between the
-// create and that write leaves the cursor on the slot, and the next pass finds the Job (by name)
-// and moves on; the Job is not pruned before the cursor has passed it (backfillRecorded). A slot
-// whose Job exists (a scheduled run, an earlier backfill) or that status.runs lists with a Job
-// is not run again. The same value asked again does nothing (status.backfill.request).
+// Backfill: the slots of a past range run on request, each once, as its own Job
+// (docs/scheduling.md, "Backfill"). The annotation's value is read and bounded once, when first
+// seen (backfillRange); an accepted request walks the range's slots from status.backfill.nextSlot
+// (the cursor), asking the ledger about each, at most one Job per pass and one every
+// BackfillInterval. A backfill Job's name is its slot's (jobname.Backfill), so creating it is the
+// claim; the cursor moves past a slot only in the status write of the pass that got its Job, and
+// the Job is not pruned before it has (backfillRecorded).
 
 import (
 	"fmt"
@@ -67,8 +53,9 @@ const (
 	maxBackfillRequest = 128
 )
 
-// backfillKey is status.backfill.request for an annotation value: the value, or its digest when
-// it is too long to keep (so it is refused once, not on every pass).
+// backfillKey is status.backfill.request for an annotation value (and status.backfill.schedule
+// for the observed schedule): the value, or its digest when it is too long to keep (so it is
+// refused once, not on every pass).
 func backfillKey(value string) string {
 	if len(value) > maxBackfillRequest {
 		return digest.Of([]byte(value))
@@ -117,10 +104,6 @@ func backfillRange(value string, now time.Time, sched schedule.Union) (from, to 
 // 44,640 slots).
 const maxCountedSlots = 50000
 
-// scheduleKey is status.backfill.schedule for the observed schedule: itself, or its digest when
-// it is too long to keep.
-func scheduleKey(observed string) string { return backfillKey(observed) }
-
 // requestBackfill is the backfill step, after the due slot: it accepts (or refuses) a new
 // request, or moves the running one on by at most one Job (a creation with backfill set;
 // recordCreates moves the cursor).
@@ -131,10 +114,7 @@ func requestBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now tim
 	switch {
 	case value == "":
 		if bf != nil && bf.Phase == v1alpha1.BackfillRunning {
-			msg := fmt.Sprintf("Backfill %s cancelled (the annotation was removed): %d of %d slots done", bf.Request, bf.Done, bf.Slots)
-			bf.Phase, bf.NextSlot, bf.Message = v1alpha1.BackfillCancelled, nil, ""
-			setBackfillCondition(sj, st, metav1.ConditionFalse, ReasonBackfillCancelled, msg)
-			p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonBackfillCancelled, msg})
+			endBackfill(sj, p, v1alpha1.BackfillCancelled, ReasonBackfillCancelled, fmt.Sprintf("Backfill %s cancelled (the annotation was removed): %d of %d slots done", bf.Request, bf.Done, bf.Slots))
 		}
 		return
 	case bf == nil || bf.Request != backfillKey(value):
@@ -146,7 +126,7 @@ func requestBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now tim
 			p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonBackfillRefused, msg})
 			return
 		}
-		bf = &v1alpha1.BackfillStatus{Request: value, Phase: v1alpha1.BackfillRunning, Schedule: scheduleKey(st.ObservedSchedule),
+		bf = &v1alpha1.BackfillStatus{Request: value, Phase: v1alpha1.BackfillRunning, Schedule: backfillKey(st.ObservedSchedule),
 			From: &metav1.Time{Time: from}, To: &metav1.Time{Time: to}, StartTime: &metav1.Time{Time: now.Truncate(time.Second)}, Slots: int32(len(slots))}
 		if st.Backfill != nil {
 			// The pace is the ScheduledJob's, not the request's: a new value does not start a
@@ -172,14 +152,11 @@ func requestBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now tim
 		return
 	case bf.Phase != v1alpha1.BackfillRunning:
 		return
-	case bf.Schedule != scheduleKey(st.ObservedSchedule):
+	case bf.Schedule != backfillKey(st.ObservedSchedule):
 		// The slots were the accepted schedule's: an edit of the schedule or time zone ends the
 		// request, and the ledger (status.backfilled) keeps the slots it dealt with from running
 		// again when the rest is asked for.
-		msg := fmt.Sprintf("Backfill %s cancelled (the schedule or time zone changed): %d of %d slots done; ask again for the rest, slots already run are not run again", bf.Request, bf.Done, bf.Slots)
-		bf.Phase, bf.NextSlot, bf.Message = v1alpha1.BackfillCancelled, nil, ""
-		setBackfillCondition(sj, st, metav1.ConditionFalse, ReasonBackfillCancelled, msg)
-		p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonBackfillCancelled, msg})
+		endBackfill(sj, p, v1alpha1.BackfillCancelled, ReasonBackfillCancelled, fmt.Sprintf("Backfill %s cancelled (the schedule or time zone changed): %d of %d slots done; ask again for the rest, slots already run are not run again", bf.Request, bf.Done, bf.Slots))
 		return
 	}
 	stepBackfill(sj, children, now, d, p)
@@ -202,12 +179,9 @@ func stepBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.T
 		runIt := e.State == SlotNotRun || e.State == SlotBeforeSchedule ||
 			(e.State == SlotDue && !slot.After(d.slotNow) && !unhandledDue(d, slot))
 		if !runIt && e.State != SlotDue {
-			// Its run happened (or cannot be told): by this backfill in a pass that died before
-			// its status write (a backfill Job created after startTime: the acceptance was
-			// written first), by an earlier request, or on schedule. startTime is the manager's
-			// clock and creationTimestamp the API server's: a manager clock ahead of the API
-			// server's can count such a Job as found rather than created; done counts it either
-			// way.
+			// Its run happened (or cannot be told): on schedule, by an earlier request, or by
+			// this one in a pass that died before its status write (a backfill Job created after
+			// startTime, the manager's clock against the API server's: done counts it either way).
 			bf.Done++
 			if e.Job != nil && e.Job.Name == jobname.Backfill(sj, slot) && !e.Job.CreationTimestamp.Time.Before(bf.StartTime.Time) {
 				bf.Created++
@@ -290,10 +264,15 @@ func nextBackfillSlot(sched schedule.Union, bf *v1alpha1.BackfillStatus, slot ti
 // finishBackfill ends the running backfill: every slot of its range is done.
 func finishBackfill(sj *v1alpha1.ScheduledJob, p *Plan) {
 	bf := p.Status.Backfill
-	bf.Phase, bf.NextSlot, bf.Message = v1alpha1.BackfillFinished, nil, ""
-	msg := fmt.Sprintf("Backfill %s finished: %d slots, %d Jobs created, %d had run already or were refused", bf.Request, bf.Slots, bf.Created, bf.Done-bf.Created)
-	setBackfillCondition(sj, &p.Status, metav1.ConditionFalse, ReasonBackfillFinished, msg)
-	p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonBackfillFinished, msg})
+	endBackfill(sj, p, v1alpha1.BackfillFinished, ReasonBackfillFinished, fmt.Sprintf("Backfill %s finished: %d slots, %d Jobs created, %d had run already or were refused", bf.Request, bf.Slots, bf.Created, bf.Done-bf.Created))
+}
+
+// endBackfill ends the running backfill in phase, with the condition and a Normal Event.
+func endBackfill(sj *v1alpha1.ScheduledJob, p *Plan, phase v1alpha1.BackfillPhase, reason, msg string) {
+	bf := p.Status.Backfill
+	bf.Phase, bf.NextSlot, bf.Message = phase, nil, ""
+	setBackfillCondition(sj, &p.Status, metav1.ConditionFalse, reason, msg)
+	p.Events = append(p.Events, Event{corev1.EventTypeNormal, reason, msg})
 }
 
 // recordBackfill records the API server's answer to a backfill create (recordCreates): a Job

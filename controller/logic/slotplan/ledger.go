@@ -1,27 +1,11 @@
 package slotplan
 
-// The slot ledger: where each slot of the schedule stands, computed by one function (slotLedger)
-// from the status read and the Jobs that exist. Every step of Decide that asks about a slot (the
-// due slot, the record step, a backfill, the retry of a refused slot) asks it, and every record a
-// pass writes about a slot goes into the status fields it reads:
-//
-//	state           what says so (first match wins)                                    a backfill
-//	Created         a Job of the slot under any of its names (jobOfSlot), or a run in     finds it run
-//	                status.runs with one, or the slot at or before lastScheduleTime
-//	                that notRun does not list
-//	Backfilled      status.backfilled lists it (a backfill dealt with it)                finds it run
-//	NotRun          status.notRun lists it (skipped, refused, passed over), or          runs it
-//	                status.runs has it without a Job
-//	BeforeSchedule  before the ScheduledJob existed                                     runs it
-//	Unknown         at or before status.notRunKnownAfter: notRun dropped its range       leaves it (counted)
-//	Due             none of the above: no pass decided it yet                           waits for the
-//	                                                                                     scheduled pass, or
-//	                                                                                     runs it when no
-//	                                                                                     pass will
-//
-// The records are bounded (notRun 20 ranges, backfilled 10), and each bound gives way towards
-// "ran": a slot whose record was dropped is never run twice, and a backfill says how many it left.
-// docs/scheduling.md draws the same table (TestLedgerStatesAreDocumented).
+// The slot ledger: where each slot of the schedule stands (SlotState), computed by one function
+// (slotLedger) from the status read and the Jobs that exist. Every step of Decide that asks about
+// a slot asks it, and every record a pass writes about a slot goes into the status fields it
+// reads. The records are bounded, and each bound gives way towards "ran": a slot whose record was
+// dropped is never run twice. docs/scheduling.md ("The slot ledger") has the table of what says
+// each state (TestLedgerStatesAreDocumented).
 
 import (
 	"encoding/json"
@@ -139,10 +123,7 @@ func InRanges(rs []v1alpha1.SlotRange, t time.Time) *v1alpha1.SlotRange {
 // sched between them); past maxNotRun ranges the oldest is dropped and notRunKnownAfter moves to
 // its end.
 func recordNotRun(st *v1alpha1.ScheduledJobStatus, sched schedule.Union, first, last time.Time, reason string) {
-	addNotRun(st, sched.Next, first, last, reason)
-}
-
-func addNotRun(st *v1alpha1.ScheduledJobStatus, next func(time.Time) time.Time, first, last time.Time, reason string) {
+	next := sched.Next
 	if last.Before(first) {
 		return
 	}
@@ -168,7 +149,7 @@ func addNotRun(st *v1alpha1.ScheduledJobStatus, next func(time.Time) time.Time, 
 		}
 	}
 	st.NotRun = insertRange(st.NotRun, v1alpha1.SlotRange{First: metav1.Time{Time: first}, Last: metav1.Time{Time: last}, Reason: reason})
-	boundNotRun(st)
+	boundNotRun(st, maxNotRun)
 }
 
 // sealNotRun keeps only the ends of each range of status.notRun when the schedule or its time
@@ -186,7 +167,7 @@ func sealNotRun(st *v1alpha1.ScheduledJobStatus) {
 		}
 	}
 	st.NotRun = sealed
-	boundNotRun(st)
+	boundNotRun(st, maxNotRun)
 }
 
 // dropNotRun takes slot out of status.notRun: its Job exists (a refused slot tried again), and a
@@ -205,11 +186,8 @@ func dropNotRun(st *v1alpha1.ScheduledJobStatus, slot time.Time) {
 		parts = append(parts, v1alpha1.SlotRange{First: r.First, Last: metav1.NewTime(slot.Add(-time.Second)), Reason: r.Reason})
 	}
 	st.NotRun = slices.Replace(st.NotRun, i, i+1, parts...)
-	boundNotRun(st)
+	boundNotRun(st, maxNotRun)
 }
-
-// boundNotRun drops the oldest ranges past maxNotRun, moving notRunKnownAfter to their end.
-func boundNotRun(st *v1alpha1.ScheduledJobStatus) { boundNotRunTo(st, maxNotRun) }
 
 // maxStatusBytes is what a ScheduledJob's status may weigh, serialized: under the 8 KiB one cached
 // object may cost (cachebounds.MaxObjectBytes), with room for what the cache keeps beside it.
@@ -223,11 +201,12 @@ func fitStatus(st *v1alpha1.ScheduledJobStatus) {
 		if b, err := json.Marshal(st); err != nil || len(b) <= maxStatusBytes {
 			return
 		}
-		boundNotRunTo(st, len(st.NotRun)-1)
+		boundNotRun(st, len(st.NotRun)-1)
 	}
 }
 
-func boundNotRunTo(st *v1alpha1.ScheduledJobStatus, limit int) {
+// boundNotRun drops the oldest ranges past limit, moving notRunKnownAfter to their end.
+func boundNotRun(st *v1alpha1.ScheduledJobStatus, limit int) {
 	for len(st.NotRun) > limit {
 		dropped := st.NotRun[len(st.NotRun)-1]
 		st.NotRun = st.NotRun[:len(st.NotRun)-1]

@@ -211,7 +211,7 @@ func TestTheLedgerAtTheSeams(t *testing.T) {
 		sj := newSJ(spec("* * * * *"), policy(v1alpha1.ReplaceConcurrent), lastSchedule(minutes(topOfTheHour, -1)), created(minutes(thePriorHour, -30)))
 		sj.Status = Decide(sj, nil, minutes(topOfTheHour, -1), noneDeleted, 0).Status // the observed schedule
 		setAnnotation(sj, keys.AnnotationBackfill, "r")
-		sj.Status.Backfill = &v1alpha1.BackfillStatus{Request: "r", Phase: v1alpha1.BackfillRunning, Schedule: scheduleKey(sj.Status.ObservedSchedule),
+		sj.Status.Backfill = &v1alpha1.BackfillStatus{Request: "r", Phase: v1alpha1.BackfillRunning, Schedule: backfillKey(sj.Status.ObservedSchedule),
 			From: ptr.To(metav1.NewTime(minutes(thePriorHour, 10))), To: ptr.To(metav1.NewTime(minutes(thePriorHour, 20))),
 			StartTime: ptr.To(metav1.NewTime(minutes(thePriorHour, 40))), NextSlot: ptr.To(metav1.NewTime(minutes(thePriorHour, 10))), Slots: 10}
 		sj.Status.NotRun = []v1alpha1.SlotRange{slotRange(minutes(thePriorHour, 10), minutes(thePriorHour, 20), ReasonMissedSlots)}

@@ -35,22 +35,6 @@ const ConditionStalled = "Stalled"
 // (reason PodsNotCreated: its pod creates are refused), and absent otherwise.
 const ConditionJobsStuck = "JobsStuck"
 
-// How a slot ends: the protocol's outcomes. Every slot due while the ScheduledJob exists ends
-// with exactly one of them, recorded once by the pass named (doc.go has the state machine):
-//
-//	outcome            run in status.runs              Event (type)                   metric (skipped_slots_total{reason})  recorded by
-//	SuccessfulCreate   Running → Succeeded | Failed    SuccessfulCreate (Normal)      — (job_creation_skew_seconds)         the pass after the create (record step), from the Job
-//	JobRejected        Failed, message: API server's   JobRejected (Warning, once     JobRejected, per slot                 the pass whose create was refused
-//	                                                   per distinct refusal)
-//	JobAlreadyActive   Skipped                         JobAlreadyActive (Warning)     JobAlreadyActive, per slot            the pass that found it due under Forbid
-//	MissedDeadline     Skipped                         MissedDeadline (Warning)       MissedDeadline, per slot              the first pass after its deadline
-//	MissedSlots        — (named in the Event)          MissedSlots (Warning)          MissedSlots, per Event                the pass that runs the most recent slot
-//	TooManyMissedTimes — (more than 100 slots)         TooManyMissedTimes (Warning)   TooManyMissedTimes, per Event         the pass that runs the most recent slot
-//	Suspended          — (named in the Event)          Suspended (Normal, on resume)  Suspended, per Event                  the pass that runs the most recent slot
-//
-// SlotOutcomes lists them; docs/scheduling.md and docs/troubleshooting.md list each (a test
-// checks), and the metric has a series for each reason from the start.
-
 // SlotOutcome is one way a slot can end.
 type SlotOutcome struct {
 	// Reason is the reason of the run record, of the Event and the metric label.
@@ -63,7 +47,10 @@ type SlotOutcome struct {
 	Counted bool
 }
 
-// SlotOutcomes are the outcomes a slot can end with, in the table above.
+// SlotOutcomes are the outcomes a slot can end with: every slot due while the ScheduledJob
+// exists ends with exactly one of them, recorded once. docs/scheduling.md ("How a slot ends")
+// and docs/troubleshooting.md list each, with what records it (a test checks), and the metric
+// has a series for each counted reason from the start.
 var SlotOutcomes = []SlotOutcome{
 	{ReasonSuccessfulCreate, v1alpha1.RunRunning, corev1.EventTypeNormal, false},
 	{ReasonJobRejected, v1alpha1.RunFailed, corev1.EventTypeWarning, true},
@@ -160,37 +147,14 @@ type Plan struct {
 
 // Decide is the whole ScheduledJob logic as a function of the object, its Jobs, now, which Jobs
 // this process deleted itself (deletedByUs: never reported missing) and how long an active Job
-// may have no pod (stuckAfter, --job-pods-stuck-after; 0: never reported). It runs named steps in
-// order, each reading the object and what the steps before it wrote to the plan, and writing its
-// own part of the plan:
-//
-//   - sanitize (sanitize, ledger.go): any status the schema admits is made one the steps can read;
-//   - history (observeJobs): the active list, finished runs, the run history, history to prune;
-//   - record (recordClaims): every slot Job the status does not record yet is recorded, whatever
-//     else the pass finds (past the deadline, the next slot due, suspended, a bad schedule);
-//   - pods (observePods): active Jobs whose pods are not created (refused by admission);
-//   - schedule (readSchedule): parse, or say once why it cannot be;
-//   - slot (findSlots): which slots are due and whether each was handled, when to wake next;
-//   - stop (stopStep, stop.go): enough consecutive failed (or successful) runs for the stop
-//     strategy record the stop in status.stop, which holds until the spec changes;
-//   - suspend (suspend): a suspended (or stopped) object creates nothing and does nothing per slot;
-//   - the due slot (runDueSlot): a Job, a skip, or nothing, through the concurrency step
-//     (admit), which both the slot and run-now ask;
-//   - run-now (requestRunNow): a new run-now token becomes a Job, is spent on a refusal, or waits
-//     for the pass after the due slot's Job;
-//   - backfill (requestBackfill, backfill.go): a new backfill request is read and bounded, a
-//     running one gets at most one Job, when nothing else of this pass creates one;
-//   - fit (fitStatus, ledger.go): the status is brought under maxStatusBytes (RecordCreates ends
-//     with it too).
-func Decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, deletedByUs func(types.UID) bool, stuckAfter time.Duration) Plan {
-	p := decide(sj, children, now, deletedByUs, stuckAfter)
-	fitStatus(&p.Status)
-	return p
-}
-
-// decide is Decide's steps up to the fit.
-func decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, deletedByUs func(types.UID) bool, stuckAfter time.Duration) Plan {
-	p := Plan{Status: *sj.Status.DeepCopy()}
+// may have no pod (stuckAfter, --job-pods-stuck-after; 0: never reported). Its steps run in
+// order, each reading the object and what the steps before it wrote to the plan: sanitize,
+// observeJobs (history), recordClaims (record: whatever else the pass finds), observePods,
+// readSchedule, findSlots, stopStep, suspend, runDueSlot and requestRunNow (both through admit,
+// the concurrency step), requestBackfill, and fitStatus (which RecordCreates ends with too).
+func Decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, deletedByUs func(types.UID) bool, stuckAfter time.Duration) (p Plan) {
+	p.Status = *sj.Status.DeepCopy()
+	defer func() { fitStatus(&p.Status) }()
 	if fixed := sanitize(&p.Status); len(fixed) > 0 {
 		p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonStatusRepaired, sanitized(fixed)})
 	}
@@ -231,19 +195,15 @@ const (
 	maxConfirm    = 5
 )
 
-// unconfirmedSlots returns the Jobs whose existence would change what p plans, and that neither
-// the status (lastScheduleTime) nor the Job cache (children) account for: under Forbid a slot Job
-// the previous pass created, whose record it left to this pass, blocks a new Job even while the
-// cache does not show it (a run-now request right after the slot, or on a new leader); under
-// Replace it must be replaced; and under any policy a slot whose Job exists is not passed over
-// (MissedSlots) or skipped past its deadline (MissedDeadline: a new leader whose Job cache does
-// not show yet the Job its dead predecessor created at the slot) for a cache behind. They are the
-// Jobs of the slots after lastScheduleTime within confirmWindow before now, at most maxConfirm,
-// most recent first (a MissedDeadline skip names one slot, the most recent: only its Job); then,
-// when it creates under Forbid or Replace, the Jobs of the run-now token not yet spent and of the
-// backfill cursor. None when nothing is created under Allow, nothing is passed over and no slot
-// missed its deadline. A JobAlreadyActive skip needs no read: the Job that blocks it is in the
-// cache, and while it runs no Job of the skipped slot was created under Forbid.
+// unconfirmedSlots returns the Jobs whose existence would change what p plans and that neither
+// the status (lastScheduleTime) nor the Job cache account for: a slot Job the previous pass
+// created, leaving its record to this one, must block (Forbid) or be replaced (Replace) even
+// while the cache does not show it, and under any policy a slot whose Job exists is never passed
+// over (MissedSlots) or skipped past its deadline (MissedDeadline) for a cache behind. They are
+// the Jobs of the slots after lastScheduleTime within confirmWindow, at most maxConfirm, most
+// recent first (one for a MissedDeadline skip); then, when it creates under Forbid or Replace,
+// those of the run-now token not yet spent and of the backfill cursor. A JobAlreadyActive skip
+// needs none: the Job that blocks it is in the cache.
 func unconfirmedSlots(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *Plan) []string {
 	allow := sj.Spec.ConcurrencyPolicy == v1alpha1.AllowConcurrent || sj.Spec.ConcurrencyPolicy == ""
 	// skipOnly: nothing passed over and nothing created that another Job blocks or replaces; only
@@ -256,19 +216,20 @@ func unconfirmedSlots(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueS
 	if d.earliestAll.After(from) {
 		from = d.earliestAll
 	}
+	unknown := func(name string) bool {
+		return jobNamed(children, name) == nil && !slices.ContainsFunc(p.Creates, func(c Creation) bool { return c.Job.Name == name })
+	}
 	var slots []time.Time
 	for t := d.sched.Next(from); !t.IsZero() && !t.After(d.slotNow); t = d.sched.Next(t) {
 		slots = append(slots, t)
 	}
 	var out []string
 	for i := len(slots) - 1; i >= 0 && len(out) < maxConfirm; i-- {
-		name := jobname.Slot(sj, slots[i])
-		if hasJobNamed(children, name) || slices.ContainsFunc(p.Creates, func(c Creation) bool { return c.Job.Name == name }) {
-			continue
-		}
-		out = append(out, name)
-		if skipOnly {
-			break
+		if name := jobname.Slot(sj, slots[i]); unknown(name) {
+			out = append(out, name)
+			if skipOnly {
+				break
+			}
 		}
 	}
 	if len(p.Creates) == 0 || allow {
@@ -277,17 +238,11 @@ func unconfirmedSlots(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueS
 	// A run-now or backfill Job that a pass which died before its status write created is not in
 	// the record either, and blocks (Forbid) or must be replaced (Replace) as a slot's Job does:
 	// the Job of the run-now token not yet spent, and the Job at the backfill cursor.
-	var others []string
-	if token, ok := newRunNowToken(sj); ok {
-		others = append(others, jobname.RunNow(sj, token))
+	if token, ok := newRunNowToken(sj); ok && unknown(jobname.RunNow(sj, token)) {
+		out = append(out, jobname.RunNow(sj, token))
 	}
-	if bf := p.Status.Backfill; bf != nil && bf.NextSlot != nil {
-		others = append(others, jobname.Backfill(sj, bf.NextSlot.Time))
-	}
-	for _, name := range others {
-		if !hasJobNamed(children, name) && !slices.ContainsFunc(p.Creates, func(c Creation) bool { return c.Job.Name == name }) {
-			out = append(out, name)
-		}
+	if bf := p.Status.Backfill; bf != nil && bf.NextSlot != nil && unknown(jobname.Backfill(sj, bf.NextSlot.Time)) {
+		out = append(out, jobname.Backfill(sj, bf.NextSlot.Time))
 	}
 	return out
 }
@@ -340,15 +295,13 @@ func observeJobs(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, deletedByUs
 	p.Prune = historyToPrune(sj, succeeded, failed)
 }
 
-// recordClaims is the record step (doc.go, step 2): a slot's Job that exists (or was seen
-// finishing before it was deleted, jobs.Gone) while the status read does not record its slot was
-// created by a pass that left the record to the next one. That next pass is this one, whatever
-// else it finds: the slot's deadline passed meanwhile (a failover, a queue behind a busy slot),
-// the next slot is due under Forbid, the ScheduledJob was suspended, the schedule is now invalid.
-// So lastScheduleTime moves to the latest such slot and each Job is announced (SuccessfulCreate),
-// for any slot, not only the most recent one within its deadline; a slot is never reported
-// missed, passed over or run again while its Job exists. Only a Job whose name is its slot's
-// counts: the scheduled-time annotation alone could be edited on the Job.
+// recordClaims is the record step: a slot Job that exists (or was seen finishing before it was
+// deleted, jobs.Gone) while the status read does not record its slot was created by a pass that
+// left the record to the next one: this one, whatever else it finds (past the deadline, the next
+// slot due, suspended, the schedule now invalid). lastScheduleTime moves to the latest such slot
+// and each Job is announced (SuccessfulCreate); a slot is never reported missed, passed over or
+// run again while its Job exists. Only a Job named after its slot counts: the scheduled-time
+// annotation alone could be edited on the Job.
 func recordClaims(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, p *Plan) {
 	st := &p.Status
 	var latest *time.Time
@@ -380,13 +333,11 @@ func slotOf(sj *v1alpha1.ScheduledJob, j *batchv1.Job) (time.Time, bool) {
 	return slot, true
 }
 
-// observePods is the pods step: an active Job that has had no pod for stuckAfter (the Job
-// controller's pod creates all refused: Pod Security admission, a ResourceQuota, a webhook; it
-// says so only in Events on the Job) sets the JobsStuck condition, naming every such Job, and a
-// Warning is sent once per Job (a Job not named by the condition as read). The condition goes
-// away when none is stuck (a pod appeared, or the Job finished or went). Until a pod-less Job
-// would count, podsCheck asks to look again then; after that no polling: a pod appearing changes
-// the Job's status, whose watch event brings the next pass.
+// observePods is the pods step: an active Job that has had no pod for stuckAfter (its pod creates
+// refused: Pod Security admission, a ResourceQuota, a webhook, which the Job controller says only
+// in Events on the Job) sets the JobsStuck condition, naming such Jobs, with one Warning per Job
+// the condition read did not name. Until a pod-less Job would count, PodsCheck asks to look again
+// then; after that a pod appearing changes the Job, whose watch event brings the next pass.
 func observePods(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, stuckAfter time.Duration, p *Plan) {
 	var stuck []string
 	for _, j := range children {
@@ -580,14 +531,8 @@ func passOverEdited(sj *v1alpha1.ScheduledJob, now time.Time, p *Plan) {
 	if more {
 		last = upTo
 	}
-	ev := Event{corev1.EventTypeWarning, ReasonMissedSlots, "the controller was stopped or behind"}
-	if wasSuspended(sj) || ptr.Deref(sj.Spec.Suspend, false) {
-		ev = Event{corev1.EventTypeNormal, ReasonSuspended, "the ScheduledJob was suspended"}
-	}
-	ev.Note = fmt.Sprintf("Slots from %s up to %s were not run: the schedule was edited before they were handled (%s)",
-		formatSlot(slots[0], old), now.In(old.Location()).Format(time.RFC3339), ev.Note)
-	p.Events = append(p.Events, ev)
-	p.PassedOver = append(p.PassedOver, ev.Reason)
+	announcePassedOver(p, wasSuspended(sj) || ptr.Deref(sj.Spec.Suspend, false), false, "Slots from %s up to %s were not run: the schedule was edited before they were handled (%s)",
+		formatSlot(slots[0], old), now.In(old.Location()).Format(time.RFC3339))
 	recordNotRun(&p.Status, old, slots[0], last, ReasonMissedSlots)
 }
 
@@ -601,14 +546,12 @@ func skip(sj *v1alpha1.ScheduledJob, p *Plan, sched schedule.Union, slot time.Ti
 	p.Events = append(p.Events, Event{corev1.EventTypeWarning, reason, note})
 }
 
-// suspend is the suspend step: no Job is created and nothing is done per slot. Ready says
-// Suspended, with one Event when it becomes so; status.nextScheduleTime is unset and there is no
-// requeue (no slot needs a pass: a spec change or a Job's event brings the next one). A run-now
-// request is spent with a Warning. On resume the slot step finds the slots that passed (upstream:
-// the most recent one runs, within startingDeadlineSeconds) and runDueSlot names the others.
-//
-// Ready says StoppedAfterFailures or StoppedAfterSuccesses instead when the stop strategy
-// suspended it (stop.go), and runs scheduled until now stop counting (status.stopCountAfter).
+// suspend is the suspend step, for a ScheduledJob suspended by a user or stopped by its stop
+// strategy: no Job and nothing per slot; Ready says why (one Event when it becomes so), no
+// nextScheduleTime and no requeue (a spec change or a Job's event brings the next pass); a
+// run-now request is spent with a Warning. While a user suspends it, the runs until now stop
+// counting for the stop strategy (status.stopCountAfter). On resume the slot step finds the slots
+// that passed: the most recent runs, within startingDeadlineSeconds, and passOver names the rest.
 func suspend(sj *v1alpha1.ScheduledJob, p *Plan) {
 	st := &p.Status
 	status, reason, msg, kind := suspendedReady(sj, st)
@@ -630,8 +573,7 @@ func suspend(sj *v1alpha1.ScheduledJob, p *Plan) {
 // wasSuspended reports whether the status read says the ScheduledJob was suspended (by a user
 // or by its stop strategy).
 func wasSuspended(sj *v1alpha1.ScheduledJob) bool {
-	c := meta.FindStatusCondition(sj.Status.Conditions, ConditionReady)
-	return (c != nil && c.Reason == ReasonSuspended) || sj.Status.Stop != nil
+	return ready(&sj.Status).Reason == ReasonSuspended || sj.Status.Stop != nil
 }
 
 // RunNowInterval is the least time between two run-now Jobs of one ScheduledJob: each new token
@@ -776,11 +718,8 @@ func runDueSlot(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, 
 		// Its Job exists under one of its names, or a backfill ran it: never create twice.
 		return
 	case d.handled(slot) && !refusedThenEdited(sj, p, *slot) && !retryRefused(sj, d, p, *slot):
-		// Each slot has one outcome, final once written: a Job (lastScheduleTime) or a skip
-		// (lastSkippedTime, notRun). A slot skipped under Forbid does not run later when the
-		// active Job ends: it was reported skipped. The exception is a slot whose Job the API
-		// server refused: admission's refusal is tried again while the slot can start, and an
-		// edit of the spec retries any refusal.
+		// One outcome per slot, final once written (a slot skipped under Forbid does not run
+		// when the active Job ends), except a refused one (doc.go, step 2).
 		return
 	}
 	a := admit(sj, children, p)
@@ -806,15 +745,12 @@ func decided(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *Plan, slot t
 
 // passOver names and records the slots before slot that passed without being looked at while
 // they were due (suspended or stopped, or the manager was stopped, had no leader, or was behind):
-// only the most recent slot runs, as upstream, and the ones before it are said to be lost rather
-// than lost silently: one Event, one range in status.notRun (what a backfill can run). After a
-// suspension that was the user's choice: a Normal Suspended Event, outside the missed-runs metric
-// and alert, which are about the manager's availability.
-//
-// It counts from the status read (lastScheduleTime), not the one this pass plans: the record step
-// may have recorded a slot whose creating pass lost its status write, and with it the slots that
-// pass passed over. Those are passed over here, in the gaps between the slots whose Jobs exist
-// (they ran): each gap is passed over as the pass that ran the slot after it would have.
+// only the most recent slot runs, as upstream, and the ones before it are named in one Event and
+// one range in status.notRun (what a backfill can run) rather than lost silently. It counts from
+// the status read, not the one this pass plans: the record step may have recorded a slot whose
+// creating pass lost its status write, and with it the slots that pass passed over; so each gap
+// between the slots whose Jobs exist is passed over as the pass that ran the slot after it would
+// have.
 func passOver(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *Plan, slot time.Time) {
 	var last *time.Time
 	if sj.Status.LastScheduleTime != nil {
@@ -860,17 +796,27 @@ func passOverGap(sj *v1alpha1.ScheduledJob, d dueSlots, p *Plan, last *time.Time
 	if between, more := d.sched.Between(*first, slot, MaxBackfillSlots); len(between) > 0 && !more {
 		upTo = between[len(between)-1]
 	}
+	reason := announcePassedOver(p, wasSuspended(sj), d.missed == schedule.ManyMissed, "Slots from %s up to %s were not run: only the most recent missed slot runs (%s)",
+		formatSlot(*first, d.sched), formatSlot(slot, d.sched))
+	recordNotRun(&p.Status, d.sched, *first, upTo, reason)
+}
+
+// announcePassedOver sends the Event that names slots passed over, counted in the metric
+// (PassedOver), and returns its reason: Suspended (Normal: the user's choice) when the
+// ScheduledJob was held, else MissedSlots, or TooManyMissedTimes when many were missed. format
+// ends with the cause's %s.
+func announcePassedOver(p *Plan, suspended, many bool, format string, args ...any) string {
 	ev := Event{corev1.EventTypeWarning, ReasonMissedSlots, "the controller was stopped or behind"}
 	switch {
-	case wasSuspended(sj):
+	case suspended:
 		ev = Event{corev1.EventTypeNormal, ReasonSuspended, "the ScheduledJob was suspended"}
-	case d.missed == schedule.ManyMissed:
+	case many:
 		ev = Event{corev1.EventTypeWarning, ReasonTooManyMissedTimes, "too many missed start times: set or decrease .spec.startingDeadlineSeconds or check clock skew"}
 	}
-	ev.Note = fmt.Sprintf("Slots from %s up to %s were not run: only the most recent missed slot runs (%s)", formatSlot(*first, d.sched), formatSlot(slot, d.sched), ev.Note)
+	ev.Note = fmt.Sprintf(format, append(args, ev.Note)...)
 	p.Events = append(p.Events, ev)
 	p.PassedOver = append(p.PassedOver, ev.Reason)
-	recordNotRun(&p.Status, d.sched, *first, upTo, ev.Reason)
+	return ev.Reason
 }
 
 // unlisted returns the first slot from first on, before slot, that status.notRun (as read) does
@@ -893,8 +839,7 @@ func unlisted(sj *v1alpha1.ScheduledJob, sched schedule.Union, first *time.Time,
 // refusedThenEdited reports whether slot is the scheduled slot whose Job the API server refused
 // (the ledger says so) and the spec changed since (Ready's generation): it may be tried again.
 func refusedThenEdited(sj *v1alpha1.ScheduledJob, p *Plan, slot time.Time) bool {
-	c := meta.FindStatusCondition(sj.Status.Conditions, ConditionReady)
-	if c == nil || c.Reason != ReasonJobRejected || c.ObservedGeneration == sj.Generation {
+	if c := ready(&sj.Status); c.Reason != ReasonJobRejected || c.ObservedGeneration == sj.Generation {
 		return false
 	}
 	r := InRanges(p.Status.NotRun, slot)
@@ -985,30 +930,18 @@ func refusalRan(sj *v1alpha1.ScheduledJob, children []*batchv1.Job) bool {
 // jobRejected reports whether Ready says the API server refused a Job built from the current
 // template (same generation): it stays so until the spec changes or a create succeeds.
 func jobRejected(sj *v1alpha1.ScheduledJob) bool {
-	c := meta.FindStatusCondition(sj.Status.Conditions, ConditionReady)
-	return c != nil && c.Reason == ReasonJobRejected && c.ObservedGeneration == sj.Generation
+	c := ready(&sj.Status)
+	return c.Reason == ReasonJobRejected && c.ObservedGeneration == sj.Generation
 }
 
 // NewJob builds a Job from the template, owned by the ScheduledJob, with the scheduled-timestamp
 // annotation (in the schedule's time zone) that upstream sets.
 func NewJob(sj *v1alpha1.ScheduledJob, name string, scheduled time.Time, loc *time.Location, token string) *batchv1.Job {
-	// Never a key of ours from the tenant's template (the manager's writes pass admission).
-	labels, annotations := jobstate.TemplateMetadata(sj.Spec.JobTemplate.Labels, sj.Spec.JobTemplate.Annotations)
-	labels[keys.LabelCreatedBy] = CreatedBy
+	job := jobstate.NewJob(sj, v1alpha1.GroupVersion.WithKind("ScheduledJob"), name, CreatedBy, sj.Spec.JobTemplate.ObjectMeta,
+		*sj.Spec.JobTemplate.Spec.DeepCopy(), scheduled.In(loc).Format(time.RFC3339))
 	if token != "" {
-		annotations[keys.AnnotationRunNowToken] = token
+		job.Annotations[keys.AnnotationRunNowToken] = token
 	}
-	job := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            name,
-			Namespace:       sj.Namespace,
-			Labels:          labels,
-			Annotations:     annotations,
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(sj, v1alpha1.GroupVersion.WithKind("ScheduledJob"))},
-		},
-	}
-	sj.Spec.JobTemplate.Spec.DeepCopyInto(&job.Spec)
-	jobstate.WithScheduledTime(job, scheduled.In(loc).Format(time.RFC3339))
 	return job
 }
 
@@ -1055,10 +988,6 @@ func unfinished(js []*batchv1.Job) []*batchv1.Job {
 		}
 	}
 	return out
-}
-
-func hasJobNamed(js []*batchv1.Job, name string) bool {
-	return slices.ContainsFunc(js, func(j *batchv1.Job) bool { return j.Name == name })
 }
 
 // oldest returns the Jobs beyond limit, oldest first (by start time, as upstream).

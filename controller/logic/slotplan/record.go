@@ -57,10 +57,10 @@ type CreateResult struct {
 }
 
 // OnlyRecordsSlotJobs reports whether all this pass did is create slot Jobs, and all its status
-// write would say is their record: the status planned differs from the one read only in
-// lastScheduleTime, the active Jobs, nextScheduleTime and Ready's "Next run at" (the clock's), and its only Events are
-// the creates'. The next pass computes exactly that from the Jobs (recordClaims) and the clock,
-// so this one may leave it to it.
+// write would say is their record (the status planned differs from the one read only in
+// lastScheduleTime, the active Jobs, nextScheduleTime and Ready's "Next run at"), with no Event
+// but the creates': the next pass computes exactly that from the Jobs (recordClaims) and the
+// clock, so this one may leave it to it.
 func OnlyRecordsSlotJobs(sj *v1alpha1.ScheduledJob, p *Plan) bool {
 	if len(p.Creates) == 0 || len(p.Replace) > 0 || p.Skipped != "" || len(p.PassedOver) > 0 || len(p.Finished) > 0 {
 		return false
@@ -85,17 +85,11 @@ func OnlyRecordsSlotJobs(sj *v1alpha1.ScheduledJob, p *Plan) bool {
 	return equality.Semantic.DeepEqual(read, planned)
 }
 
-// RecordCreates is the record of a pass's creates, decided from the API server's answers at now
-// (pure, doc.go step 2), so that the loop that creates changes no status:
-//
-//   - created or adopted: the Job is active; a run-now token is recorded; a slot is recorded
-//     (lastScheduleTime), though the reconciler's carryOut leaves that write to the next pass
-//     when the slot's Job is all the pass did (OnlyRecordsSlotJobs); a backfill's slot moves its
-//     cursor;
-//   - refused by the API server (admission: a webhook, a ValidatingAdmissionPolicy, a
-//     ResourceQuota; or an invalid template): refusedRun;
-//   - the name taken by a Job this ScheduledJob does not control: nothing recorded (the Event),
-//     but a backfill's slot is dealt with.
+// RecordCreates records a pass's creates from the API server's answers at now (pure), so that
+// the loop that creates changes no status: a Job created or adopted is active and its run-now
+// token or slot recorded (a slot's record may be left to the next pass: OnlyRecordsSlotJobs); a
+// refusal is refusedRun's; a name taken by a Job not ours records nothing but the Event. Each
+// answer about a backfill's slot ends that slot (recordBackfill).
 func RecordCreates(sj *v1alpha1.ScheduledJob, p *Plan, results []CreateResult, now time.Time) {
 	st := &p.Status
 	defer fitStatus(st)
@@ -124,7 +118,7 @@ func RecordCreates(sj *v1alpha1.ScheduledJob, p *Plan, results []CreateResult, n
 				}
 			}
 		}
-		if res.Slot != nil && res.Ev.Reason == ReasonSuccessfulCreate && readyReason(st) == ReasonJobRejected {
+		if res.Slot != nil && res.Ev.Reason == ReasonSuccessfulCreate && ready(st).Reason == ReasonJobRejected {
 			// The template works again (or what refused it changed).
 			setReady(sj, st, metav1.ConditionTrue, ReasonScheduled, p.scheduled)
 		}
@@ -139,17 +133,13 @@ func RecordCreates(sj *v1alpha1.ScheduledJob, p *Plan, results []CreateResult, n
 	}
 }
 
-// refusedRun records a Job the API server refused at now: the run is Failed with reason
-// JobRejected and the API server's message in status.runs (in place of a skip recorded for the
-// same slot). A scheduled slot is recorded at once (lastSkippedTime and the ledger); a refusal at
-// admission is tried again after jobstate.RefusedBackoff while the slot can start (refusalRetry: the
-// try that creates the Job replaces the record), one as invalid only after an edit of the spec;
-// the next slot tries again either way. Ready is False (JobRejected,
-// naming the refusal) until a slot's create succeeds or the spec changes: Ready is about the
-// schedule's runs. A run-now token is spent; a backfill's slot is dealt with (its cursor moves on):
-// neither touches Ready, their Warning says it. The Warning is sent once per distinct refusal for
-// the scheduled slots: the same quota refusing every slot of an every-minute schedule is one
-// Warning, not one a minute.
+// refusedRun records a Job the API server refused at now: a Failed run, reason JobRejected, with
+// the API server's message (in place of a skip recorded for the same slot). A scheduled slot is
+// recorded at once (lastSkippedTime and the ledger); a refusal at admission is tried again while
+// the slot can start (refusalRetry), one as invalid only after an edit of the spec. Ready is False
+// (JobRejected) until a slot's create succeeds or the spec changes, with one Warning per distinct
+// refusal (the same quota refusing every slot is one Warning, not one a minute). A run-now token
+// is spent and a backfill's slot dealt with; neither touches Ready: their Warning says it.
 func refusedRun(sj *v1alpha1.ScheduledJob, p *Plan, c Creation, msg string, now time.Time) {
 	st := &p.Status
 	var at time.Time
@@ -184,8 +174,7 @@ func refusedRun(sj *v1alpha1.ScheduledJob, p *Plan, c Creation, msg string, now 
 		p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonJobRejected, msg})
 		return
 	}
-	old := meta.FindStatusCondition(st.Conditions, ConditionReady)
-	if old == nil || old.Reason != ReasonJobRejected || refusalCause(old.Message) != refusalCause(msg) {
+	if old := ready(st); old.Reason != ReasonJobRejected || refusalCause(old.Message) != refusalCause(msg) {
 		p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonJobRejected, msg})
 	}
 	setReady(sj, st, metav1.ConditionFalse, ReasonJobRejected, msg)
@@ -207,12 +196,9 @@ func runMessage(msg string) string {
 	return msg
 }
 
-// readyReason is the reason of the Ready condition in st ("" if none).
-func readyReason(st *v1alpha1.ScheduledJobStatus) string {
-	if c := meta.FindStatusCondition(st.Conditions, ConditionReady); c != nil {
-		return c.Reason
-	}
-	return ""
+// ready is the Ready condition in st (zero if none).
+func ready(st *v1alpha1.ScheduledJobStatus) metav1.Condition {
+	return ptr.Deref(meta.FindStatusCondition(st.Conditions, ConditionReady), metav1.Condition{})
 }
 
 // runNowTime is when the run-now Job of c was created, as its scheduled-time annotation says

@@ -58,11 +58,9 @@ func runHistory(prev []v1alpha1.ScheduledJobRun, children []*batchv1.Job, limit 
 // maxRunReason bounds status.runs[].reason as taken from a Job's condition.
 const maxRunReason = 128
 
-// setResult records in rec how its Job stands (jobstate.Judge): Running; Waiting with the reason
-// (JobSuspended, ManagedElsewhere) and what holds it; or Succeeded or Failed as the Job's own
-// terminal condition (Complete, Failed) says, with its reason and message (CompletionsReached,
-// SuccessPolicy; BackoffLimitExceeded, PodFailurePolicy, FailedIndexes, DeadlineExceeded, ...)
-// and when it finished, so the history still says why once the Job is pruned.
+// setResult records in rec how its Job stands (jobstate.Judge): the result, the reason and
+// message of the Job's own condition and when it finished, so the history still says why once
+// the Job is pruned.
 func setResult(rec *v1alpha1.ScheduledJobRun, o jobstate.Outcome) {
 	switch o.Phase {
 	case jobstate.PhaseWaiting:
@@ -133,4 +131,15 @@ func runRecordedDone(runs []v1alpha1.ScheduledJobRun, j *batchv1.Job, limit int)
 		return true
 	}
 	return len(runs) >= limit && scheduled.Before(runs[len(runs)-1].ScheduledTime.Time)
+}
+
+// NoSuccessAfter is the ScheduledJob's own threshold of the no-success alert: its
+// keys.AnnotationAlertNoSuccessAfter as a Go duration ("26h"); 0 when unset, unparsable or not
+// positive (the chart's threshold applies).
+func NoSuccessAfter(sj *v1alpha1.ScheduledJob) time.Duration {
+	d, err := time.ParseDuration(sj.Annotations[keys.AnnotationAlertNoSuccessAfter])
+	if err != nil || d <= 0 {
+		return 0
+	}
+	return d
 }

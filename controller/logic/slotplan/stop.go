@@ -13,23 +13,11 @@ import (
 )
 
 // The stop strategy (spec.stopStrategy): a ScheduledJob stops itself after a number of
-// consecutive failed (or successful) runs. Nothing is counted in memory and nothing of the spec
-// is written: the streak is read from the run history the status records (status.runs), and the
-// stop is a status record (status.stop), so a restart, a new leader or a GitOps tool that owns
-// the spec sees the same.
-//
-//  1. Stop. A pass that finds the streak long enough while the ScheduledJob is not suspended
-//     writes status.stop (reason, the spec's generation), Ready StoppedAfterFailures (False) or
-//     StoppedAfterSuccesses (True) and one Event, in its one status write; from then on every
-//     pass treats it as suspended (no Job, the backfill held, slots passed over).
-//  2. Resume. Any change of the spec (metadata.generation past status.stop.generation: a fixed
-//     template, a toggle of spec.suspend) ends the stop: status.stopCountAfter moves to the
-//     newest run recorded, so the runs that stopped it, and those still running then, are not
-//     counted again, and it runs until a new streak reaches the threshold.
-//  3. Suspension by a user also moves status.stopCountAfter while it lasts, as before a resume.
-//
-// A run counts by when it started (a Job's startTime; a refused run: when it was refused; else its
-// slot): a backfill run of an old slot started after a resume counts.
+// consecutive failed (or successful) runs (docs/scheduling.md, "Stop after failures"). Nothing is
+// counted in memory and nothing of the spec is written: the streak is read from status.runs and
+// the stop is a status record (status.stop), so a restart, a new leader or a GitOps tool that owns
+// the spec sees the same. Any change of the spec past status.stop.generation resumes it, and
+// status.stopCountAfter then keeps the runs that stopped it from counting again.
 
 // Reasons of the Ready condition and of the Event when the stop strategy stops a ScheduledJob, and
 // the Event when a spec change resumes it.
