@@ -38,16 +38,17 @@ package scheduledjob
 //   - A backfill Job is a slot of the schedules and time zone its request was accepted under: the
 //     status.observedSchedule of the status write that accepted it (the request and startTime the
 //     creating pass read name that acceptance).
-//   - Refusals: a refused create of a slot (scheduled or backfill) must end in a Job created later
-//     or in the lasting record, the slot in the last status's notRun (a JobRejected run seen in a
-//     status on the way is not enough: the run history drops it at its limit); a refused run-now
-//     token, in a JobRejected run in some status or a Job created later. A backfill refusal whose
-//     request was replaced, removed or cancelled (an edit of the schedule or time zone) afterwards
-//     is exempt: the request ended, and asking again runs the slot. So is a refused slot at or
-//     before the final status.notRunKnownAfter: the ledger's bound dropped its record (20 ranges,
-//     and an edit keeps only each range's ends), and the JobRejected Warning Event is its record;
-//     and one inside a notRun range when the status observed an edit of the schedule or time zone
-//     (sealNotRun keeps only each range's ends), until it is refused again.
+//   - Refusals: a refused create of a slot (scheduled or backfill) or a run-now token must end in
+//     a JobRejected run in some status, or in a Job created later; a backfill refusal whose request
+//     was replaced, removed or cancelled (an edit of the schedule or time zone) afterwards is
+//     exempt: the request ended, and asking again runs the slot. A refused slot that a status
+//     recorded (a JobRejected run, or notRun) must still be recorded in the last status's notRun,
+//     whatever became of its request: the run history drops a JobRejected run at its limit. Exempt
+//     from both: a refused slot at or before the final status.notRunKnownAfter (the ledger's bound
+//     dropped its record: 20 ranges, and an edit keeps only each range's ends; the JobRejected
+//     Warning Event is its record), and one inside a notRun range when a status observed an edit
+//     of the schedule or time zone (sealNotRun keeps only each range's ends), until a status lists
+//     it again.
 
 import (
 	"encoding/json"
@@ -136,8 +137,8 @@ type ledger struct {
 	// when it was accepted (the schedules and time zone its slots are of).
 	bfAccepted map[string]string
 	// sealed: refused slots inside a status.notRun range when an edit of the schedule or time
-	// zone was observed (sealNotRun keeps only each range's ends); prev: the status read after
-	// the pass before.
+	// zone was observed (sealNotRun keeps only each range's ends), until a status lists them
+	// again; prev: the status read after the pass before.
 	sealed map[int64]bool
 	prev   v1alpha1.ScheduledJobStatus
 	// createdInPass: a Job was created by the current pass.
@@ -192,7 +193,6 @@ func oneRunAtATime(p v1alpha1.ConcurrencyPolicy) bool {
 func (l *ledger) refused(w *modelWorld, j *batchv1.Job) {
 	sj := w.sj()
 	kind, slot, token := classify(sj, j)
-	delete(l.sealed, slot.Unix()) // refused again: its record is written again
 	switch kind {
 	case kindScheduled:
 		l.refusedSlots[slot.Unix()] = append(l.refusedSlots[slot.Unix()], "")
@@ -345,6 +345,11 @@ func (l *ledger) afterPass(w *modelWorld, sj *v1alpha1.ScheduledJob, js []batchv
 	if bf := st.Backfill; bf != nil && bf.Phase == v1alpha1.BackfillRunning && bf.StartTime != nil {
 		if _, ok := l.bfAccepted[acceptanceKey(bf)]; !ok {
 			l.bfAccepted[acceptanceKey(bf)] = st.ObservedSchedule // the acceptance's own status write
+		}
+	}
+	for s := range l.sealed {
+		if slotplan.InRanges(st.NotRun, time.Unix(s, 0)) != nil {
+			delete(l.sealed, s) // recorded again: the record must last again
 		}
 	}
 	if l.prev.ObservedSchedule != "" && st.ObservedSchedule != l.prev.ObservedSchedule {
@@ -527,13 +532,19 @@ func (l *ledger) final(w *modelWorld) {
 	cancelled := sj.Status.Backfill != nil && sj.Status.Backfill.Phase == v1alpha1.BackfillCancelled
 	knownAfter := sj.Status.NotRunKnownAfter
 	for s, requests := range l.refusedSlots {
-		// The record must last: the last status's notRun lists the slot (a JobRejected run seen
-		// on the way leaves the run history at its limit).
 		if len(l.jobsOf[s]) > 0 || slotplan.InRanges(sj.Status.NotRun, time.Unix(s, 0)) != nil || l.sealed[s] {
 			continue
 		}
 		if knownAfter != nil && !time.Unix(s, 0).After(knownAfter.Time) {
 			continue // older than the ledger keeps: its Warning Event is its record
+		}
+		if l.rejected[s] {
+			// A status recorded the refusal: the record must last, in the last status's notRun
+			// (the run history drops a JobRejected run at its limit), whatever became of the
+			// request.
+			l.violate("refusal-record-lost", "the API server refused the Job of slot %s (%s); a status recorded it, but no Job ran and the last status's notRun does not list it",
+				fmtT(w, time.Unix(s, 0)), orScheduled(requests[len(requests)-1]))
+			continue
 		}
 		for _, req := range slices.Backward(requests) { // the latest refusal first
 			if req != "" && (req != "backfill "+sj.Annotations[keys.AnnotationBackfill] || cancelled) {
@@ -543,8 +554,7 @@ func (l *ledger) final(w *modelWorld) {
 			if req != "" {
 				class = "backfill-refusal-dropped"
 			}
-			l.violate(class, "the API server refused the Job of slot %s (%s); no Job ran and the last status's notRun does not list it (a JobRejected run seen on the way: %v)",
-				fmtT(w, time.Unix(s, 0)), orScheduled(req), l.rejected[s])
+			l.violate(class, "the API server refused the Job of slot %s (%s); no status recorded the refusal and no Job ran", fmtT(w, time.Unix(s, 0)), orScheduled(req))
 			break
 		}
 	}
