@@ -35,12 +35,20 @@ package scheduledjob
 //   - The backfill bound: the backfill Jobs created while the annotation holds one value are at
 //     most the slots status.backfill.slots said when that value was accepted (MaxBackfillSlots if
 //     no status said so).
+//   - A backfill Job is a slot of the schedules and time zone its request was accepted under: the
+//     status.observedSchedule of the status write that accepted it (the request and startTime the
+//     creating pass read name that acceptance).
 //   - Refusals: a refused create of a slot (scheduled or backfill) or a run-now token must end in
 //     a JobRejected run in some status, or in a Job created later; a backfill refusal whose request
 //     was replaced, removed or cancelled (an edit of the schedule or time zone) afterwards is
-//     exempt: the request ended, and asking again runs the slot. So is a refused slot at or before
-//     the final status.notRunKnownAfter: the ledger's bound dropped its record (20 ranges, and an
-//     edit keeps only each range's ends), and the JobRejected Warning Event is its record.
+//     exempt: the request ended, and asking again runs the slot. A refused slot that a status
+//     recorded (a JobRejected run, or notRun) must still be recorded in the last status's notRun,
+//     whatever became of its request: the run history drops a JobRejected run at its limit. Exempt
+//     from both: a refused slot at or before the final status.notRunKnownAfter (the ledger's bound
+//     dropped its record: 20 ranges, and an edit keeps only each range's ends; the JobRejected
+//     Warning Event is its record), and one inside a notRun range when a status observed an edit
+//     of the schedule or time zone (sealNotRun keeps only each range's ends), until a status lists
+//     it again.
 
 import (
 	"encoding/json"
@@ -125,6 +133,14 @@ type ledger struct {
 	bfCount    map[string]int
 	bfBound    map[string]int
 	bfReported map[string]bool
+	// bfAccepted: a backfill request and its startTime (acceptanceKey) → status.observedSchedule
+	// when it was accepted (the schedules and time zone its slots are of).
+	bfAccepted map[string]string
+	// sealed: refused slots inside a status.notRun range when an edit of the schedule or time
+	// zone was observed (sealNotRun keeps only each range's ends), until a status lists them
+	// again; prev: the status read after the pass before.
+	sealed map[int64]bool
+	prev   v1alpha1.ScheduledJobStatus
 	// createdInPass: a Job was created by the current pass.
 	createdInPass bool
 	violations    []violation
@@ -134,7 +150,7 @@ func newLedger(created time.Time) *ledger {
 	return &ledger{createdAt: created, jobsOf: map[int64][]string{}, schedJob: map[int64]bool{}, tokenJobs: map[string][]string{},
 		refusedSlots: map[int64][]string{}, refusedTokens: map[string]time.Time{}, skips: map[int64]map[string]bool{},
 		rejected: map[int64]bool{}, passed: map[int64]string{}, bfCount: map[string]int{}, bfBound: map[string]int{},
-		bfReported: map[string]bool{}}
+		bfReported: map[string]bool{}, bfAccepted: map[string]string{}, sealed: map[int64]bool{}}
 }
 
 func (l *ledger) violate(class, format string, args ...any) {
@@ -231,10 +247,30 @@ func (l *ledger) created(w *modelWorld, j *batchv1.Job) {
 			l.bfReported[v] = true
 			l.violate("backfill-over-its-slots", "backfill %q created %d Jobs, its request had %d slots", v, l.bfCount[v], bound)
 		}
+		// The request the creating pass read names its acceptance (request and startTime).
+		if bf := w.readBackfill; bf != nil && bf.StartTime != nil {
+			if observed, ok := l.bfAccepted[acceptanceKey(bf)]; ok && !slotOfObserved(observed, slot) {
+				l.violate("backfill-job-not-a-slot-of-its-request", "backfill %q, accepted under %q, created Job %s: %s is not a slot of that schedule and time zone",
+					bf.Request, observed, j.Name, fmtT(w, slot))
+			}
+		}
 	}
 	if others := modelUnfinished(w.jobs(), j.Name); len(others) > 0 && oneRunAtATime(sj.Spec.ConcurrencyPolicy) && oneRunAtATime(w.readPolicy) {
 		l.violate("two-unfinished-jobs", "concurrencyPolicy %s: created %s while %v had not finished", sj.Spec.ConcurrencyPolicy, j.Name, others)
 	}
+}
+
+// acceptanceKey names one acceptance of a backfill request: a value asked for again after
+// another is accepted again, maybe under another schedule.
+func acceptanceKey(bf *v1alpha1.BackfillStatus) string {
+	return bf.Request + "@" + bf.StartTime.UTC().Format(time.RFC3339)
+}
+
+// slotOfObserved reports whether t is a slot of the schedules in the time zone that a
+// status.observedSchedule names (slots.Observed: the zone, a space, the schedules joined by " | ").
+func slotOfObserved(observed string, t time.Time) bool {
+	tz, schedules, _ := strings.Cut(observed, " ")
+	return slices.ContainsFunc(slotsOf(strings.Split(schedules, " | "), tz, t.Add(-time.Second), t), t.Equal)
 }
 
 func (l *ledger) passedRange(slot int64) (string, bool) {
@@ -306,6 +342,24 @@ func (l *ledger) afterPass(w *modelWorld, sj *v1alpha1.ScheduledJob, js []batchv
 			l.bfBound[bf.Request] = int(bf.Slots)
 		}
 	}
+	if bf := st.Backfill; bf != nil && bf.Phase == v1alpha1.BackfillRunning && bf.StartTime != nil {
+		if _, ok := l.bfAccepted[acceptanceKey(bf)]; !ok {
+			l.bfAccepted[acceptanceKey(bf)] = st.ObservedSchedule // the acceptance's own status write
+		}
+	}
+	for s := range l.sealed {
+		if slotplan.InRanges(st.NotRun, time.Unix(s, 0)) != nil {
+			delete(l.sealed, s) // recorded again: the record must last again
+		}
+	}
+	if l.prev.ObservedSchedule != "" && st.ObservedSchedule != l.prev.ObservedSchedule {
+		for s := range l.refusedSlots { // sealNotRun: a range's inside is no longer recorded
+			if r := slotplan.InRanges(l.prev.NotRun, time.Unix(s, 0)); r != nil && r.First.Unix() != s && r.Last.Unix() != s {
+				l.sealed[s] = true
+			}
+		}
+	}
+	l.prev = st
 	l.readyTrue(w, st)
 	activeAfter := modelUnfinished(js, "")
 	// The ledger's lasting record of refused slots (status.runs keeps only runHistoryLimit).
@@ -478,13 +532,21 @@ func (l *ledger) final(w *modelWorld) {
 	cancelled := sj.Status.Backfill != nil && sj.Status.Backfill.Phase == v1alpha1.BackfillCancelled
 	knownAfter := sj.Status.NotRunKnownAfter
 	for s, requests := range l.refusedSlots {
-		if l.rejected[s] || len(l.jobsOf[s]) > 0 {
+		if len(l.jobsOf[s]) > 0 || slotplan.InRanges(sj.Status.NotRun, time.Unix(s, 0)) != nil || l.sealed[s] {
 			continue
 		}
 		if knownAfter != nil && !time.Unix(s, 0).After(knownAfter.Time) {
 			continue // older than the ledger keeps: its Warning Event is its record
 		}
-		for _, req := range requests {
+		if l.rejected[s] {
+			// A status recorded the refusal: the record must last, in the last status's notRun
+			// (the run history drops a JobRejected run at its limit), whatever became of the
+			// request.
+			l.violate("refusal-record-lost", "the API server refused the Job of slot %s (%s); a status recorded it, but no Job ran and the last status's notRun does not list it",
+				fmtT(w, time.Unix(s, 0)), orScheduled(requests[len(requests)-1]))
+			continue
+		}
+		for _, req := range slices.Backward(requests) { // the latest refusal first
 			if req != "" && (req != "backfill "+sj.Annotations[keys.AnnotationBackfill] || cancelled) {
 				continue // the backfill was replaced, removed or cancelled after the refusal
 			}

@@ -40,8 +40,8 @@ import (
 var modelStart = time.Date(2026, 6, 10, 9, 0, 7, 0, time.UTC)
 
 const (
-	// modelWalks and modelSteps: the fixed seed set of `go test` (1,258 passes: 24 s with -race
-	// on the shared 2 cores at load 9; 12 walks took 37 s at load 11; docs/development.md).
+	// modelWalks and modelSteps: the fixed seed set of `go test` (8,885 passes: 1 min 57 s with
+	// -race on the shared 2 cores at load 7, 10 s without; docs/development.md).
 	modelWalks = 10
 	modelSteps = 80
 )

@@ -171,8 +171,10 @@ type modelWorld struct {
 	edits              int
 	// logf adds a line to the walk's trace.
 	logf func(format string, args ...any)
-	// readPolicy is the concurrencyPolicy of the ScheduledJob the current pass read.
-	readPolicy v1alpha1.ConcurrencyPolicy
+	// readPolicy and readBackfill are the concurrencyPolicy and status.backfill of the
+	// ScheduledJob the current pass read.
+	readPolicy   v1alpha1.ConcurrencyPolicy
+	readBackfill *v1alpha1.BackfillStatus
 }
 
 // modelRecorder keeps the Events the Reconciler sends.
@@ -280,7 +282,7 @@ func (w *modelWorld) clientFuncs(p *modelProcess) interceptor.Funcs {
 			}
 			err := src(c).Get(ctx, key, obj, opts...)
 			if sj, ok := obj.(*v1alpha1.ScheduledJob); ok && err == nil {
-				w.readPolicy = sj.Spec.ConcurrencyPolicy
+				w.readPolicy, w.readBackfill = sj.Spec.ConcurrencyPolicy, sj.Status.Backfill.DeepCopy()
 			}
 			return err
 		},
