@@ -15,6 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
@@ -22,6 +24,18 @@ import (
 )
 
 type nsKey string
+
+// edit reads obj's live copy into obj, applies mutate and updates it, again after a conflict:
+// the manager writes what the tests edit (a SecretSync's status, a copy) at any time.
+func edit[T client.Object](ctx context.Context, c client.Client, obj T, mutate func(T)) error {
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		mutate(obj)
+		return c.Update(ctx, obj)
+	})
+}
 
 // withNamespace creates the named namespace before a feature and deletes it after, so each
 // feature works in a namespace of its own.

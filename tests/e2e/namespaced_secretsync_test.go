@@ -162,11 +162,7 @@ func TestSecretSyncInNamespacedMode(t *testing.T) {
 					return fmt.Errorf("copy in %s still there (%w)", ns, err)
 				}
 			}
-			if err := c.Get(ctx, types.NamespacedName{Name: ss.Name}, ss); err != nil {
-				t.Fatal(err)
-			}
-			ss.Spec.Target.IncludeNamespaces = []string{nsModeTarget}
-			if err := c.Update(ctx, ss); err != nil {
+			if err := edit(ctx, c, ss, func(s *v1alpha1.SecretSync) { s.Spec.Target.IncludeNamespaces = []string{nsModeTarget} }); err != nil {
 				t.Fatal(err)
 			}
 			eventually(ctx, t, "copy removed from "+schedulingNamespace+", no longer a target", gone(schedulingNamespace))

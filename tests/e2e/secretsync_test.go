@@ -213,13 +213,11 @@ func TestSecretSync(t *testing.T) {
 			for _, ns := range []string{tenant, late} {
 				eventually(ctx, t, "rotated copy in "+ns, func(ctx context.Context) error { return copyIs(ctx, c, ns, "harbor-pull", rotated) })
 			}
-			cp := &corev1.Secret{}
-			if err := c.Get(ctx, types.NamespacedName{Namespace: tenant, Name: "harbor-pull"}, cp); err != nil {
-				t.Fatal(err)
-			}
-			cp.Data = map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{}}`)}
-			cp.Labels["team"] = "payments" // someone else's label: kept
-			if err := c.Update(ctx, cp); err != nil {
+			cp := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: "harbor-pull"}}
+			if err := edit(ctx, c, cp, func(cp *corev1.Secret) {
+				cp.Data = map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{}}`)}
+				cp.Labels["team"] = "payments" // someone else's label: kept
+			}); err != nil {
 				t.Fatal(err)
 			}
 			eventually(ctx, t, "edited copy restored", func(ctx context.Context) error {
