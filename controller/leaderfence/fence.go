@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -20,7 +19,6 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // ErrLeaseLost is returned for a write refused because the Lease was not renewed in time.
@@ -158,106 +156,6 @@ func (f *Fence) NewLeaseLock(cfg *rest.Config, namespace, name string, renewDead
 // exempt are the groups whose writes are questions, not changes (the RBAC self-check's
 // SelfSubjectAccessReviews, token and access reviews): every replica may ask them.
 var exempt = map[string]bool{"authorization.k8s.io": true, "authentication.k8s.io": true}
-
-// Client wraps c so that its writes fail with ErrLeaseLost while the fence is not held. Reads
-// always pass. Only the leader's controllers write through it; a standby writes nothing.
-func (f *Fence) Client(c client.Client) client.Client { return &fenced{Client: c, f: f} }
-
-type fenced struct {
-	client.Client
-	f *Fence
-}
-
-func (c *fenced) check(obj client.Object) error {
-	if c.f.Held() {
-		return nil
-	}
-	if gvk, err := c.GroupVersionKindFor(obj); err == nil && exempt[gvk.Group] {
-		return nil
-	}
-	return ErrLeaseLost
-}
-
-func (c *fenced) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
-	if err := c.check(obj); err != nil {
-		return err
-	}
-	return c.Client.Create(ctx, obj, opts...)
-}
-
-func (c *fenced) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	if err := c.check(obj); err != nil {
-		return err
-	}
-	return c.Client.Update(ctx, obj, opts...)
-}
-
-func (c *fenced) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-	if err := c.check(obj); err != nil {
-		return err
-	}
-	return c.Client.Patch(ctx, obj, patch, opts...)
-}
-
-func (c *fenced) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
-	if !c.f.Held() {
-		return ErrLeaseLost
-	}
-	return c.Client.Apply(ctx, obj, opts...)
-}
-
-func (c *fenced) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
-	if err := c.check(obj); err != nil {
-		return err
-	}
-	return c.Client.Delete(ctx, obj, opts...)
-}
-
-func (c *fenced) DeleteAllOf(ctx context.Context, obj client.Object, opts ...client.DeleteAllOfOption) error {
-	if err := c.check(obj); err != nil {
-		return err
-	}
-	return c.Client.DeleteAllOf(ctx, obj, opts...)
-}
-
-func (c *fenced) Status() client.SubResourceWriter { return c.SubResource("status") }
-
-func (c *fenced) SubResource(sub string) client.SubResourceClient {
-	return &fencedSub{SubResourceClient: c.Client.SubResource(sub), c: c}
-}
-
-type fencedSub struct {
-	client.SubResourceClient
-	c *fenced
-}
-
-func (s *fencedSub) Create(ctx context.Context, obj, sub client.Object, opts ...client.SubResourceCreateOption) error {
-	if err := s.c.check(obj); err != nil {
-		return err
-	}
-	return s.SubResourceClient.Create(ctx, obj, sub, opts...)
-}
-
-func (s *fencedSub) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-	if err := s.c.check(obj); err != nil {
-		return err
-	}
-	return s.SubResourceClient.Update(ctx, obj, opts...)
-}
-
-func (s *fencedSub) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
-	if !s.c.f.Held() {
-		return ErrLeaseLost
-	}
-	return s.SubResourceClient.Apply(ctx, obj, opts...)
-}
-
-func (s *fencedSub) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	if err := s.c.check(obj); err != nil {
-		return err
-	}
-	return s.SubResourceClient.Patch(ctx, obj, patch, opts...)
-}
 
 // WrapTransport wraps rt (as rest.Config.Wrap does) so that it refuses every write request
 // while the fence is not held: the check runs as the request is handed to the network, after

@@ -3,17 +3,15 @@ package leaderfence
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
-	authorizationv1 "k8s.io/api/authorization/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	clocktesting "k8s.io/utils/clock/testing"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
 
 // fakeLock answers Create and Update with err (nil: success).
@@ -75,54 +73,57 @@ func TestTheFenceFollowsTheLease(t *testing.T) {
 	}
 }
 
-func TestAFencedClientRefusesWritesButNotReadsOrReviews(t *testing.T) {
+// recorder is the transport below the fence: it records what reaches it.
+type recorder struct{ got []string }
+
+func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.got = append(r.got, req.Method+" "+req.URL.Path)
+	return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: req}, nil
+}
+
+func TestTheFencedTransportRefusesWritesButNotReadsOrReviews(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
 	f := New(clk, 10*time.Second)
 	_ = f.Lock(&fakeLock{}).Create(context.Background(), resourcelock.LeaderElectionRecord{HolderIdentity: "me"})
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "s"}}
-	c := f.Client(fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(secret.DeepCopy()).WithStatusSubresource(&corev1.Pod{}).Build())
-	ctx := context.Background()
-
-	writes := map[string]func() error{
-		"create": func() error {
-			return c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cm-" + clk.Now().Format("150405")}})
-		},
-		"update": func() error {
-			var s corev1.Secret
-			if err := c.Get(ctx, client.ObjectKeyFromObject(secret), &s); err != nil {
-				return err
-			}
-			return c.Update(ctx, &s)
-		},
-		"patch": func() error {
-			return c.Patch(ctx, secret.DeepCopy(), client.RawPatch("application/merge-patch+json", []byte(`{"data":{"k":"dg=="}}`)))
-		},
-		"status patch": func() error {
-			return c.Status().Patch(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}, client.RawPatch("application/merge-patch+json", []byte(`{}`)))
-		},
-		"delete": func() error {
-			return c.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "absent"}})
-		},
+	base := &recorder{}
+	rt := f.WrapTransport(base)
+	send := func(method, path string) error {
+		req := httptest.NewRequest(method, "https://api"+path, strings.NewReader("{}"))
+		_, err := rt.RoundTrip(req)
+		return err
 	}
-	for name, write := range writes {
-		if err := write(); errors.Is(err, ErrLeaseLost) {
-			t.Errorf("%s while the Lease is held: %v", name, err)
+	const secret, pod = "/api/v1/namespaces/ns/secrets/s", "/api/v1/namespaces/ns/pods/p/status"
+	writes := [][2]string{
+		{http.MethodPost, "/api/v1/namespaces/ns/configmaps"}, {http.MethodPut, secret}, {http.MethodPatch, secret},
+		{http.MethodPatch, pod}, {http.MethodDelete, secret}, {http.MethodDelete, "/api/v1/namespaces/ns/configmaps"},
+	}
+	passes := [][2]string{
+		{http.MethodGet, secret}, {http.MethodGet, "/api/v1/secrets?watch=true"}, {http.MethodHead, secret}, {http.MethodOptions, secret},
+		{http.MethodPost, "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"},
+		{http.MethodPost, "/apis/authentication.k8s.io/v1/tokenreviews"},
+	}
+	for _, w := range append(slices.Clone(writes), passes...) {
+		if err := send(w[0], w[1]); err != nil {
+			t.Errorf("%s %s while the Lease is held: %v", w[0], w[1], err)
 		}
+	}
+	if len(base.got) != len(writes)+len(passes) {
+		t.Fatalf("reached the API server while held: %v", base.got)
 	}
 	clk.Step(11 * time.Second) // frozen past the renew deadline
-	for name, write := range writes {
-		if err := write(); !errors.Is(err, ErrLeaseLost) {
-			t.Errorf("%s after the renew deadline passed: %v, want ErrLeaseLost", name, err)
+	base.got = nil
+	for _, w := range writes {
+		if err := send(w[0], w[1]); !errors.Is(err, ErrLeaseLost) {
+			t.Errorf("%s %s after the renew deadline passed: %v, want ErrLeaseLost", w[0], w[1], err)
 		}
 	}
-	var s corev1.Secret
-	if err := c.Get(ctx, client.ObjectKeyFromObject(secret), &s); err != nil {
-		t.Errorf("a read was refused: %v", err)
+	for _, w := range passes {
+		if err := send(w[0], w[1]); err != nil {
+			t.Errorf("%s %s after the renew deadline (a read or a review, asked by every replica): %v", w[0], w[1], err)
+		}
 	}
-	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
-		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "get", Resource: "secrets"}}}
-	if err := c.Create(ctx, review); errors.Is(err, ErrLeaseLost) {
-		t.Errorf("a SelfSubjectAccessReview (the RBAC self-check, asked by every replica) was refused")
+	if len(base.got) != len(passes) {
+		t.Errorf("reached the API server after the deadline: %v, want only the reads and reviews", base.got)
 	}
 }
 

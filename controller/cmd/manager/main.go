@@ -633,16 +633,5 @@ func fenceWrites(cfg *rest.Config, opts *ctrl.Options) error {
 	// everything built from cfg from here on: the manager's client and cache, the Event
 	// recorder. The Lease lock's client was built above, from a copy, and is not fenced.
 	cfg.Wrap(fence.WrapTransport)
-	newClient := opts.NewClient
-	if newClient == nil {
-		newClient = client.New
-	}
-	opts.NewClient = func(cfg *rest.Config, o client.Options) (client.Client, error) {
-		c, err := newClient(cfg, o)
-		if err != nil {
-			return nil, err
-		}
-		return fence.Client(c), nil
-	}
 	return nil
 }
