@@ -36,7 +36,7 @@ func Resolve(words []string, known []Controller) ([]string, error) {
 			name, enable := strings.CutPrefix(w, "-")
 			enable = !enable
 			if _, ok := byName[name]; !ok {
-				return nil, fmt.Errorf("unknown controller %q in --controllers (known: %s)", name, strings.Join(names(known), ", "))
+				return nil, fmt.Errorf("unknown controller %q in --controllers (known: %s)", name, Names(known))
 			}
 			on[name] = enable
 		}
@@ -51,11 +51,12 @@ func Resolve(words []string, known []Controller) ([]string, error) {
 	return out, nil
 }
 
-func names(known []Controller) []string {
+// Names lists the known controllers' names, sorted, for messages and --help.
+func Names(known []Controller) string {
 	out := make([]string, 0, len(known))
 	for _, c := range known {
 		out = append(out, c.Name)
 	}
 	sort.Strings(out)
-	return out
+	return strings.Join(out, ", ")
 }

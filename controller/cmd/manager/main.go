@@ -200,7 +200,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", defaultLeaseDuration, "How long a standby waits after the leader's last renewal before it takes the Lease: the longest failover when the leader dies without releasing it.")
 	fs.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", defaultRenewDeadline, "How long the leader keeps retrying to renew the Lease before it gives up leadership (and exits); must be less than the lease duration.")
 	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", defaultRetryPeriod, "How often the leader renews and a standby tries to take the Lease.")
-	fs.StringVar(&o.controllers, "controllers", "*", "Controllers to run: '*' (all on by default), 'name' to add, '-name' to remove, comma-separated. Known: "+knownNames()+".")
+	fs.StringVar(&o.controllers, "controllers", "*", "Controllers to run: '*' (all on by default), 'name' to add, '-name' to remove, comma-separated. Known: "+enablement.Names(known)+".")
 	fs.StringVar(&o.logFormat, "log-format", "json", "Log format: json or text.")
 	fs.StringVar(&o.logLevel, "log-level", "info", "Log level: debug, info, warn (the same as error: the manager logs info and error lines only), error, or a verbosity number.")
 	fs.Float64Var(&o.qps, "kube-api-qps", 1000, "Steady queries per second to the Kubernetes API, a client-side limit that bounds a runaway (a bug, or load a tenant drives) whatever the API server's Priority and Fairness lets through; the default leaves the measured fan-outs alone (a 1,000-namespace fan-out fits in the burst; 10,000 copies need at least 8 s, under the 17-24 s the API server took on the benchmark machine: docs/benchmarks.md). -1 sets no limit.")
@@ -299,14 +299,6 @@ func checkLeaderElectionTimings(lease, renew, retry time.Duration) error {
 		return fmt.Errorf("--leader-elect-renew-deadline (%s) must be greater than 1.2 x --leader-elect-retry-period (%s)", renew, retry)
 	}
 	return nil
-}
-
-func knownNames() string {
-	names := make([]string, 0, len(known))
-	for _, c := range known {
-		names = append(names, c.Name)
-	}
-	return strings.Join(names, ", ")
 }
 
 func splitList(s string) []string {
