@@ -325,12 +325,15 @@ func TestOneNamespacesServiceAccountsAreWrittenInPacedBatchesAndOthersGoFirst(t 
 	if left := len(serviceAccountsWithout(t, big, "regcred")); left == 0 {
 		t.Errorf("the big namespace was filled before a namespace created after its first batch got its entry")
 	}
-	eventually(t, "every ServiceAccount of the big namespace lists the copy", func() error {
-		if left := len(serviceAccountsWithout(t, big, "regcred")); left > 0 {
-			return fmt.Errorf("%d without the entry", left)
+	// n writes paced in batches take longer than one timeout on a loaded machine (CI's lanes run
+	// beside each other): wait while the batches come, fail when one timeout passes without any.
+	for left, last, since := n, n+1, time.Now(); left > 0; time.Sleep(100 * time.Millisecond) {
+		if left = len(serviceAccountsWithout(t, big, "regcred")); left < last {
+			last, since = left, time.Now()
+		} else if time.Since(since) > timeout {
+			t.Fatalf("every ServiceAccount of the big namespace lists the copy: %d without the entry, none written for %v", left, timeout)
 		}
-		return nil
-	})
+	}
 	quiet(t)
 	at := patches.times()
 	if len(at) != n {
