@@ -9,7 +9,6 @@ package slotplan
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 	"time"
 
@@ -290,9 +289,4 @@ func sanitize(st *v1alpha1.ScheduledJobStatus) []string {
 		fixed = append(fixed, "status.stop")
 	}
 	return fixed
-}
-
-// sanitized is the Event note of a pass that repaired the status.
-func sanitized(fixed []string) string {
-	return fmt.Sprintf("The status read could not be used as it was (%v): repaired", fixed)
 }

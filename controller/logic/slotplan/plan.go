@@ -148,15 +148,12 @@ type Plan struct {
 // Decide is the whole ScheduledJob logic as a function of the object, its Jobs, now, which Jobs
 // this process deleted itself (deletedByUs: never reported missing) and how long an active Job
 // may have no pod (stuckAfter, --job-pods-stuck-after; 0: never reported). Its steps run in
-// order, each reading the object and what the steps before it wrote to the plan: sanitize,
-// observeJobs (history), recordClaims (record: whatever else the pass finds), observePods,
-// readSchedule, findSlots, stopStep, suspend, runDueSlot and requestRunNow (both through admit,
-// the concurrency step), requestBackfill, and fitStatus (which RecordCreates ends with too).
+// order, each reading the object and what the steps before it wrote to the plan.
 func Decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, deletedByUs func(types.UID) bool, stuckAfter time.Duration) (p Plan) {
 	p.Status = *sj.Status.DeepCopy()
 	defer func() { fitStatus(&p.Status) }()
 	if fixed := sanitize(&p.Status); len(fixed) > 0 {
-		p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonStatusRepaired, sanitized(fixed)})
+		p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonStatusRepaired, fmt.Sprintf("The status read could not be used as it was (%v): repaired", fixed)})
 	}
 	p.Status.ObservedGeneration = sj.Generation
 	p.Status.ScheduleSummary = ScheduleSummary(sj)
@@ -175,8 +172,12 @@ func Decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 		suspend(sj, &p)
 		return p
 	}
-	p.scheduled = "Next run at " + formatNext(p.Status.NextScheduleTime, sched)
-	if !jobRejected(sj) || refusalRan(sj, children) {
+	p.scheduled = "Next run at never"
+	if next := p.Status.NextScheduleTime; next != nil {
+		p.scheduled = "Next run at " + formatSlot(next.Time, sched)
+	}
+	// Ready stays JobRejected (the current template refused) until the spec changes or a create succeeds.
+	if c := ready(&sj.Status); c.Reason != ReasonJobRejected || c.ObservedGeneration != sj.Generation || refusalRan(sj, children) {
 		setReady(sj, &p.Status, metav1.ConditionTrue, ReasonScheduled, p.scheduled)
 	}
 	runDueSlot(sj, children, due, &p)
@@ -199,11 +200,8 @@ const (
 // the status (lastScheduleTime) nor the Job cache account for: a slot Job the previous pass
 // created, leaving its record to this one, must block (Forbid) or be replaced (Replace) even
 // while the cache does not show it, and under any policy a slot whose Job exists is never passed
-// over (MissedSlots) or skipped past its deadline (MissedDeadline) for a cache behind. They are
-// the Jobs of the slots after lastScheduleTime within confirmWindow, at most maxConfirm, most
-// recent first (one for a MissedDeadline skip); then, when it creates under Forbid or Replace,
-// those of the run-now token not yet spent and of the backfill cursor. A JobAlreadyActive skip
-// needs none: the Job that blocks it is in the cache.
+// over or skipped past its deadline for a cache behind. A JobAlreadyActive skip needs none: the
+// Job that blocks it is in the cache.
 func unconfirmedSlots(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *Plan) []string {
 	allow := sj.Spec.ConcurrencyPolicy == v1alpha1.AllowConcurrent || sj.Spec.ConcurrencyPolicy == ""
 	// skipOnly: nothing passed over and nothing created that another Job blocks or replaces; only
@@ -236,8 +234,7 @@ func unconfirmedSlots(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueS
 		return out
 	}
 	// A run-now or backfill Job that a pass which died before its status write created is not in
-	// the record either, and blocks (Forbid) or must be replaced (Replace) as a slot's Job does:
-	// the Job of the run-now token not yet spent, and the Job at the backfill cursor.
+	// the record either, and blocks or must be replaced as a slot's Job does.
 	if token, ok := newRunNowToken(sj); ok && unknown(jobname.RunNow(sj, token)) {
 		out = append(out, jobname.RunNow(sj, token))
 	}
@@ -247,11 +244,8 @@ func unconfirmedSlots(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueS
 	return out
 }
 
-// observeJobs is the history step: it rebuilds the active list from the Jobs that exist (never
-// trusted from the last status), notes runs seen finishing and the last success, reports active
-// Jobs that went missing, brings the run history up to date and picks the finished Jobs beyond
-// the history limits that the slot protocol lets this pass prune. It runs whatever else happens
-// (suspended, a bad schedule, failing creates).
+// observeJobs is the history step, run whatever else happens (suspended, a bad schedule, failing
+// creates): the active list is rebuilt from the Jobs that exist, never trusted from the last status.
 func observeJobs(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, deletedByUs func(types.UID) bool, p *Plan) {
 	st := &p.Status
 	var succeeded, failed []*batchv1.Job
@@ -264,17 +258,19 @@ func observeJobs(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, deletedByUs
 			active = append(active, activeRef(sj, j))
 			continue
 		}
-		if WasActive(sj, j.UID) {
-			p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonSawCompletedJob, fmt.Sprintf("Saw completed job: %s, condition: %s", j.Name, how)})
-			p.Finished = append(p.Finished, runResult(how))
-		}
+		result := "failed" // the runs-finished metric's label
 		if how == batchv1.JobComplete {
+			result = "succeeded"
 			succeeded = append(succeeded, j)
 			if st.LastSuccessfulTime == nil || when.After(st.LastSuccessfulTime.Time) {
 				st.LastSuccessfulTime = &metav1.Time{Time: when}
 			}
 		} else {
 			failed = append(failed, j)
+		}
+		if WasActive(sj, j.UID) {
+			p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonSawCompletedJob, fmt.Sprintf("Saw completed job: %s, condition: %s", j.Name, how)})
+			p.Finished = append(p.Finished, result)
 		}
 	}
 	for _, ref := range sj.Status.Active {
@@ -334,10 +330,9 @@ func slotOf(sj *v1alpha1.ScheduledJob, j *batchv1.Job) (time.Time, bool) {
 }
 
 // observePods is the pods step: an active Job that has had no pod for stuckAfter (its pod creates
-// refused: Pod Security admission, a ResourceQuota, a webhook, which the Job controller says only
-// in Events on the Job) sets the JobsStuck condition, naming such Jobs, with one Warning per Job
-// the condition read did not name. Until a pod-less Job would count, PodsCheck asks to look again
-// then; after that a pod appearing changes the Job, whose watch event brings the next pass.
+// refused, which the Job controller says only in Events on the Job) sets the JobsStuck condition,
+// with one Warning per Job the condition read did not name. Until a pod-less Job would count,
+// PodsCheck asks to look again then; after that a pod appearing brings the next pass.
 func observePods(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, stuckAfter time.Duration, p *Plan) {
 	var stuck []string
 	for _, j := range children {
@@ -356,8 +351,7 @@ func observePods(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Ti
 		meta.RemoveStatusCondition(&p.Status.Conditions, ConditionJobsStuck)
 		return
 	}
-	// Bounded: the condition names the first maxStuckNamed (by name) and counts the rest, and
-	// a Warning goes out once for each Job it names.
+	// Bounded: the condition names the first maxStuckNamed (by name) and counts the rest.
 	old := meta.FindStatusCondition(sj.Status.Conditions, ConditionJobsStuck)
 	named := stuck[:min(len(stuck), maxStuckNamed)]
 	for _, name := range named {
@@ -547,10 +541,8 @@ func skip(sj *v1alpha1.ScheduledJob, p *Plan, sched schedule.Union, slot time.Ti
 }
 
 // suspend is the suspend step, for a ScheduledJob suspended by a user or stopped by its stop
-// strategy: no Job and nothing per slot; Ready says why (one Event when it becomes so), no
-// nextScheduleTime and no requeue (a spec change or a Job's event brings the next pass); a
-// run-now request is spent with a Warning. While a user suspends it, the runs until now stop
-// counting for the stop strategy (status.stopCountAfter). On resume the slot step finds the slots
+// strategy: no Job, no nextScheduleTime and no requeue (a spec change or a Job's event brings the
+// next pass); a run-now request is spent with a Warning. On resume the slot step finds the slots
 // that passed: the most recent runs, within startingDeadlineSeconds, and passOver names the rest.
 func suspend(sj *v1alpha1.ScheduledJob, p *Plan) {
 	st := &p.Status
@@ -588,11 +580,9 @@ func newRunNowToken(sj *v1alpha1.ScheduledJob) (string, bool) {
 }
 
 // requestRunNow is the run-now step, after the due slot: a new token becomes a Job named after
-// it, unless the concurrency step refuses, which spends the token with a Warning. Within
-// RunNowInterval of the last run-now Job the token waits (runNowWait); under Forbid and Replace
-// it waits one pass for the due slot's Job this pass creates (then blocked by it, or replacing
-// it), so its outcome is decided on what exists. A token whose Job exists already (created by a
-// pass that died before its status write) is recorded, not created again.
+// it, unless the concurrency step refuses, which spends the token with a Warning. A token whose
+// Job exists already (created by a pass that died before its status write) is recorded, not
+// created again.
 func requestRunNow(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, sched schedule.Union, p *Plan) {
 	token, ok := newRunNowToken(sj)
 	if !ok {
@@ -651,10 +641,9 @@ type admission struct {
 
 // admit is the concurrency step, asked before each new Job. A Job this pass already creates
 // makes the new one wait under Forbid and Replace: which of the two runs is decided when the
-// first exists. Under Forbid the active Jobs refuse it. Under Replace it plans the deletion of the
-// active Jobs, but only of those a written status accounts for (claimRecordedOf): a Job whose slot
-// only it records is recorded by this pass first, and replaced by the next (deleting it now, and
-// then losing this pass's status write, would leave the slot with neither a Job nor a record).
+// first exists. Under Replace only active Jobs a written status accounts for are deleted: a Job
+// whose slot only it records is recorded by this pass first, and replaced by the next (deleting
+// it now, then losing this pass's status write, would leave the slot with neither Job nor record).
 func admit(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *Plan) admission {
 	policy := sj.Spec.ConcurrencyPolicy
 	if policy != v1alpha1.ForbidConcurrent && policy != v1alpha1.ReplaceConcurrent {
@@ -744,13 +733,10 @@ func decided(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *Plan, slot t
 }
 
 // passOver names and records the slots before slot that passed without being looked at while
-// they were due (suspended or stopped, or the manager was stopped, had no leader, or was behind):
-// only the most recent slot runs, as upstream, and the ones before it are named in one Event and
-// one range in status.notRun (what a backfill can run) rather than lost silently. It counts from
-// the status read, not the one this pass plans: the record step may have recorded a slot whose
-// creating pass lost its status write, and with it the slots that pass passed over; so each gap
-// between the slots whose Jobs exist is passed over as the pass that ran the slot after it would
-// have.
+// they were due: only the most recent slot runs, as upstream, and the ones before it are named in
+// one Event and one range in status.notRun rather than lost silently. It counts from the status
+// read: the record step may have recorded a slot whose creating pass lost its status write, so
+// each gap between the slots whose Jobs exist is passed over as that pass would have.
 func passOver(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *Plan, slot time.Time) {
 	var last *time.Time
 	if sj.Status.LastScheduleTime != nil {
@@ -910,8 +896,7 @@ func passedOver(sched schedule.Union, earliest time.Time, lastSkipped *metav1.Ti
 
 // refusalRan reports whether a slot's Job exists at or after the newest slot the ledger lists
 // as refused (none listed: any slot's Job): the refusal Ready names is no longer the latest
-// slot's, whichever pass recorded the Job (chaos, apiserver-restart: a retried slot whose record
-// a later pass wrote kept Ready JobRejected until the next slot's create).
+// slot's, whichever pass recorded the Job.
 func refusalRan(sj *v1alpha1.ScheduledJob, children []*batchv1.Job) bool {
 	var refused time.Time
 	for _, r := range sj.Status.NotRun {
@@ -927,13 +912,6 @@ func refusalRan(sj *v1alpha1.ScheduledJob, children []*batchv1.Job) bool {
 	return false
 }
 
-// jobRejected reports whether Ready says the API server refused a Job built from the current
-// template (same generation): it stays so until the spec changes or a create succeeds.
-func jobRejected(sj *v1alpha1.ScheduledJob) bool {
-	c := ready(&sj.Status)
-	return c.Reason == ReasonJobRejected && c.ObservedGeneration == sj.Generation
-}
-
 // NewJob builds a Job from the template, owned by the ScheduledJob, with the scheduled-timestamp
 // annotation (in the schedule's time zone) that upstream sets.
 func NewJob(sj *v1alpha1.ScheduledJob, name string, scheduled time.Time, loc *time.Location, token string) *batchv1.Job {
@@ -946,11 +924,9 @@ func NewJob(sj *v1alpha1.ScheduledJob, name string, scheduled time.Time, loc *ti
 }
 
 // setReady sets the Ready condition and reports whether it changed (reason or message), so a
-// Warning is emitted once per problem rather than per reconcile. Ready False is a spec the
-// controller cannot run until it is edited (a bad schedule or time zone), or one whose latest
-// slot's Job the API server refused (an invalid template, or admission: a quota, a policy, a
-// webhook; the next slot tries again), so Stalled says the same, for kstatus (Flux, kpt,
-// cli-utils: Failed, not Current): the latest run failed, as a failed Job reads.
+// Warning is emitted once per problem rather than per reconcile. Ready False (a bad schedule or
+// zone, or the latest slot's Job refused) sets Stalled too, for kstatus (Flux, kpt, cli-utils:
+// Failed, not Current), as a failed Job reads.
 func setReady(sj *v1alpha1.ScheduledJob, st *v1alpha1.ScheduledJobStatus, status metav1.ConditionStatus, reason, msg string) bool {
 	old := meta.FindStatusCondition(st.Conditions, ConditionReady)
 	changed := old == nil || old.Status != status || old.Reason != reason || old.Message != msg
@@ -965,12 +941,11 @@ func setReady(sj *v1alpha1.ScheduledJob, st *v1alpha1.ScheduledJobStatus, status
 
 // findRef returns the reference to the Job with uid in refs (an active list).
 func findRef(refs []corev1.ObjectReference, uid types.UID) (corev1.ObjectReference, bool) {
-	for _, a := range refs {
-		if a.UID == uid {
-			return a, true
-		}
+	i := slices.IndexFunc(refs, func(a corev1.ObjectReference) bool { return a.UID == uid })
+	if i < 0 {
+		return corev1.ObjectReference{}, false
 	}
-	return corev1.ObjectReference{}, false
+	return refs[i], true
 }
 
 // WasActive reports whether the status sj was read with lists the Job uid as active.
@@ -1002,8 +977,7 @@ func oldest(js []*batchv1.Job, limit int32) []*batchv1.Job {
 }
 
 // activeRef is the reference to an active Job: the one already in the status if there is one,
-// so a Job's own status changes (its resourceVersion moving) never cause a ScheduledJob status
-// write; upstream likewise keeps the reference it took at creation.
+// so a Job's resourceVersion moving never causes a status write (as upstream).
 func activeRef(sj *v1alpha1.ScheduledJob, j *batchv1.Job) corev1.ObjectReference {
 	if a, ok := findRef(sj.Status.Active, j.UID); ok {
 		return a
@@ -1022,24 +996,9 @@ func formatSlot(t time.Time, s schedule.Union) string {
 	return t.In(s.Location()).Format(time.RFC3339)
 }
 
-func formatNext(t *metav1.Time, s schedule.Union) string {
-	if t == nil {
-		return "never"
-	}
-	return formatSlot(t.Time, s)
-}
-
 // SortJobs orders Jobs by name, so plans do not depend on cache order.
 func SortJobs(js []*batchv1.Job) {
 	sort.Slice(js, func(a, b int) bool { return js[a].Name < js[b].Name })
-}
-
-// runResult names a finished Job's condition for the runs-finished metric.
-func runResult(how batchv1.JobConditionType) string {
-	if how == batchv1.JobComplete {
-		return "succeeded"
-	}
-	return "failed"
 }
 
 // runHistoryLimit is spec.runHistoryLimit, 10 when unset.
