@@ -257,8 +257,7 @@ func isChild(j *batchv1.Job) bool {
 	return j.DeletionTimestamp == nil || finished
 }
 
-// unseenJobs reads the named Jobs from the API server and returns those sj controls that keep
-// says count.
+// unseenJobs reads the named Jobs from the API server: those sj controls that keep accepts.
 func (r *Reconciler) unseenJobs(ctx context.Context, sj *v1alpha1.ScheduledJob, names []string, keep func(*batchv1.Job) bool) ([]*batchv1.Job, error) {
 	var out []*batchv1.Job
 	for _, name := range names {
@@ -276,10 +275,9 @@ func (r *Reconciler) unseenJobs(ctx context.Context, sj *v1alpha1.ScheduledJob, 
 }
 
 // goneChildren are sj's Jobs that finished and were deleted (a short ttlSecondsAfterFinished)
-// before the status recorded how they ended: still active in it, their run still Running, or
-// their slot or run-now token not yet recorded. Each is passed to decide as last seen, marked
+// before the status recorded how they ended. Each is passed to decide as last seen, marked
 // deleted, so its run is recorded as it ended (not Deleted), it is not reported missing, and its
-// slot is not run again; once the status records it, it is left out.
+// slot is not run again.
 func (r *Reconciler) goneChildren(sj *v1alpha1.ScheduledJob, seen map[string]bool) []*batchv1.Job {
 	if r.gone == nil {
 		return nil
@@ -301,9 +299,8 @@ func (r *Reconciler) goneChildren(sj *v1alpha1.ScheduledJob, seen map[string]boo
 }
 
 // createJob creates a slot's Job through the one create path (jobs.Create) and says what happened
-// as the Event slotplan.RecordCreates reads: SuccessfulCreate, JobRejected (a result for its run: retrying
-// the slot in a loop would not help; the next slot and an edit try again), JobNameTaken, or none
-// for a Job adopted after AlreadyExists. An error is not an answer about the Job.
+// as the Event slotplan.RecordCreates reads (none for a Job adopted after AlreadyExists). An error
+// is not an answer about the Job.
 func (r *Reconciler) createJob(ctx context.Context, sj *v1alpha1.ScheduledJob, job *batchv1.Job) (*batchv1.Job, slotplan.Event, error) {
 	r.writes().Begin()
 	got, answer, msg, err := jobs.Create(ctx, r.Client, r.APIReader, sj, "ScheduledJob", job)
