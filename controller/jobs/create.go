@@ -90,11 +90,10 @@ func TemplateDropped(m metav1.Object) bool {
 }
 
 // BoundedOwner is the cache transform of an owner of our Jobs (an At, a ScheduledJob): a tenant
-// may write a template of nearly the API server's 1.5 MiB, and 100 of them took the manager to
-// its memory limit. slim is the owner's cached form (metadata bounded; spec and status as decide
-// reads them); run, what of its spec only its Jobs are built from, stays in it only up to
-// MaxCachedTemplate, else drop removes it and the form is marked with its digest (ReadyToCreate
-// reads the whole object for the pass that creates a Job). It is idempotent.
+// may write a template of nearly the API server's 1.5 MiB. slim is the owner's cached form; run,
+// what of its spec only its Jobs are built from, stays in it only up to MaxCachedTemplate, else
+// drop removes it and the form is marked with its digest (ReadyToCreate reads the whole object
+// for the pass that creates a Job). It is idempotent.
 func BoundedOwner[T metav1.Object](slim func(T) T, run func(T) any, drop func(T)) func(any) (any, error) {
 	return func(obj any) (any, error) {
 		o, ok := obj.(T)
@@ -116,11 +115,10 @@ func BoundedOwner[T metav1.Object](slim func(T) T, run func(T) any, drop func(T)
 }
 
 // ReadyToCreate reports whether a pass may create cached's Jobs: the slot protocol's claim
-// needs cached to be the version the API server has (confirmed.Current: the status it read may
-// predate another process's record), and a template the cache dropped is put back (restore
-// copies it from live, the object read from the API server, which is read at most once for both
-// questions). False without an error: look again after Recheck (or the newer version's watch
-// event).
+// needs cached to be the version the API server has (the status it read may predate another
+// process's record), and a template the cache dropped is put back (restore copies it from live,
+// read from the API server at most once for both). False without an error: look again after
+// Recheck.
 func ReadyToCreate[T client.Object](ctx context.Context, api client.Reader, confirmed *statuswrite.Confirmations, cached, live T, restore func(live T)) (bool, error) {
 	current, err := confirmed.Current(ctx, api, cached, live)
 	if err != nil || !current || !TemplateDropped(cached) {
@@ -129,10 +127,9 @@ func ReadyToCreate[T client.Object](ctx context.Context, api client.Reader, conf
 	return WithTemplate(ctx, api, cached, live, restore)
 }
 
-// WithTemplate puts back into cached, an owner whose template the cache dropped, what restore
-// copies from live, read from the API server unless Current already read it. It reports false
-// when the API server's object is not the cached one's generation (or is gone): the watch event
-// of the newer version starts a pass that decides on it.
+// WithTemplate puts back into cached, whose template the cache dropped, what restore copies from
+// live, read from the API server unless Current already read it. False when the API server's
+// object is not the cached one's generation (or is gone).
 func WithTemplate[T client.Object](ctx context.Context, api client.Reader, cached, live T, restore func(live T)) (bool, error) {
 	if live.GetResourceVersion() == "" {
 		if err := api.Get(ctx, client.ObjectKeyFromObject(cached), live); err != nil {

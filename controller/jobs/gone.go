@@ -35,14 +35,10 @@ const goneCap = 10000
 // Gone remembers how the manager's Jobs that others deleted after they finished ended, as the
 // Job informer last saw them. A Job with a short ttlSecondsAfterFinished can complete and be
 // deleted before a worker looks at its owner; without this, the owner would report a success as
-// a deletion (At Failed/JobDeleted, run history Deleted), or run a ScheduledJob slot not yet
-// recorded again. The manager's own prunes are not remembered: the owner's status already says
-// how those runs ended. At most goneCap Jobs, each for GoneRetention; Observe, Deleting and expiry
-// are O(1) amortized (a first-in first-out list in time order), Of is O(the owner's Jobs).
-//
-// It is memory only: a Job that finished and was deleted while no replica watched is, to its
-// owner, a Job deleted before it finished. Replicas that are not the leader record too (see
-// WatchGone), so a failover loses nothing the standby saw.
+// a deletion, or run a ScheduledJob slot not yet recorded again. The manager's own prunes are not
+// remembered: the owner's status already says how those runs ended. Observe, Deleting and expiry
+// are O(1) amortized (a first-in first-out list in time order). It is memory only: a Job that
+// finished and was deleted while no replica watched is, to its owner, one deleted unfinished.
 type Gone struct {
 	kind  string
 	clock clock.PassiveClock
@@ -124,14 +120,9 @@ func (g *Gone) Observe(obj any) {
 	kept := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: j.Name, Namespace: j.Namespace, UID: j.UID, CreationTimestamp: j.CreationTimestamp,
-			OwnerReferences: []metav1.OwnerReference{*ref}, Annotations: map[string]string{},
+			OwnerReferences: []metav1.OwnerReference{*ref}, Annotations: keep(j.Annotations, jobstate.ScheduledTimeAnnotation, keys.AnnotationRunNowToken),
 		},
 		Status: *j.Status.DeepCopy(),
-	}
-	for k, v := range j.Annotations {
-		if k == jobstate.ScheduledTimeAnnotation || k == keys.AnnotationRunNowToken {
-			kept.Annotations[k] = v
-		}
 	}
 	jobs := g.byOwner[ref.UID]
 	if jobs == nil {
@@ -273,12 +264,8 @@ func (f *fifo) pop() (entry, bool) {
 	return e, true
 }
 
-// RecordingDeletes wraps the handler that enqueues a Job's owner: a deletion is recorded in g
+// recordingDeletes wraps the handler that enqueues a Job's owner: a deletion is recorded in gone
 // before the owner is enqueued, so the pass the deletion starts finds it.
-func RecordingDeletes(g *Gone, next handler.EventHandler) handler.EventHandler {
-	return recordingDeletes{EventHandler: next, gone: g}
-}
-
 type recordingDeletes struct {
 	handler.EventHandler
 	gone *Gone
@@ -302,7 +289,7 @@ func Setup(mgr ctrl.Manager, name, kind string, owner client.Object, workers int
 	return gone, ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		For(owner).
-		Watches(&batchv1.Job{}, RecordingDeletes(gone, byOwner)).
+		Watches(&batchv1.Job{}, recordingDeletes{EventHandler: byOwner, gone: gone}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(workers, 1), NewQueue: fairqueue.NewQueue}).
 		Complete(r)
 }

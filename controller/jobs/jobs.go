@@ -49,10 +49,8 @@ func CacheKind() cachebounds.Kind {
 const maxKeptValue = 1024
 
 // Trim is the Job cache's transform: it keeps what the At and ScheduledJob controllers read of a
-// Job (identity, the controller reference, our label and Kueue's queue-name label, the
-// scheduled-time and run-now token annotations, spec.suspend, spec.managedBy and the status) and
-// drops the rest. Nothing updates a Job from the cache (Jobs are created whole and deleted by
-// UID), so the dropped fields are never written back.
+// Job and drops the rest. Nothing updates a Job from the cache (Jobs are created whole and
+// deleted by UID), so the dropped fields are never written back.
 func Trim(obj any) (any, error) {
 	j, ok := obj.(*batchv1.Job)
 	if !ok {
