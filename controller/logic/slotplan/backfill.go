@@ -1,12 +1,9 @@
 package slotplan
 
 // Backfill: the slots of a past range run on request, each once, as its own Job
-// (docs/scheduling.md, "Backfill"). The annotation's value is read and bounded once, when first
-// seen (backfillRange); an accepted request walks the range's slots from status.backfill.nextSlot
-// (the cursor), asking the ledger about each, at most one Job per pass and one every
-// BackfillInterval. A backfill Job's name is its slot's (jobname.Backfill), so creating it is the
-// claim; the cursor moves past a slot only in the status write of the pass that got its Job, and
-// the Job is not pruned before it has (backfillRecorded).
+// (docs/scheduling.md, "Backfill"). The cursor (status.backfill.nextSlot) moves past a slot only
+// in the status write of the pass that got its Job, and the Job is not pruned before it has
+// (backfillRecorded).
 
 import (
 	"fmt"
@@ -89,11 +86,10 @@ func backfillRange(value string, now time.Time, sched schedule.Union) (from, to 
 	}
 	slots, more := sched.Between(from, to, MaxBackfillSlots)
 	if more {
-		var held string
-		if all, more := sched.Between(from, to, maxCountedSlots); more {
-			held = fmt.Sprintf("more than %d", len(all))
-		} else {
-			held = fmt.Sprint(len(all))
+		all, more := sched.Between(from, to, maxCountedSlots)
+		held := fmt.Sprint(len(all))
+		if more {
+			held = "more than " + held
 		}
 		return from, to, nil, fmt.Errorf("the range holds %s slots of the schedule, more than %d: ask for a shorter range (one request after the other)", held, MaxBackfillSlots)
 	}

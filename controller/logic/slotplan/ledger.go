@@ -63,23 +63,15 @@ func slotNames(sj *v1alpha1.ScheduledJob, slot time.Time) [3]string {
 	return [3]string{jobname.Slot(sj, slot), jobname.LegacySlot(sj.Name, slot), jobname.Backfill(sj, slot)}
 }
 
-// jobOfSlot returns sj's Job of slot under any of its names, or nil.
-func jobOfSlot(children []*batchv1.Job, sj *v1alpha1.ScheduledJob, slot time.Time) *batchv1.Job {
-	for _, name := range slotNames(sj, slot) {
-		if j := jobNamed(children, name); j != nil {
-			return j
-		}
-	}
-	return nil
-}
-
 // slotLedger is where slot stands, from status st (the status read, or the one this pass plans)
 // and the Jobs that exist.
 func slotLedger(sj *v1alpha1.ScheduledJob, st *v1alpha1.ScheduledJobStatus, children []*batchv1.Job, slot time.Time) ledgerEntry {
-	if j := jobOfSlot(children, sj, slot); j != nil {
-		return ledgerEntry{State: SlotCreated, Job: j}
-	}
 	names := slotNames(sj, slot)
+	for _, name := range names {
+		if j := jobNamed(children, name); j != nil {
+			return ledgerEntry{State: SlotCreated, Job: j}
+		}
+	}
 	for _, r := range st.Runs {
 		if r.ScheduledTime.Time.Equal(slot) && r.JobName != "" && slices.Contains(names[:], r.JobName) {
 			return ledgerEntry{State: SlotCreated}
@@ -237,19 +229,16 @@ func recordBackfilled(st *v1alpha1.ScheduledJobStatus, sched schedule.Union, slo
 	st.Backfilled = insertRange(st.Backfilled, v1alpha1.SlotRange{First: metav1.Time{Time: slot}, Last: metav1.Time{Time: slot}})
 	for len(st.Backfilled) > maxBackfilled {
 		// Newest first: st.Backfilled[i+1] is before st.Backfilled[i].
+		gap := func(i int) time.Duration { return st.Backfilled[i].First.Sub(st.Backfilled[i+1].Last.Time) }
 		closest := 0
 		for i := 1; i+1 < len(st.Backfilled); i++ {
-			if gap(st.Backfilled, i) < gap(st.Backfilled, closest) {
+			if gap(i) < gap(closest) {
 				closest = i
 			}
 		}
 		st.Backfilled[closest+1].Last = st.Backfilled[closest].Last
 		st.Backfilled = slices.Delete(st.Backfilled, closest, closest+1)
 	}
-}
-
-func gap(rs []v1alpha1.SlotRange, i int) time.Duration {
-	return rs[i].First.Sub(rs[i+1].Last.Time)
 }
 
 // insertRange puts r into rs, newest (by first) first.

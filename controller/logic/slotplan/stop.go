@@ -12,12 +12,10 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 )
 
-// The stop strategy (spec.stopStrategy): a ScheduledJob stops itself after a number of
-// consecutive failed (or successful) runs (docs/scheduling.md, "Stop after failures"). Nothing is
-// counted in memory and nothing of the spec is written: the streak is read from status.runs and
-// the stop is a status record (status.stop), so a restart, a new leader or a GitOps tool that owns
-// the spec sees the same. Any change of the spec past status.stop.generation resumes it, and
-// status.stopCountAfter then keeps the runs that stopped it from counting again.
+// The stop strategy (spec.stopStrategy, docs/scheduling.md "Stop after failures"): the streak is
+// read from status.runs and the stop is a status record (status.stop), never a spec write, so a
+// restart, a new leader or a GitOps tool that owns the spec sees the same. A spec change resumes
+// it, and status.stopCountAfter keeps the runs that stopped it from counting again.
 
 // Reasons of the Ready condition and of the Event when the stop strategy stops a ScheduledJob, and
 // the Event when a spec change resumes it.
