@@ -440,10 +440,8 @@ func (d dueSlots) handled(slot *time.Time) bool {
 // slots, and sets when to wake next (status.nextScheduleTime, the requeue).
 func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p *Plan) dueSlots {
 	st := &p.Status
-	// Slots before the schedule was first seen never run: an edit is seen once (passOverEdited
-	// names the old schedule's slots no pass decided); a status edited or restored in part counts
-	// from creation, and lastScheduleTime still says which slots ran (slots.ObservedSince, which
-	// kubectl platform next reads too).
+	// An edit is seen once (passOverEdited names the old schedule's slots no pass decided); a
+	// status edited or restored in part counts from creation (slots.ObservedSince).
 	since, edited := slots.ObservedSince(sj, now)
 	if edited {
 		passOverEdited(sj, now, p)
@@ -462,19 +460,17 @@ func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p
 	if sj.Status.LastSkippedTime != nil {
 		d.lastSkipped = &sj.Status.LastSkippedTime.Time
 	}
-	seenAt := &since.Time
-	deadline := sj.Spec.StartingDeadlineSeconds
 	// Jitter: every slot of this object starts offset later. The slot math runs on a clock
 	// offset behind, so a slot is due (and its deadline counts) from slot+offset, while the slot
 	// itself (the Job's name, lastScheduleTime) stays the scheduled time.
 	offset := slots.JitterOffset(sj)
-	slotNow := now.Add(-offset)
-	earliestAll := schedule.Earliest(sj.CreationTimestamp.Time, d.last, seenAt, deadline, slotNow, false)
-	d.earliestAll, d.slotNow = earliestAll, slotNow
-	d.earliestOK = schedule.Earliest(sj.CreationTimestamp.Time, d.last, seenAt, deadline, slotNow, true)
-	d.recent, _ = sched.MostRecent(earliestAll, slotNow)
-	d.recentOK, d.missed = sched.MostRecent(d.earliestOK, slotNow)
-	if wait, next, ok := sched.RequeueAfter(earliestAll, slotNow); ok {
+	d.slotNow = now.Add(-offset)
+	created, deadline := sj.CreationTimestamp.Time, sj.Spec.StartingDeadlineSeconds
+	d.earliestAll = schedule.Earliest(created, d.last, &since.Time, deadline, d.slotNow, false)
+	d.earliestOK = schedule.Earliest(created, d.last, &since.Time, deadline, d.slotNow, true)
+	d.recent, _ = sched.MostRecent(d.earliestAll, d.slotNow)
+	d.recentOK, d.missed = sched.MostRecent(d.earliestOK, d.slotNow)
+	if wait, next, ok := sched.RequeueAfter(d.earliestAll, d.slotNow); ok {
 		p.RequeueAfter, p.Due = wait, next.Add(offset)
 		st.NextScheduleTime = &metav1.Time{Time: p.Due} // when it will start
 		if after := sched.Next(next); !after.IsZero() {
@@ -486,11 +482,9 @@ func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p
 	return d
 }
 
-// passOverEdited names and records the slots of the schedule observed until now (the status read,
-// with this pass's records) that were due and that no pass decided before the edit was seen (the
-// manager was stopped or behind across them): the edited schedule never runs the past, and the
-// old one's slots are not lost silently (Suspended when the ScheduledJob is or was held). Nothing
-// when the old schedule cannot be read back.
+// passOverEdited names and records the slots of the schedule observed until now that were due and
+// that no pass decided before the edit was seen: the edited schedule never runs the past, and the
+// old one's slots are not lost silently. Nothing when the old schedule cannot be read back.
 func passOverEdited(sj *v1alpha1.ScheduledJob, now time.Time, p *Plan) {
 	// The plan's status: the record step has already recorded the Jobs that exist (a slot
 	// whose Job the previous pass created, leaving its record to this one, is not passed over).
@@ -550,7 +544,7 @@ func suspend(sj *v1alpha1.ScheduledJob, p *Plan) {
 	if setReady(sj, st, status, reason, msg) {
 		p.Events = append(p.Events, Event{kind, reason, msg})
 	}
-	if st.Stop == nil {
+	if st.Stop == nil { // suspended by a user: the runs until now stop counting for the stop strategy
 		st.StopCountAfter = countAfter(st.StopCountAfter, st.Runs)
 	}
 	st.NextScheduleTime = nil
@@ -652,7 +646,12 @@ func admit(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *Plan) admissio
 	if len(p.Creates) > 0 {
 		return admission{wait: "this pass's other run starts first"}
 	}
-	active := unfinished(children)
+	var active []*batchv1.Job // the runs: not finished and not being deleted
+	for _, j := range children {
+		if finished, _, _ := jobstate.Finished(j); !finished && j.DeletionTimestamp == nil {
+			active = append(active, j)
+		}
+	}
 	if policy == v1alpha1.ForbidConcurrent {
 		var a admission
 		for _, j := range active {
@@ -757,12 +756,9 @@ func passOver(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p 
 
 // passOverGap passes over the slots after last (nil: since creation) and before slot.
 func passOverGap(sj *v1alpha1.ScheduledJob, d dueSlots, p *Plan, last *time.Time, slot time.Time) {
-	var seenAt *time.Time
-	if p.Status.ObservedScheduleTime != nil {
-		seenAt = &p.Status.ObservedScheduleTime.Time
-	}
-	earliestOK := schedule.Earliest(sj.CreationTimestamp.Time, last, seenAt, sj.Spec.StartingDeadlineSeconds, d.slotNow, true)
-	earliestAll := schedule.Earliest(sj.CreationTimestamp.Time, last, seenAt, sj.Spec.StartingDeadlineSeconds, d.slotNow, false)
+	created, seenAt, deadline := sj.CreationTimestamp.Time, &p.Status.ObservedScheduleTime.Time, sj.Spec.StartingDeadlineSeconds // seenAt: set by the slot step
+	earliestOK := schedule.Earliest(created, last, seenAt, deadline, d.slotNow, true)
+	earliestAll := schedule.Earliest(created, last, seenAt, deadline, d.slotNow, false)
 	// The Event names the slots within startingDeadlineSeconds, as before; the ledger records
 	// the older ones too (a backfill may run them), under MissedDeadline when none is named.
 	// Slots the ledger already lists were named by the pass that wrote them (a pass whose create
@@ -952,17 +948,6 @@ func findRef(refs []corev1.ObjectReference, uid types.UID) (corev1.ObjectReferen
 func WasActive(sj *v1alpha1.ScheduledJob, uid types.UID) bool {
 	_, ok := findRef(sj.Status.Active, uid)
 	return ok
-}
-
-// unfinished are the Jobs of js that have not finished and are not being deleted: the runs.
-func unfinished(js []*batchv1.Job) []*batchv1.Job {
-	var out []*batchv1.Job
-	for _, j := range js {
-		if finished, _, _ := jobstate.Finished(j); !finished && j.DeletionTimestamp == nil {
-			out = append(out, j)
-		}
-	}
-	return out
 }
 
 // oldest returns the Jobs beyond limit, oldest first (by start time, as upstream).
