@@ -144,11 +144,9 @@ func recordNotRun(st *v1alpha1.ScheduledJobStatus, sched schedule.Union, first, 
 }
 
 // sealNotRun keeps only the ends of each range of status.notRun when the schedule or its time
-// zone changes. A range's inside was judged by the schedule in force when it grew (no slot of
-// that schedule between two records); read by another schedule, it would name that schedule's
-// slots, which may have run (and a backfill would run them again). Its ends are slots that got no
-// Job. Each inner slot falls to the ledger's other records: at or before lastScheduleTime it
-// counts as run, after it as due. Past maxNotRun the oldest ends go, as any range does.
+// zone changes. A range's inside was judged by the schedule in force when it grew; read by another
+// schedule, it would name that schedule's slots, which may have run (and a backfill would run them
+// again). Each inner slot falls to the ledger's other records.
 func sealNotRun(st *v1alpha1.ScheduledJobStatus) {
 	var sealed []v1alpha1.SlotRange
 	for _, r := range st.NotRun {
@@ -250,10 +248,9 @@ func insertRange(rs []v1alpha1.SlotRange, r v1alpha1.SlotRange) []v1alpha1.SlotR
 	return slices.Insert(rs, i, r)
 }
 
-// sanitize is the first step of every pass: it makes any status the CRD's schema admits one that
-// the steps can read (every field of the status is optional in the schema, and a user with the
-// status subresource, a backup restore or an older manager may write it). It reports what it
-// changed, for the Event of the pass that writes the repair.
+// sanitize is the first step of every pass: it makes any status the CRD's schema admits (a user
+// with the status subresource, a backup restore or an older manager may write it) one that the
+// steps can read. It reports what it changed, for the Event of the pass that writes the repair.
 func sanitize(st *v1alpha1.ScheduledJobStatus) []string {
 	var fixed []string
 	if bf := st.Backfill; bf != nil && bf.Phase == v1alpha1.BackfillRunning && (bf.From == nil || bf.To == nil || bf.StartTime == nil || !bf.From.Before(bf.To)) {

@@ -48,9 +48,7 @@ type SlotOutcome struct {
 }
 
 // SlotOutcomes are the outcomes a slot can end with: every slot due while the ScheduledJob
-// exists ends with exactly one of them, recorded once. docs/scheduling.md ("How a slot ends")
-// and docs/troubleshooting.md list each, with what records it (a test checks), and the metric
-// has a series for each counted reason from the start.
+// exists ends with exactly one of them, recorded once (docs/scheduling.md, "How a slot ends").
 var SlotOutcomes = []SlotOutcome{
 	{ReasonSuccessfulCreate, v1alpha1.RunRunning, corev1.EventTypeNormal, false},
 	{ReasonJobRejected, v1alpha1.RunFailed, corev1.EventTypeWarning, true},
@@ -138,10 +136,8 @@ type Plan struct {
 	// PodsCheck is when an active Job with no pod yet would count as stuck (0: none): the
 	// reconciler looks again then if nothing sooner is due.
 	PodsCheck time.Duration
-	// Confirm are the Jobs of recent slots that the status does not record and the Job cache
-	// does not show, which would change this pass's creates if they exist (Forbid, Replace):
-	// the reconciler reads them from the API server before creating, and decides again with
-	// the ones it finds (unconfirmedSlots).
+	// Confirm are the Jobs the reconciler reads from the API server before creating, deciding
+	// again with the ones it finds (unconfirmedSlots).
 	Confirm []string
 }
 
