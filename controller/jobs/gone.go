@@ -157,16 +157,9 @@ const oursRetention = 5 * time.Minute
 
 // expire drops what is older than its retention, from the front of the time-ordered lists.
 func (g *Gone) expire(now time.Time) {
-	for _, l := range []struct {
-		f         *fifo
-		retention time.Duration
-	}{{&g.order, GoneRetention}, {&g.oursOrder, oursRetention}} {
-		for {
-			e, ok := l.f.front()
-			if !ok || now.Sub(e.at) <= l.retention {
-				break
-			}
-			l.f.pop()
+	for f, retention := range map[*fifo]time.Duration{&g.order: GoneRetention, &g.oursOrder: oursRetention} {
+		for e, ok := f.front(); ok && now.Sub(e.at) > retention; e, ok = f.front() {
+			f.pop()
 			g.drop(e)
 		}
 	}
@@ -208,11 +201,7 @@ func (g *Gone) drop(e entry) bool {
 // trimStale pops the entries at the front of f that no longer refer to anything (a prune the
 // informer saw go), so the list stays as long as what it orders, not as the deletions seen.
 func (g *Gone) trimStale(f *fifo) {
-	for {
-		e, ok := f.front()
-		if !ok || g.current(e) {
-			return
-		}
+	for e, ok := f.front(); ok && !g.current(e); e, ok = f.front() {
 		f.pop()
 	}
 }
@@ -276,10 +265,9 @@ func (h recordingDeletes) Delete(ctx context.Context, e event.DeleteEvent, q wor
 	h.EventHandler.Delete(ctx, e, q)
 }
 
-// Setup registers the controller name of the Jobs' owners (an At or a ScheduledJob, of kind):
-// watched with their Jobs (the deletion of a finished Job recorded in the Gone it returns before
-// the owner is enqueued, on every replica, leader or not), served by workers (at least 1) from
-// the fair queue. The Job field index must already be registered.
+// Setup registers the controller name of the Jobs' owners (an At or a ScheduledJob, of kind),
+// watched with their Jobs and served by workers (at least 1) from the fair queue. The Job field
+// index must already be registered.
 func Setup(mgr ctrl.Manager, name, kind string, owner client.Object, workers int, clock clock.PassiveClock, r reconcile.Reconciler) (*Gone, error) {
 	gone, err := WatchGone(mgr.GetCache(), kind, clock)
 	if err != nil {
