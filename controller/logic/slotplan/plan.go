@@ -289,11 +289,8 @@ func observeJobs(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, deletedByUs
 
 // recordClaims is the record step: a slot Job that exists (or was seen finishing before it was
 // deleted, jobs.Gone) while the status read does not record its slot was created by a pass that
-// left the record to the next one: this one, whatever else it finds (past the deadline, the next
-// slot due, suspended, the schedule now invalid). lastScheduleTime moves to the latest such slot
-// and each Job is announced (SuccessfulCreate); a slot is never reported missed, passed over or
-// run again while its Job exists. Only a Job named after its slot counts: the scheduled-time
-// annotation alone could be edited on the Job.
+// left the record to the next one: this one, whatever else it finds. Only a Job named after its
+// slot counts: the scheduled-time annotation alone could be edited on the Job.
 func recordClaims(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, p *Plan) {
 	st := &p.Status
 	var latest *time.Time
@@ -779,10 +776,8 @@ func passOverGap(sj *v1alpha1.ScheduledJob, d dueSlots, p *Plan, last *time.Time
 	recordNotRun(&p.Status, d.sched, *first, upTo, reason)
 }
 
-// announcePassedOver sends the Event that names slots passed over, counted in the metric
-// (PassedOver), and returns its reason: Suspended (Normal: the user's choice) when the
-// ScheduledJob was held, else MissedSlots, or TooManyMissedTimes when many were missed. format
-// ends with the cause's %s.
+// announcePassedOver sends the Event that names slots passed over, counted in the metric, and
+// returns its reason (Suspended is Normal: the user's choice). format ends with the cause's %s.
 func announcePassedOver(p *Plan, suspended, many bool, format string, args ...any) string {
 	ev := Event{corev1.EventTypeWarning, ReasonMissedSlots, "the controller was stopped or behind"}
 	switch {
@@ -824,10 +819,9 @@ func refusedThenEdited(sj *v1alpha1.ScheduledJob, p *Plan, slot time.Time) bool 
 	return r != nil && r.Reason == ReasonJobRejected && sj.Status.LastSkippedTime != nil && sj.Status.LastSkippedTime.Time.Equal(slot)
 }
 
-// retryRefused reports whether slot is a scheduled slot whose Job admission refused (its run
-// in status.runs says so, and when) and whose next try is due: jobstate.RefusedBackoff after the
-// last refusal, while the slot can still start (refusalRetry). Before that it asks for a pass
-// then. A refusal as invalid, or one the run history no longer holds, is final.
+// retryRefused reports whether slot is a scheduled slot whose Job admission refused (its run in
+// status.runs says so, and when) and whose next try (refusalRetry) is due; before that it asks
+// for a pass then. A refusal as invalid, or one the run history no longer holds, is final.
 func retryRefused(sj *v1alpha1.ScheduledJob, d dueSlots, p *Plan, slot time.Time) bool {
 	if sj.Status.LastSkippedTime == nil || !sj.Status.LastSkippedTime.Time.Equal(slot) {
 		return false
@@ -852,9 +846,7 @@ func retryRefused(sj *v1alpha1.ScheduledJob, d dueSlots, p *Plan, slot time.Time
 
 // refusalRetry is when to create slot's Job again after the API server refused it at refusedAt
 // with msg, and whether that is still within the slot's window: before its
-// startingDeadlineSeconds and before the next slot, after which the refusal is the slot's
-// result. Only a refusal at admission is tried again (jobstate.Refusal): one at the schema is final.
-// The one answer of At and ScheduledJob (jobs.RefusedAtAdmission).
+// startingDeadlineSeconds and before the next slot. Only a refusal at admission is tried again.
 func refusalRetry(sj *v1alpha1.ScheduledJob, sched schedule.Union, slot time.Time, msg string, refusedAt time.Time) (time.Time, bool) {
 	if _, admission, _ := jobstate.Refusal(msg); !admission {
 		return time.Time{}, false
