@@ -171,9 +171,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	now := r.Clock.Now()
 	p := r.decide(&sj, children, now)
 	if len(p.Confirm) > 0 {
-		// Under Forbid or Replace, a recent slot's Job the cache does not show yet (created by
-		// the previous pass, which left its record to this one) must block or be replaced:
-		// read those few around the cache, and decide again with what exists.
+		// A recent slot's Job the cache does not show yet must block or be replaced (Forbid,
+		// Replace): read those few around the cache, and decide again with what exists.
 		found, err := r.unseenJobs(ctx, &sj, p.Confirm, isChild)
 		if err != nil {
 			return ctrl.Result{}, err
@@ -202,8 +201,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	} else if !p.Due.IsZero() {
 		// Confirm ahead of the slot, once per object and process: left to the pass at the slot,
-		// the read adds one GET per ScheduledJob to the first busy slot after a start (or after
-		// thousands were created). A failed or lagging read is tried again at the slot.
+		// the read adds one GET per ScheduledJob to the first busy slot after a start.
 		if _, err := r.confirmed.Current(ctx, r.APIReader, &sj, &v1alpha1.ScheduledJob{}); err != nil {
 			log.V(1).Info("Reading the ScheduledJob ahead of its slot failed; the slot's pass reads it", "error", err.Error())
 		}
@@ -328,17 +326,6 @@ func (r *Reconciler) deleteJob(ctx context.Context, j *batchv1.Job) (slotplan.Ev
 		return slotplan.Event{Kind: corev1.EventTypeWarning, Reason: "FailedDelete", Note: fmt.Sprintf("Deleting job %s: %v", j.Name, err)}, err
 	}
 	return slotplan.Event{Kind: corev1.EventTypeNormal, Reason: "SuccessfulDelete", Note: "Deleted job " + j.Name}, nil
-}
-
-func removeActive(st *v1alpha1.ScheduledJobStatus, j *batchv1.Job) {
-	out := st.Active[:0]
-	for _, a := range st.Active {
-		if a.UID != j.UID {
-			out = append(out, a)
-		}
-	}
-	st.Active = out
-	st.ActiveCount = max(st.ActiveCount-1, int32(len(out)))
 }
 
 // CacheKind is the manager cache's ScheduledJob kind: every ScheduledJob (a tenant creates

@@ -2,9 +2,11 @@ package scheduledjob
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -64,7 +66,8 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 			break
 		}
 		r.deleted.add(j.UID, r.Clock.Now())
-		removeActive(st, j)
+		st.Active = slices.DeleteFunc(st.Active, func(a corev1.ObjectReference) bool { return a.UID == j.UID })
+		st.ActiveCount = max(st.ActiveCount-1, int32(len(st.Active)))
 	}
 	// Step 1, the claims, only once every replaced Job is gone (Replace never runs two at
 	// once). The loop changes no status: slotplan.RecordCreates records the answers.
