@@ -13,12 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// The names of the Jobs the manager creates. Both are deterministic, the idempotency lock of a
-// run: a second create of the same run fails with AlreadyExists, so a crash between the create
-// and the status write, or a second replica, never runs it twice. Both carry a hash of the
-// owner's UID, so they are unique per owner incarnation: an At deleted and applied again, or an
-// At, a ScheduledJob and a built-in CronJob of the same name in one namespace, never name the
-// same Job (each would have found the other's Job and ended JobNameTaken).
+// The names are deterministic, the idempotency lock of a run: a second create of the same run
+// fails with AlreadyExists, so a crash between the create and the status write, or a second
+// replica, never runs it twice. They carry a hash of the owner's UID, so an At deleted and applied
+// again, or an At, a ScheduledJob and a CronJob of the same name, never name the same Job.
 
 // maxNameLength is the longest Job name: the Job controller copies it into the job-name label
 // of the Job's pods, and label values are at most 63 characters.

@@ -124,9 +124,7 @@ func requestBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now tim
 		}
 		bf = &v1alpha1.BackfillStatus{Request: value, Phase: v1alpha1.BackfillRunning, Schedule: backfillKey(st.ObservedSchedule),
 			From: &metav1.Time{Time: from}, To: &metav1.Time{Time: to}, StartTime: &metav1.Time{Time: now.Truncate(time.Second)}, Slots: int32(len(slots))}
-		if st.Backfill != nil {
-			// The pace is the ScheduledJob's, not the request's: a new value does not start a
-			// new interval.
+		if st.Backfill != nil { // the pace is the ScheduledJob's: a new value starts no new interval
 			bf.LastCreateTime = st.Backfill.LastCreateTime
 		}
 		if len(slots) > 0 {

@@ -1,11 +1,9 @@
 package slotplan
 
 // The slot ledger: where each slot of the schedule stands (SlotState), computed by one function
-// (slotLedger) from the status read and the Jobs that exist. Every step of Decide that asks about
-// a slot asks it, and every record a pass writes about a slot goes into the status fields it
-// reads. The records are bounded, and each bound gives way towards "ran": a slot whose record was
-// dropped is never run twice. docs/scheduling.md ("The slot ledger") has the table of what says
-// each state (TestLedgerStatesAreDocumented).
+// (slotLedger) from the status read and the Jobs that exist (docs/scheduling.md, "The slot
+// ledger"). The records are bounded, and each bound gives way towards "ran": a slot whose record
+// was dropped is never run twice.
 
 import (
 	"encoding/json"

@@ -572,29 +572,27 @@ func newRunNowToken(sj *v1alpha1.ScheduledJob) (string, bool) {
 // created again.
 func requestRunNow(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, sched schedule.Union, p *Plan) {
 	token, ok := newRunNowToken(sj)
+	p.Status.RunNowWaiting = ""
 	if !ok {
-		p.Status.RunNowWaiting = ""
 		return
 	}
 	name := jobname.RunNow(sj, token)
 	if j := jobNamed(children, name); j != nil {
-		p.Status.RunNowWaiting = ""
 		p.Status.LastRunNowToken = token
 		p.Status.LastRunNowTime = runNowTime(Creation{Job: j})
 		p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + name})
 		return
 	}
 	if wait := runNowWait(sj.Status.LastRunNowTime, now); wait > 0 {
-		if p.Status.RunNowWaiting != token {
-			p.Status.RunNowWaiting = token
+		if sj.Status.RunNowWaiting != token {
 			p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonRunNowDelayed,
 				fmt.Sprintf("Run-now %q starts in %v: at most one run-now Job a minute", token, wait.Round(time.Second))})
 		}
+		p.Status.RunNowWaiting = token
 		// One wake-up at the end of the interval, not a poll.
 		requeueWithin(p, wait)
 		return
 	}
-	p.Status.RunNowWaiting = ""
 	a := admit(sj, children, p)
 	switch {
 	case a.wait != "":
