@@ -214,9 +214,6 @@ func (r *Reconciler) findJob(ctx context.Context, at *v1alpha1.At) (*batchv1.Job
 // goneJob is the At's Job as last seen before it was deleted after finishing (by its
 // ttlSecondsAfterFinished, before this At was looked at), or nil.
 func (r *Reconciler) goneJob(at *v1alpha1.At) *batchv1.Job {
-	if r.gone == nil {
-		return nil
-	}
 	for _, j := range r.gone.Of(at.UID) {
 		if at.Status.JobName == "" || j.Name == at.Status.JobName {
 			return j

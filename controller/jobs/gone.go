@@ -139,8 +139,11 @@ func (g *Gone) Observe(obj any) {
 	g.order.push(entry{uid: j.UID, owner: ref.UID, at: now})
 }
 
-// Of returns copies of the remembered Jobs controlled by owner.
+// Of returns copies of the remembered Jobs controlled by owner. A nil Gone has none.
 func (g *Gone) Of(owner types.UID) []*batchv1.Job {
+	if g == nil {
+		return nil
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.expire(g.clock.Now())

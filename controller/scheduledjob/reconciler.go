@@ -277,9 +277,6 @@ func (r *Reconciler) unseenJobs(ctx context.Context, sj *v1alpha1.ScheduledJob, 
 // deleted, so its run is recorded as it ended (not Deleted), it is not reported missing, and its
 // slot is not run again.
 func (r *Reconciler) goneChildren(sj *v1alpha1.ScheduledJob, seen map[string]bool) []*batchv1.Job {
-	if r.gone == nil {
-		return nil
-	}
 	var out []*batchv1.Job
 	for _, j := range r.gone.Of(sj.UID) {
 		if seen[j.Name] {

@@ -183,10 +183,9 @@ func Decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 	return p
 }
 
-// confirmWindow and maxConfirm bound the slots whose Jobs a pass that creates under Forbid or
-// Replace reads from the API server: the Job cache lags the API server by the time a watch event
-// takes (milliseconds; seconds at a busy slot or on a new leader), so only the Jobs of the most
-// recent slots can exist without the cache showing them.
+// confirmWindow and maxConfirm bound the slots whose Jobs a pass reads from the API server: the
+// Job cache lags it by a watch event (milliseconds; seconds at a busy slot or on a new leader), so
+// only the Jobs of the most recent slots can exist without the cache showing them.
 const (
 	confirmWindow = 10 * time.Minute
 	maxConfirm    = 5
