@@ -39,11 +39,10 @@ const (
 	NameTaken
 )
 
-// Create creates job, the claim of its slot, for owner (of kind, for messages). The name is the
-// slot's, so a second create of the same slot gets AlreadyExists and the existing Job is adopted
-// when owner controls it. msg says what happened to the Job (for the Event and the status). err
-// is an answer that says nothing about the Job (a timeout, a webhook unavailable, the namespace
-// terminating): the slot is not decided, and the caller backs off and tries again.
+// Create creates job, the claim of its slot, for owner (of kind, for messages): a second create of
+// the same slot gets AlreadyExists and the existing Job is adopted when owner controls it. msg
+// says what happened to the Job. err says nothing about the Job (a timeout, a webhook
+// unavailable, the namespace terminating): the slot is not decided, and the caller backs off.
 func Create(ctx context.Context, c client.Client, api client.Reader, owner metav1.Object, kind string, job *batchv1.Job) (got *batchv1.Job, a Answer, msg string, err error) {
 	err = c.Create(ctx, job)
 	switch {
@@ -69,9 +68,7 @@ func Create(ctx context.Context, c client.Client, api client.Reader, owner metav
 }
 
 // Recheck is the one short requeue of the At and ScheduledJob controllers: the cache found behind
-// the API server (a read around it, or a status write lost to a newer version, whose watch event
-// usually starts the next pass first). Every other retry is the work queue's rate limiter (return
-// the error) or jobstate.RefusedBackoff.
+// the API server. Every other retry is the work queue's rate limiter or jobstate.RefusedBackoff.
 const Recheck = 100 * time.Millisecond
 
 // TemplateDigest is the annotation a cache puts, in place of a job template it dropped, on an At

@@ -91,8 +91,7 @@ func (g *Gone) Deleting(uid types.UID) {
 
 // Observe records obj, a Job the informer saw deleted, if it had finished, its controller is of
 // the kind g remembers, and the manager did not delete it itself. Only what the owners read is
-// kept (name, UID, owner, the run's annotations, status), so the memory is a few hundred bytes
-// per Job whatever its template.
+// kept: a few hundred bytes per Job whatever its template.
 func (g *Gone) Observe(obj any) {
 	if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj

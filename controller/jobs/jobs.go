@@ -28,10 +28,9 @@ func IndexByControllerUID(ctx context.Context, indexer client.FieldIndexer) erro
 	})
 }
 
-// CacheKind limits the manager's Job cache to the Jobs it created, so clusters with many
-// other Jobs (built-in CronJobs, CI) cost no memory, and keeps each of them trimmed (Trim), so
-// that a Job carrying our label, which a tenant can create where the chart's admission policies
-// are off, costs a bounded few hundred bytes whatever its pod template and annotations hold.
+// CacheKind limits the manager's Job cache to the Jobs it created, so clusters with many other
+// Jobs cost no memory, each trimmed (Trim): a Job carrying our label, which a tenant can create
+// where the chart's admission policies are off, costs a bounded few hundred bytes.
 func CacheKind() cachebounds.Kind {
 	req, err := labels.NewRequirement(keys.LabelCreatedBy, selection.Exists, nil)
 	if err != nil {

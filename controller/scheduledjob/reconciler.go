@@ -334,9 +334,8 @@ func CacheKind() cachebounds.Kind {
 	}
 }
 
-// bounded is the ScheduledJob cache's transform (jobs.BoundedOwner): what decide reads (the
-// schedule fields, the limits, the status, our annotations) and the jobTemplate up to
-// jobs.MaxCachedTemplate.
+// bounded is the ScheduledJob cache's transform (jobs.BoundedOwner): the jobTemplate is kept up
+// to jobs.MaxCachedTemplate.
 var bounded = jobs.BoundedOwner(func(sj *v1alpha1.ScheduledJob) *v1alpha1.ScheduledJob {
 	meta := cachebounds.BoundedMeta(&sj.ObjectMeta, keys.AnnotationRunNow, keys.AnnotationBackfill, keys.AnnotationAlertNoSuccessAfter)
 	return &v1alpha1.ScheduledJob{TypeMeta: sj.TypeMeta, ObjectMeta: meta, Spec: sj.Spec, Status: sj.Status}

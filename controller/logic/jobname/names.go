@@ -61,10 +61,8 @@ func withOwner(name, suffix string) string {
 }
 
 // Backfill is the Job of owner's backfill run of slot: "<owner>-b<unix minutes of the
-// slot>-<owner UID tag>". It depends on the slot alone, not on the request that asked for it, so
-// a slot asked for twice (the same request again, two overlapping requests, a restart between a
-// create and the status write) gets one Job: the second create finds it (AlreadyExists). It
-// differs from Slot, so a backfilled slot is never taken for a scheduled one.
+// slot>-<owner UID tag>". It depends on the slot alone, not on the request, so a slot asked for
+// twice gets one Job; it differs from Slot, so a backfilled slot is never taken for a scheduled one.
 func Backfill(owner metav1.Object, slot time.Time) string {
 	return withOwner(owner.GetName(), fmt.Sprintf("-b%d-%s", slot.Unix()/60, OwnerTag(owner.GetUID())))
 }

@@ -157,10 +157,8 @@ func requestBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now tim
 }
 
 // stepBackfill walks the running backfill's slots from its cursor, asking the ledger about each:
-// a slot that had its run (a Job under any of its names, a run recorded with one, the scheduled
-// record, an earlier backfill) or whose record is no longer known is counted done and passed; the
-// first that did not run gets a Job, unless the pace, another create of this pass, the concurrency
-// policy or the scheduled path holds it back. No slot left: the backfill is finished.
+// a slot that had its run, or whose record is no longer known, is counted done and passed; the
+// first that did not run gets a Job, unless backfillWait holds it back.
 func stepBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d dueSlots, p *Plan) {
 	bf := p.Status.Backfill
 	for bf.NextSlot != nil {

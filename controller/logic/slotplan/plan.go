@@ -192,11 +192,9 @@ const (
 )
 
 // unconfirmedSlots returns the Jobs whose existence would change what p plans and that neither
-// the status (lastScheduleTime) nor the Job cache account for: a slot Job the previous pass
-// created, leaving its record to this one, must block (Forbid) or be replaced (Replace) even
-// while the cache does not show it, and under any policy a slot whose Job exists is never passed
-// over or skipped past its deadline for a cache behind. A JobAlreadyActive skip needs none: the
-// Job that blocks it is in the cache.
+// the status nor the Job cache account for: a slot Job the previous pass created must block or
+// be replaced even while the cache does not show it, and a slot whose Job exists is never passed
+// over or skipped for a cache behind.
 func unconfirmedSlots(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *Plan) []string {
 	allow := sj.Spec.ConcurrencyPolicy == v1alpha1.AllowConcurrent || sj.Spec.ConcurrencyPolicy == ""
 	// skipOnly: nothing passed over and nothing created that another Job blocks or replaces; only
