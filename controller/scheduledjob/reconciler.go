@@ -217,9 +217,8 @@ func (r *Reconciler) decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, 
 	return p
 }
 
-// children returns the ScheduledJob's Jobs from the cache (controller-UID index), plus active
-// Jobs of the last status that the cache has not seen yet but the API server has; an active Job
-// the API server does not have is gone.
+// children returns the ScheduledJob's Jobs from the cache, plus active Jobs of the last status
+// that the cache has not seen yet but the API server has.
 func (r *Reconciler) children(ctx context.Context, sj *v1alpha1.ScheduledJob) ([]*batchv1.Job, error) {
 	var list batchv1.JobList
 	if err := r.Client.List(ctx, &list, client.InNamespace(sj.Namespace), client.MatchingFields{jobs.ControllerUIDIndex: string(sj.UID)}); err != nil {
@@ -343,8 +342,7 @@ var bounded = jobs.BoundedOwner(func(sj *v1alpha1.ScheduledJob) *v1alpha1.Schedu
 	func(sj *v1alpha1.ScheduledJob) { sj.Spec.JobTemplate = batchv1.JobTemplateSpec{} })
 
 // ObjectMetrics are the ScheduledJobs' per-object series, labelled namespace and name, for at
-// most a limited number of ScheduledJobs (objectmetrics.Store): a tenant's 100,000 ScheduledJobs
-// cost names in a map, not series.
+// most a limited number of ScheduledJobs (objectmetrics.Store).
 type ObjectMetrics struct{ *om.Collector }
 
 // NewObjectMetrics creates the per-object series of at most limit ScheduledJobs (0: none) and

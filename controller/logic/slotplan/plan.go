@@ -667,8 +667,7 @@ func admit(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *Plan) admissio
 }
 
 // runDueSlot decides the due slot: a Job, a skip, or nothing. The slots before it that no pass
-// looked at while they were due are passed over: named in one Event and recorded in the ledger
-// (status.notRun), where a backfill finds them.
+// looked at while they were due are passed over (passOver).
 func runDueSlot(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *Plan) {
 	slot := d.recentOK
 	recent := cmp.Or(slot, d.recent)
@@ -978,8 +977,7 @@ func runHistoryLimit(sj *v1alpha1.ScheduledJob) int {
 const summaryMax = 128
 
 // ScheduleSummary is status.scheduleSummary, the SCHEDULE column of `kubectl get sj`: the
-// schedule, or the schedules joined with " | "; past summaryMax characters (up to 16 entries of
-// 128), the first of them and how many more, so the column stays readable.
+// schedules joined with " | "; past summaryMax characters, the first of them and how many more.
 func ScheduleSummary(sj *v1alpha1.ScheduledJob) string {
 	all := slots.Schedules(sj)
 	trimmed := make([]string, len(all))

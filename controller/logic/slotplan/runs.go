@@ -57,9 +57,8 @@ func runHistory(prev []v1alpha1.ScheduledJobRun, children []*batchv1.Job, limit 
 // maxRunReason bounds status.runs[].reason as taken from a Job's condition.
 const maxRunReason = 128
 
-// setResult records in rec how its Job stands (jobstate.Judge): the result, the reason and
-// message of the Job's own condition and when it finished, so the history still says why once
-// the Job is pruned.
+// setResult records in rec how its Job stands (jobstate.Judge), so the history still says why
+// once the Job is pruned.
 func setResult(rec *v1alpha1.ScheduledJobRun, o jobstate.Outcome) {
 	switch o.Phase {
 	case jobstate.PhaseWaiting:
