@@ -84,12 +84,10 @@ func decide(at *v1alpha1.At, job *batchv1.Job, now time.Time, stuckAfter time.Du
 	return d
 }
 
-// observePods reports a running Job that has created no pod within stuckAfter (every pod create
-// refused by admission: Pod Security, a ResourceQuota, a webhook). The phase stays Running, as
-// the Job may still run once the cause is removed (the quota raised, the namespace relabelled);
-// the Succeeded condition (still Unknown) and the message say PodsNotCreated, with one Warning
-// when it becomes so. Until the Job would count, it asks to look again then (no polling: a pod
-// appearing changes the Job's status, whose watch event brings the pass that says Running again).
+// observePods reports a running Job that has created no pod within stuckAfter. The phase stays
+// Running, as the Job may still run once the cause is removed; the Succeeded condition (still
+// Unknown) and the message say PodsNotCreated, with one Warning when it becomes so. Until the Job
+// would count, it asks to look again then (a pod appearing brings the pass that says Running).
 func observePods(at *v1alpha1.At, d *decision, job *batchv1.Job, now time.Time, stuckAfter time.Duration) {
 	if d.status.Phase != v1alpha1.AtRunning {
 		return
@@ -106,11 +104,9 @@ func observePods(at *v1alpha1.At, d *decision, job *batchv1.Job, now time.Time, 
 	}
 }
 
-// afterCreate sets the status from the API server's answer to the create decide asked for
-// (jobs.Create, the one create path of a slot's Job) and returns the Event that says so: the Job
-// created or adopted; or none, refused as invalid (JobRejected) or its name taken by a Job that is
-// not ours (JobNameTaken), which fail the At until it is edited. A refusal at admission is
-// refusedForNow's.
+// afterCreate sets the status from the API server's answer to the create (jobs.Create) and
+// returns the Event that says so: refused as invalid or a name taken fail the At until it is
+// edited. A refusal at admission is refusedForNow's.
 func afterCreate(st *v1alpha1.AtStatus, created *batchv1.Job, answer jobs.Answer, msg string, now time.Time) event {
 	switch answer {
 	case jobs.Refused:
@@ -127,11 +123,9 @@ func afterCreate(st *v1alpha1.AtStatus, created *batchv1.Job, answer jobs.Answer
 	return event{corev1.EventTypeNormal, "SuccessfulCreate", msg}
 }
 
-// refusedForNow records a create that admission refused (a ResourceQuota, a
-// ValidatingAdmissionPolicy, a webhook) and that may pass later: the At stays Pending, its
-// Succeeded condition (Unknown) says JobRejected with the API server's message, a Warning is sent
-// once per distinct refusal, and the create is retried as jobstate.Window.Retry says. Past
-// startingDeadlineSeconds the At ends Failed (JobRejected, decide). Pure.
+// refusedForNow records a create that admission refused and that may pass later: the At stays
+// Pending (JobRejected), a Warning is sent once per distinct refusal, and the create is retried
+// as jobstate.Window.Retry says. Past startingDeadlineSeconds the At ends Failed (decide). Pure.
 func refusedForNow(at *v1alpha1.At, d *decision, msg string, now time.Time) {
 	old := meta.FindStatusCondition(at.Status.Conditions, ConditionSucceeded)
 	setPhase(&d.status, v1alpha1.AtPending, ReasonJobRejected, msg, time.Time{})

@@ -185,8 +185,8 @@ func atStatus(at *v1alpha1.At) v1alpha1.AtStatus { return at.Status }
 // CommandUser is the user and group ID a command runs as (not root: Pod Security "restricted").
 const CommandUser int64 = 65532
 
-// findJob returns the At's Job: from the cache through the controller-UID index, or, when the
-// status names a Job the cache has not seen yet, from the API server.
+// findJob returns the At's Job from the cache, or from the API server when the status names a
+// Job the cache has not seen yet.
 func (r *Reconciler) findJob(ctx context.Context, at *v1alpha1.At) (*batchv1.Job, error) {
 	var list batchv1.JobList
 	if err := r.Client.List(ctx, &list, client.InNamespace(at.Namespace), client.MatchingFields{jobs.ControllerUIDIndex: string(at.UID)}); err != nil {
@@ -214,9 +214,6 @@ func (r *Reconciler) findJob(ctx context.Context, at *v1alpha1.At) (*batchv1.Job
 // goneJob is the At's Job as last seen before it was deleted after finishing (by its
 // ttlSecondsAfterFinished, before this At was looked at), or nil.
 func (r *Reconciler) goneJob(at *v1alpha1.At) *batchv1.Job {
-	if r.gone == nil {
-		return nil
-	}
 	for _, j := range r.gone.Of(at.UID) {
 		if at.Status.JobName == "" || j.Name == at.Status.JobName {
 			return j
@@ -225,12 +222,11 @@ func (r *Reconciler) goneJob(at *v1alpha1.At) *batchv1.Job {
 	return nil
 }
 
-// NewJob builds the At's Job: named "<name>-<unix minutes of the schedule>-<UID tag>"
-// (jobname.Slot), owned by the At,
-// restartPolicy Never and backoffLimit 0 unless the template says otherwise, so a command runs
-// once. A template with backoffLimitPerIndex keeps backoffLimit unset, so batch/v1 defaults it
-// (to the largest int32): the Job controller counts failures against backoffLimit too, and 0
-// would fail the Job at the first failed index, before the per-index limit could apply.
+// NewJob builds the At's Job, named jobname.Slot and owned by the At, restartPolicy Never and
+// backoffLimit 0 unless the template says otherwise, so a command runs once. A template with
+// backoffLimitPerIndex keeps backoffLimit unset (batch/v1 defaults it to the largest int32): the
+// Job controller counts failures against backoffLimit too, and 0 would fail the Job at the first
+// failed index.
 func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 	runAt, _, err := RunTime(at)
 	if err != nil {
@@ -274,9 +270,7 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 	return jobstate.NewJob(at, v1alpha1.GroupVersion.WithKind("At"), jobname.Slot(at, runAt), Name, meta, spec, scheduledTimeText(at, runAt))
 }
 
-// observeJob sets the status from the Job at now (pure): its phase from jobstate.Judge (the Job's
-// own Complete and Failed conditions; Pending while the Job waits, suspended or managed by
-// another controller).
+// observeJob sets the status from the Job at now (pure): its phase from jobstate.Judge.
 func observeJob(st *v1alpha1.AtStatus, job *batchv1.Job, now time.Time) {
 	st.JobName = job.Name
 	if st.StartTime == nil {
@@ -369,9 +363,8 @@ func CacheKind() cachebounds.Kind {
 	}
 }
 
-// bounded is the At cache's transform (jobs.BoundedOwner): what decide reads (the time, the
-// deadline, the status, our annotations), and the command and jobTemplate up to
-// jobs.MaxCachedTemplate together.
+// bounded is the At cache's transform (jobs.BoundedOwner): the command and jobTemplate are kept
+// up to jobs.MaxCachedTemplate together.
 var bounded = jobs.BoundedOwner(func(at *v1alpha1.At) *v1alpha1.At {
 	return &v1alpha1.At{TypeMeta: at.TypeMeta, ObjectMeta: cachebounds.BoundedMeta(&at.ObjectMeta), Spec: at.Spec, Status: at.Status}
 }, func(at *v1alpha1.At) any {

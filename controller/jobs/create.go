@@ -39,11 +39,10 @@ const (
 	NameTaken
 )
 
-// Create creates job, the claim of its slot, for owner (of kind, for messages). The name is the
-// slot's, so a second create of the same slot gets AlreadyExists and the existing Job is adopted
-// when owner controls it. msg says what happened to the Job (for the Event and the status). err
-// is an answer that says nothing about the Job (a timeout, a webhook unavailable, the namespace
-// terminating): the slot is not decided, and the caller backs off and tries again.
+// Create creates job, the claim of its slot, for owner (of kind, for messages): a second create of
+// the same slot gets AlreadyExists and the existing Job is adopted when owner controls it. msg
+// says what happened to the Job. err says nothing about the Job (a timeout, a webhook
+// unavailable, the namespace terminating): the slot is not decided, and the caller backs off.
 func Create(ctx context.Context, c client.Client, api client.Reader, owner metav1.Object, kind string, job *batchv1.Job) (got *batchv1.Job, a Answer, msg string, err error) {
 	err = c.Create(ctx, job)
 	switch {
@@ -69,9 +68,7 @@ func Create(ctx context.Context, c client.Client, api client.Reader, owner metav
 }
 
 // Recheck is the one short requeue of the At and ScheduledJob controllers: the cache found behind
-// the API server (a read around it, or a status write lost to a newer version, whose watch event
-// usually starts the next pass first). Every other retry is the work queue's rate limiter (return
-// the error) or jobstate.RefusedBackoff.
+// the API server. Every other retry is the work queue's rate limiter or jobstate.RefusedBackoff.
 const Recheck = 100 * time.Millisecond
 
 // TemplateDigest is the annotation a cache puts, in place of a job template it dropped, on an At
@@ -90,11 +87,10 @@ func TemplateDropped(m metav1.Object) bool {
 }
 
 // BoundedOwner is the cache transform of an owner of our Jobs (an At, a ScheduledJob): a tenant
-// may write a template of nearly the API server's 1.5 MiB, and 100 of them took the manager to
-// its memory limit. slim is the owner's cached form (metadata bounded; spec and status as decide
-// reads them); run, what of its spec only its Jobs are built from, stays in it only up to
-// MaxCachedTemplate, else drop removes it and the form is marked with its digest (ReadyToCreate
-// reads the whole object for the pass that creates a Job). It is idempotent.
+// may write a template of nearly the API server's 1.5 MiB. slim is the owner's cached form; run,
+// what of its spec only its Jobs are built from, stays in it only up to MaxCachedTemplate, else
+// drop removes it and the form is marked with its digest (ReadyToCreate reads the whole object
+// for the pass that creates a Job). It is idempotent.
 func BoundedOwner[T metav1.Object](slim func(T) T, run func(T) any, drop func(T)) func(any) (any, error) {
 	return func(obj any) (any, error) {
 		o, ok := obj.(T)
@@ -116,11 +112,9 @@ func BoundedOwner[T metav1.Object](slim func(T) T, run func(T) any, drop func(T)
 }
 
 // ReadyToCreate reports whether a pass may create cached's Jobs: the slot protocol's claim
-// needs cached to be the version the API server has (confirmed.Current: the status it read may
-// predate another process's record), and a template the cache dropped is put back (restore
-// copies it from live, the object read from the API server, which is read at most once for both
-// questions). False without an error: look again after Recheck (or the newer version's watch
-// event).
+// needs cached to be the version the API server has (the status it read may predate another
+// process's record), and a template the cache dropped is put back (restore copies it from live,
+// read from the API server at most once for both). False: look again after Recheck.
 func ReadyToCreate[T client.Object](ctx context.Context, api client.Reader, confirmed *statuswrite.Confirmations, cached, live T, restore func(live T)) (bool, error) {
 	current, err := confirmed.Current(ctx, api, cached, live)
 	if err != nil || !current || !TemplateDropped(cached) {
@@ -129,10 +123,9 @@ func ReadyToCreate[T client.Object](ctx context.Context, api client.Reader, conf
 	return WithTemplate(ctx, api, cached, live, restore)
 }
 
-// WithTemplate puts back into cached, an owner whose template the cache dropped, what restore
-// copies from live, read from the API server unless Current already read it. It reports false
-// when the API server's object is not the cached one's generation (or is gone): the watch event
-// of the newer version starts a pass that decides on it.
+// WithTemplate puts back into cached, whose template the cache dropped, what restore copies from
+// live, read from the API server unless Current already read it. False when the API server's
+// object is not the cached one's generation (or is gone).
 func WithTemplate[T client.Object](ctx context.Context, api client.Reader, cached, live T, restore func(live T)) (bool, error) {
 	if live.GetResourceVersion() == "" {
 		if err := api.Get(ctx, client.ObjectKeyFromObject(cached), live); err != nil {

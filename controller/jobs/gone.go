@@ -35,14 +35,10 @@ const goneCap = 10000
 // Gone remembers how the manager's Jobs that others deleted after they finished ended, as the
 // Job informer last saw them. A Job with a short ttlSecondsAfterFinished can complete and be
 // deleted before a worker looks at its owner; without this, the owner would report a success as
-// a deletion (At Failed/JobDeleted, run history Deleted), or run a ScheduledJob slot not yet
-// recorded again. The manager's own prunes are not remembered: the owner's status already says
-// how those runs ended. At most goneCap Jobs, each for GoneRetention; Observe, Deleting and expiry
-// are O(1) amortized (a first-in first-out list in time order), Of is O(the owner's Jobs).
-//
-// It is memory only: a Job that finished and was deleted while no replica watched is, to its
-// owner, a Job deleted before it finished. Replicas that are not the leader record too (see
-// WatchGone), so a failover loses nothing the standby saw.
+// a deletion, or run a ScheduledJob slot not yet recorded again. The manager's own prunes are not
+// remembered: the owner's status already says how those runs ended. Observe, Deleting and expiry
+// are O(1) amortized (a first-in first-out list in time order). It is memory only: a Job that
+// finished and was deleted while no replica watched is, to its owner, one deleted unfinished.
 type Gone struct {
 	kind  string
 	clock clock.PassiveClock
@@ -95,8 +91,7 @@ func (g *Gone) Deleting(uid types.UID) {
 
 // Observe records obj, a Job the informer saw deleted, if it had finished, its controller is of
 // the kind g remembers, and the manager did not delete it itself. Only what the owners read is
-// kept (name, UID, owner, the run's annotations, status), so the memory is a few hundred bytes
-// per Job whatever its template.
+// kept: a few hundred bytes per Job whatever its template.
 func (g *Gone) Observe(obj any) {
 	if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
@@ -124,14 +119,9 @@ func (g *Gone) Observe(obj any) {
 	kept := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: j.Name, Namespace: j.Namespace, UID: j.UID, CreationTimestamp: j.CreationTimestamp,
-			OwnerReferences: []metav1.OwnerReference{*ref}, Annotations: map[string]string{},
+			OwnerReferences: []metav1.OwnerReference{*ref}, Annotations: keep(j.Annotations, jobstate.ScheduledTimeAnnotation, keys.AnnotationRunNowToken),
 		},
 		Status: *j.Status.DeepCopy(),
-	}
-	for k, v := range j.Annotations {
-		if k == jobstate.ScheduledTimeAnnotation || k == keys.AnnotationRunNowToken {
-			kept.Annotations[k] = v
-		}
 	}
 	jobs := g.byOwner[ref.UID]
 	if jobs == nil {
@@ -148,8 +138,11 @@ func (g *Gone) Observe(obj any) {
 	g.order.push(entry{uid: j.UID, owner: ref.UID, at: now})
 }
 
-// Of returns copies of the remembered Jobs controlled by owner.
+// Of returns copies of the remembered Jobs controlled by owner. A nil Gone has none.
 func (g *Gone) Of(owner types.UID) []*batchv1.Job {
+	if g == nil {
+		return nil
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.expire(g.clock.Now())
@@ -166,16 +159,9 @@ const oursRetention = 5 * time.Minute
 
 // expire drops what is older than its retention, from the front of the time-ordered lists.
 func (g *Gone) expire(now time.Time) {
-	for _, l := range []struct {
-		f         *fifo
-		retention time.Duration
-	}{{&g.order, GoneRetention}, {&g.oursOrder, oursRetention}} {
-		for {
-			e, ok := l.f.front()
-			if !ok || now.Sub(e.at) <= l.retention {
-				break
-			}
-			l.f.pop()
+	for f, retention := range map[*fifo]time.Duration{&g.order: GoneRetention, &g.oursOrder: oursRetention} {
+		for e, ok := f.front(); ok && now.Sub(e.at) > retention; e, ok = f.front() {
+			f.pop()
 			g.drop(e)
 		}
 	}
@@ -217,11 +203,7 @@ func (g *Gone) drop(e entry) bool {
 // trimStale pops the entries at the front of f that no longer refer to anything (a prune the
 // informer saw go), so the list stays as long as what it orders, not as the deletions seen.
 func (g *Gone) trimStale(f *fifo) {
-	for {
-		e, ok := f.front()
-		if !ok || g.current(e) {
-			return
-		}
+	for e, ok := f.front(); ok && !g.current(e); e, ok = f.front() {
 		f.pop()
 	}
 }
@@ -273,12 +255,8 @@ func (f *fifo) pop() (entry, bool) {
 	return e, true
 }
 
-// RecordingDeletes wraps the handler that enqueues a Job's owner: a deletion is recorded in g
+// recordingDeletes wraps the handler that enqueues a Job's owner: a deletion is recorded in gone
 // before the owner is enqueued, so the pass the deletion starts finds it.
-func RecordingDeletes(g *Gone, next handler.EventHandler) handler.EventHandler {
-	return recordingDeletes{EventHandler: next, gone: g}
-}
-
 type recordingDeletes struct {
 	handler.EventHandler
 	gone *Gone
@@ -289,10 +267,9 @@ func (h recordingDeletes) Delete(ctx context.Context, e event.DeleteEvent, q wor
 	h.EventHandler.Delete(ctx, e, q)
 }
 
-// Setup registers the controller name of the Jobs' owners (an At or a ScheduledJob, of kind):
-// watched with their Jobs (the deletion of a finished Job recorded in the Gone it returns before
-// the owner is enqueued, on every replica, leader or not), served by workers (at least 1) from
-// the fair queue. The Job field index must already be registered.
+// Setup registers the controller name of the Jobs' owners (an At or a ScheduledJob, of kind),
+// watched with their Jobs and served by workers (at least 1) from the fair queue. The Job field
+// index must already be registered.
 func Setup(mgr ctrl.Manager, name, kind string, owner client.Object, workers int, clock clock.PassiveClock, r reconcile.Reconciler) (*Gone, error) {
 	gone, err := WatchGone(mgr.GetCache(), kind, clock)
 	if err != nil {
@@ -302,7 +279,7 @@ func Setup(mgr ctrl.Manager, name, kind string, owner client.Object, workers int
 	return gone, ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		For(owner).
-		Watches(&batchv1.Job{}, RecordingDeletes(gone, byOwner)).
+		Watches(&batchv1.Job{}, recordingDeletes{EventHandler: byOwner, gone: gone}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(workers, 1), NewQueue: fairqueue.NewQueue}).
 		Complete(r)
 }

@@ -28,10 +28,9 @@ func IndexByControllerUID(ctx context.Context, indexer client.FieldIndexer) erro
 	})
 }
 
-// CacheKind limits the manager's Job cache to the Jobs it created, so clusters with many
-// other Jobs (built-in CronJobs, CI) cost no memory, and keeps each of them trimmed (Trim), so
-// that a Job carrying our label, which a tenant can create where the chart's admission policies
-// are off, costs a bounded few hundred bytes whatever its pod template and annotations hold.
+// CacheKind limits the manager's Job cache to the Jobs it created, so clusters with many other
+// Jobs cost no memory, each trimmed (Trim): a Job carrying our label, which a tenant can create
+// where the chart's admission policies are off, costs a bounded few hundred bytes.
 func CacheKind() cachebounds.Kind {
 	req, err := labels.NewRequirement(keys.LabelCreatedBy, selection.Exists, nil)
 	if err != nil {
@@ -49,10 +48,8 @@ func CacheKind() cachebounds.Kind {
 const maxKeptValue = 1024
 
 // Trim is the Job cache's transform: it keeps what the At and ScheduledJob controllers read of a
-// Job (identity, the controller reference, our label and Kueue's queue-name label, the
-// scheduled-time and run-now token annotations, spec.suspend, spec.managedBy and the status) and
-// drops the rest. Nothing updates a Job from the cache (Jobs are created whole and deleted by
-// UID), so the dropped fields are never written back.
+// Job and drops the rest. Nothing updates a Job from the cache (Jobs are created whole and
+// deleted by UID), so the dropped fields are never written back.
 func Trim(obj any) (any, error) {
 	j, ok := obj.(*batchv1.Job)
 	if !ok {

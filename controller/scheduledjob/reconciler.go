@@ -171,9 +171,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	now := r.Clock.Now()
 	p := r.decide(&sj, children, now)
 	if len(p.Confirm) > 0 {
-		// Under Forbid or Replace, a recent slot's Job the cache does not show yet (created by
-		// the previous pass, which left its record to this one) must block or be replaced:
-		// read those few around the cache, and decide again with what exists.
+		// A recent slot's Job the cache does not show yet must block or be replaced (Forbid,
+		// Replace): read those few around the cache, and decide again with what exists.
 		found, err := r.unseenJobs(ctx, &sj, p.Confirm, isChild)
 		if err != nil {
 			return ctrl.Result{}, err
@@ -202,8 +201,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	} else if !p.Due.IsZero() {
 		// Confirm ahead of the slot, once per object and process: left to the pass at the slot,
-		// the read adds one GET per ScheduledJob to the first busy slot after a start (or after
-		// thousands were created). A failed or lagging read is tried again at the slot.
+		// the read adds one GET per ScheduledJob to the first busy slot after a start.
 		if _, err := r.confirmed.Current(ctx, r.APIReader, &sj, &v1alpha1.ScheduledJob{}); err != nil {
 			log.V(1).Info("Reading the ScheduledJob ahead of its slot failed; the slot's pass reads it", "error", err.Error())
 		}
@@ -219,9 +217,8 @@ func (r *Reconciler) decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, 
 	return p
 }
 
-// children returns the ScheduledJob's Jobs from the cache (controller-UID index), plus active
-// Jobs of the last status that the cache has not seen yet but the API server has; an active Job
-// the API server does not have is gone.
+// children returns the ScheduledJob's Jobs from the cache, plus active Jobs of the last status
+// that the cache has not seen yet but the API server has.
 func (r *Reconciler) children(ctx context.Context, sj *v1alpha1.ScheduledJob) ([]*batchv1.Job, error) {
 	var list batchv1.JobList
 	if err := r.Client.List(ctx, &list, client.InNamespace(sj.Namespace), client.MatchingFields{jobs.ControllerUIDIndex: string(sj.UID)}); err != nil {
@@ -257,8 +254,7 @@ func isChild(j *batchv1.Job) bool {
 	return j.DeletionTimestamp == nil || finished
 }
 
-// unseenJobs reads the named Jobs from the API server and returns those sj controls that keep
-// says count.
+// unseenJobs reads the named Jobs from the API server: those sj controls that keep accepts.
 func (r *Reconciler) unseenJobs(ctx context.Context, sj *v1alpha1.ScheduledJob, names []string, keep func(*batchv1.Job) bool) ([]*batchv1.Job, error) {
 	var out []*batchv1.Job
 	for _, name := range names {
@@ -276,14 +272,10 @@ func (r *Reconciler) unseenJobs(ctx context.Context, sj *v1alpha1.ScheduledJob, 
 }
 
 // goneChildren are sj's Jobs that finished and were deleted (a short ttlSecondsAfterFinished)
-// before the status recorded how they ended: still active in it, their run still Running, or
-// their slot or run-now token not yet recorded. Each is passed to decide as last seen, marked
+// before the status recorded how they ended. Each is passed to decide as last seen, marked
 // deleted, so its run is recorded as it ended (not Deleted), it is not reported missing, and its
-// slot is not run again; once the status records it, it is left out.
+// slot is not run again.
 func (r *Reconciler) goneChildren(sj *v1alpha1.ScheduledJob, seen map[string]bool) []*batchv1.Job {
-	if r.gone == nil {
-		return nil
-	}
 	var out []*batchv1.Job
 	for _, j := range r.gone.Of(sj.UID) {
 		if seen[j.Name] {
@@ -301,9 +293,8 @@ func (r *Reconciler) goneChildren(sj *v1alpha1.ScheduledJob, seen map[string]boo
 }
 
 // createJob creates a slot's Job through the one create path (jobs.Create) and says what happened
-// as the Event slotplan.RecordCreates reads: SuccessfulCreate, JobRejected (a result for its run: retrying
-// the slot in a loop would not help; the next slot and an edit try again), JobNameTaken, or none
-// for a Job adopted after AlreadyExists. An error is not an answer about the Job.
+// as the Event slotplan.RecordCreates reads (none for a Job adopted after AlreadyExists). An error
+// is not an answer about the Job.
 func (r *Reconciler) createJob(ctx context.Context, sj *v1alpha1.ScheduledJob, job *batchv1.Job) (*batchv1.Job, slotplan.Event, error) {
 	r.writes().Begin()
 	got, answer, msg, err := jobs.Create(ctx, r.Client, r.APIReader, sj, "ScheduledJob", job)
@@ -333,17 +324,6 @@ func (r *Reconciler) deleteJob(ctx context.Context, j *batchv1.Job) (slotplan.Ev
 	return slotplan.Event{Kind: corev1.EventTypeNormal, Reason: "SuccessfulDelete", Note: "Deleted job " + j.Name}, nil
 }
 
-func removeActive(st *v1alpha1.ScheduledJobStatus, j *batchv1.Job) {
-	out := st.Active[:0]
-	for _, a := range st.Active {
-		if a.UID != j.UID {
-			out = append(out, a)
-		}
-	}
-	st.Active = out
-	st.ActiveCount = max(st.ActiveCount-1, int32(len(out)))
-}
-
 // CacheKind is the manager cache's ScheduledJob kind: every ScheduledJob (a tenant creates
 // them), each in its bounded form (bounded).
 func CacheKind() cachebounds.Kind {
@@ -353,9 +333,8 @@ func CacheKind() cachebounds.Kind {
 	}
 }
 
-// bounded is the ScheduledJob cache's transform (jobs.BoundedOwner): what decide reads (the
-// schedule fields, the limits, the status, our annotations) and the jobTemplate up to
-// jobs.MaxCachedTemplate.
+// bounded is the ScheduledJob cache's transform (jobs.BoundedOwner): the jobTemplate is kept up
+// to jobs.MaxCachedTemplate.
 var bounded = jobs.BoundedOwner(func(sj *v1alpha1.ScheduledJob) *v1alpha1.ScheduledJob {
 	meta := cachebounds.BoundedMeta(&sj.ObjectMeta, keys.AnnotationRunNow, keys.AnnotationBackfill, keys.AnnotationAlertNoSuccessAfter)
 	return &v1alpha1.ScheduledJob{TypeMeta: sj.TypeMeta, ObjectMeta: meta, Spec: sj.Spec, Status: sj.Status}
@@ -363,8 +342,7 @@ var bounded = jobs.BoundedOwner(func(sj *v1alpha1.ScheduledJob) *v1alpha1.Schedu
 	func(sj *v1alpha1.ScheduledJob) { sj.Spec.JobTemplate = batchv1.JobTemplateSpec{} })
 
 // ObjectMetrics are the ScheduledJobs' per-object series, labelled namespace and name, for at
-// most a limited number of ScheduledJobs (objectmetrics.Store): a tenant's 100,000 ScheduledJobs
-// cost names in a map, not series.
+// most a limited number of ScheduledJobs (objectmetrics.Store).
 type ObjectMetrics struct{ *om.Collector }
 
 // NewObjectMetrics creates the per-object series of at most limit ScheduledJobs (0: none) and

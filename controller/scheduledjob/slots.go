@@ -1,14 +1,12 @@
 package scheduledjob
 
-// The slot protocol (claim and create, record, prune, observe: docs/scheduling.md, summed up in
-// controller/logic/slotplan's doc.go): Decide computes what each pass does; carryOut, below,
-// applies it in the protocol's order.
-
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -68,11 +66,11 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 			break
 		}
 		r.deleted.add(j.UID, r.Clock.Now())
-		removeActive(st, j)
+		st.Active = slices.DeleteFunc(st.Active, func(a corev1.ObjectReference) bool { return a.UID == j.UID })
+		st.ActiveCount = max(st.ActiveCount-1, int32(len(st.Active)))
 	}
 	// Step 1, the claims, only once every replaced Job is gone (Replace never runs two at
-	// once). What the API server answered is recorded after the loop, by the pure
-	// slotplan.RecordCreates: the loop itself changes no status.
+	// once). The loop changes no status: slotplan.RecordCreates records the answers.
 	var results []slotplan.CreateResult
 	for _, c := range p.Creates {
 		if actErr != nil {
@@ -96,11 +94,9 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 	slotplan.RecordCreates(sj, p, results, r.Clock.Now())
 	if actErr == nil && slotplan.OnlyRecordsSlotJobs(sj, p) {
 		r.Objects.observe(sj, st, p.Interval) // the run has started
-		// Step 2: the slot's Job is the only thing this pass did; the next pass, which the Job's
-		// watch event starts within milliseconds, records it from the Job (slotplan's record step) with
-		// the same status and the same Event, so this one writes nothing. The backstop requeue
-		// covers a lost watch event. The slot's priority is spent: the backstop waits behind
-		// other ScheduledJobs' slots.
+		// Step 2: the slot's Job is all this pass did; the next pass, which the Job's watch event
+		// starts within milliseconds, records it from the Job with the same status and Event, so
+		// this one writes nothing. The backstop covers a lost watch event, behind other slots.
 		return ctrl.Result{RequeueAfter: StatusBackstop, Priority: ptr.To(0)}, nil
 	}
 	// What follows can wait: at a slot shared by many ScheduledJobs, the passes that record
@@ -111,10 +107,9 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 		r.writes().Wait(ctx, maxWriteHold)
 	}
 	if statusChanged {
-		// The optimistic lock: a pass that read the ScheduledJob from a cache not yet showing
-		// this controller's last status write would record (and announce) the same slot again.
-		// Its write conflicts instead, its Events and prunes are dropped, and the next pass (the
-		// newer version's watch event starts it) sees the new status.
+		// The optimistic lock: a pass that read a cache not yet showing this controller's last
+		// status write would record (and announce) the same slot again; its write conflicts
+		// instead, its Events and prunes are dropped, and the next pass sees the new status.
 		before := sj.DeepCopy()
 		sj.Status = *st
 		switch answer, err := statuswrite.Patch(ctx, r.Client, sj, before, sjStatus); {
@@ -172,11 +167,9 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 
 func sjStatus(sj *v1alpha1.ScheduledJob) v1alpha1.ScheduledJobStatus { return sj.Status }
 
-// slotPriority is the work-queue priority of a pass that falls due at a slot, for a namespace's
-// first ScheduledJob due at that instant; its second gets one less, and so on. It is above the
-// priority of watch events (0), so at a shared slot the creates go before the passes that only
-// record status, and the queue (controller/fairqueue, priorities first) serves every namespace's
-// first slot before any namespace's second.
+// slotPriority is the work-queue priority of a namespace's first ScheduledJob due at a slot; its
+// second gets one less, and so on. Above watch events' (0): at a shared slot the creates go
+// before the passes that only record status.
 const slotPriority = 1 << 20
 
 // fairShare ranks the ScheduledJobs due at the same instant within their namespace, so that one
@@ -192,9 +185,8 @@ type fairShare struct {
 	lastPrune time.Time
 }
 
-// priority is the queue priority of namespace/name's pass due at at. Asking again for the same
-// object and instant gives the same answer. Instants more than a minute before now are forgotten
-// (at most once a minute).
+// priority is the queue priority of namespace/name's pass due at at, the same when asked again.
+// Instants more than a minute before now are forgotten (at most once a minute).
 func (f *fairShare) priority(namespace, name string, at, now time.Time) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -13,12 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// The names of the Jobs the manager creates. Both are deterministic, the idempotency lock of a
-// run: a second create of the same run fails with AlreadyExists, so a crash between the create
-// and the status write, or a second replica, never runs it twice. Both carry a hash of the
-// owner's UID, so they are unique per owner incarnation: an At deleted and applied again, or an
-// At, a ScheduledJob and a built-in CronJob of the same name in one namespace, never name the
-// same Job (each would have found the other's Job and ended JobNameTaken).
+// The names are deterministic, the idempotency lock of a run: a second create of the same run
+// fails with AlreadyExists, so a crash between the create and the status write, or a second
+// replica, never runs it twice. They carry a hash of the owner's UID, so an At deleted and applied
+// again, or an At, a ScheduledJob and a CronJob of the same name, never name the same Job.
 
 // maxNameLength is the longest Job name: the Job controller copies it into the job-name label
 // of the Job's pods, and label values are at most 63 characters.
@@ -63,10 +61,8 @@ func withOwner(name, suffix string) string {
 }
 
 // Backfill is the Job of owner's backfill run of slot: "<owner>-b<unix minutes of the
-// slot>-<owner UID tag>". It depends on the slot alone, not on the request that asked for it, so
-// a slot asked for twice (the same request again, two overlapping requests, a restart between a
-// create and the status write) gets one Job: the second create finds it (AlreadyExists). It
-// differs from Slot, so a backfilled slot is never taken for a scheduled one.
+// slot>-<owner UID tag>". It depends on the slot alone, not on the request, so a slot asked for
+// twice gets one Job; it differs from Slot, so a backfilled slot is never taken for a scheduled one.
 func Backfill(owner metav1.Object, slot time.Time) string {
 	return withOwner(owner.GetName(), fmt.Sprintf("-b%d-%s", slot.Unix()/60, OwnerTag(owner.GetUID())))
 }

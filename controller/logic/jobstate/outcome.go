@@ -56,16 +56,11 @@ type Outcome struct {
 }
 
 // Judge says how Job j stands, from its own conditions and spec, as upstream's CronJob
-// controller reads them: only the terminal conditions Complete and Failed end a run, whatever
-// led to them (backoffLimit, backoffLimitPerIndex and maxFailedIndexes, podFailurePolicy's
-// FailJob, activeDeadlineSeconds, successPolicy). The interim conditions FailureTarget and
-// SuccessCriteriaMet say how it will end while its pods are still terminating: the run is still
-// Running (still active, as for upstream: its pods hold resources) until the terminal one follows.
-//
-// A Job that has not finished Waits when spec.suspend is true (reason JobSuspended; a Job a
-// queue suspended stays so until resumed, as upstream's Job controller keeps it), or when
-// spec.managedBy names another controller that has not reported it started (no startTime, no
-// active pod; reason ManagedElsewhere). Otherwise it is Running. Pure.
+// controller reads them: only the terminal conditions Complete and Failed end a run, whatever led
+// to them. Under the interim conditions FailureTarget and SuccessCriteriaMet the run is still
+// Running (its pods hold resources, as upstream counts it active) until the terminal one follows.
+// A Job not finished Waits while suspended (JobSuspended) or managed by another controller that
+// has not reported it started (ManagedElsewhere); otherwise it is Running. Pure.
 func Judge(j *batchv1.Job) Outcome {
 	if finished, how, when := Finished(j); finished {
 		o := Outcome{Phase: PhaseFailed, Finished: when}

@@ -50,9 +50,7 @@ func (w Window) Retry(refusedAt time.Time) (time.Time, bool) {
 
 // RefusedBackoff is the wait before creating a Job refused at admission again: a quarter of how
 // late the run is, at least a second and at most five minutes. Read from the time alone, it needs
-// no count of attempts (state a restart would lose) and still grows geometrically (each attempt
-// 25% later than the one before): a second apart in the first seconds, five minutes apart from 20
-// minutes.
+// no count of attempts (state a restart would lose) and still grows geometrically.
 func RefusedBackoff(late time.Duration) time.Duration {
 	return min(max(late/4, time.Second), 5*time.Minute)
 }

@@ -13,12 +13,10 @@ import (
 const DefaultPodsStuckAfter = 2 * time.Minute
 
 // PodsNotCreated reports whether j has had no pod for at least after (stuck), or else how long
-// until it would count (wait; 0 when it never can, as the checks below say; after <= 0 turns the
-// check off). It is the shape the Job controller leaves a Job in when admission refuses every pod
-// create (Pod Security, a ResourceQuota, a webhook): startTime set at its first sync, no pod in
-// any count, no terminal or interim condition, and FailedCreate Events on the Job that only
-// `kubectl describe job` shows. The wait counts from status.startTime (reset when a suspended
-// Job resumes), or from creation when the Job controller has not synced the Job at all.
+// until it would count (wait; 0 when it never can; after <= 0 turns the check off). It is the
+// shape the Job controller leaves a Job in when admission refuses every pod create: startTime
+// set, no pod in any count, no terminal or interim condition. The wait counts from
+// status.startTime (reset when a suspended Job resumes), or from creation before the first sync.
 func PodsNotCreated(j *batchv1.Job, now time.Time, after time.Duration) (stuck bool, wait time.Duration) {
 	// Suspended, parallelism 0, or managed by another controller (spec.managedBy): no pod by
 	// design, not a refusal.

@@ -1,6 +1,8 @@
 package jobstate
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -29,21 +31,16 @@ func IsOurKey(key, value string) bool {
 
 // TemplateMetadata returns copies of a jobTemplate's labels and annotations without any key of
 // ours (IsOurKey), for the Job the manager creates from it; the manager then adds its own keys.
-// Both maps are new and never nil. Without it, a tenant's jobTemplate could put our created-by
-// label or a run-now-token on a Job through the manager's hands, which the admission policy
-// lets through because the manager writes them.
+// Both maps are new and never nil. Without it, a tenant's jobTemplate could put our keys on a Job
+// through the manager's hands, which the admission policy lets through.
 func TemplateMetadata(labels, annotations map[string]string) (outLabels, outAnnotations map[string]string) {
-	return withoutOurKeys(labels), withoutOurKeys(annotations)
-}
-
-func withoutOurKeys(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		if !IsOurKey(k, v) {
-			out[k] = v
-		}
+	without := func(m map[string]string) map[string]string {
+		out := make(map[string]string, len(m))
+		maps.Copy(out, m)
+		maps.DeleteFunc(out, IsOurKey)
+		return out
 	}
-	return out
+	return without(labels), without(annotations)
 }
 
 // NewJob is the Job name that owner (of gvk, its controller) creates from a template's metadata
@@ -84,18 +81,9 @@ func WithScheduledTime(job *batchv1.Job, scheduled string) {
 	}}}
 	for _, cs := range [][]corev1.Container{tmpl.Spec.InitContainers, tmpl.Spec.Containers} {
 		for i := range cs {
-			if !hasEnv(cs[i].Env, ScheduledTimeEnv) {
+			if !slices.ContainsFunc(cs[i].Env, func(e corev1.EnvVar) bool { return e.Name == ScheduledTimeEnv }) {
 				cs[i].Env = append(cs[i].Env, env)
 			}
 		}
 	}
-}
-
-func hasEnv(env []corev1.EnvVar, name string) bool {
-	for _, e := range env {
-		if e.Name == name {
-			return true
-		}
-	}
-	return false
 }

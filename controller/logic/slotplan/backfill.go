@@ -1,12 +1,9 @@
 package slotplan
 
 // Backfill: the slots of a past range run on request, each once, as its own Job
-// (docs/scheduling.md, "Backfill"). The annotation's value is read and bounded once, when first
-// seen (backfillRange); an accepted request walks the range's slots from status.backfill.nextSlot
-// (the cursor), asking the ledger about each, at most one Job per pass and one every
-// BackfillInterval. A backfill Job's name is its slot's (jobname.Backfill), so creating it is the
-// claim; the cursor moves past a slot only in the status write of the pass that got its Job, and
-// the Job is not pruned before it has (backfillRecorded).
+// (docs/scheduling.md, "Backfill"). The cursor (status.backfill.nextSlot) moves past a slot only
+// in the status write of the pass that got its Job, and the Job is not pruned before it has
+// (backfillRecorded).
 
 import (
 	"fmt"
@@ -89,11 +86,10 @@ func backfillRange(value string, now time.Time, sched schedule.Union) (from, to 
 	}
 	slots, more := sched.Between(from, to, MaxBackfillSlots)
 	if more {
-		var held string
-		if all, more := sched.Between(from, to, maxCountedSlots); more {
-			held = fmt.Sprintf("more than %d", len(all))
-		} else {
-			held = fmt.Sprint(len(all))
+		all, more := sched.Between(from, to, maxCountedSlots)
+		held := fmt.Sprint(len(all))
+		if more {
+			held = "more than " + held
 		}
 		return from, to, nil, fmt.Errorf("the range holds %s slots of the schedule, more than %d: ask for a shorter range (one request after the other)", held, MaxBackfillSlots)
 	}
@@ -128,9 +124,7 @@ func requestBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now tim
 		}
 		bf = &v1alpha1.BackfillStatus{Request: value, Phase: v1alpha1.BackfillRunning, Schedule: backfillKey(st.ObservedSchedule),
 			From: &metav1.Time{Time: from}, To: &metav1.Time{Time: to}, StartTime: &metav1.Time{Time: now.Truncate(time.Second)}, Slots: int32(len(slots))}
-		if st.Backfill != nil {
-			// The pace is the ScheduledJob's, not the request's: a new value does not start a
-			// new interval.
+		if st.Backfill != nil { // the pace is the ScheduledJob's: a new value starts no new interval
 			bf.LastCreateTime = st.Backfill.LastCreateTime
 		}
 		if len(slots) > 0 {
@@ -163,10 +157,8 @@ func requestBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now tim
 }
 
 // stepBackfill walks the running backfill's slots from its cursor, asking the ledger about each:
-// a slot that had its run (a Job under any of its names, a run recorded with one, the scheduled
-// record, an earlier backfill) or whose record is no longer known is counted done and passed; the
-// first that did not run gets a Job, unless the pace, another create of this pass, the concurrency
-// policy or the scheduled path holds it back. No slot left: the backfill is finished.
+// a slot that had its run, or whose record is no longer known, is counted done and passed; the
+// first that did not run gets a Job, unless backfillWait holds it back.
 func stepBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d dueSlots, p *Plan) {
 	bf := p.Status.Backfill
 	for bf.NextSlot != nil {

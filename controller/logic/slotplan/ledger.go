@@ -1,15 +1,12 @@
 package slotplan
 
 // The slot ledger: where each slot of the schedule stands (SlotState), computed by one function
-// (slotLedger) from the status read and the Jobs that exist. Every step of Decide that asks about
-// a slot asks it, and every record a pass writes about a slot goes into the status fields it
-// reads. The records are bounded, and each bound gives way towards "ran": a slot whose record was
-// dropped is never run twice. docs/scheduling.md ("The slot ledger") has the table of what says
-// each state (TestLedgerStatesAreDocumented).
+// (slotLedger) from the status read and the Jobs that exist (docs/scheduling.md, "The slot
+// ledger"). The records are bounded, and each bound gives way towards "ran": a slot whose record
+// was dropped is never run twice.
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 	"time"
 
@@ -64,23 +61,15 @@ func slotNames(sj *v1alpha1.ScheduledJob, slot time.Time) [3]string {
 	return [3]string{jobname.Slot(sj, slot), jobname.LegacySlot(sj.Name, slot), jobname.Backfill(sj, slot)}
 }
 
-// jobOfSlot returns sj's Job of slot under any of its names, or nil.
-func jobOfSlot(children []*batchv1.Job, sj *v1alpha1.ScheduledJob, slot time.Time) *batchv1.Job {
-	for _, name := range slotNames(sj, slot) {
-		if j := jobNamed(children, name); j != nil {
-			return j
-		}
-	}
-	return nil
-}
-
 // slotLedger is where slot stands, from status st (the status read, or the one this pass plans)
 // and the Jobs that exist.
 func slotLedger(sj *v1alpha1.ScheduledJob, st *v1alpha1.ScheduledJobStatus, children []*batchv1.Job, slot time.Time) ledgerEntry {
-	if j := jobOfSlot(children, sj, slot); j != nil {
-		return ledgerEntry{State: SlotCreated, Job: j}
-	}
 	names := slotNames(sj, slot)
+	for _, name := range names {
+		if j := jobNamed(children, name); j != nil {
+			return ledgerEntry{State: SlotCreated, Job: j}
+		}
+	}
 	for _, r := range st.Runs {
 		if r.ScheduledTime.Time.Equal(slot) && r.JobName != "" && slices.Contains(names[:], r.JobName) {
 			return ledgerEntry{State: SlotCreated}
@@ -153,11 +142,9 @@ func recordNotRun(st *v1alpha1.ScheduledJobStatus, sched schedule.Union, first, 
 }
 
 // sealNotRun keeps only the ends of each range of status.notRun when the schedule or its time
-// zone changes. A range's inside was judged by the schedule in force when it grew (no slot of
-// that schedule between two records); read by another schedule, it would name that schedule's
-// slots, which may have run (and a backfill would run them again). Its ends are slots that got no
-// Job. Each inner slot falls to the ledger's other records: at or before lastScheduleTime it
-// counts as run, after it as due. Past maxNotRun the oldest ends go, as any range does.
+// zone changes. A range's inside was judged by the schedule in force when it grew; read by another
+// schedule, it would name that schedule's slots, which may have run (and a backfill would run them
+// again). Each inner slot falls to the ledger's other records.
 func sealNotRun(st *v1alpha1.ScheduledJobStatus) {
 	var sealed []v1alpha1.SlotRange
 	for _, r := range st.NotRun {
@@ -238,19 +225,16 @@ func recordBackfilled(st *v1alpha1.ScheduledJobStatus, sched schedule.Union, slo
 	st.Backfilled = insertRange(st.Backfilled, v1alpha1.SlotRange{First: metav1.Time{Time: slot}, Last: metav1.Time{Time: slot}})
 	for len(st.Backfilled) > maxBackfilled {
 		// Newest first: st.Backfilled[i+1] is before st.Backfilled[i].
+		gap := func(i int) time.Duration { return st.Backfilled[i].First.Sub(st.Backfilled[i+1].Last.Time) }
 		closest := 0
 		for i := 1; i+1 < len(st.Backfilled); i++ {
-			if gap(st.Backfilled, i) < gap(st.Backfilled, closest) {
+			if gap(i) < gap(closest) {
 				closest = i
 			}
 		}
 		st.Backfilled[closest+1].Last = st.Backfilled[closest].Last
 		st.Backfilled = slices.Delete(st.Backfilled, closest, closest+1)
 	}
-}
-
-func gap(rs []v1alpha1.SlotRange, i int) time.Duration {
-	return rs[i].First.Sub(rs[i+1].Last.Time)
 }
 
 // insertRange puts r into rs, newest (by first) first.
@@ -262,10 +246,9 @@ func insertRange(rs []v1alpha1.SlotRange, r v1alpha1.SlotRange) []v1alpha1.SlotR
 	return slices.Insert(rs, i, r)
 }
 
-// sanitize is the first step of every pass: it makes any status the CRD's schema admits one that
-// the steps can read (every field of the status is optional in the schema, and a user with the
-// status subresource, a backup restore or an older manager may write it). It reports what it
-// changed, for the Event of the pass that writes the repair.
+// sanitize is the first step of every pass: it makes any status the CRD's schema admits (a user
+// with the status subresource, a backup restore or an older manager may write it) one that the
+// steps can read. It reports what it changed, for the Event of the pass that writes the repair.
 func sanitize(st *v1alpha1.ScheduledJobStatus) []string {
 	var fixed []string
 	if bf := st.Backfill; bf != nil && bf.Phase == v1alpha1.BackfillRunning && (bf.From == nil || bf.To == nil || bf.StartTime == nil || !bf.From.Before(bf.To)) {
@@ -290,9 +273,4 @@ func sanitize(st *v1alpha1.ScheduledJobStatus) []string {
 		fixed = append(fixed, "status.stop")
 	}
 	return fixed
-}
-
-// sanitized is the Event note of a pass that repaired the status.
-func sanitized(fixed []string) string {
-	return fmt.Sprintf("The status read could not be used as it was (%v): repaired", fixed)
 }

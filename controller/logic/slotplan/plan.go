@@ -48,9 +48,7 @@ type SlotOutcome struct {
 }
 
 // SlotOutcomes are the outcomes a slot can end with: every slot due while the ScheduledJob
-// exists ends with exactly one of them, recorded once. docs/scheduling.md ("How a slot ends")
-// and docs/troubleshooting.md list each, with what records it (a test checks), and the metric
-// has a series for each counted reason from the start.
+// exists ends with exactly one of them, recorded once (docs/scheduling.md, "How a slot ends").
 var SlotOutcomes = []SlotOutcome{
 	{ReasonSuccessfulCreate, v1alpha1.RunRunning, corev1.EventTypeNormal, false},
 	{ReasonJobRejected, v1alpha1.RunFailed, corev1.EventTypeWarning, true},
@@ -138,25 +136,20 @@ type Plan struct {
 	// PodsCheck is when an active Job with no pod yet would count as stuck (0: none): the
 	// reconciler looks again then if nothing sooner is due.
 	PodsCheck time.Duration
-	// Confirm are the Jobs of recent slots that the status does not record and the Job cache
-	// does not show, which would change this pass's creates if they exist (Forbid, Replace):
-	// the reconciler reads them from the API server before creating, and decides again with
-	// the ones it finds (unconfirmedSlots).
+	// Confirm are the Jobs the reconciler reads from the API server before creating, deciding
+	// again with the ones it finds (unconfirmedSlots).
 	Confirm []string
 }
 
 // Decide is the whole ScheduledJob logic as a function of the object, its Jobs, now, which Jobs
 // this process deleted itself (deletedByUs: never reported missing) and how long an active Job
 // may have no pod (stuckAfter, --job-pods-stuck-after; 0: never reported). Its steps run in
-// order, each reading the object and what the steps before it wrote to the plan: sanitize,
-// observeJobs (history), recordClaims (record: whatever else the pass finds), observePods,
-// readSchedule, findSlots, stopStep, suspend, runDueSlot and requestRunNow (both through admit,
-// the concurrency step), requestBackfill, and fitStatus (which RecordCreates ends with too).
+// order, each reading the object and what the steps before it wrote to the plan.
 func Decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, deletedByUs func(types.UID) bool, stuckAfter time.Duration) (p Plan) {
 	p.Status = *sj.Status.DeepCopy()
 	defer func() { fitStatus(&p.Status) }()
 	if fixed := sanitize(&p.Status); len(fixed) > 0 {
-		p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonStatusRepaired, sanitized(fixed)})
+		p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonStatusRepaired, fmt.Sprintf("The status read could not be used as it was (%v): repaired", fixed)})
 	}
 	p.Status.ObservedGeneration = sj.Generation
 	p.Status.ScheduleSummary = ScheduleSummary(sj)
@@ -175,8 +168,12 @@ func Decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 		suspend(sj, &p)
 		return p
 	}
-	p.scheduled = "Next run at " + formatNext(p.Status.NextScheduleTime, sched)
-	if !jobRejected(sj) || refusalRan(sj, children) {
+	p.scheduled = "Next run at never"
+	if next := p.Status.NextScheduleTime; next != nil {
+		p.scheduled = "Next run at " + formatSlot(next.Time, sched)
+	}
+	// Ready stays JobRejected (the current template refused) until the spec changes or a create succeeds.
+	if c := ready(&sj.Status); c.Reason != ReasonJobRejected || c.ObservedGeneration != sj.Generation || refusalRan(sj, children) {
 		setReady(sj, &p.Status, metav1.ConditionTrue, ReasonScheduled, p.scheduled)
 	}
 	runDueSlot(sj, children, due, &p)
@@ -186,24 +183,18 @@ func Decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, d
 	return p
 }
 
-// confirmWindow and maxConfirm bound the slots whose Jobs a pass that creates under Forbid or
-// Replace reads from the API server: the Job cache lags the API server by the time a watch event
-// takes (milliseconds; seconds at a busy slot or on a new leader), so only the Jobs of the most
-// recent slots can exist without the cache showing them.
+// confirmWindow and maxConfirm bound the slots whose Jobs a pass reads from the API server: the
+// Job cache lags it by a watch event (milliseconds; seconds at a busy slot or on a new leader), so
+// only the Jobs of the most recent slots can exist without the cache showing them.
 const (
 	confirmWindow = 10 * time.Minute
 	maxConfirm    = 5
 )
 
 // unconfirmedSlots returns the Jobs whose existence would change what p plans and that neither
-// the status (lastScheduleTime) nor the Job cache account for: a slot Job the previous pass
-// created, leaving its record to this one, must block (Forbid) or be replaced (Replace) even
-// while the cache does not show it, and under any policy a slot whose Job exists is never passed
-// over (MissedSlots) or skipped past its deadline (MissedDeadline) for a cache behind. They are
-// the Jobs of the slots after lastScheduleTime within confirmWindow, at most maxConfirm, most
-// recent first (one for a MissedDeadline skip); then, when it creates under Forbid or Replace,
-// those of the run-now token not yet spent and of the backfill cursor. A JobAlreadyActive skip
-// needs none: the Job that blocks it is in the cache.
+// the status nor the Job cache account for: a slot Job the previous pass created must block or
+// be replaced even while the cache does not show it, and a slot whose Job exists is never passed
+// over or skipped for a cache behind.
 func unconfirmedSlots(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *Plan) []string {
 	allow := sj.Spec.ConcurrencyPolicy == v1alpha1.AllowConcurrent || sj.Spec.ConcurrencyPolicy == ""
 	// skipOnly: nothing passed over and nothing created that another Job blocks or replaces; only
@@ -236,8 +227,7 @@ func unconfirmedSlots(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueS
 		return out
 	}
 	// A run-now or backfill Job that a pass which died before its status write created is not in
-	// the record either, and blocks (Forbid) or must be replaced (Replace) as a slot's Job does:
-	// the Job of the run-now token not yet spent, and the Job at the backfill cursor.
+	// the record either, and blocks or must be replaced as a slot's Job does.
 	if token, ok := newRunNowToken(sj); ok && unknown(jobname.RunNow(sj, token)) {
 		out = append(out, jobname.RunNow(sj, token))
 	}
@@ -247,11 +237,8 @@ func unconfirmedSlots(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueS
 	return out
 }
 
-// observeJobs is the history step: it rebuilds the active list from the Jobs that exist (never
-// trusted from the last status), notes runs seen finishing and the last success, reports active
-// Jobs that went missing, brings the run history up to date and picks the finished Jobs beyond
-// the history limits that the slot protocol lets this pass prune. It runs whatever else happens
-// (suspended, a bad schedule, failing creates).
+// observeJobs is the history step, run whatever else happens (suspended, a bad schedule, failing
+// creates): the active list is rebuilt from the Jobs that exist, never trusted from the last status.
 func observeJobs(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, deletedByUs func(types.UID) bool, p *Plan) {
 	st := &p.Status
 	var succeeded, failed []*batchv1.Job
@@ -264,17 +251,19 @@ func observeJobs(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, deletedByUs
 			active = append(active, activeRef(sj, j))
 			continue
 		}
-		if WasActive(sj, j.UID) {
-			p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonSawCompletedJob, fmt.Sprintf("Saw completed job: %s, condition: %s", j.Name, how)})
-			p.Finished = append(p.Finished, runResult(how))
-		}
+		result := "failed" // the runs-finished metric's label
 		if how == batchv1.JobComplete {
+			result = "succeeded"
 			succeeded = append(succeeded, j)
 			if st.LastSuccessfulTime == nil || when.After(st.LastSuccessfulTime.Time) {
 				st.LastSuccessfulTime = &metav1.Time{Time: when}
 			}
 		} else {
 			failed = append(failed, j)
+		}
+		if WasActive(sj, j.UID) {
+			p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonSawCompletedJob, fmt.Sprintf("Saw completed job: %s, condition: %s", j.Name, how)})
+			p.Finished = append(p.Finished, result)
 		}
 	}
 	for _, ref := range sj.Status.Active {
@@ -297,11 +286,8 @@ func observeJobs(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, deletedByUs
 
 // recordClaims is the record step: a slot Job that exists (or was seen finishing before it was
 // deleted, jobs.Gone) while the status read does not record its slot was created by a pass that
-// left the record to the next one: this one, whatever else it finds (past the deadline, the next
-// slot due, suspended, the schedule now invalid). lastScheduleTime moves to the latest such slot
-// and each Job is announced (SuccessfulCreate); a slot is never reported missed, passed over or
-// run again while its Job exists. Only a Job named after its slot counts: the scheduled-time
-// annotation alone could be edited on the Job.
+// left the record to the next one: this one, whatever else it finds. Only a Job named after its
+// slot counts: the scheduled-time annotation alone could be edited on the Job.
 func recordClaims(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, p *Plan) {
 	st := &p.Status
 	var latest *time.Time
@@ -334,10 +320,9 @@ func slotOf(sj *v1alpha1.ScheduledJob, j *batchv1.Job) (time.Time, bool) {
 }
 
 // observePods is the pods step: an active Job that has had no pod for stuckAfter (its pod creates
-// refused: Pod Security admission, a ResourceQuota, a webhook, which the Job controller says only
-// in Events on the Job) sets the JobsStuck condition, naming such Jobs, with one Warning per Job
-// the condition read did not name. Until a pod-less Job would count, PodsCheck asks to look again
-// then; after that a pod appearing changes the Job, whose watch event brings the next pass.
+// refused, which the Job controller says only in Events on the Job) sets the JobsStuck condition,
+// with one Warning per Job the condition read did not name. Until a pod-less Job would count,
+// PodsCheck asks to look again then; after that a pod appearing brings the next pass.
 func observePods(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, stuckAfter time.Duration, p *Plan) {
 	var stuck []string
 	for _, j := range children {
@@ -356,8 +341,7 @@ func observePods(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Ti
 		meta.RemoveStatusCondition(&p.Status.Conditions, ConditionJobsStuck)
 		return
 	}
-	// Bounded: the condition names the first maxStuckNamed (by name) and counts the rest, and
-	// a Warning goes out once for each Job it names.
+	// Bounded: the condition names the first maxStuckNamed (by name) and counts the rest.
 	old := meta.FindStatusCondition(sj.Status.Conditions, ConditionJobsStuck)
 	named := stuck[:min(len(stuck), maxStuckNamed)]
 	for _, name := range named {
@@ -446,10 +430,8 @@ func (d dueSlots) handled(slot *time.Time) bool {
 // slots, and sets when to wake next (status.nextScheduleTime, the requeue).
 func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p *Plan) dueSlots {
 	st := &p.Status
-	// Slots before the schedule was first seen never run: an edit is seen once (passOverEdited
-	// names the old schedule's slots no pass decided); a status edited or restored in part counts
-	// from creation, and lastScheduleTime still says which slots ran (slots.ObservedSince, which
-	// kubectl platform next reads too).
+	// An edit is seen once (passOverEdited names the old schedule's slots no pass decided); a
+	// status edited or restored in part counts from creation (slots.ObservedSince).
 	since, edited := slots.ObservedSince(sj, now)
 	if edited {
 		passOverEdited(sj, now, p)
@@ -468,19 +450,17 @@ func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p
 	if sj.Status.LastSkippedTime != nil {
 		d.lastSkipped = &sj.Status.LastSkippedTime.Time
 	}
-	seenAt := &since.Time
-	deadline := sj.Spec.StartingDeadlineSeconds
 	// Jitter: every slot of this object starts offset later. The slot math runs on a clock
 	// offset behind, so a slot is due (and its deadline counts) from slot+offset, while the slot
 	// itself (the Job's name, lastScheduleTime) stays the scheduled time.
 	offset := slots.JitterOffset(sj)
-	slotNow := now.Add(-offset)
-	earliestAll := schedule.Earliest(sj.CreationTimestamp.Time, d.last, seenAt, deadline, slotNow, false)
-	d.earliestAll, d.slotNow = earliestAll, slotNow
-	d.earliestOK = schedule.Earliest(sj.CreationTimestamp.Time, d.last, seenAt, deadline, slotNow, true)
-	d.recent, _ = sched.MostRecent(earliestAll, slotNow)
-	d.recentOK, d.missed = sched.MostRecent(d.earliestOK, slotNow)
-	if wait, next, ok := sched.RequeueAfter(earliestAll, slotNow); ok {
+	d.slotNow = now.Add(-offset)
+	created, deadline := sj.CreationTimestamp.Time, sj.Spec.StartingDeadlineSeconds
+	d.earliestAll = schedule.Earliest(created, d.last, &since.Time, deadline, d.slotNow, false)
+	d.earliestOK = schedule.Earliest(created, d.last, &since.Time, deadline, d.slotNow, true)
+	d.recent, _ = sched.MostRecent(d.earliestAll, d.slotNow)
+	d.recentOK, d.missed = sched.MostRecent(d.earliestOK, d.slotNow)
+	if wait, next, ok := sched.RequeueAfter(d.earliestAll, d.slotNow); ok {
 		p.RequeueAfter, p.Due = wait, next.Add(offset)
 		st.NextScheduleTime = &metav1.Time{Time: p.Due} // when it will start
 		if after := sched.Next(next); !after.IsZero() {
@@ -492,11 +472,9 @@ func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p
 	return d
 }
 
-// passOverEdited names and records the slots of the schedule observed until now (the status read,
-// with this pass's records) that were due and that no pass decided before the edit was seen (the
-// manager was stopped or behind across them): the edited schedule never runs the past, and the
-// old one's slots are not lost silently (Suspended when the ScheduledJob is or was held). Nothing
-// when the old schedule cannot be read back.
+// passOverEdited names and records the slots of the schedule observed until now that were due and
+// that no pass decided before the edit was seen: the edited schedule never runs the past, and the
+// old one's slots are not lost silently. Nothing when the old schedule cannot be read back.
 func passOverEdited(sj *v1alpha1.ScheduledJob, now time.Time, p *Plan) {
 	// The plan's status: the record step has already recorded the Jobs that exist (a slot
 	// whose Job the previous pass created, leaving its record to this one, is not passed over).
@@ -547,10 +525,8 @@ func skip(sj *v1alpha1.ScheduledJob, p *Plan, sched schedule.Union, slot time.Ti
 }
 
 // suspend is the suspend step, for a ScheduledJob suspended by a user or stopped by its stop
-// strategy: no Job and nothing per slot; Ready says why (one Event when it becomes so), no
-// nextScheduleTime and no requeue (a spec change or a Job's event brings the next pass); a
-// run-now request is spent with a Warning. While a user suspends it, the runs until now stop
-// counting for the stop strategy (status.stopCountAfter). On resume the slot step finds the slots
+// strategy: no Job, no nextScheduleTime and no requeue (a spec change or a Job's event brings the
+// next pass); a run-now request is spent with a Warning. On resume the slot step finds the slots
 // that passed: the most recent runs, within startingDeadlineSeconds, and passOver names the rest.
 func suspend(sj *v1alpha1.ScheduledJob, p *Plan) {
 	st := &p.Status
@@ -558,7 +534,7 @@ func suspend(sj *v1alpha1.ScheduledJob, p *Plan) {
 	if setReady(sj, st, status, reason, msg) {
 		p.Events = append(p.Events, Event{kind, reason, msg})
 	}
-	if st.Stop == nil {
+	if st.Stop == nil { // suspended by a user: the runs until now stop counting for the stop strategy
 		st.StopCountAfter = countAfter(st.StopCountAfter, st.Runs)
 	}
 	st.NextScheduleTime = nil
@@ -588,36 +564,32 @@ func newRunNowToken(sj *v1alpha1.ScheduledJob) (string, bool) {
 }
 
 // requestRunNow is the run-now step, after the due slot: a new token becomes a Job named after
-// it, unless the concurrency step refuses, which spends the token with a Warning. Within
-// RunNowInterval of the last run-now Job the token waits (runNowWait); under Forbid and Replace
-// it waits one pass for the due slot's Job this pass creates (then blocked by it, or replacing
-// it), so its outcome is decided on what exists. A token whose Job exists already (created by a
-// pass that died before its status write) is recorded, not created again.
+// it, unless the concurrency step refuses, which spends the token with a Warning. A token whose
+// Job exists already (created by a pass that died before its status write) is recorded, not
+// created again.
 func requestRunNow(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, sched schedule.Union, p *Plan) {
 	token, ok := newRunNowToken(sj)
+	p.Status.RunNowWaiting = ""
 	if !ok {
-		p.Status.RunNowWaiting = ""
 		return
 	}
 	name := jobname.RunNow(sj, token)
 	if j := jobNamed(children, name); j != nil {
-		p.Status.RunNowWaiting = ""
 		p.Status.LastRunNowToken = token
 		p.Status.LastRunNowTime = runNowTime(Creation{Job: j})
 		p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + name})
 		return
 	}
 	if wait := runNowWait(sj.Status.LastRunNowTime, now); wait > 0 {
-		if p.Status.RunNowWaiting != token {
-			p.Status.RunNowWaiting = token
+		if sj.Status.RunNowWaiting != token {
 			p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonRunNowDelayed,
 				fmt.Sprintf("Run-now %q starts in %v: at most one run-now Job a minute", token, wait.Round(time.Second))})
 		}
+		p.Status.RunNowWaiting = token
 		// One wake-up at the end of the interval, not a poll.
 		requeueWithin(p, wait)
 		return
 	}
-	p.Status.RunNowWaiting = ""
 	a := admit(sj, children, p)
 	switch {
 	case a.wait != "":
@@ -651,10 +623,9 @@ type admission struct {
 
 // admit is the concurrency step, asked before each new Job. A Job this pass already creates
 // makes the new one wait under Forbid and Replace: which of the two runs is decided when the
-// first exists. Under Forbid the active Jobs refuse it. Under Replace it plans the deletion of the
-// active Jobs, but only of those a written status accounts for (claimRecordedOf): a Job whose slot
-// only it records is recorded by this pass first, and replaced by the next (deleting it now, and
-// then losing this pass's status write, would leave the slot with neither a Job nor a record).
+// first exists. Under Replace only active Jobs a written status accounts for are deleted: a Job
+// whose slot only it records is recorded by this pass first, and replaced by the next (deleting
+// it now, then losing this pass's status write, would leave the slot with neither Job nor record).
 func admit(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *Plan) admission {
 	policy := sj.Spec.ConcurrencyPolicy
 	if policy != v1alpha1.ForbidConcurrent && policy != v1alpha1.ReplaceConcurrent {
@@ -663,7 +634,12 @@ func admit(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *Plan) admissio
 	if len(p.Creates) > 0 {
 		return admission{wait: "this pass's other run starts first"}
 	}
-	active := unfinished(children)
+	var active []*batchv1.Job // the runs: not finished and not being deleted
+	for _, j := range children {
+		if finished, _, _ := jobstate.Finished(j); !finished && j.DeletionTimestamp == nil {
+			active = append(active, j)
+		}
+	}
 	if policy == v1alpha1.ForbidConcurrent {
 		var a admission
 		for _, j := range active {
@@ -691,8 +667,7 @@ func admit(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *Plan) admissio
 }
 
 // runDueSlot decides the due slot: a Job, a skip, or nothing. The slots before it that no pass
-// looked at while they were due are passed over: named in one Event and recorded in the ledger
-// (status.notRun), where a backfill finds them.
+// looked at while they were due are passed over (passOver).
 func runDueSlot(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *Plan) {
 	slot := d.recentOK
 	recent := cmp.Or(slot, d.recent)
@@ -744,13 +719,10 @@ func decided(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *Plan, slot t
 }
 
 // passOver names and records the slots before slot that passed without being looked at while
-// they were due (suspended or stopped, or the manager was stopped, had no leader, or was behind):
-// only the most recent slot runs, as upstream, and the ones before it are named in one Event and
-// one range in status.notRun (what a backfill can run) rather than lost silently. It counts from
-// the status read, not the one this pass plans: the record step may have recorded a slot whose
-// creating pass lost its status write, and with it the slots that pass passed over; so each gap
-// between the slots whose Jobs exist is passed over as the pass that ran the slot after it would
-// have.
+// they were due: only the most recent slot runs, as upstream, and the ones before it are named in
+// one Event and one range in status.notRun rather than lost silently. It counts from the status
+// read: the record step may have recorded a slot whose creating pass lost its status write, so
+// each gap between the slots whose Jobs exist is passed over as that pass would have.
 func passOver(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *Plan, slot time.Time) {
 	var last *time.Time
 	if sj.Status.LastScheduleTime != nil {
@@ -771,12 +743,9 @@ func passOver(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p 
 
 // passOverGap passes over the slots after last (nil: since creation) and before slot.
 func passOverGap(sj *v1alpha1.ScheduledJob, d dueSlots, p *Plan, last *time.Time, slot time.Time) {
-	var seenAt *time.Time
-	if p.Status.ObservedScheduleTime != nil {
-		seenAt = &p.Status.ObservedScheduleTime.Time
-	}
-	earliestOK := schedule.Earliest(sj.CreationTimestamp.Time, last, seenAt, sj.Spec.StartingDeadlineSeconds, d.slotNow, true)
-	earliestAll := schedule.Earliest(sj.CreationTimestamp.Time, last, seenAt, sj.Spec.StartingDeadlineSeconds, d.slotNow, false)
+	created, seenAt, deadline := sj.CreationTimestamp.Time, &p.Status.ObservedScheduleTime.Time, sj.Spec.StartingDeadlineSeconds // seenAt: set by the slot step
+	earliestOK := schedule.Earliest(created, last, seenAt, deadline, d.slotNow, true)
+	earliestAll := schedule.Earliest(created, last, seenAt, deadline, d.slotNow, false)
 	// The Event names the slots within startingDeadlineSeconds, as before; the ledger records
 	// the older ones too (a backfill may run them), under MissedDeadline when none is named.
 	// Slots the ledger already lists were named by the pass that wrote them (a pass whose create
@@ -801,10 +770,8 @@ func passOverGap(sj *v1alpha1.ScheduledJob, d dueSlots, p *Plan, last *time.Time
 	recordNotRun(&p.Status, d.sched, *first, upTo, reason)
 }
 
-// announcePassedOver sends the Event that names slots passed over, counted in the metric
-// (PassedOver), and returns its reason: Suspended (Normal: the user's choice) when the
-// ScheduledJob was held, else MissedSlots, or TooManyMissedTimes when many were missed. format
-// ends with the cause's %s.
+// announcePassedOver sends the Event that names slots passed over, counted in the metric, and
+// returns its reason (Suspended is Normal: the user's choice). format ends with the cause's %s.
 func announcePassedOver(p *Plan, suspended, many bool, format string, args ...any) string {
 	ev := Event{corev1.EventTypeWarning, ReasonMissedSlots, "the controller was stopped or behind"}
 	switch {
@@ -846,10 +813,9 @@ func refusedThenEdited(sj *v1alpha1.ScheduledJob, p *Plan, slot time.Time) bool 
 	return r != nil && r.Reason == ReasonJobRejected && sj.Status.LastSkippedTime != nil && sj.Status.LastSkippedTime.Time.Equal(slot)
 }
 
-// retryRefused reports whether slot is a scheduled slot whose Job admission refused (its run
-// in status.runs says so, and when) and whose next try is due: jobstate.RefusedBackoff after the
-// last refusal, while the slot can still start (refusalRetry). Before that it asks for a pass
-// then. A refusal as invalid, or one the run history no longer holds, is final.
+// retryRefused reports whether slot is a scheduled slot whose Job admission refused (its run in
+// status.runs says so, and when) and whose next try (refusalRetry) is due; before that it asks
+// for a pass then. A refusal as invalid, or one the run history no longer holds, is final.
 func retryRefused(sj *v1alpha1.ScheduledJob, d dueSlots, p *Plan, slot time.Time) bool {
 	if sj.Status.LastSkippedTime == nil || !sj.Status.LastSkippedTime.Time.Equal(slot) {
 		return false
@@ -874,9 +840,7 @@ func retryRefused(sj *v1alpha1.ScheduledJob, d dueSlots, p *Plan, slot time.Time
 
 // refusalRetry is when to create slot's Job again after the API server refused it at refusedAt
 // with msg, and whether that is still within the slot's window: before its
-// startingDeadlineSeconds and before the next slot, after which the refusal is the slot's
-// result. Only a refusal at admission is tried again (jobstate.Refusal): one at the schema is final.
-// The one answer of At and ScheduledJob (jobs.RefusedAtAdmission).
+// startingDeadlineSeconds and before the next slot. Only a refusal at admission is tried again.
 func refusalRetry(sj *v1alpha1.ScheduledJob, sched schedule.Union, slot time.Time, msg string, refusedAt time.Time) (time.Time, bool) {
 	if _, admission, _ := jobstate.Refusal(msg); !admission {
 		return time.Time{}, false
@@ -910,8 +874,7 @@ func passedOver(sched schedule.Union, earliest time.Time, lastSkipped *metav1.Ti
 
 // refusalRan reports whether a slot's Job exists at or after the newest slot the ledger lists
 // as refused (none listed: any slot's Job): the refusal Ready names is no longer the latest
-// slot's, whichever pass recorded the Job (chaos, apiserver-restart: a retried slot whose record
-// a later pass wrote kept Ready JobRejected until the next slot's create).
+// slot's, whichever pass recorded the Job.
 func refusalRan(sj *v1alpha1.ScheduledJob, children []*batchv1.Job) bool {
 	var refused time.Time
 	for _, r := range sj.Status.NotRun {
@@ -927,13 +890,6 @@ func refusalRan(sj *v1alpha1.ScheduledJob, children []*batchv1.Job) bool {
 	return false
 }
 
-// jobRejected reports whether Ready says the API server refused a Job built from the current
-// template (same generation): it stays so until the spec changes or a create succeeds.
-func jobRejected(sj *v1alpha1.ScheduledJob) bool {
-	c := ready(&sj.Status)
-	return c.Reason == ReasonJobRejected && c.ObservedGeneration == sj.Generation
-}
-
 // NewJob builds a Job from the template, owned by the ScheduledJob, with the scheduled-timestamp
 // annotation (in the schedule's time zone) that upstream sets.
 func NewJob(sj *v1alpha1.ScheduledJob, name string, scheduled time.Time, loc *time.Location, token string) *batchv1.Job {
@@ -946,11 +902,9 @@ func NewJob(sj *v1alpha1.ScheduledJob, name string, scheduled time.Time, loc *ti
 }
 
 // setReady sets the Ready condition and reports whether it changed (reason or message), so a
-// Warning is emitted once per problem rather than per reconcile. Ready False is a spec the
-// controller cannot run until it is edited (a bad schedule or time zone), or one whose latest
-// slot's Job the API server refused (an invalid template, or admission: a quota, a policy, a
-// webhook; the next slot tries again), so Stalled says the same, for kstatus (Flux, kpt,
-// cli-utils: Failed, not Current): the latest run failed, as a failed Job reads.
+// Warning is emitted once per problem rather than per reconcile. Ready False (a bad schedule or
+// zone, or the latest slot's Job refused) sets Stalled too, for kstatus (Flux, kpt, cli-utils:
+// Failed, not Current), as a failed Job reads.
 func setReady(sj *v1alpha1.ScheduledJob, st *v1alpha1.ScheduledJobStatus, status metav1.ConditionStatus, reason, msg string) bool {
 	old := meta.FindStatusCondition(st.Conditions, ConditionReady)
 	changed := old == nil || old.Status != status || old.Reason != reason || old.Message != msg
@@ -965,29 +919,17 @@ func setReady(sj *v1alpha1.ScheduledJob, st *v1alpha1.ScheduledJobStatus, status
 
 // findRef returns the reference to the Job with uid in refs (an active list).
 func findRef(refs []corev1.ObjectReference, uid types.UID) (corev1.ObjectReference, bool) {
-	for _, a := range refs {
-		if a.UID == uid {
-			return a, true
-		}
+	i := slices.IndexFunc(refs, func(a corev1.ObjectReference) bool { return a.UID == uid })
+	if i < 0 {
+		return corev1.ObjectReference{}, false
 	}
-	return corev1.ObjectReference{}, false
+	return refs[i], true
 }
 
 // WasActive reports whether the status sj was read with lists the Job uid as active.
 func WasActive(sj *v1alpha1.ScheduledJob, uid types.UID) bool {
 	_, ok := findRef(sj.Status.Active, uid)
 	return ok
-}
-
-// unfinished are the Jobs of js that have not finished and are not being deleted: the runs.
-func unfinished(js []*batchv1.Job) []*batchv1.Job {
-	var out []*batchv1.Job
-	for _, j := range js {
-		if finished, _, _ := jobstate.Finished(j); !finished && j.DeletionTimestamp == nil {
-			out = append(out, j)
-		}
-	}
-	return out
 }
 
 // oldest returns the Jobs beyond limit, oldest first (by start time, as upstream).
@@ -1002,8 +944,7 @@ func oldest(js []*batchv1.Job, limit int32) []*batchv1.Job {
 }
 
 // activeRef is the reference to an active Job: the one already in the status if there is one,
-// so a Job's own status changes (its resourceVersion moving) never cause a ScheduledJob status
-// write; upstream likewise keeps the reference it took at creation.
+// so a Job's resourceVersion moving never causes a status write (as upstream).
 func activeRef(sj *v1alpha1.ScheduledJob, j *batchv1.Job) corev1.ObjectReference {
 	if a, ok := findRef(sj.Status.Active, j.UID); ok {
 		return a
@@ -1022,24 +963,9 @@ func formatSlot(t time.Time, s schedule.Union) string {
 	return t.In(s.Location()).Format(time.RFC3339)
 }
 
-func formatNext(t *metav1.Time, s schedule.Union) string {
-	if t == nil {
-		return "never"
-	}
-	return formatSlot(t.Time, s)
-}
-
 // SortJobs orders Jobs by name, so plans do not depend on cache order.
 func SortJobs(js []*batchv1.Job) {
 	sort.Slice(js, func(a, b int) bool { return js[a].Name < js[b].Name })
-}
-
-// runResult names a finished Job's condition for the runs-finished metric.
-func runResult(how batchv1.JobConditionType) string {
-	if how == batchv1.JobComplete {
-		return "succeeded"
-	}
-	return "failed"
 }
 
 // runHistoryLimit is spec.runHistoryLimit, 10 when unset.
@@ -1051,8 +977,7 @@ func runHistoryLimit(sj *v1alpha1.ScheduledJob) int {
 const summaryMax = 128
 
 // ScheduleSummary is status.scheduleSummary, the SCHEDULE column of `kubectl get sj`: the
-// schedule, or the schedules joined with " | "; past summaryMax characters (up to 16 entries of
-// 128), the first of them and how many more, so the column stays readable.
+// schedules joined with " | "; past summaryMax characters, the first of them and how many more.
 func ScheduleSummary(sj *v1alpha1.ScheduledJob) string {
 	all := slots.Schedules(sj)
 	trimmed := make([]string, len(all))

@@ -48,8 +48,7 @@ func historyToPrune(sj *v1alpha1.ScheduledJob, succeeded, failed []*batchv1.Job)
 }
 
 // CreateResult is the API server's answer to one create of the plan: the Job created or adopted
-// (got), or none, with the Event that says so (SuccessfulCreate, JobRejected, JobNameTaken; none
-// for a Job adopted after AlreadyExists).
+// (got), or none, with the Event that says so (none for a Job adopted after AlreadyExists).
 type CreateResult struct {
 	Creation
 	Got *batchv1.Job
@@ -57,10 +56,8 @@ type CreateResult struct {
 }
 
 // OnlyRecordsSlotJobs reports whether all this pass did is create slot Jobs, and all its status
-// write would say is their record (the status planned differs from the one read only in
-// lastScheduleTime, the active Jobs, nextScheduleTime and Ready's "Next run at"), with no Event
-// but the creates': the next pass computes exactly that from the Jobs (recordClaims) and the
-// clock, so this one may leave it to it.
+// write would say is their record, with no Event but the creates': the next pass computes exactly
+// that from the Jobs (recordClaims) and the clock, so this one may leave it to it.
 func OnlyRecordsSlotJobs(sj *v1alpha1.ScheduledJob, p *Plan) bool {
 	if len(p.Creates) == 0 || len(p.Replace) > 0 || p.Skipped != "" || len(p.PassedOver) > 0 || len(p.Finished) > 0 {
 		return false
@@ -87,9 +84,8 @@ func OnlyRecordsSlotJobs(sj *v1alpha1.ScheduledJob, p *Plan) bool {
 
 // RecordCreates records a pass's creates from the API server's answers at now (pure), so that
 // the loop that creates changes no status: a Job created or adopted is active and its run-now
-// token or slot recorded (a slot's record may be left to the next pass: OnlyRecordsSlotJobs); a
-// refusal is refusedRun's; a name taken by a Job not ours records nothing but the Event. Each
-// answer about a backfill's slot ends that slot (recordBackfill).
+// token or slot recorded; a refusal is refusedRun's; a name taken by a Job not ours records
+// nothing but the Event. Each answer about a backfill's slot ends that slot.
 func RecordCreates(sj *v1alpha1.ScheduledJob, p *Plan, results []CreateResult, now time.Time) {
 	st := &p.Status
 	defer fitStatus(st)
@@ -134,12 +130,11 @@ func RecordCreates(sj *v1alpha1.ScheduledJob, p *Plan, results []CreateResult, n
 }
 
 // refusedRun records a Job the API server refused at now: a Failed run, reason JobRejected, with
-// the API server's message (in place of a skip recorded for the same slot). A scheduled slot is
-// recorded at once (lastSkippedTime and the ledger); a refusal at admission is tried again while
-// the slot can start (refusalRetry), one as invalid only after an edit of the spec. Ready is False
-// (JobRejected) until a slot's create succeeds or the spec changes, with one Warning per distinct
-// refusal (the same quota refusing every slot is one Warning, not one a minute). A run-now token
-// is spent and a backfill's slot dealt with; neither touches Ready: their Warning says it.
+// the API server's message (in place of a skip recorded for the same slot). A refusal at
+// admission is tried again while the slot can start (refusalRetry), one as invalid only after an
+// edit of the spec. A scheduled slot's refusal sets Ready False, with one Warning per distinct
+// refusal (the same quota refusing every slot is one Warning, not one a minute); a run-now or
+// backfill refusal has only its Warning.
 func refusedRun(sj *v1alpha1.ScheduledJob, p *Plan, c Creation, msg string, now time.Time) {
 	st := &p.Status
 	var at time.Time

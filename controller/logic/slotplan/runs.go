@@ -21,9 +21,8 @@ func runHistory(prev []v1alpha1.ScheduledJobRun, children []*batchv1.Job, limit 
 		return nil
 	}
 	seen := map[string]bool{}
-	// slots that have a Job: a run without a Job recorded for one of them (skipped by a pass
-	// that did not see the Job yet, refused and then retried after an edit) is superseded by
-	// the Job's run, so the slot is listed once.
+	// slots that have a Job: a run without a Job recorded for one of them (skipped by a pass that
+	// did not see the Job yet, refused then retried) is superseded by the Job's run.
 	ran := map[int64]bool{}
 	var out []v1alpha1.ScheduledJobRun
 	for _, j := range children {
@@ -58,9 +57,8 @@ func runHistory(prev []v1alpha1.ScheduledJobRun, children []*batchv1.Job, limit 
 // maxRunReason bounds status.runs[].reason as taken from a Job's condition.
 const maxRunReason = 128
 
-// setResult records in rec how its Job stands (jobstate.Judge): the result, the reason and
-// message of the Job's own condition and when it finished, so the history still says why once
-// the Job is pruned.
+// setResult records in rec how its Job stands (jobstate.Judge), so the history still says why
+// once the Job is pruned.
 func setResult(rec *v1alpha1.ScheduledJobRun, o jobstate.Outcome) {
 	switch o.Phase {
 	case jobstate.PhaseWaiting:

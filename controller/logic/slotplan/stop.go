@@ -12,12 +12,10 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 )
 
-// The stop strategy (spec.stopStrategy): a ScheduledJob stops itself after a number of
-// consecutive failed (or successful) runs (docs/scheduling.md, "Stop after failures"). Nothing is
-// counted in memory and nothing of the spec is written: the streak is read from status.runs and
-// the stop is a status record (status.stop), so a restart, a new leader or a GitOps tool that owns
-// the spec sees the same. Any change of the spec past status.stop.generation resumes it, and
-// status.stopCountAfter then keeps the runs that stopped it from counting again.
+// The stop strategy (spec.stopStrategy, docs/scheduling.md "Stop after failures"): the streak is
+// read from status.runs and the stop is a status record (status.stop), never a spec write, so a
+// restart, a new leader or a GitOps tool that owns the spec sees the same. A spec change resumes
+// it, and status.stopCountAfter keeps the runs that stopped it from counting again.
 
 // Reasons of the Ready condition and of the Event when the stop strategy stops a ScheduledJob, and
 // the Event when a spec change resumes it.
@@ -41,9 +39,7 @@ func runKey(r v1alpha1.ScheduledJobRun) time.Time {
 
 // streak returns the result of the newest finished run counted after `after` (nil: all count),
 // how many consecutive counted runs before it ended the same way, and a name for the newest of
-// them (its Job, or the time of a run whose Job the API server refused). runs are newest first,
-// as status.runs; Running, Skipped and Deleted runs are passed over: they neither count nor
-// break the streak.
+// them. runs are newest first; Running, Skipped and Deleted runs neither count nor break it.
 func streak(runs []v1alpha1.ScheduledJobRun, after *metav1.Time) (result v1alpha1.RunResult, n int, newest string) {
 	for _, r := range runs {
 		if after != nil && !runKey(r).After(after.Time) {
@@ -108,11 +104,10 @@ func stopStep(sj *v1alpha1.ScheduledJob, now time.Time, p *Plan) bool {
 	return false
 }
 
-// suspendedReady is Ready while sj is held: stopped by its stop strategy (st.Stop), with the
-// streak as the runs now say (a run that started before the stop and failed after it lengthens
-// it) or, once it no longer reaches the threshold, as Ready said; else suspended by a user. It
-// returns the condition's status, reason and message and the type of the Event sent when Ready
-// changes to it.
+// suspendedReady is Ready while sj is held, and the type of the Event sent when Ready changes to
+// it: stopped by its stop strategy, with the streak as the runs now say (a run that started
+// before the stop and failed after it lengthens it) or, once it no longer reaches the threshold,
+// as Ready said; else suspended by a user.
 func suspendedReady(sj *v1alpha1.ScheduledJob, st *v1alpha1.ScheduledJobStatus) (status metav1.ConditionStatus, reason, msg, eventType string) {
 	reason, msg = ReasonSuspended, "Suspended: no new Jobs are created"
 	if st.Stop != nil {
