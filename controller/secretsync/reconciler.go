@@ -453,23 +453,13 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 		return obs, err
 	}
 	obs.targets = propagation.Targets(nss, nsSel, ss.Spec.Target.IncludeNamespaces, ss.Spec.Target.ExcludeNamespaces, src.Namespace)
-	tgt := ss.Spec.Target
-	meta := propagation.Metadata{Labels: tgt.Labels, Annotations: tgt.Annotations, SourceLabels: tgt.SourceLabels, SourceAnnotations: tgt.SourceAnnotations}
-	keySel := copyplan.Keys(ss.Spec.Keys)
 	owner := propagation.SecretSyncOwner(ss.Name)
 	obs.templates = map[string]*corev1.Secret{}
 	for _, s := range obs.sources {
-		for _, ns := range append([]string{""}, obs.targets...) {
-			if ns == "" { // the template: data and type only
-				w := propagation.Desired(s, ns, ss.Name)
-				if ss.Spec.Target.Name != "" {
-					w.Name = ss.Spec.Target.Name // a renamed copy (admission allows it only with source.name)
-				}
-				propagation.WithMetadata(w, s, meta)
-				propagation.ApplyKeys(w, keySel)
-				obs.templates[w.Name] = w
-				continue
-			}
+		// The template is the copy of no namespace: only its name, data and type are read.
+		t, _ := copyplan.Wanted(ss, s, "")
+		obs.templates[t.Name] = t
+		for _, ns := range obs.targets {
 			w, missing := copyplan.Wanted(ss, s, ns)
 			r.Proofs.Prove(w, owner)
 			if len(missing) > 0 {
