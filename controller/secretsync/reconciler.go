@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -269,7 +270,7 @@ func (r *Reconciler) bringInStep(ctx context.Context, ss *v1alpha1.SecretSync, k
 	owner := r.owner(ctx, ss.Name, obs.templates)
 	owner.SourceGone = obs.sourceGone(ss)
 	plan := propagation.ComputeFor(owner, obs.want, obs.lookup, obs.owned, propagation.DeletionPolicy(string(ss.Spec.DeletionPolicy)))
-	if removes(plan) {
+	if slices.ContainsFunc(plan.Actions, isRemoval) {
 		blocked, confirmed, err := r.confirmSourceNamespace(ctx, ss.Spec.Source.Namespace)
 		if err != nil {
 			return res, err
@@ -514,13 +515,10 @@ func (obs observation) sourceGone(ss *v1alpha1.SecretSync) func(*corev1.Secret) 
 	if !obs.sourceMissing || ss.Spec.Source.Name == "" {
 		return nil
 	}
-	targets := make(map[string]bool, len(obs.targets))
-	for _, ns := range obs.targets {
-		targets[ns] = true
-	}
+	targets := sets.New(obs.targets...)
 	src := ss.Spec.Source.Namespace + "/" + ss.Spec.Source.Name
 	return func(s *corev1.Secret) bool {
-		return targets[s.Namespace] && s.Annotations[keys.AnnotationSource] == src
+		return targets.Has(s.Namespace) && s.Annotations[keys.AnnotationSource] == src
 	}
 }
 
@@ -561,14 +559,11 @@ func (r *Reconciler) confirmSourceNamespace(ctx context.Context, name string) (*
 // withoutSourceRemovals is plan without the removals in namespaces that are still targets (only
 // a gone or withheld source explains those), and how many it left out.
 func withoutSourceRemovals(plan propagation.Plan, targets []string) (propagation.Plan, int) {
-	target := make(map[string]bool, len(targets))
-	for _, ns := range targets {
-		target[ns] = true
-	}
+	target := sets.New(targets...)
 	held := 0
 	out := plan
 	out.Actions = slices.DeleteFunc(slices.Clone(plan.Actions), func(a propagation.Action) bool {
-		if (a.Op == propagation.OpDelete || a.Op == propagation.OpRelease) && target[a.Key.Namespace] {
+		if isRemoval(a) && target.Has(a.Key.Namespace) {
 			held++
 			return true
 		}
@@ -591,17 +586,15 @@ func sooner(a, b time.Duration) time.Duration {
 	return a
 }
 
-// removes reports whether the plan deletes or releases a copy.
-func removes(plan propagation.Plan) bool {
-	return slices.ContainsFunc(plan.Actions, func(a propagation.Action) bool {
-		return a.Op == propagation.OpDelete || a.Op == propagation.OpRelease
-	})
+// isRemoval reports whether the action deletes or releases a copy.
+func isRemoval(a propagation.Action) bool {
+	return a.Op == propagation.OpDelete || a.Op == propagation.OpRelease
 }
 
 // splitRemovals splits a plan into its other actions and the deletes and releases.
 func splitRemovals(plan propagation.Plan) (other, removals propagation.Plan) {
 	for _, a := range plan.Actions {
-		if a.Op == propagation.OpDelete || a.Op == propagation.OpRelease {
+		if isRemoval(a) {
 			removals.Actions = append(removals.Actions, a)
 		} else {
 			other.Actions = append(other.Actions, a)
@@ -615,13 +608,10 @@ func withoutNamespaces(plan propagation.Plan, namespaces []string) propagation.P
 	if len(namespaces) == 0 {
 		return plan
 	}
-	skip := make(map[string]bool, len(namespaces))
-	for _, ns := range namespaces {
-		skip[ns] = true
-	}
+	skip := sets.New(namespaces...)
 	out := plan
 	out.Actions = slices.DeleteFunc(slices.Clone(plan.Actions), func(a propagation.Action) bool {
-		return skip[a.Key.Namespace]
+		return skip.Has(a.Key.Namespace)
 	})
 	return out
 }
@@ -770,7 +760,7 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 			if op != "" {
 				res.written[op]++
 				r.Metrics.Writes.WithLabelValues(name, string(op)).Inc()
-			} else if a.Op != propagation.OpDelete && a.Op != propagation.OpRelease {
+			} else if !isRemoval(a) {
 				res.caughtUp++
 			}
 		case errors.As(err, &conflict):
@@ -1206,21 +1196,18 @@ func (r *Reconciler) syncPullSecrets(ctx context.Context, ss *v1alpha1.SecretSyn
 	// A whole pass leaves a namespace whose target pass is between batches to that pass: the
 	// pause between batches holds whatever else wakes the whole pass.
 	if obs.only == "" && limit > 0 {
-		busy := map[string]bool{}
 		todo = slices.DeleteFunc(todo, func(c change) bool {
-			if _, batching := r.batching.Load(ctrl.Request{NamespacedName: types.NamespacedName{Namespace: c.sa.Namespace, Name: ss.Name}}); batching {
-				busy[c.sa.Namespace] = true
-				return true
+			_, batching := r.batching.Load(targetRequest(c.sa.Namespace, ss.Name))
+			if batching {
+				res.accountsLeft = append(res.accountsLeft, c.sa.Namespace)
 			}
-			return false
+			return batching
 		})
-		for ns := range busy {
-			res.accountsLeft = append(res.accountsLeft, ns)
-		}
 	}
 	now, later := propagation.PerNamespace(todo, func(c change) string { return c.sa.Namespace }, limit)
 	res.accountsLeft = append(res.accountsLeft, later...)
 	slices.Sort(res.accountsLeft)
+	res.accountsLeft = slices.Compact(res.accountsLeft)
 	if len(now) == 0 {
 		return
 	}

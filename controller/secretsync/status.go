@@ -1,6 +1,7 @@
 package secretsync
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -227,16 +228,11 @@ func (r *Reconciler) emitWrites(ss *v1alpha1.SecretSync, res result, where strin
 // boundedFailures lists failures first, then conflicts, at most MaxReportedFailures, sorted
 // within each kind so the status does not change order between reconciles.
 func boundedFailures(failures, conflicts []v1alpha1.TargetFailure) []v1alpha1.TargetFailure {
-	sortF := func(fs []v1alpha1.TargetFailure) {
-		sort.Slice(fs, func(i, j int) bool {
-			if fs[i].Namespace != fs[j].Namespace {
-				return fs[i].Namespace < fs[j].Namespace
-			}
-			return fs[i].Name < fs[j].Name
-		})
+	byTarget := func(a, b v1alpha1.TargetFailure) int {
+		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
 	}
-	sortF(failures)
-	sortF(conflicts)
+	slices.SortFunc(failures, byTarget)
+	slices.SortFunc(conflicts, byTarget)
 	out := append(append([]v1alpha1.TargetFailure{}, failures...), conflicts...)
 	if len(out) > v1alpha1.MaxReportedFailures {
 		out = out[:v1alpha1.MaxReportedFailures]
