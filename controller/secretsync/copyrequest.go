@@ -315,7 +315,7 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 	// their CopyRequest, through their owner reference).
 	owner := requestOwner(key.Name)
 	owner.Proven = provenBy(r.Proofs, keys.LabelCopyRequest, r.LabelProof.InForce(ctx))
-	w := writer{client: r.Client, reader: r.APIReader, label: keys.LabelCopyRequest, unmanaged: &r.unmanaged, taken: takenBack(r.Recorder)}
+	w := writer{client: r.Client, reader: r.APIReader, label: keys.LabelCopyRequest, unmanaged: &r.unmanaged, recorder: r.Recorder}
 	for _, kind := range kinds {
 		list := kind.list()
 		if err := r.Copies.List(ctx, list, client.InNamespace(key.Namespace), client.UnsafeDisableDeepCopy); err != nil {
@@ -382,15 +382,13 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 	return out
 }
 
-func requestStatusOf(cr *v1alpha1.CopyRequest) v1alpha1.CopyRequestStatus { return cr.Status }
-
 // writeRequestStatus records the outcome in status (only when it changed) and tells the tenant
 // about a new refusal with a Warning Event, after the status that explains it.
 func (r *RequestReconciler) writeRequestStatus(ctx context.Context, cr *v1alpha1.CopyRequest, out requestOutcome) (ctrl.Result, error) {
 	st, warning, requeueAfter := requestStatus(cr, out, r.now())
 	before := cr.DeepCopy()
 	cr.Status = *st
-	switch answer, err := statuswrite.Patch(ctx, r.Client, cr, before, requestStatusOf); {
+	switch answer, err := statuswrite.Patch(ctx, r.Client, cr, before, func(cr *v1alpha1.CopyRequest) v1alpha1.CopyRequestStatus { return cr.Status }); {
 	case err != nil:
 		return ctrl.Result{}, err
 	case answer == statuswrite.Stale:

@@ -285,7 +285,7 @@ func (r *Reconciler) bringInStep(ctx context.Context, ss *v1alpha1.SecretSync, k
 			var held int
 			plan, held = withoutSourceRemovals(plan, obs.targets)
 			if held > 0 {
-				obs.unconfirmed = &blocker{copyplan.ReasonSourceNamespaceUnconfirmed, unconfirmedMessage(ss.Spec.Source.Namespace, held)}
+				obs.unconfirmed = &blocker{copyplan.ReasonSourceNamespaceUnconfirmed, fmt.Sprintf("%d copies are kept although their source is gone: the manager may not read source namespace %q to confirm it is not being deleted (chart: rbac.scope=namespaced grants get on the listed Namespaces by name); the other copies are written and removed as usual", held, ss.Spec.Source.Namespace)}
 			}
 		}
 	}
@@ -570,12 +570,6 @@ func withoutSourceRemovals(plan propagation.Plan, targets []string) (propagation
 		return false
 	})
 	return out, held
-}
-
-// unconfirmedMessage is the Ready message of a pass that kept removals because the source
-// namespace could not be read.
-func unconfirmedMessage(ns string, held int) string {
-	return fmt.Sprintf("%d copies are kept although their source is gone: the manager may not read source namespace %q to confirm it is not being deleted (chart: rbac.scope=namespaced grants get on the listed Namespaces by name); the other copies are written and removed as usual", held, ns)
 }
 
 // sooner is the sooner of two waits, zero meaning none: b when it is set and a is not or is later.
@@ -1015,13 +1009,13 @@ type writer struct {
 	// look (a read) instead of trying to create (a failed write) each time.
 	// store: per pass; paid by the same tenants as the Reconciler's unmanaged, which it borrows.
 	unmanaged *sync.Map
-	// taken, when set, is told of a copy written back after other field managers had set fields
-	// of it that the manager writes (see update).
-	taken func(obj client.Object, managers []string)
+	// recorder, when set, is told of a copy written back after other field managers had set
+	// fields of it that the manager writes (see update).
+	recorder events.EventRecorder
 }
 
 func (r *Reconciler) writer() writer {
-	return writer{client: r.Client, reader: r.APIReader, label: keys.LabelSecretSync, unmanaged: &r.unmanaged, taken: takenBack(r.Recorder)}
+	return writer{client: r.Client, reader: r.APIReader, label: keys.LabelSecretSync, unmanaged: &r.unmanaged, recorder: r.Recorder}
 }
 
 // write performs one action and returns the operation that was written ("" when nothing was).
@@ -1059,9 +1053,11 @@ func (w writer) write(ctx context.Context, kind *objectKind, a propagation.Actio
 		return propagation.OpCreate, err
 	case propagation.OpUpdate:
 		err := w.update(ctx, kind, a)
-		if apierrors.IsConflict(err) && w.liveInStep(ctx, kind, a.Key, a.Want) {
-			// Our cache had not caught up with our own last write: the copy already is in step.
-			return "", nil
+		if apierrors.IsConflict(err) {
+			// Our cache had not caught up with our own last write when the copy already is in step.
+			if live := kind.object(); w.reader.Get(ctx, a.Key, live) == nil && propagation.InStep(kind.wrap(live), a.Want) {
+				return "", nil
+			}
 		}
 		return propagation.OpUpdate, err
 	case propagation.OpReplace:
@@ -1102,12 +1098,6 @@ func (w writer) write(ctx context.Context, kind *objectKind, a propagation.Actio
 		return propagation.OpRelease, w.client.Patch(ctx, kind.unwrap(propagation.Released(a.Current)), client.MergeFromWithOptions(cur, client.MergeFromWithOptimisticLock{}), client.FieldOwner(propagation.FieldManager))
 	}
 	return "", fmt.Errorf("unknown action %q", a.Op)
-}
-
-// liveInStep reads the copy past the cache and reports whether it already is what want says.
-func (w writer) liveInStep(ctx context.Context, kind *objectKind, key types.NamespacedName, want *corev1.Secret) bool {
-	cur := kind.object()
-	return w.reader.Get(ctx, key, cur) == nil && propagation.InStep(kind.wrap(cur), want)
 }
 
 // exceededQuota reports whether err is a quota's refusal. A dry-run create of a replace is

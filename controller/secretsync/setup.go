@@ -183,7 +183,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 	}); err != nil {
 		return err
 	}
-	r.Sources.Handler = handler.EnqueueRequestsFromMapFunc(r.forSourceSecret)
+	r.Sources.Handler = handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+		return r.secretSyncs(ctx, o, nil, client.MatchingFields{sourceNamespaceIndex: o.GetNamespace()})
+	})
 	opts := controller.Options{MaxConcurrentReconciles: workers, NewQueue: fairqueue.NewQueue}
 	whole := ctrl.NewControllerManagedBy(mgr).
 		Named(Name).
@@ -257,7 +259,7 @@ func perObject(old bool, each queue) handler.Funcs {
 // serves every namespace, not one pass per namespace.
 func (r *Reconciler) namespaceEvents() handler.EventHandler {
 	return perObject(false, func(ctx context.Context, ns client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-		for _, whole := range r.all(ctx, ns) {
+		for _, whole := range r.secretSyncs(ctx, ns, nil) {
 			if initial {
 				q.Add(whole)
 			} else {
@@ -275,7 +277,7 @@ func (r *Reconciler) namespaceTargets() handler.EventHandler {
 		if initial {
 			return
 		}
-		for _, whole := range r.all(ctx, ns) {
+		for _, whole := range r.secretSyncs(ctx, ns, nil) {
 			q.Add(targetRequest(ns.GetName(), whole.Name))
 		}
 	})
@@ -303,10 +305,6 @@ func serviceAccountPredicate() predicate.Predicate {
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}
-}
-
-func (r *Reconciler) all(ctx context.Context, o client.Object) []reconcile.Request {
-	return r.secretSyncs(ctx, o, nil)
 }
 
 // secretSyncs are the requests of the SecretSyncs the list finds (opts narrow it) that keep
@@ -443,10 +441,6 @@ func (r *Reconciler) serviceAccountTargets() handler.EventHandler {
 			q.Add(req)
 		}
 	})
-}
-
-func (r *Reconciler) forSourceSecret(ctx context.Context, o client.Object) []reconcile.Request {
-	return r.secretSyncs(ctx, o, nil, client.MatchingFields{sourceNamespaceIndex: o.GetNamespace()})
 }
 
 func (r *Reconciler) forServiceAccount(ctx context.Context, o client.Object) []reconcile.Request {
