@@ -643,11 +643,7 @@ func (r *Reconciler) namespaces(ctx context.Context, only string) ([]*corev1.Nam
 	if err := r.Client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
-	nss := make([]*corev1.Namespace, len(list.Items))
-	for i := range list.Items {
-		nss[i] = &list.Items[i]
-	}
-	return nss, nil
+	return pointers(list.Items, func(ns *corev1.Namespace) *corev1.Namespace { return ns }), nil
 }
 
 // result is what a reconcile did.
