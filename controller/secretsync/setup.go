@@ -337,37 +337,30 @@ func copyName(o client.Object) string { return o.GetLabels()[keys.LabelSecretSyn
 // than at its next conflict recheck). The informer's initial list queues the passes at once
 // (one per SecretSync serves every copy).
 func (r *Reconciler) copyEvents(kind *objectKind) handler.EventHandler {
-	later := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], objs ...client.Object) {
-		for _, o := range objs {
-			if n := copyName(o); n != "" {
-				q.AddAfter(wholePass(n), copyPassDelay)
-			}
+	h := perObject(true, func(_ context.Context, o client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		if n := copyName(o); n != "" && initial {
+			q.Add(wholePass(n))
+		} else if n != "" {
+			q.AddAfter(wholePass(n), copyPassDelay)
 		}
-	}
-	now := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], reqs []reconcile.Request) {
-		for _, req := range reqs {
+	})
+	wake := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], o client.Object) {
+		for _, req := range r.waitingFor(kind, o) {
 			q.Add(req)
 		}
 	}
-	return handler.Funcs{
-		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			if n := copyName(e.Object); n != "" && e.IsInInitialList {
-				q.Add(wholePass(n))
-				return
-			}
-			later(q, e.Object)
-		},
-		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			later(q, e.ObjectOld, e.ObjectNew)
-			if copyName(e.ObjectOld) != copyName(e.ObjectNew) {
-				now(q, r.waitingFor(kind, e.ObjectNew))
-			}
-		},
-		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			later(q, e.Object)
-			now(q, r.waitingFor(kind, e.Object))
-		},
+	update, remove := h.UpdateFunc, h.DeleteFunc
+	h.UpdateFunc = func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		update(ctx, e, q)
+		if copyName(e.ObjectOld) != copyName(e.ObjectNew) {
+			wake(q, e.ObjectNew)
+		}
 	}
+	h.DeleteFunc = func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		remove(ctx, e, q)
+		wake(q, e.Object)
+	}
+	return h
 }
 
 // copyTargets queues, for a copy's event, the target pass of its namespace of the SecretSync
