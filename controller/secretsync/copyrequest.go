@@ -1,6 +1,7 @@
 package secretsync
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -167,11 +168,7 @@ func (r *RequestReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manag
 }
 
 func requestSourceKey(s v1alpha1.CopyRequestSource) string {
-	kind := s.Kind
-	if kind == "" {
-		kind = v1alpha1.CopyKindSecret
-	}
-	return string(kind) + "/" + s.Namespace + "/" + s.Name
+	return string(cmp.Or(s.Kind, v1alpha1.CopyKindSecret)) + "/" + s.Namespace + "/" + s.Name
 }
 
 // forSource maps an offered source to the CopyRequests that name it.
@@ -232,10 +229,7 @@ func (r *RequestReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 
 	kind := kindOf(cr.Spec.Source.Kind)
-	name := cr.Spec.Name
-	if name == "" {
-		name = cr.Spec.Source.Name
-	}
+	name := cmp.Or(cr.Spec.Name, cr.Spec.Source.Name)
 	srcKey := types.NamespacedName{Namespace: cr.Spec.Source.Namespace, Name: cr.Spec.Source.Name}
 	src, err := r.offeredSource(ctx, kind, srcKey, cr.Namespace)
 	if err != nil {

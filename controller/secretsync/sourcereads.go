@@ -102,7 +102,7 @@ func (m *SourceReads) Read(ctx context.Context, payer string, kind *objectKind, 
 			done := make(chan struct{})
 			m.inflight[k] = done
 			m.mu.Unlock()
-			obj, err := m.read(ctx, payer, kind, key, resourceVersion)
+			obj, err := m.read(ctx, k, payer, kind, key, resourceVersion)
 			m.mu.Lock()
 			delete(m.inflight, k)
 			close(done)
@@ -119,9 +119,8 @@ func (m *SourceReads) Read(ctx context.Context, payer string, kind *objectKind, 
 	}
 }
 
-// read reads the source from the API and remembers it; the caller holds k's inflight mark.
-func (m *SourceReads) read(ctx context.Context, payer string, kind *objectKind, key types.NamespacedName, asked string) (*corev1.Secret, error) {
-	k := readKey{kind: string(kind.name), namespace: key.Namespace, name: key.Name}
+// read reads the source from the API and remembers it as k; the caller holds k's inflight mark.
+func (m *SourceReads) read(ctx context.Context, k readKey, payer string, kind *objectKind, key types.NamespacedName, asked string) (*corev1.Secret, error) {
 	obj := kind.object()
 	err := m.Reader.Get(ctx, key, obj)
 	m.mu.Lock()
