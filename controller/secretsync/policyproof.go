@@ -102,8 +102,8 @@ func policyInForce(vap *admissionregistrationv1.ValidatingAdmissionPolicy, b *ad
 }
 
 // matchesCopies reports whether a policy's matchConstraints reach every create and update of a
-// Secret or ConfigMap in every namespace: no selector or exclusion narrows them (issue 45: the
-// binding was checked, the policy's own match fields were not).
+// Secret or ConfigMap in every namespace: no selector or exclusion narrows them (the binding's
+// are checked by policyInForce).
 func matchesCopies(m *admissionregistrationv1.MatchResources) bool {
 	if m == nil || len(m.ExcludeResourceRules) > 0 || !emptySelector(m.NamespaceSelector) || !emptySelector(m.ObjectSelector) {
 		return false

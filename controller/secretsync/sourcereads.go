@@ -25,9 +25,9 @@ const MaxSourceReadBytes = 32 << 20
 // bound is read each time rather than remembered. Each read is paid for by who asked first: the
 // admins' SecretSyncs (payer "") or a tenant's CopyRequests (payer: their namespace). Tenants
 // together hold at most half of MaxBytes, one tenant an eighth, and a tenant's read forgets only
-// tenants' reads: a tenant offering itself 1 MiB ConfigMaps cannot push out the admins' sources
-// (issue 45). An admin's read may forget anyone's, and takes over a read a tenant paid for. Reads of one source wait for each other, so
-// the workers woken by one event make one read, not one each.
+// tenants' reads: a tenant offering itself 1 MiB ConfigMaps cannot push out the admins' sources.
+// An admin's read may forget anyone's, and takes over a read a tenant paid for. Reads of one
+// source wait for each other, so the workers woken by one event make one read, not one each.
 //
 // What Read returns is shared: callers must not change it.
 type SourceReads struct {
