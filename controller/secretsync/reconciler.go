@@ -677,7 +677,7 @@ type result struct {
 	present map[types.NamespacedName]*corev1.Secret
 }
 
-// add folds the result of another apply of the same pass into res.
+// add folds the result of another apply of the same pass into res (one of apply's).
 func (res *result) add(o result) {
 	res.caughtUp += o.caughtUp
 	for op, n := range o.written {
@@ -689,12 +689,7 @@ func (res *result) add(o result) {
 	res.skipped += o.skipped
 	res.requeue = res.requeue || o.requeue
 	res.writeErr = errors.Join(res.writeErr, o.writeErr)
-	for k, c := range o.present {
-		if res.present == nil {
-			res.present = map[types.NamespacedName]*corev1.Secret{}
-		}
-		res.present[k] = c
-	}
+	maps.Copy(res.present, o.present)
 }
 
 func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, plan propagation.Plan) result {
@@ -723,7 +718,7 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 	}
 	_ = g.Wait()
 
-	res := result{written: map[propagation.Op]int{}}
+	res := result{written: map[propagation.Op]int{}, present: map[types.NamespacedName]*corev1.Secret{}}
 	for i, a := range plan.Actions {
 		switch a.Op {
 		case propagation.OpConflict:
@@ -742,9 +737,6 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 		switch {
 		case err == nil:
 			if a.Op == propagation.OpCreate || a.Op == propagation.OpReplace {
-				if res.present == nil {
-					res.present = map[types.NamespacedName]*corev1.Secret{}
-				}
 				res.present[a.Key] = a.Want
 			}
 			if op != "" {
