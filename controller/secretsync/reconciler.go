@@ -378,17 +378,9 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 		// A missing source namespace is most likely a typo or a namespace not created yet, and
 		// one being deleted loses its Secrets first: report it and touch nothing, rather than
 		// treat every copy as unwanted (one mistaken namespace deletion would strip every tenant).
-		srcNS := &corev1.Namespace{}
-		if err := r.Client.Get(ctx, types.NamespacedName{Name: src.Namespace}, srcNS); err != nil {
-			if apierrors.IsNotFound(err) {
-				obs.blocked = sourceNamespaceGone(src.Namespace, nil)
-				return obs, nil
-			}
+		var err error
+		if obs.blocked, err = sourceNamespaceBlocker(ctx, r.Client, src.Namespace); err != nil || obs.blocked != nil {
 			return obs, err
-		}
-		if srcNS.DeletionTimestamp != nil {
-			obs.blocked = sourceNamespaceGone(src.Namespace, srcNS)
-			return obs, nil
 		}
 	}
 	if only == "" {
@@ -522,13 +514,19 @@ func (obs observation) sourceGone(ss *v1alpha1.SecretSync) func(*corev1.Secret) 
 	}
 }
 
-// sourceNamespaceGone is the blocker of a source namespace that does not exist (ns nil) or is
-// being deleted.
-func sourceNamespaceGone(name string, ns *corev1.Namespace) *blocker {
-	if ns == nil {
-		return &blocker{copyplan.ReasonSourceNamespaceNotFound, fmt.Sprintf("source namespace %q does not exist; nothing is copied or removed until it does", name)}
+// sourceNamespaceBlocker reads the source namespace name with reader: the blocker of one that
+// does not exist or is being deleted, else nil.
+func sourceNamespaceBlocker(ctx context.Context, reader client.Reader, name string) (*blocker, error) {
+	ns := &corev1.Namespace{}
+	switch err := reader.Get(ctx, types.NamespacedName{Name: name}, ns); {
+	case apierrors.IsNotFound(err):
+		return &blocker{copyplan.ReasonSourceNamespaceNotFound, fmt.Sprintf("source namespace %q does not exist; nothing is copied or removed until it does", name)}, nil
+	case err != nil:
+		return nil, err
+	case ns.DeletionTimestamp != nil:
+		return &blocker{copyplan.ReasonSourceNamespaceTerminating, fmt.Sprintf("source namespace %q is being deleted; nothing is copied or removed (the copies and imagePullSecrets entries stay) until it is re-created or the SecretSync changes", name)}, nil
 	}
-	return &blocker{copyplan.ReasonSourceNamespaceTerminating, fmt.Sprintf("source namespace %q is being deleted; nothing is copied or removed (the copies and imagePullSecrets entries stay) until it is re-created or the SecretSync changes", name)}
+	return nil, nil
 }
 
 // confirmSourceNamespace reads the source namespace past the cache before a plan removes
@@ -540,20 +538,11 @@ func sourceNamespaceGone(name string, ns *corev1.Namespace) *blocker {
 // the removals only a gone source explains. It writes nothing: a dry-run create there would be
 // refused by the chart's manager-writes policy (admission runs for dry runs) and wedge the pass.
 func (r *Reconciler) confirmSourceNamespace(ctx context.Context, name string) (*blocker, bool, error) {
-	ns := &corev1.Namespace{}
-	if err := r.APIReader.Get(ctx, types.NamespacedName{Name: name}, ns); err != nil {
-		switch {
-		case apierrors.IsNotFound(err):
-			return sourceNamespaceGone(name, nil), true, nil
-		case apierrors.IsForbidden(err):
-			return nil, false, nil
-		}
-		return nil, false, err
+	blocked, err := sourceNamespaceBlocker(ctx, r.APIReader, name)
+	if apierrors.IsForbidden(err) {
+		return nil, false, nil
 	}
-	if ns.DeletionTimestamp != nil {
-		return sourceNamespaceGone(name, ns), true, nil
-	}
-	return nil, true, nil
+	return blocked, err == nil, err
 }
 
 // withoutSourceRemovals is plan without the removals in namespaces that are still targets (only
