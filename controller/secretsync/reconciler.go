@@ -347,19 +347,11 @@ type observation struct {
 	unmanaged []string
 }
 
-// withhold records that a source the spec picks is never copied, and why.
-func (o *observation) withhold(s *corev1.Secret, why string) {
-	if o.withheld == nil {
-		o.withheld = map[string]string{}
-	}
-	o.withheld[s.Namespace+"/"+s.Name] = why
-}
-
 type blocker struct{ reason, message string }
 
 // observe reads what a pass needs: of every namespace, or of the namespace only when it is set.
 func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind *objectKind, only string) (observation, error) {
-	obs := observation{only: only}
+	obs := observation{only: only, withheld: map[string]string{}, missingKeys: map[string][]string{}}
 	src := ss.Spec.Source
 	srcSel, badSrc := selectorOf("spec.source.selector", src.Selector)
 	nsSel, badNS := selectorOf("spec.target.namespaceSelector", ss.Spec.Target.NamespaceSelector)
@@ -414,7 +406,7 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 			// the cached form first (no read of a withheld Secret's data), then of the whole one
 			// (the cache may have dropped the labels a rule reads).
 			if why := propagation.Withheld(s, r.Protected); why != "" {
-				obs.withhold(s, why)
+				obs.withheld[s.Namespace+"/"+s.Name] = why
 				continue
 			}
 			full, err := r.Sources.Full(ctx, kind, s)
@@ -425,7 +417,7 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 				continue
 			}
 			if why := propagation.Withheld(full, r.Protected); why != "" {
-				obs.withhold(full, why)
+				obs.withheld[full.Namespace+"/"+full.Name] = why
 				continue
 			}
 			obs.sources = append(obs.sources, full)
@@ -456,9 +448,6 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 			w, missing := copyplan.Wanted(ss, s, ns)
 			r.Proofs.Prove(w, owner)
 			if len(missing) > 0 {
-				if obs.missingKeys == nil {
-					obs.missingKeys = map[string][]string{}
-				}
 				obs.missingKeys[s.Namespace+"/"+s.Name] = missing
 			}
 			obs.want = append(obs.want, w)
