@@ -1,6 +1,7 @@
 package secretsync
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"slices"
@@ -117,12 +118,8 @@ func (d *Default) dropsAServiceAccount(ctx context.Context, cur *v1alpha1.Secret
 	if len(extra) == 0 {
 		return false, nil
 	}
-	reader := d.Reader
-	if reader == nil {
-		reader = d.Client
-	}
 	live := &v1alpha1.SecretSync{}
-	if err := reader.Get(ctx, client.ObjectKey{Name: d.Name}, live); err != nil {
+	if err := cmp.Or[client.Reader](d.Reader, d.Client).Get(ctx, client.ObjectKey{Name: d.Name}, live); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
 	applied := appliedServiceAccounts(live.ManagedFields)
