@@ -673,11 +673,7 @@ func (res *result) add(o result) {
 func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, plan propagation.Plan) result {
 	// Each worker writes only its own action's outcome; the outcomes are folded into the result
 	// after every worker is done, in plan order, so nothing in res is shared between goroutines.
-	type outcome struct {
-		op  propagation.Op
-		err error
-	}
-	outcomes := make([]outcome, len(plan.Actions))
+	ops, errs := make([]propagation.Op, len(plan.Actions)), make([]error, len(plan.Actions))
 	if r.Writes != nil && len(plan.Actions) > 0 {
 		r.Writes.Begin()
 		defer r.Writes.End()
@@ -689,8 +685,7 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 			continue
 		}
 		g.Go(func() error {
-			op, err := r.writeOnce(gctx, kind, a)
-			outcomes[i] = outcome{op, err}
+			ops[i], errs[i] = r.writeOnce(gctx, kind, a)
 			return nil
 		})
 	}
@@ -709,7 +704,7 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 			res.retryAfter = sooner(res.retryAfter, r.noteHeld(targetKey{kind.name, a.Key}, a))
 			continue
 		}
-		op, err := outcomes[i].op, outcomes[i].err
+		op, err := ops[i], errs[i]
 		var conflict *unmanagedError
 		var failed *writeError
 		switch {
