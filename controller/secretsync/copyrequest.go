@@ -379,7 +379,7 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 // writeRequestStatus records the outcome in status (only when it changed) and tells the tenant
 // about a new refusal with a Warning Event, after the status that explains it.
 func (r *RequestReconciler) writeRequestStatus(ctx context.Context, cr *v1alpha1.CopyRequest, out requestOutcome) (ctrl.Result, error) {
-	st, warning, requeueAfter := requestStatus(cr, out, r.now())
+	st, warning, requeueAfter := requestStatus(cr, out, now(r.Clock))
 	before := cr.DeepCopy()
 	cr.Status = *st
 	switch answer, err := statuswrite.Patch(ctx, r.Client, cr, before, func(cr *v1alpha1.CopyRequest) v1alpha1.CopyRequestStatus { return cr.Status }); {
@@ -430,8 +430,6 @@ func requestStatus(cr *v1alpha1.CopyRequest, out requestOutcome, now time.Time) 
 	// looked at again after the request's backoff, which the caller sets in out.requeueAfter.
 	return st, warning, out.requeueAfter
 }
-
-func (r *RequestReconciler) now() time.Time { return now(r.Clock) }
 
 // SetupRequestController builds the CopyRequest controller as the manager runs it: its two
 // caches, the manager's client and event recorder, and the installation's proofs.

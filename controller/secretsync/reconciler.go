@@ -412,8 +412,7 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 			full, err := r.Sources.Full(ctx, kind, s)
 			if err != nil {
 				return obs, err
-			}
-			if full == nil {
+			} else if full == nil {
 				continue
 			}
 			if why := propagation.Withheld(full, r.Protected); why != "" {
@@ -1050,13 +1049,11 @@ func (w writer) write(ctx context.Context, kind *objectKind, a propagation.Actio
 		return propagation.OpDelete, err
 	case propagation.OpOrphan:
 		// A patch of the one annotation the mark adds, on the version compared.
-		cur := kind.unwrap(a.Current)
-		return propagation.OpOrphan, w.client.Patch(ctx, kind.unwrap(a.Want), client.MergeFromWithOptions(cur, client.MergeFromWithOptimisticLock{}), client.FieldOwner(propagation.FieldManager))
+		return propagation.OpOrphan, w.client.Patch(ctx, kind.unwrap(a.Want), client.MergeFromWithOptions(kind.unwrap(a.Current), client.MergeFromWithOptimisticLock{}), client.FieldOwner(propagation.FieldManager))
 	case propagation.OpRelease:
 		// A patch of the metadata Released changes, on the version compared: a cached copy
 		// holds no data (boundCopy), so an update from it would empty the Secret we leave behind.
-		cur := kind.unwrap(a.Current)
-		return propagation.OpRelease, w.client.Patch(ctx, kind.unwrap(propagation.Released(a.Current)), client.MergeFromWithOptions(cur, client.MergeFromWithOptimisticLock{}), client.FieldOwner(propagation.FieldManager))
+		return propagation.OpRelease, w.client.Patch(ctx, kind.unwrap(propagation.Released(a.Current)), client.MergeFromWithOptions(kind.unwrap(a.Current), client.MergeFromWithOptimisticLock{}), client.FieldOwner(propagation.FieldManager))
 	}
 	return "", fmt.Errorf("unknown action %q", a.Op)
 }

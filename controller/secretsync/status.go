@@ -114,11 +114,10 @@ func secretSyncStatus(ss *v1alpha1.SecretSync, obs observation, res result, now 
 // when to come back.
 func (r *Reconciler) writeStatus(ctx context.Context, ss *v1alpha1.SecretSync, obs observation, res result) (ctrl.Result, error) {
 	prev := ss.Status.DeepCopy()
-	synced := res.synced()
 	st := secretSyncStatus(ss, obs, res, r.now())
 
 	r.Metrics.Desired.WithLabelValues(ss.Name).Set(float64(res.desired))
-	r.Metrics.Synced.WithLabelValues(ss.Name).Set(float64(synced))
+	r.Metrics.Synced.WithLabelValues(ss.Name).Set(float64(res.synced()))
 	r.Metrics.Conflicts.WithLabelValues(ss.Name).Set(float64(len(res.conflicts)))
 	r.Metrics.Failures.WithLabelValues(ss.Name) // the series exists at 0 from the first pass: increase() and alerts see the first failure
 
