@@ -29,9 +29,7 @@ func FromConfigMap(cm *corev1.ConfigMap) *corev1.Secret {
 		for k, v := range cm.Data {
 			s.Data[k] = []byte(v)
 		}
-		for k, v := range cm.BinaryData {
-			s.Data[k] = v
-		}
+		maps.Copy(s.Data, cm.BinaryData)
 	}
 	delete(s.Annotations, keys.AnnotationBinaryKeys) // never trust it from the API
 	if len(cm.BinaryData) > 0 {

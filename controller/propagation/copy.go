@@ -172,18 +172,7 @@ func metadataMatches(cur, want *corev1.Secret, ls, as []string) bool {
 }
 
 // sameData compares data byte for byte; nil and empty are the same (the API drops empty maps).
-func sameData(a, b map[string][]byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, va := range a {
-		vb, ok := b[k]
-		if !ok || !bytes.Equal(va, vb) {
-			return false
-		}
-	}
-	return true
-}
+func sameData(a, b map[string][]byte) bool { return maps.EqualFunc(a, b, bytes.Equal) }
 
 func ownKeysMatch(cur, want map[string]string, keys ...string) bool {
 	for _, k := range keys {
@@ -219,18 +208,16 @@ func Leftovers(cur, before, want *corev1.Secret) (data, labels, annotations []st
 			data = append(data, k)
 		}
 	}
+	left := func(out, before, want []string, live map[string]string) []string {
+		for _, k := range before {
+			if _, ok := live[k]; ok && !slices.Contains(want, k) && !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
 	labels, annotations = foreignOwnKeys(cur, want)
 	bl, ba := metadataKeys(before)
 	wl, wa := metadataKeys(want)
-	for _, k := range bl {
-		if _, ok := cur.Labels[k]; ok && !slices.Contains(wl, k) && !slices.Contains(labels, k) {
-			labels = append(labels, k)
-		}
-	}
-	for _, k := range ba {
-		if _, ok := cur.Annotations[k]; ok && !slices.Contains(wa, k) && !slices.Contains(annotations, k) {
-			annotations = append(annotations, k)
-		}
-	}
-	return data, labels, annotations
+	return data, left(labels, bl, wl, cur.Labels), left(annotations, ba, wa, cur.Annotations)
 }

@@ -1,6 +1,9 @@
 package propagation
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // Keys chooses which keys of a source's data a copy holds, and under which names.
 type Keys struct {
@@ -40,7 +43,7 @@ func SelectKeys(data map[string][]byte, k Keys) (map[string][]byte, []string) {
 		delete(keep, key)
 	}
 	for from := range k.Rename {
-		if _, ok := data[from]; !ok && !contains(missing, from) {
+		if _, ok := data[from]; !ok && !slices.Contains(missing, from) {
 			missing = append(missing, from)
 		}
 	}
@@ -57,13 +60,4 @@ func SelectKeys(data map[string][]byte, k Keys) (map[string][]byte, []string) {
 	}
 	sort.Strings(missing)
 	return out, missing
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

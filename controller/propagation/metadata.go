@@ -1,6 +1,7 @@
 package propagation
 
 import (
+	"maps"
 	"sort"
 	"strings"
 
@@ -35,30 +36,19 @@ func WithMetadata(want, src *corev1.Secret, m Metadata) {
 	}
 	labels := pick(src.Labels, m.SourceLabels)
 	annotations := pick(src.Annotations, m.SourceAnnotations)
-	for k, v := range m.Labels {
-		labels[k] = v
-	}
-	for k, v := range m.Annotations {
-		annotations[k] = v
-	}
-	var lk, ak []string
-	for k, v := range labels {
-		if Reserved(k) {
-			continue
+	maps.Copy(labels, m.Labels)
+	maps.Copy(annotations, m.Annotations)
+	set := func(dst, src map[string]string) (set []string) {
+		for k, v := range src {
+			if !Reserved(k) {
+				dst[k] = v
+				set = append(set, k)
+			}
 		}
-		want.Labels[k] = v
-		lk = append(lk, k)
+		sort.Strings(set)
+		return set
 	}
-	for k, v := range annotations {
-		if Reserved(k) {
-			continue
-		}
-		want.Annotations[k] = v
-		ak = append(ak, k)
-	}
-	if len(lk)+len(ak) > 0 {
-		sort.Strings(lk)
-		sort.Strings(ak)
+	if lk, ak := set(want.Labels, labels), set(want.Annotations, annotations); len(lk)+len(ak) > 0 {
 		want.Annotations[keys.AnnotationMetadataKeys] = "labels=" + strings.Join(lk, ",") + ";annotations=" + strings.Join(ak, ",")
 	}
 }

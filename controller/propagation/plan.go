@@ -119,11 +119,11 @@ func removal(o *corev1.Secret, policy string) Op {
 	return OpDelete
 }
 
-// Compute compares the wanted copies with the live ones and returns the writes that close the
-// gap. owned are the live copies labelled with this SecretSync; a copy that is owned but no
-// longer wanted is deleted or released per policy (PolicyDelete, PolicyOrphan, or
-// PolicyAsRecorded). A wanted copy whose name is taken by another SecretSync's copy is a
-// conflict: the first one keeps it.
+// ComputeFor compares the wanted copies of owner (a SecretSync or a CopyRequest) with the live
+// ones and returns the writes that close the gap. owned are the live copies labelled with the
+// owner; a copy that is owned but no longer wanted is deleted or released per policy
+// (PolicyDelete, PolicyOrphan, or PolicyAsRecorded). A wanted copy whose name is taken by
+// another owner's copy is a conflict: the first one keeps it.
 //
 // A labelled copy without a valid ownership proof (owner.Proven) is never updated, replaced,
 // deleted or released: it is a conflict, reported, unless nothing in it could be lost. A wanted
@@ -138,11 +138,6 @@ func removal(o *corev1.Secret, policy string) Op {
 // write can help (an update would be lost with it, a delete is already under way, a create meets
 // the name taken), so none is planned until it is gone; its deletion is the event that brings the
 // create.
-func Compute(secretSync string, want []*corev1.Secret, live Lookup, owned []*corev1.Secret, policy string) Plan {
-	return ComputeFor(SecretSyncOwner(secretSync), want, live, owned, policy)
-}
-
-// ComputeFor is Compute for any owner: a SecretSync or a CopyRequest.
 func ComputeFor(owner Owner, want []*corev1.Secret, live Lookup, owned []*corev1.Secret, policy string) Plan {
 	p := Plan{Desired: len(want)}
 	wanted := make(map[types.NamespacedName]bool, len(want))

@@ -9,6 +9,11 @@ import (
 	"github.com/platform-operators/platform-operators/controller/keys"
 )
 
+// Compute is ComputeFor the copies of the SecretSync named secretSync, proven by their label.
+func Compute(secretSync string, want []*corev1.Secret, live Lookup, owned []*corev1.Secret, policy string) Plan {
+	return ComputeFor(SecretSyncOwner(secretSync), want, live, owned, policy)
+}
+
 // liveLookup is a Lookup over the given Secrets, as the reconciler's cache of labelled Secrets.
 func liveLookup(t *testing.T, secrets []*corev1.Secret) Lookup {
 	t.Helper()

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/csaupgrade"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -146,23 +145,15 @@ func (w writer) update(ctx context.Context, kind *objectKind, a propagation.Acti
 	return nil
 }
 
-// tell reports that managers had set fields of the copy obj that the manager writes.
+// tell records the Event of a copy obj written back over managers' fields of it that the
+// manager writes.
 func (w writer) tell(obj client.Object, managers []string) {
-	if w.taken != nil {
-		w.taken(obj, managers)
+	if w.recorder == nil {
+		return
 	}
-}
-
-// takenBack records the Event of a copy written back over other field managers' fields.
-func takenBack(r events.EventRecorder) func(client.Object, []string) {
-	return func(obj client.Object, managers []string) {
-		if r == nil {
-			return
-		}
-		r.Eventf(obj, nil, corev1.EventTypeWarning, copyplan.ReasonFieldsTakenBack, "Apply",
-			"field manager(s) %s had set fields of this copy that %s writes (its data, type, or keys of ours); they were set back to the source's: change the source, not the copy",
-			strings.Join(managers, ", "), propagation.FieldManager)
-	}
+	w.recorder.Eventf(obj, nil, corev1.EventTypeWarning, copyplan.ReasonFieldsTakenBack, "Apply",
+		"field manager(s) %s had set fields of this copy that %s writes (its data, type, or keys of ours); they were set back to the source's: change the source, not the copy",
+		strings.Join(managers, ", "), propagation.FieldManager)
 }
 
 // without is m without the keys ks (nil when nothing is left, as the API returns it).

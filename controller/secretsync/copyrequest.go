@@ -1,6 +1,7 @@
 package secretsync
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -167,11 +168,7 @@ func (r *RequestReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manag
 }
 
 func requestSourceKey(s v1alpha1.CopyRequestSource) string {
-	kind := s.Kind
-	if kind == "" {
-		kind = v1alpha1.CopyKindSecret
-	}
-	return string(kind) + "/" + s.Namespace + "/" + s.Name
+	return string(cmp.Or(s.Kind, v1alpha1.CopyKindSecret)) + "/" + s.Namespace + "/" + s.Name
 }
 
 // forSource maps an offered source to the CopyRequests that name it.
@@ -232,10 +229,7 @@ func (r *RequestReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 
 	kind := kindOf(cr.Spec.Source.Kind)
-	name := cr.Spec.Name
-	if name == "" {
-		name = cr.Spec.Source.Name
-	}
+	name := cmp.Or(cr.Spec.Name, cr.Spec.Source.Name)
 	srcKey := types.NamespacedName{Namespace: cr.Spec.Source.Namespace, Name: cr.Spec.Source.Name}
 	src, err := r.offeredSource(ctx, kind, srcKey, cr.Namespace)
 	if err != nil {
@@ -315,7 +309,7 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 	// their CopyRequest, through their owner reference).
 	owner := requestOwner(key.Name)
 	owner.Proven = provenBy(r.Proofs, keys.LabelCopyRequest, r.LabelProof.InForce(ctx))
-	w := writer{client: r.Client, reader: r.APIReader, label: keys.LabelCopyRequest, unmanaged: &r.unmanaged, taken: takenBack(r.Recorder)}
+	w := writer{client: r.Client, reader: r.APIReader, label: keys.LabelCopyRequest, unmanaged: &r.unmanaged, recorder: r.Recorder}
 	for _, kind := range kinds {
 		list := kind.list()
 		if err := r.Copies.List(ctx, list, client.InNamespace(key.Namespace), client.UnsafeDisableDeepCopy); err != nil {
@@ -382,15 +376,13 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 	return out
 }
 
-func requestStatusOf(cr *v1alpha1.CopyRequest) v1alpha1.CopyRequestStatus { return cr.Status }
-
 // writeRequestStatus records the outcome in status (only when it changed) and tells the tenant
 // about a new refusal with a Warning Event, after the status that explains it.
 func (r *RequestReconciler) writeRequestStatus(ctx context.Context, cr *v1alpha1.CopyRequest, out requestOutcome) (ctrl.Result, error) {
-	st, warning, requeueAfter := requestStatus(cr, out, r.now())
+	st, warning, requeueAfter := requestStatus(cr, out, now(r.Clock))
 	before := cr.DeepCopy()
 	cr.Status = *st
-	switch answer, err := statuswrite.Patch(ctx, r.Client, cr, before, requestStatusOf); {
+	switch answer, err := statuswrite.Patch(ctx, r.Client, cr, before, func(cr *v1alpha1.CopyRequest) v1alpha1.CopyRequestStatus { return cr.Status }); {
 	case err != nil:
 		return ctrl.Result{}, err
 	case answer == statuswrite.Stale:
@@ -438,8 +430,6 @@ func requestStatus(cr *v1alpha1.CopyRequest, out requestOutcome, now time.Time) 
 	// looked at again after the request's backoff, which the caller sets in out.requeueAfter.
 	return st, warning, out.requeueAfter
 }
-
-func (r *RequestReconciler) now() time.Time { return now(r.Clock) }
 
 // SetupRequestController builds the CopyRequest controller as the manager runs it: its two
 // caches, the manager's client and event recorder, and the installation's proofs.

@@ -1,6 +1,7 @@
 package secretsync
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"slices"
@@ -82,39 +83,29 @@ func (d *Default) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(d)
 }
 
-// Reconcile applies the SecretSync unless it already has the fields Default sets.
+// Reconcile applies the SecretSync unless it exists with the fields Default sets.
 func (d *Default) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
-	applied, err := d.ensure(ctx)
-	if applied {
-		ctrl.LoggerFrom(ctx).Info("Default SecretSync applied", "sourceNamespace", d.SourceNamespace, "type", d.Type)
-	}
-	return reconcile.Result{}, err
-}
-
-// ensure applies the SecretSync unless it exists with the fields Default sets; it reports
-// whether it applied.
-func (d *Default) ensure(ctx context.Context) (bool, error) {
 	cur := &v1alpha1.SecretSync{}
 	err := d.Client.Get(ctx, client.ObjectKey{Name: d.Name}, cur)
 	switch {
 	case err != nil && !apierrors.IsNotFound(err):
-		return false, err
+		return reconcile.Result{}, err
 	case err == nil && d.matches(cur):
 		// As the chart wants it (every restart, every status or user-only change): no write.
 		// Unless it lists a ServiceAccount the chart applied and no longer lists: the apply
 		// (imagePullSecretFor is a set) removes it, and keeps those a user added.
-		dropped, err := d.dropsAServiceAccount(ctx, cur)
-		if err != nil || !dropped {
-			return false, err
+		if dropped, err := d.dropsAServiceAccount(ctx, cur); err != nil || !dropped {
+			return reconcile.Result{}, err
 		}
 	}
 	// Force: the fields in this object are the chart's, whoever changed them since. Only they
 	// are in it, so fields a user added keep their owner and their value.
 	//nolint:staticcheck // Apply with an unstructured object needs no generated apply configurations.
 	if err := d.Client.Patch(ctx, d.object(), client.Apply, client.FieldOwner(DefaultFieldOwner), client.ForceOwnership); err != nil {
-		return false, err
+		return reconcile.Result{}, err
 	}
-	return true, nil
+	ctrl.LoggerFrom(ctx).Info("Default SecretSync applied", "sourceNamespace", d.SourceNamespace, "type", d.Type)
+	return reconcile.Result{}, nil
 }
 
 // dropsAServiceAccount reports whether cur lists in imagePullSecretFor a ServiceAccount that
@@ -127,12 +118,8 @@ func (d *Default) dropsAServiceAccount(ctx context.Context, cur *v1alpha1.Secret
 	if len(extra) == 0 {
 		return false, nil
 	}
-	reader := d.Reader
-	if reader == nil {
-		reader = d.Client
-	}
 	live := &v1alpha1.SecretSync{}
-	if err := reader.Get(ctx, client.ObjectKey{Name: d.Name}, live); err != nil {
+	if err := cmp.Or[client.Reader](d.Reader, d.Client).Get(ctx, client.ObjectKey{Name: d.Name}, live); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
 	applied := appliedServiceAccounts(live.ManagedFields)

@@ -3,7 +3,7 @@
 //
 // Two controllers share one Reconciler, each with one meaning of a request. The SecretSync's own
 // (Name; requests {Name}, Reconcile) handles one SecretSync whole: it reads the sources, the
-// namespaces and the live copies from caches, asks propagation.Compute for the writes that close
+// namespaces and the live copies from caches, asks propagation.ComputeFor for the writes that close
 // the gap, performs them with bounded concurrency, brings ServiceAccounts' imagePullSecrets in
 // line, and writes status once (only when it changed). The target controller (TargetName;
 // requests {Namespace, Name}, ReconcileTarget) does the same for one namespace and writes no

@@ -25,12 +25,7 @@ var secretKind = &objectKind{
 	object: func() client.Object { return &corev1.Secret{} },
 	list:   func() client.ObjectList { return &corev1.SecretList{} },
 	items: func(l client.ObjectList) []*corev1.Secret {
-		in := l.(*corev1.SecretList).Items
-		out := make([]*corev1.Secret, len(in))
-		for i := range in {
-			out[i] = &in[i]
-		}
-		return out
+		return pointers(l.(*corev1.SecretList).Items, func(s *corev1.Secret) *corev1.Secret { return s })
 	},
 	wrap:   func(o client.Object) *corev1.Secret { return o.(*corev1.Secret) },
 	unwrap: func(s *corev1.Secret) client.Object { return s },
@@ -41,15 +36,19 @@ var configMapKind = &objectKind{
 	object: func() client.Object { return &corev1.ConfigMap{} },
 	list:   func() client.ObjectList { return &corev1.ConfigMapList{} },
 	items: func(l client.ObjectList) []*corev1.Secret {
-		in := l.(*corev1.ConfigMapList).Items
-		out := make([]*corev1.Secret, len(in))
-		for i := range in {
-			out[i] = propagation.FromConfigMap(&in[i])
-		}
-		return out
+		return pointers(l.(*corev1.ConfigMapList).Items, propagation.FromConfigMap)
 	},
 	wrap:   func(o client.Object) *corev1.Secret { return propagation.FromConfigMap(o.(*corev1.ConfigMap)) },
 	unwrap: func(s *corev1.Secret) client.Object { return propagation.ToConfigMap(s) },
+}
+
+// pointers is a list's items as wrap gives them, without copying them.
+func pointers[T, U any](in []T, wrap func(*T) *U) []*U {
+	out := make([]*U, len(in))
+	for i := range in {
+		out[i] = wrap(&in[i])
+	}
+	return out
 }
 
 // kinds are every kind, for work that must look at both (a SecretSync that is gone).

@@ -64,12 +64,12 @@ func unknownSelectorKeys(sel labels.Selector) []string {
 	reqs, _ := sel.Requirements()
 	var out []string
 	for _, r := range reqs {
-		if k := r.Key(); k != nameLabel && !slices.Contains(out, k) {
+		if k := r.Key(); k != nameLabel {
 			out = append(out, k)
 		}
 	}
 	slices.Sort(out)
-	return out
+	return slices.Compact(out)
 }
 
 // namespacedBlocker is what stops a SecretSync in namespaced mode before anything is read: a

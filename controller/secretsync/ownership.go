@@ -1,10 +1,11 @@
 package secretsync
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -146,12 +147,8 @@ func loadRing(ctx context.Context, c client.Client, named *corev1.Secret) (*prop
 		}
 		ring = append(ring, s)
 	}
-	sort.SliceStable(ring, func(i, j int) bool {
-		a, b := ring[i], ring[j]
-		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-			return a.CreationTimestamp.Before(&b.CreationTimestamp)
-		}
-		return a.Name < b.Name
+	slices.SortStableFunc(ring, func(a, b *corev1.Secret) int {
+		return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time), strings.Compare(a.Name, b.Name))
 	})
 	keyBytes := make([][]byte, len(ring))
 	for i, s := range ring {

@@ -102,8 +102,8 @@ func policyInForce(vap *admissionregistrationv1.ValidatingAdmissionPolicy, b *ad
 }
 
 // matchesCopies reports whether a policy's matchConstraints reach every create and update of a
-// Secret or ConfigMap in every namespace: no selector or exclusion narrows them (issue 45: the
-// binding was checked, the policy's own match fields were not).
+// Secret or ConfigMap in every namespace: no selector or exclusion narrows them (the binding's
+// are checked by policyInForce).
 func matchesCopies(m *admissionregistrationv1.MatchResources) bool {
 	if m == nil || len(m.ExcludeResourceRules) > 0 || !emptySelector(m.NamespaceSelector) || !emptySelector(m.ObjectSelector) {
 		return false
@@ -112,11 +112,8 @@ func matchesCopies(m *admissionregistrationv1.MatchResources) bool {
 	for _, res := range []string{"secrets", "configmaps"} {
 		for _, op := range []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update} {
 			if !slices.ContainsFunc(m.ResourceRules, func(r admissionregistrationv1.NamedRuleWithOperations) bool {
-				ops := make([]string, 0, len(r.Operations))
-				for _, o := range r.Operations {
-					ops = append(ops, string(o))
-				}
-				return len(r.ResourceNames) == 0 && has(r.APIGroups, "") && has(r.APIVersions, "v1") && has(r.Resources, res) && has(ops, string(op)) &&
+				ops := slices.Contains(r.Operations, op) || slices.Contains(r.Operations, admissionregistrationv1.OperationAll)
+				return len(r.ResourceNames) == 0 && has(r.APIGroups, "") && has(r.APIVersions, "v1") && has(r.Resources, res) && ops &&
 					(r.Scope == nil || *r.Scope == admissionregistrationv1.AllScopes || *r.Scope == admissionregistrationv1.NamespacedScope)
 			}) {
 				return false

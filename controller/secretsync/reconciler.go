@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -269,7 +270,7 @@ func (r *Reconciler) bringInStep(ctx context.Context, ss *v1alpha1.SecretSync, k
 	owner := r.owner(ctx, ss.Name, obs.templates)
 	owner.SourceGone = obs.sourceGone(ss)
 	plan := propagation.ComputeFor(owner, obs.want, obs.lookup, obs.owned, propagation.DeletionPolicy(string(ss.Spec.DeletionPolicy)))
-	if removes(plan) {
+	if slices.ContainsFunc(plan.Actions, isRemoval) {
 		blocked, confirmed, err := r.confirmSourceNamespace(ctx, ss.Spec.Source.Namespace)
 		if err != nil {
 			return res, err
@@ -284,7 +285,7 @@ func (r *Reconciler) bringInStep(ctx context.Context, ss *v1alpha1.SecretSync, k
 			var held int
 			plan, held = withoutSourceRemovals(plan, obs.targets)
 			if held > 0 {
-				obs.unconfirmed = &blocker{copyplan.ReasonSourceNamespaceUnconfirmed, unconfirmedMessage(ss.Spec.Source.Namespace, held)}
+				obs.unconfirmed = &blocker{copyplan.ReasonSourceNamespaceUnconfirmed, fmt.Sprintf("%d copies are kept although their source is gone: the manager may not read source namespace %q to confirm it is not being deleted (chart: rbac.scope=namespaced grants get on the listed Namespaces by name); the other copies are written and removed as usual", held, ss.Spec.Source.Namespace)}
 			}
 		}
 	}
@@ -346,19 +347,11 @@ type observation struct {
 	unmanaged []string
 }
 
-// withhold records that a source the spec picks is never copied, and why.
-func (o *observation) withhold(s *corev1.Secret, why string) {
-	if o.withheld == nil {
-		o.withheld = map[string]string{}
-	}
-	o.withheld[s.Namespace+"/"+s.Name] = why
-}
-
 type blocker struct{ reason, message string }
 
 // observe reads what a pass needs: of every namespace, or of the namespace only when it is set.
 func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind *objectKind, only string) (observation, error) {
-	obs := observation{only: only}
+	obs := observation{only: only, withheld: map[string]string{}, missingKeys: map[string][]string{}}
 	src := ss.Spec.Source
 	srcSel, badSrc := selectorOf("spec.source.selector", src.Selector)
 	nsSel, badNS := selectorOf("spec.target.namespaceSelector", ss.Spec.Target.NamespaceSelector)
@@ -377,17 +370,9 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 		// A missing source namespace is most likely a typo or a namespace not created yet, and
 		// one being deleted loses its Secrets first: report it and touch nothing, rather than
 		// treat every copy as unwanted (one mistaken namespace deletion would strip every tenant).
-		srcNS := &corev1.Namespace{}
-		if err := r.Client.Get(ctx, types.NamespacedName{Name: src.Namespace}, srcNS); err != nil {
-			if apierrors.IsNotFound(err) {
-				obs.blocked = sourceNamespaceGone(src.Namespace, nil)
-				return obs, nil
-			}
+		var err error
+		if obs.blocked, err = sourceNamespaceBlocker(ctx, r.Client, src.Namespace); err != nil || obs.blocked != nil {
 			return obs, err
-		}
-		if srcNS.DeletionTimestamp != nil {
-			obs.blocked = sourceNamespaceGone(src.Namespace, srcNS)
-			return obs, nil
 		}
 	}
 	if only == "" {
@@ -421,18 +406,17 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 			// the cached form first (no read of a withheld Secret's data), then of the whole one
 			// (the cache may have dropped the labels a rule reads).
 			if why := propagation.Withheld(s, r.Protected); why != "" {
-				obs.withhold(s, why)
+				obs.withheld[s.Namespace+"/"+s.Name] = why
 				continue
 			}
 			full, err := r.Sources.Full(ctx, kind, s)
 			if err != nil {
 				return obs, err
-			}
-			if full == nil {
+			} else if full == nil {
 				continue
 			}
 			if why := propagation.Withheld(full, r.Protected); why != "" {
-				obs.withhold(full, why)
+				obs.withheld[full.Namespace+"/"+full.Name] = why
 				continue
 			}
 			obs.sources = append(obs.sources, full)
@@ -453,29 +437,16 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 		return obs, err
 	}
 	obs.targets = propagation.Targets(nss, nsSel, ss.Spec.Target.IncludeNamespaces, ss.Spec.Target.ExcludeNamespaces, src.Namespace)
-	tgt := ss.Spec.Target
-	meta := propagation.Metadata{Labels: tgt.Labels, Annotations: tgt.Annotations, SourceLabels: tgt.SourceLabels, SourceAnnotations: tgt.SourceAnnotations}
-	keySel := copyplan.Keys(ss.Spec.Keys)
 	owner := propagation.SecretSyncOwner(ss.Name)
 	obs.templates = map[string]*corev1.Secret{}
 	for _, s := range obs.sources {
-		for _, ns := range append([]string{""}, obs.targets...) {
-			if ns == "" { // the template: data and type only
-				w := propagation.Desired(s, ns, ss.Name)
-				if ss.Spec.Target.Name != "" {
-					w.Name = ss.Spec.Target.Name // a renamed copy (admission allows it only with source.name)
-				}
-				propagation.WithMetadata(w, s, meta)
-				propagation.ApplyKeys(w, keySel)
-				obs.templates[w.Name] = w
-				continue
-			}
+		// The template is the copy of no namespace: only its name, data and type are read.
+		t, _ := copyplan.Wanted(ss, s, "")
+		obs.templates[t.Name] = t
+		for _, ns := range obs.targets {
 			w, missing := copyplan.Wanted(ss, s, ns)
 			r.Proofs.Prove(w, owner)
 			if len(missing) > 0 {
-				if obs.missingKeys == nil {
-					obs.missingKeys = map[string][]string{}
-				}
 				obs.missingKeys[s.Namespace+"/"+s.Name] = missing
 			}
 			obs.want = append(obs.want, w)
@@ -524,23 +495,26 @@ func (obs observation) sourceGone(ss *v1alpha1.SecretSync) func(*corev1.Secret) 
 	if !obs.sourceMissing || ss.Spec.Source.Name == "" {
 		return nil
 	}
-	targets := make(map[string]bool, len(obs.targets))
-	for _, ns := range obs.targets {
-		targets[ns] = true
-	}
+	targets := sets.New(obs.targets...)
 	src := ss.Spec.Source.Namespace + "/" + ss.Spec.Source.Name
 	return func(s *corev1.Secret) bool {
-		return targets[s.Namespace] && s.Annotations[keys.AnnotationSource] == src
+		return targets.Has(s.Namespace) && s.Annotations[keys.AnnotationSource] == src
 	}
 }
 
-// sourceNamespaceGone is the blocker of a source namespace that does not exist (ns nil) or is
-// being deleted.
-func sourceNamespaceGone(name string, ns *corev1.Namespace) *blocker {
-	if ns == nil {
-		return &blocker{copyplan.ReasonSourceNamespaceNotFound, fmt.Sprintf("source namespace %q does not exist; nothing is copied or removed until it does", name)}
+// sourceNamespaceBlocker reads the source namespace name with reader: the blocker of one that
+// does not exist or is being deleted, else nil.
+func sourceNamespaceBlocker(ctx context.Context, reader client.Reader, name string) (*blocker, error) {
+	ns := &corev1.Namespace{}
+	switch err := reader.Get(ctx, types.NamespacedName{Name: name}, ns); {
+	case apierrors.IsNotFound(err):
+		return &blocker{copyplan.ReasonSourceNamespaceNotFound, fmt.Sprintf("source namespace %q does not exist; nothing is copied or removed until it does", name)}, nil
+	case err != nil:
+		return nil, err
+	case ns.DeletionTimestamp != nil:
+		return &blocker{copyplan.ReasonSourceNamespaceTerminating, fmt.Sprintf("source namespace %q is being deleted; nothing is copied or removed (the copies and imagePullSecrets entries stay) until it is re-created or the SecretSync changes", name)}, nil
 	}
-	return &blocker{copyplan.ReasonSourceNamespaceTerminating, fmt.Sprintf("source namespace %q is being deleted; nothing is copied or removed (the copies and imagePullSecrets entries stay) until it is re-created or the SecretSync changes", name)}
+	return nil, nil
 }
 
 // confirmSourceNamespace reads the source namespace past the cache before a plan removes
@@ -552,45 +526,27 @@ func sourceNamespaceGone(name string, ns *corev1.Namespace) *blocker {
 // the removals only a gone source explains. It writes nothing: a dry-run create there would be
 // refused by the chart's manager-writes policy (admission runs for dry runs) and wedge the pass.
 func (r *Reconciler) confirmSourceNamespace(ctx context.Context, name string) (*blocker, bool, error) {
-	ns := &corev1.Namespace{}
-	if err := r.APIReader.Get(ctx, types.NamespacedName{Name: name}, ns); err != nil {
-		switch {
-		case apierrors.IsNotFound(err):
-			return sourceNamespaceGone(name, nil), true, nil
-		case apierrors.IsForbidden(err):
-			return nil, false, nil
-		}
-		return nil, false, err
+	blocked, err := sourceNamespaceBlocker(ctx, r.APIReader, name)
+	if apierrors.IsForbidden(err) {
+		return nil, false, nil
 	}
-	if ns.DeletionTimestamp != nil {
-		return sourceNamespaceGone(name, ns), true, nil
-	}
-	return nil, true, nil
+	return blocked, err == nil, err
 }
 
 // withoutSourceRemovals is plan without the removals in namespaces that are still targets (only
 // a gone or withheld source explains those), and how many it left out.
 func withoutSourceRemovals(plan propagation.Plan, targets []string) (propagation.Plan, int) {
-	target := make(map[string]bool, len(targets))
-	for _, ns := range targets {
-		target[ns] = true
-	}
+	target := sets.New(targets...)
 	held := 0
 	out := plan
 	out.Actions = slices.DeleteFunc(slices.Clone(plan.Actions), func(a propagation.Action) bool {
-		if (a.Op == propagation.OpDelete || a.Op == propagation.OpRelease) && target[a.Key.Namespace] {
+		if isRemoval(a) && target.Has(a.Key.Namespace) {
 			held++
 			return true
 		}
 		return false
 	})
 	return out, held
-}
-
-// unconfirmedMessage is the Ready message of a pass that kept removals because the source
-// namespace could not be read.
-func unconfirmedMessage(ns string, held int) string {
-	return fmt.Sprintf("%d copies are kept although their source is gone: the manager may not read source namespace %q to confirm it is not being deleted (chart: rbac.scope=namespaced grants get on the listed Namespaces by name); the other copies are written and removed as usual", held, ns)
 }
 
 // sooner is the sooner of two waits, zero meaning none: b when it is set and a is not or is later.
@@ -601,17 +557,15 @@ func sooner(a, b time.Duration) time.Duration {
 	return a
 }
 
-// removes reports whether the plan deletes or releases a copy.
-func removes(plan propagation.Plan) bool {
-	return slices.ContainsFunc(plan.Actions, func(a propagation.Action) bool {
-		return a.Op == propagation.OpDelete || a.Op == propagation.OpRelease
-	})
+// isRemoval reports whether the action deletes or releases a copy.
+func isRemoval(a propagation.Action) bool {
+	return a.Op == propagation.OpDelete || a.Op == propagation.OpRelease
 }
 
 // splitRemovals splits a plan into its other actions and the deletes and releases.
 func splitRemovals(plan propagation.Plan) (other, removals propagation.Plan) {
 	for _, a := range plan.Actions {
-		if a.Op == propagation.OpDelete || a.Op == propagation.OpRelease {
+		if isRemoval(a) {
 			removals.Actions = append(removals.Actions, a)
 		} else {
 			other.Actions = append(other.Actions, a)
@@ -625,13 +579,10 @@ func withoutNamespaces(plan propagation.Plan, namespaces []string) propagation.P
 	if len(namespaces) == 0 {
 		return plan
 	}
-	skip := make(map[string]bool, len(namespaces))
-	for _, ns := range namespaces {
-		skip[ns] = true
-	}
+	skip := sets.New(namespaces...)
 	out := plan
 	out.Actions = slices.DeleteFunc(slices.Clone(plan.Actions), func(a propagation.Action) bool {
-		return skip[a.Key.Namespace]
+		return skip.Has(a.Key.Namespace)
 	})
 	return out
 }
@@ -669,11 +620,7 @@ func (r *Reconciler) namespaces(ctx context.Context, only string) ([]*corev1.Nam
 	if err := r.Client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
-	nss := make([]*corev1.Namespace, len(list.Items))
-	for i := range list.Items {
-		nss[i] = &list.Items[i]
-	}
-	return nss, nil
+	return pointers(list.Items, func(ns *corev1.Namespace) *corev1.Namespace { return ns }), nil
 }
 
 // result is what a reconcile did.
@@ -707,7 +654,7 @@ type result struct {
 	present map[types.NamespacedName]*corev1.Secret
 }
 
-// add folds the result of another apply of the same pass into res.
+// add folds the result of another apply of the same pass into res (one of apply's).
 func (res *result) add(o result) {
 	res.caughtUp += o.caughtUp
 	for op, n := range o.written {
@@ -719,22 +666,13 @@ func (res *result) add(o result) {
 	res.skipped += o.skipped
 	res.requeue = res.requeue || o.requeue
 	res.writeErr = errors.Join(res.writeErr, o.writeErr)
-	for k, c := range o.present {
-		if res.present == nil {
-			res.present = map[types.NamespacedName]*corev1.Secret{}
-		}
-		res.present[k] = c
-	}
+	maps.Copy(res.present, o.present)
 }
 
 func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, plan propagation.Plan) result {
 	// Each worker writes only its own action's outcome; the outcomes are folded into the result
 	// after every worker is done, in plan order, so nothing in res is shared between goroutines.
-	type outcome struct {
-		op  propagation.Op
-		err error
-	}
-	outcomes := make([]outcome, len(plan.Actions))
+	ops, errs := make([]propagation.Op, len(plan.Actions)), make([]error, len(plan.Actions))
 	if r.Writes != nil && len(plan.Actions) > 0 {
 		r.Writes.Begin()
 		defer r.Writes.End()
@@ -746,14 +684,13 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 			continue
 		}
 		g.Go(func() error {
-			op, err := r.writeOnce(gctx, kind, a)
-			outcomes[i] = outcome{op, err}
+			ops[i], errs[i] = r.writeOnce(gctx, kind, a)
 			return nil
 		})
 	}
 	_ = g.Wait()
 
-	res := result{written: map[propagation.Op]int{}}
+	res := result{written: map[propagation.Op]int{}, present: map[types.NamespacedName]*corev1.Secret{}}
 	for i, a := range plan.Actions {
 		switch a.Op {
 		case propagation.OpConflict:
@@ -766,21 +703,18 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 			res.retryAfter = sooner(res.retryAfter, r.noteHeld(targetKey{kind.name, a.Key}, a))
 			continue
 		}
-		op, err := outcomes[i].op, outcomes[i].err
+		op, err := ops[i], errs[i]
 		var conflict *unmanagedError
 		var failed *writeError
 		switch {
 		case err == nil:
 			if a.Op == propagation.OpCreate || a.Op == propagation.OpReplace {
-				if res.present == nil {
-					res.present = map[types.NamespacedName]*corev1.Secret{}
-				}
 				res.present[a.Key] = a.Want
 			}
 			if op != "" {
 				res.written[op]++
 				r.Metrics.Writes.WithLabelValues(name, string(op)).Inc()
-			} else if a.Op != propagation.OpDelete && a.Op != propagation.OpRelease {
+			} else if !isRemoval(a) {
 				res.caughtUp++
 			}
 		case errors.As(err, &conflict):
@@ -1035,13 +969,13 @@ type writer struct {
 	// look (a read) instead of trying to create (a failed write) each time.
 	// store: per pass; paid by the same tenants as the Reconciler's unmanaged, which it borrows.
 	unmanaged *sync.Map
-	// taken, when set, is told of a copy written back after other field managers had set fields
-	// of it that the manager writes (see update).
-	taken func(obj client.Object, managers []string)
+	// recorder, when set, is told of a copy written back after other field managers had set
+	// fields of it that the manager writes (see update).
+	recorder events.EventRecorder
 }
 
 func (r *Reconciler) writer() writer {
-	return writer{client: r.Client, reader: r.APIReader, label: keys.LabelSecretSync, unmanaged: &r.unmanaged, taken: takenBack(r.Recorder)}
+	return writer{client: r.Client, reader: r.APIReader, label: keys.LabelSecretSync, unmanaged: &r.unmanaged, recorder: r.Recorder}
 }
 
 // write performs one action and returns the operation that was written ("" when nothing was).
@@ -1079,9 +1013,11 @@ func (w writer) write(ctx context.Context, kind *objectKind, a propagation.Actio
 		return propagation.OpCreate, err
 	case propagation.OpUpdate:
 		err := w.update(ctx, kind, a)
-		if apierrors.IsConflict(err) && w.liveInStep(ctx, kind, a.Key, a.Want) {
-			// Our cache had not caught up with our own last write: the copy already is in step.
-			return "", nil
+		if apierrors.IsConflict(err) {
+			// Our cache had not caught up with our own last write when the copy already is in step.
+			if live := kind.object(); w.reader.Get(ctx, a.Key, live) == nil && propagation.InStep(kind.wrap(live), a.Want) {
+				return "", nil
+			}
 		}
 		return propagation.OpUpdate, err
 	case propagation.OpReplace:
@@ -1113,21 +1049,13 @@ func (w writer) write(ctx context.Context, kind *objectKind, a propagation.Actio
 		return propagation.OpDelete, err
 	case propagation.OpOrphan:
 		// A patch of the one annotation the mark adds, on the version compared.
-		cur := kind.unwrap(a.Current)
-		return propagation.OpOrphan, w.client.Patch(ctx, kind.unwrap(a.Want), client.MergeFromWithOptions(cur, client.MergeFromWithOptimisticLock{}), client.FieldOwner(propagation.FieldManager))
+		return propagation.OpOrphan, w.client.Patch(ctx, kind.unwrap(a.Want), client.MergeFromWithOptions(kind.unwrap(a.Current), client.MergeFromWithOptimisticLock{}), client.FieldOwner(propagation.FieldManager))
 	case propagation.OpRelease:
 		// A patch of the metadata Released changes, on the version compared: a cached copy
 		// holds no data (boundCopy), so an update from it would empty the Secret we leave behind.
-		cur := kind.unwrap(a.Current)
-		return propagation.OpRelease, w.client.Patch(ctx, kind.unwrap(propagation.Released(a.Current)), client.MergeFromWithOptions(cur, client.MergeFromWithOptimisticLock{}), client.FieldOwner(propagation.FieldManager))
+		return propagation.OpRelease, w.client.Patch(ctx, kind.unwrap(propagation.Released(a.Current)), client.MergeFromWithOptions(kind.unwrap(a.Current), client.MergeFromWithOptimisticLock{}), client.FieldOwner(propagation.FieldManager))
 	}
 	return "", fmt.Errorf("unknown action %q", a.Op)
-}
-
-// liveInStep reads the copy past the cache and reports whether it already is what want says.
-func (w writer) liveInStep(ctx context.Context, kind *objectKind, key types.NamespacedName, want *corev1.Secret) bool {
-	cur := kind.object()
-	return w.reader.Get(ctx, key, cur) == nil && propagation.InStep(kind.wrap(cur), want)
 }
 
 // exceededQuota reports whether err is a quota's refusal. A dry-run create of a replace is
@@ -1216,21 +1144,18 @@ func (r *Reconciler) syncPullSecrets(ctx context.Context, ss *v1alpha1.SecretSyn
 	// A whole pass leaves a namespace whose target pass is between batches to that pass: the
 	// pause between batches holds whatever else wakes the whole pass.
 	if obs.only == "" && limit > 0 {
-		busy := map[string]bool{}
 		todo = slices.DeleteFunc(todo, func(c change) bool {
-			if _, batching := r.batching.Load(ctrl.Request{NamespacedName: types.NamespacedName{Namespace: c.sa.Namespace, Name: ss.Name}}); batching {
-				busy[c.sa.Namespace] = true
-				return true
+			_, batching := r.batching.Load(targetRequest(c.sa.Namespace, ss.Name))
+			if batching {
+				res.accountsLeft = append(res.accountsLeft, c.sa.Namespace)
 			}
-			return false
+			return batching
 		})
-		for ns := range busy {
-			res.accountsLeft = append(res.accountsLeft, ns)
-		}
 	}
 	now, later := propagation.PerNamespace(todo, func(c change) string { return c.sa.Namespace }, limit)
 	res.accountsLeft = append(res.accountsLeft, later...)
 	slices.Sort(res.accountsLeft)
+	res.accountsLeft = slices.Compact(res.accountsLeft)
 	if len(now) == 0 {
 		return
 	}

@@ -183,7 +183,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 	}); err != nil {
 		return err
 	}
-	r.Sources.Handler = handler.EnqueueRequestsFromMapFunc(r.forSourceSecret)
+	r.Sources.Handler = handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+		return r.secretSyncs(ctx, o, nil, client.MatchingFields{sourceNamespaceIndex: o.GetNamespace()})
+	})
 	opts := controller.Options{MaxConcurrentReconciles: workers, NewQueue: fairqueue.NewQueue}
 	whole := ctrl.NewControllerManagedBy(mgr).
 		Named(Name).
@@ -257,7 +259,7 @@ func perObject(old bool, each queue) handler.Funcs {
 // serves every namespace, not one pass per namespace.
 func (r *Reconciler) namespaceEvents() handler.EventHandler {
 	return perObject(false, func(ctx context.Context, ns client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-		for _, whole := range r.all(ctx, ns) {
+		for _, whole := range r.secretSyncs(ctx, ns, nil) {
 			if initial {
 				q.Add(whole)
 			} else {
@@ -275,7 +277,7 @@ func (r *Reconciler) namespaceTargets() handler.EventHandler {
 		if initial {
 			return
 		}
-		for _, whole := range r.all(ctx, ns) {
+		for _, whole := range r.secretSyncs(ctx, ns, nil) {
 			q.Add(targetRequest(ns.GetName(), whole.Name))
 		}
 	})
@@ -303,10 +305,6 @@ func serviceAccountPredicate() predicate.Predicate {
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}
-}
-
-func (r *Reconciler) all(ctx context.Context, o client.Object) []reconcile.Request {
-	return r.secretSyncs(ctx, o, nil)
 }
 
 // secretSyncs are the requests of the SecretSyncs the list finds (opts narrow it) that keep
@@ -339,37 +337,30 @@ func copyName(o client.Object) string { return o.GetLabels()[keys.LabelSecretSyn
 // than at its next conflict recheck). The informer's initial list queues the passes at once
 // (one per SecretSync serves every copy).
 func (r *Reconciler) copyEvents(kind *objectKind) handler.EventHandler {
-	later := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], objs ...client.Object) {
-		for _, o := range objs {
-			if n := copyName(o); n != "" {
-				q.AddAfter(wholePass(n), copyPassDelay)
-			}
+	h := perObject(true, func(_ context.Context, o client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		if n := copyName(o); n != "" && initial {
+			q.Add(wholePass(n))
+		} else if n != "" {
+			q.AddAfter(wholePass(n), copyPassDelay)
 		}
-	}
-	now := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], reqs []reconcile.Request) {
-		for _, req := range reqs {
+	})
+	wake := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], o client.Object) {
+		for _, req := range r.waitingFor(kind, o) {
 			q.Add(req)
 		}
 	}
-	return handler.Funcs{
-		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			if n := copyName(e.Object); n != "" && e.IsInInitialList {
-				q.Add(wholePass(n))
-				return
-			}
-			later(q, e.Object)
-		},
-		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			later(q, e.ObjectOld, e.ObjectNew)
-			if copyName(e.ObjectOld) != copyName(e.ObjectNew) {
-				now(q, r.waitingFor(kind, e.ObjectNew))
-			}
-		},
-		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			later(q, e.Object)
-			now(q, r.waitingFor(kind, e.Object))
-		},
+	update, remove := h.UpdateFunc, h.DeleteFunc
+	h.UpdateFunc = func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		update(ctx, e, q)
+		if copyName(e.ObjectOld) != copyName(e.ObjectNew) {
+			wake(q, e.ObjectNew)
+		}
 	}
+	h.DeleteFunc = func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		remove(ctx, e, q)
+		wake(q, e.Object)
+	}
+	return h
 }
 
 // copyTargets queues, for a copy's event, the target pass of its namespace of the SecretSync
@@ -443,10 +434,6 @@ func (r *Reconciler) serviceAccountTargets() handler.EventHandler {
 			q.Add(req)
 		}
 	})
-}
-
-func (r *Reconciler) forSourceSecret(ctx context.Context, o client.Object) []reconcile.Request {
-	return r.secretSyncs(ctx, o, nil, client.MatchingFields{sourceNamespaceIndex: o.GetNamespace()})
 }
 
 func (r *Reconciler) forServiceAccount(ctx context.Context, o client.Object) []reconcile.Request {

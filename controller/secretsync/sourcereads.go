@@ -25,9 +25,9 @@ const MaxSourceReadBytes = 32 << 20
 // bound is read each time rather than remembered. Each read is paid for by who asked first: the
 // admins' SecretSyncs (payer "") or a tenant's CopyRequests (payer: their namespace). Tenants
 // together hold at most half of MaxBytes, one tenant an eighth, and a tenant's read forgets only
-// tenants' reads: a tenant offering itself 1 MiB ConfigMaps cannot push out the admins' sources
-// (issue 45). An admin's read may forget anyone's, and takes over a read a tenant paid for. Reads of one source wait for each other, so
-// the workers woken by one event make one read, not one each.
+// tenants' reads: a tenant offering itself 1 MiB ConfigMaps cannot push out the admins' sources.
+// An admin's read may forget anyone's, and takes over a read a tenant paid for. Reads of one
+// source wait for each other, so the workers woken by one event make one read, not one each.
 //
 // What Read returns is shared: callers must not change it.
 type SourceReads struct {
@@ -102,7 +102,7 @@ func (m *SourceReads) Read(ctx context.Context, payer string, kind *objectKind, 
 			done := make(chan struct{})
 			m.inflight[k] = done
 			m.mu.Unlock()
-			obj, err := m.read(ctx, payer, kind, key, resourceVersion)
+			obj, err := m.read(ctx, k, payer, kind, key, resourceVersion)
 			m.mu.Lock()
 			delete(m.inflight, k)
 			close(done)
@@ -119,9 +119,8 @@ func (m *SourceReads) Read(ctx context.Context, payer string, kind *objectKind, 
 	}
 }
 
-// read reads the source from the API and remembers it; the caller holds k's inflight mark.
-func (m *SourceReads) read(ctx context.Context, payer string, kind *objectKind, key types.NamespacedName, asked string) (*corev1.Secret, error) {
-	k := readKey{kind: string(kind.name), namespace: key.Namespace, name: key.Name}
+// read reads the source from the API and remembers it as k; the caller holds k's inflight mark.
+func (m *SourceReads) read(ctx context.Context, k readKey, payer string, kind *objectKind, key types.NamespacedName, asked string) (*corev1.Secret, error) {
 	obj := kind.object()
 	err := m.Reader.Get(ctx, key, obj)
 	m.mu.Lock()

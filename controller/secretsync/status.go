@@ -1,6 +1,7 @@
 package secretsync
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -113,11 +114,10 @@ func secretSyncStatus(ss *v1alpha1.SecretSync, obs observation, res result, now 
 // when to come back.
 func (r *Reconciler) writeStatus(ctx context.Context, ss *v1alpha1.SecretSync, obs observation, res result) (ctrl.Result, error) {
 	prev := ss.Status.DeepCopy()
-	synced := res.synced()
 	st := secretSyncStatus(ss, obs, res, r.now())
 
 	r.Metrics.Desired.WithLabelValues(ss.Name).Set(float64(res.desired))
-	r.Metrics.Synced.WithLabelValues(ss.Name).Set(float64(synced))
+	r.Metrics.Synced.WithLabelValues(ss.Name).Set(float64(res.synced()))
 	r.Metrics.Conflicts.WithLabelValues(ss.Name).Set(float64(len(res.conflicts)))
 	r.Metrics.Failures.WithLabelValues(ss.Name) // the series exists at 0 from the first pass: increase() and alerts see the first failure
 
@@ -227,16 +227,11 @@ func (r *Reconciler) emitWrites(ss *v1alpha1.SecretSync, res result, where strin
 // boundedFailures lists failures first, then conflicts, at most MaxReportedFailures, sorted
 // within each kind so the status does not change order between reconciles.
 func boundedFailures(failures, conflicts []v1alpha1.TargetFailure) []v1alpha1.TargetFailure {
-	sortF := func(fs []v1alpha1.TargetFailure) {
-		sort.Slice(fs, func(i, j int) bool {
-			if fs[i].Namespace != fs[j].Namespace {
-				return fs[i].Namespace < fs[j].Namespace
-			}
-			return fs[i].Name < fs[j].Name
-		})
+	byTarget := func(a, b v1alpha1.TargetFailure) int {
+		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
 	}
-	sortF(failures)
-	sortF(conflicts)
+	slices.SortFunc(failures, byTarget)
+	slices.SortFunc(conflicts, byTarget)
 	out := append(append([]v1alpha1.TargetFailure{}, failures...), conflicts...)
 	if len(out) > v1alpha1.MaxReportedFailures {
 		out = out[:v1alpha1.MaxReportedFailures]

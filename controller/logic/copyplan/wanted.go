@@ -1,6 +1,7 @@
 package copyplan
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 
@@ -48,11 +49,8 @@ func Keys(k *v1alpha1.SecretSyncKeys) propagation.Keys {
 // spec.target.name, else spec.source.name, else each source's. With the sources unknown (nil),
 // the name the spec fixes, if it fixes one.
 func CopyNames(ss *v1alpha1.SecretSync, sources []*corev1.Secret) []string {
-	if ss.Spec.Target.Name != "" {
-		return []string{ss.Spec.Target.Name}
-	}
-	if ss.Spec.Source.Name != "" {
-		return []string{ss.Spec.Source.Name}
+	if n := cmp.Or(ss.Spec.Target.Name, ss.Spec.Source.Name); n != "" {
+		return []string{n}
 	}
 	var out []string
 	for _, s := range sources {
