@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -182,6 +183,21 @@ func TestImagePullSecretForStarFillsANamespaceOfManyServiceAccountsInBatches(t *
 }
 
 // serviceAccountsWithout lists the ServiceAccounts of ns (from the API) that do not list name.
+// whileProgressing waits until left() is 0, for as long as it keeps falling: n paced writes in
+// batches take longer than one timeout on a loaded machine (CI runs its lanes side by side). It
+// fails when a whole timeout passes without progress, so a controller that stops still fails.
+func whileProgressing(t *testing.T, what string, left func() int) {
+	t.Helper()
+	for n, last, since := left(), -1, time.Now(); n > 0; n = left() {
+		if last < 0 || n < last {
+			last, since = n, time.Now()
+		} else if time.Since(since) > timeout {
+			t.Fatalf("%s: %d left, none done for %v", what, n, timeout)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 func serviceAccountsWithout(t *testing.T, ns, name string) []string {
 	t.Helper()
 	list := &corev1.ServiceAccountList{}
@@ -325,15 +341,13 @@ func TestOneNamespacesServiceAccountsAreWrittenInPacedBatchesAndOthersGoFirst(t 
 	if left := len(serviceAccountsWithout(t, big, "regcred")); left == 0 {
 		t.Errorf("the big namespace was filled before a namespace created after its first batch got its entry")
 	}
-	// n writes paced in batches take longer than one timeout on a loaded machine (CI's lanes run
-	// beside each other): wait while the batches come, fail when one timeout passes without any.
-	for left, last, since := n, n+1, time.Now(); left > 0; time.Sleep(100 * time.Millisecond) {
-		if left = len(serviceAccountsWithout(t, big, "regcred")); left < last {
-			last, since = left, time.Now()
-		} else if time.Since(since) > timeout {
-			t.Fatalf("every ServiceAccount of the big namespace lists the copy: %d without the entry, none written for %v", left, timeout)
+	whileProgressing(t, "every ServiceAccount of the big namespace lists the copy", func() int { return len(serviceAccountsWithout(t, big, "regcred")) })
+	defer func() { // before createSync's cleanup waits for the copies: the entries go first, in batches too
+		if err := k8s.Delete(ctx, &v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: c}}); err != nil {
+			t.Error(err)
 		}
-	}
+		whileProgressing(t, "the entries leave the big namespace's ServiceAccounts", func() int { return n - len(serviceAccountsWithout(t, big, "regcred")) })
+	}()
 	quiet(t)
 	at := patches.times()
 	if len(at) != n {
