@@ -89,7 +89,10 @@ func TestTheFencedTransportRefusesWritesButNotReadsOrReviews(t *testing.T) {
 	rt := f.WrapTransport(base)
 	send := func(method, path string) error {
 		req := httptest.NewRequest(method, "https://api"+path, strings.NewReader("{}"))
-		_, err := rt.RoundTrip(req)
+		resp, err := rt.RoundTrip(req)
+		if resp != nil {
+			_ = resp.Body.Close()
+		}
 		return err
 	}
 	const secret, pod = "/api/v1/namespaces/ns/secrets/s", "/api/v1/namespaces/ns/pods/p/status"
