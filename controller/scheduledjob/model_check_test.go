@@ -49,6 +49,14 @@ package scheduledjob
 //     Warning Event is its record), and one inside a notRun range when a status observed an edit
 //     of the schedule or time zone (sealNotRun keeps only each range's ends), until a status lists
 //     it again.
+//   - The stop strategy: a run starts when its Job is created (the world's Job controller sets
+//     status.startTime at once) or its create is refused. While the API server's status.stop
+//     names the spec's own generation, no Job is created or tried (job-created-while-stopped).
+//     A stop a status shows for the first time needs the stop strategy it names in the spec and
+//     at least that many runs ended that way (failed or refused; succeeded) among those started
+//     after the previous stop, hence after the resume (stopped-by-runs-before-the-resume): that
+//     they are consecutive is not checked (see checkStop). At the end, after a pass without
+//     faults, no stop of an older generation is left (stop-outlives-its-spec).
 
 import (
 	"encoding/json"
@@ -143,14 +151,29 @@ type ledger struct {
 	prev   v1alpha1.ScheduledJobStatus
 	// createdInPass: a Job was created by the current pass.
 	createdInPass bool
-	violations    []violation
+	// The stop strategy's own record: the runs the walk started (a Job the API server stored, a
+	// create it refused), each with the number of passes done before the pass that started it,
+	// and how each Job ended (the walk's finish step); stopAt: the passes done when a status
+	// last showed a new stop (0: none yet).
+	passesDone int
+	jobRuns    map[string]*modelRun
+	refusals   []int
+	stopAt     int
+	violations []violation
+}
+
+// modelRun is a Job's run as the stop strategy counts it: the pass that created it, and how it
+// ended ("" while it runs).
+type modelRun struct {
+	pass   int
+	result v1alpha1.RunResult
 }
 
 func newLedger(created time.Time) *ledger {
 	return &ledger{createdAt: created, jobsOf: map[int64][]string{}, schedJob: map[int64]bool{}, tokenJobs: map[string][]string{},
 		refusedSlots: map[int64][]string{}, refusedTokens: map[string]time.Time{}, skips: map[int64]map[string]bool{},
 		rejected: map[int64]bool{}, passed: map[int64]string{}, bfCount: map[string]int{}, bfBound: map[string]int{},
-		bfReported: map[string]bool{}, bfAccepted: map[string]string{}, sealed: map[int64]bool{}}
+		bfReported: map[string]bool{}, bfAccepted: map[string]string{}, sealed: map[int64]bool{}, jobRuns: map[string]*modelRun{}}
 }
 
 func (l *ledger) violate(class, format string, args ...any) {
@@ -192,6 +215,8 @@ func oneRunAtATime(p v1alpha1.ConcurrencyPolicy) bool {
 // refused records a 403 for a Job create.
 func (l *ledger) refused(w *modelWorld, j *batchv1.Job) {
 	sj := w.sj()
+	l.refusals = append(l.refusals, l.passesDone)
+	l.createWhileStopped(w, sj, j, "refused by the API server")
 	kind, slot, token := classify(sj, j)
 	switch kind {
 	case kindScheduled:
@@ -215,6 +240,8 @@ func (l *ledger) refused(w *modelWorld, j *batchv1.Job) {
 func (l *ledger) created(w *modelWorld, j *batchv1.Job) {
 	l.createdInPass = true
 	sj := w.sj()
+	l.jobRuns[j.Name] = &modelRun{pass: l.passesDone}
+	l.createWhileStopped(w, sj, j, "created")
 	kind, slot, token := classify(sj, j)
 	switch kind {
 	case kindNotOurs:
@@ -258,6 +285,87 @@ func (l *ledger) created(w *modelWorld, j *batchv1.Job) {
 	if others := modelUnfinished(w.jobs(), j.Name); len(others) > 0 && oneRunAtATime(sj.Spec.ConcurrencyPolicy) && oneRunAtATime(w.readPolicy) {
 		l.violate("two-unfinished-jobs", "concurrencyPolicy %s: created %s while %v had not finished", sj.Spec.ConcurrencyPolicy, j.Name, others)
 	}
+}
+
+// createWhileStopped checks a Job create (accepted or refused) against the stop: while the API
+// server's status records a stop of the spec it holds (status.stop.generation), no Job is created,
+// for a slot, a run-now or a backfill (a pass that resumes reads a newer generation).
+func (l *ledger) createWhileStopped(w *modelWorld, sj *v1alpha1.ScheduledJob, j *batchv1.Job, what string) {
+	if s := sj.Status.Stop; s != nil && s.Generation == sj.Generation {
+		l.violate("job-created-while-stopped", "Job %s %s while status.stop (%s at %s, generation %d) stops the spec of generation %d",
+			j.Name, what, s.Reason, tstr(s.Time), s.Generation, sj.Generation)
+	}
+}
+
+// finished records how the walk ended a Job.
+func (l *ledger) finished(name string, succeeded bool) {
+	if r := l.jobRuns[name]; r != nil {
+		r.result = v1alpha1.RunFailed
+		if succeeded {
+			r.result = v1alpha1.RunSucceeded
+		}
+	}
+}
+
+// checkStop checks a stop a status shows for the first time: the spec has the stop strategy
+// it names, and at least its number of runs ended that way (a Job failed or succeeded, or, for
+// failures, a create refused) among the runs started after the previous stop. No run starts
+// while stopped (job-created-while-stopped), so those are the runs started after the resume:
+// the runs that stopped it before, and those still running then, never count again
+// (docs/scheduling.md, "Stop after failures"). Whether they are consecutive is not checked:
+// the controller reads the streak in slot order from a capped history, whose records a Job
+// pruned by its TTL before its result was recorded leaves without that result.
+func (l *ledger) checkStop(w *modelWorld, sj *v1alpha1.ScheduledJob, st v1alpha1.ScheduledJobStatus) {
+	s, prev := st.Stop, l.prev.Stop
+	if s == nil || prev != nil && prev.Reason == s.Reason && prev.Generation == s.Generation && sameTime(prev.Time, s.Time) {
+		return
+	}
+	after := l.stopAt
+	l.stopAt = l.passesDone
+	if s.Generation != sj.Generation {
+		return // the spec changed since: not the spec it read
+	}
+	var want *int32
+	result := v1alpha1.RunFailed
+	if ss := sj.Spec.StopStrategy; ss != nil {
+		switch s.Reason {
+		case slotplan.ReasonStoppedAfterFailures:
+			want = ss.AfterFailures
+		case slotplan.ReasonStoppedAfterSuccesses:
+			want, result = ss.AfterSuccesses, v1alpha1.RunSucceeded
+		}
+	}
+	if want == nil {
+		l.violate("stop-without-its-strategy", "status.stop says %s, but the spec of generation %d has stopStrategy %s", s.Reason, sj.Generation, stopString(sj.Spec.StopStrategy))
+		return
+	}
+	var names []string
+	for name, r := range l.jobRuns {
+		if r.pass >= after && r.result == result {
+			names = append(names, name)
+		}
+	}
+	refused := 0
+	if result == v1alpha1.RunFailed {
+		for _, pass := range l.refusals {
+			if pass >= after {
+				refused++
+			}
+		}
+	}
+	if n := len(names) + refused; n < int(*want) {
+		since := "since the ScheduledJob was created"
+		if after > 0 {
+			since = "since the previous stop"
+		}
+		sort.Strings(names)
+		l.violate("stopped-by-runs-before-the-resume", "%s recorded (stopStrategy %s), but only %d runs %s ended %s (Jobs %v, %d refused creates): the runs counted include ones started before the resume",
+			s.Reason, stopString(sj.Spec.StopStrategy), n, since, result, names, refused)
+	}
+}
+
+func sameTime(a, b *metav1.Time) bool {
+	return a == nil && b == nil || a != nil && b != nil && a.Equal(b)
 }
 
 // acceptanceKey names one acceptance of a backfill request: a value asked for again after
@@ -319,6 +427,7 @@ func (e *epoch) schedulesKey() string { return fmt.Sprintf("%s %q", e.tz, e.sche
 
 // afterPass reads what the pass left in the API server: the status's size and its evidence.
 func (l *ledger) afterPass(w *modelWorld, sj *v1alpha1.ScheduledJob, js []batchv1.Job, activeBefore []string) {
+	l.passesDone++
 	l.specWriteOf(w, sj)
 	st := sj.Status
 	if b, err := json.Marshal(st); err != nil || len(b) >= maxStatusBytes {
@@ -359,6 +468,7 @@ func (l *ledger) afterPass(w *modelWorld, sj *v1alpha1.ScheduledJob, js []batchv
 			}
 		}
 	}
+	l.checkStop(w, sj, st)
 	l.prev = st
 	l.readyTrue(w, st)
 	activeAfter := modelUnfinished(js, "")
@@ -497,6 +607,9 @@ func (l *ledger) decidedSoFar(s time.Time) bool {
 func (l *ledger) final(w *modelWorld) {
 	end := w.clock.Now()
 	sj := w.sj()
+	if s := sj.Status.Stop; s != nil && s.Generation != sj.Generation {
+		l.violate("stop-outlives-its-spec", "the last status still records the stop of generation %d (%s); the spec is at generation %d, which resumes it", s.Generation, s.Reason, sj.Generation)
+	}
 	last := l.epochs[len(l.epochs)-1]
 	for _, e := range l.epochs {
 		if e.suspended || e.observed == nil {

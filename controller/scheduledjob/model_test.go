@@ -589,6 +589,9 @@ func (w *walk) pass() (res ctrl.Result, err error, wrote bool) {
 	wrote = p.writes > 0
 	line := fmt.Sprintf("    pass (process %d%s) → requeue %v, err %v; status: last %s, skipped %s, active %d, runs %s, backfill %s",
 		p.id, faults, res.RequeueAfter, err, tstr(sj.Status.LastScheduleTime), tstr(sj.Status.LastSkippedTime), len(sj.Status.Active), runsString(sj.Status.Runs), backfillString(sj.Status.Backfill))
+	if s := sj.Status.Stop; s != nil {
+		line += fmt.Sprintf(", stop %s of generation %d (spec %d)", s.Reason, s.Generation, sj.Generation)
+	}
 	w.log("%s; Jobs %s", line, jobsString(js))
 	for _, v := range w.led.violations[nv:] {
 		w.log("    !! %s: %s", v.class, v.msg)

@@ -327,6 +327,7 @@ func (w *modelWorld) clientFuncs(p *modelProcess) interceptor.Funcs {
 			if err := c.Create(ctx, obj, opts...); err != nil {
 				return err
 			}
+			w.start(c, j)
 			w.led.created(w, j)
 			w.wrote(p)
 			if w.faults.createTimeoutAfter {
@@ -496,6 +497,17 @@ func (w *modelWorld) touch() {
 	})
 }
 
+// start plays the Job controller, which starts a Job at once: status.startTime, by which the stop
+// strategy counts a run (a run still running at a resume never counts). j, the create's answer,
+// is left without it, as the API server answers.
+func (w *modelWorld) start(c client.Client, j *batchv1.Job) {
+	started := j.DeepCopy()
+	started.Status.StartTime = ptr.To(started.CreationTimestamp)
+	if err := c.Status().Update(w.ctx, started); err != nil {
+		panic(err)
+	}
+}
+
 // finish ends the Job as the Job controller would.
 func (w *modelWorld) finish(j *batchv1.Job, succeeded bool) {
 	now := w.clock.Now()
@@ -514,6 +526,7 @@ func (w *modelWorld) finish(j *batchv1.Job, succeeded bool) {
 	if err := w.api.Status().Update(w.ctx, j); err != nil {
 		panic(err)
 	}
+	w.led.finished(j.Name, succeeded)
 }
 
 // ttl deletes a finished Job as its ttlSecondsAfterFinished would. Reading chosen: only a Job
