@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -62,7 +63,13 @@ func TestBackfillOnKind(t *testing.T) {
 			return bf != nil && bf.Phase != v1alpha1.BackfillRunning, nil
 		})
 		if bf := got.Status.Backfill; bf.Phase != v1alpha1.BackfillFinished || bf.Slots != 2 || bf.Created != 2 || bf.Done != 2 {
-			t.Fatalf("status.backfill = %+v, want Finished, 2 of 2 created", bf)
+			// The runs say why a slot was done without a Job of this backfill (a refusal's
+			// reason and the API server's message, or a Job found).
+			var runs []string
+			for _, r := range got.Status.Runs {
+				runs = append(runs, fmt.Sprintf("%s %s %s %s %q", r.ScheduledTime.UTC().Format(time.RFC3339), r.JobName, r.Result, r.Reason, r.Message))
+			}
+			t.Fatalf("status.backfill = %+v, want Finished, 2 of 2 created; status.runs: %q; notRun: %+v; created %s", bf, runs, got.Status.NotRun, got.CreationTimestamp.UTC().Format(time.RFC3339))
 		}
 		for _, slot := range slots {
 			name := jobname.Backfill(got, slot)
