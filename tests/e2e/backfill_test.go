@@ -51,9 +51,14 @@ func TestBackfillOnKind(t *testing.T) {
 		// Until the API server's RESTMapper knows the ScheduledJob kind the chart just installed,
 		// OwnerReferencesPermissionEnforcement refuses every Job owned by one (403), and a
 		// backfill's refused Job is that slot's outcome (docs/scheduling.md). This suite is the
-		// first after the install: wait until a dry run of such a Job is admitted.
+		// first after the install: wait until a dry run of such a Job, sent as the manager (a user
+		// who may finalize everything skips that check), is admitted.
+		asManager, err := client.New(serviceAccountConfig(ctx, t, cfg, releaseNamespace, managerServiceAccount(ctx, t, cfg)), client.Options{Scheme: c.Scheme()})
+		if err != nil {
+			t.Fatal(err)
+		}
 		probe := &batchv1.Job{
-			ObjectMeta: metav1.ObjectMeta{Namespace: backfillNamespace, GenerateName: "owner-probe-", OwnerReferences: []metav1.OwnerReference{{
+			ObjectMeta: metav1.ObjectMeta{Namespace: backfillNamespace, GenerateName: "owner-probe-", Labels: map[string]string{keys.LabelCreatedBy: "scheduledjob"}, OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: v1alpha1.GroupVersion.String(), Kind: "ScheduledJob", Name: "probe", UID: "00000000-0000-0000-0000-000000000001",
 				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
 			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
@@ -61,7 +66,7 @@ func TestBackfillOnKind(t *testing.T) {
 		}
 		refusals := 0
 		waitFor(ctx, t, waitTimeout, "a Job owned by a ScheduledJob is still refused at admission", func(ctx context.Context) (bool, error) {
-			err := c.Create(ctx, probe.DeepCopy(), client.DryRunAll)
+			err := asManager.Create(ctx, probe.DeepCopy(), client.DryRunAll)
 			if err != nil && refusals == 0 {
 				t.Logf("a dry run of a Job owned by a ScheduledJob: %v (waiting)", err)
 			}
