@@ -104,6 +104,19 @@ func counted(obj client.Object) {
 	}
 }
 
+// passes maps a SecretSync's name to the *atomic.Int64 count of the passes that read it: both
+// controllers' passes (Reconcile and ReconcileTarget) begin with that one Get through the
+// reconciler's client, and nothing else reads a SecretSync through it.
+var passes sync.Map
+
+// passesOf is how many passes have read the SecretSync name so far.
+func passesOf(name string) int64 {
+	if v, ok := passes.Load(name); ok {
+		return v.(*atomic.Int64).Load()
+	}
+	return 0
+}
+
 // patchTimes maps a namespace to the *patchTimeline of the reconciler's ServiceAccount patches
 // that went through there, once a test asked for it with recordServiceAccountPatches.
 var patchTimes sync.Map
@@ -172,6 +185,10 @@ func showNamespaceActive(t *testing.T, name string) {
 func withWriteFaults(c client.Client) client.Client {
 	return testenv.Intercept(c, interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*v1alpha1.SecretSync); ok {
+				v, _ := passes.LoadOrStore(key.Name, new(atomic.Int64))
+				v.(*atomic.Int64).Add(1)
+			}
 			if _, ok := obj.(*corev1.Namespace); ok {
 				if err, faulty := readFaults.Load(key.Name); faulty {
 					return err.(error)
