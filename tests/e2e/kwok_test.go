@@ -37,7 +37,8 @@ func (p *kwokProvider) setup(ctx context.Context, cfg *envconf.Config, values ma
 	}
 	p.dir = dir
 	bin := testbed.Bin(root)
-	// The suite's stages: kwok's defaults plus one that fails labelled pods (failed Jobs).
+	// The suite's stages (kwok's defaults plus one that fails labelled pods: failed Jobs) and its
+	// components without leader election (kwok-stages.yaml says why).
 	stages := filepath.Join(root, "tests", "testbed", "kwok-stages.yaml")
 	p.cluster = testbed.Kwok{Name: "po-e2e", Bin: bin, Workdir: filepath.Join(dir, "kwok"), Out: os.Stderr, Configs: []string{stages}}
 	// A cluster left over from an interrupted run of this work dir cannot exist (fresh temp dir).
