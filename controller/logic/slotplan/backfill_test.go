@@ -1,6 +1,7 @@
 package slotplan
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -318,6 +319,61 @@ func TestRemovingTheAnnotationCancelsTheBackfill(t *testing.T) {
 	}
 }
 
+func TestABackfillSlotRefusedAtAdmissionIsTriedAgainWhileTheRequestStands(t *testing.T) {
+	sj := accept(backfillSJ(bfRequest), nil, bfNow)
+	quota := func(c Creation) string {
+		return jobstate.RefusalMessage(c.Job.Name, true, errors.New("exceeded quota: jobs, requested: count/jobs.batch=1"))
+	}
+	refuse := func(now time.Time) Plan {
+		t.Helper()
+		p := Decide(sj, nil, now, noneDeleted, 0)
+		if len(p.Creates) != 1 || p.Creates[0].Job.Name != jobname.Backfill(sj, bfFirst) {
+			t.Fatalf("at %v: creates %v, want the first slot's", now, createdNames(p))
+		}
+		RecordCreates(sj, &p, []CreateResult{{Creation: p.Creates[0], Ev: Event{corev1.EventTypeWarning, ReasonJobRejected, quota(p.Creates[0])}}}, now)
+		return p
+	}
+
+	p := refuse(bfNow)
+	bf := p.Status.Backfill
+	if bf.Done != 0 || !bf.NextSlot.Time.Equal(bfFirst) || !strings.Contains(bf.Message, "refused at admission") {
+		t.Errorf("status.backfill = %+v, want the cursor kept on the first slot, none done, the message saying why", bf)
+	}
+	if r := InRanges(p.Status.NotRun, bfFirst); r == nil || r.Reason != ReasonJobRejected {
+		t.Errorf("status.notRun = %+v, want the refusal recorded while it lasts", p.Status.NotRun)
+	}
+	if len(p.Events) != 1 || p.Events[0].Reason != ReasonJobRejected || p.RequeueAfter <= 0 {
+		t.Errorf("events %v, requeue %v: want one JobRejected Warning and a pass asked for the next try", p.Events, p.RequeueAfter)
+	}
+	sj.Status = p.Status
+
+	// Before the backoff has passed: nothing is created, the next try is asked for.
+	retry := bfNow.Add(p.RequeueAfter)
+	if early := Decide(sj, nil, retry.Add(-time.Second/2), noneDeleted, 0); len(early.Creates) != 0 || early.RequeueAfter <= 0 {
+		t.Errorf("before the retry: creates %v, requeue %v: want none, a pass at the retry", createdNames(early), early.RequeueAfter)
+	}
+	// Refused again for the same cause: recorded, no second Warning.
+	p = refuse(retry)
+	if len(p.Events) != 0 || p.Status.Backfill.Done != 0 {
+		t.Errorf("events %v, status.backfill %+v: want no Event for the same refusal, still none done", p.Events, p.Status.Backfill)
+	}
+	sj.Status = p.Status
+
+	// Admitted once the quota frees: the slot's Job, counted once, and the refusal's record gone.
+	p = Decide(sj, nil, retry.Add(p.RequeueAfter), noneDeleted, 0)
+	if got := createdNames(p); len(got) != 1 || got[0] != jobname.Backfill(sj, bfFirst) {
+		t.Fatalf("after the backoff: creates %v, want the first slot's again", got)
+	}
+	RecordCreates(sj, &p, []CreateResult{{Creation: p.Creates[0], Got: p.Creates[0].Job, Ev: Event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + p.Creates[0].Job.Name}}}, retry.Add(p.RequeueAfter))
+	if bf := p.Status.Backfill; bf.Done != 1 || bf.Created != 1 || !bf.NextSlot.Time.Equal(bfSecond) {
+		t.Errorf("status.backfill = %+v, want the first slot done and created, next the second", bf)
+	}
+	if r := InRanges(p.Status.NotRun, bfFirst); r != nil {
+		t.Errorf("status.notRun = %+v, want the slot that ran out of it", p.Status.NotRun)
+	}
+}
+
+// A refusal as invalid (422, 400) gives the same answer on every try: the slot's outcome.
 func TestARefusedBackfillJobEndsItsSlot(t *testing.T) {
 	sj := accept(backfillSJ(bfRequest), nil, bfNow)
 	p := Decide(sj, nil, bfNow, noneDeleted, 0)

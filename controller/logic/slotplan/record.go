@@ -85,7 +85,8 @@ func OnlyRecordsSlotJobs(sj *v1alpha1.ScheduledJob, p *Plan) bool {
 // RecordCreates records a pass's creates from the API server's answers at now (pure), so that
 // the loop that creates changes no status: a Job created or adopted is active and its run-now
 // token or slot recorded; a refusal is refusedRun's; a name taken by a Job not ours records
-// nothing but the Event. Each answer about a backfill's slot ends that slot.
+// nothing but the Event. Each answer about a backfill's slot ends that slot, but a refusal at
+// admission (recordBackfill).
 func RecordCreates(sj *v1alpha1.ScheduledJob, p *Plan, results []CreateResult, now time.Time) {
 	st := &p.Status
 	defer fitStatus(st)
@@ -94,14 +95,14 @@ func RecordCreates(sj *v1alpha1.ScheduledJob, p *Plan, results []CreateResult, n
 		case res.Ev.Reason == ReasonJobRejected:
 			refusedRun(sj, p, res.Creation, res.Ev.Note, now)
 			if res.backfill != nil {
-				recordBackfill(sj, p, res)
+				recordBackfill(sj, p, res, now)
 			}
 			continue
 		case res.Ev.Reason != "":
 			p.Events = append(p.Events, res.Ev)
 		}
 		if res.backfill != nil {
-			recordBackfill(sj, p, res) // the name taken by a Job not ours ends the slot too
+			recordBackfill(sj, p, res, now) // the name taken by a Job not ours ends the slot too
 		}
 		if res.Got == nil {
 			continue
@@ -134,7 +135,8 @@ func RecordCreates(sj *v1alpha1.ScheduledJob, p *Plan, results []CreateResult, n
 // admission is tried again while the slot can start (refusalRetry), one as invalid only after an
 // edit of the spec. A scheduled slot's refusal sets Ready False, with one Warning per distinct
 // refusal (the same quota refusing every slot is one Warning, not one a minute); a run-now or
-// backfill refusal has only its Warning.
+// backfill refusal has only its Warning (a backfill slot refused at admission is tried again
+// while its request stands: recordBackfill).
 func refusedRun(sj *v1alpha1.ScheduledJob, p *Plan, c Creation, msg string, now time.Time) {
 	st := &p.Status
 	var at time.Time
@@ -166,13 +168,23 @@ func refusedRun(sj *v1alpha1.ScheduledJob, p *Plan, c Creation, msg string, now 
 	st.Runs = addRun(st.Runs, v1alpha1.ScheduledJobRun{ScheduledTime: metav1.NewTime(at), Result: v1alpha1.RunFailed,
 		Reason: ReasonJobRejected, Message: runMessage(msg), CompletionTime: &metav1.Time{Time: now.Truncate(time.Second)}}, runHistoryLimit(sj))
 	if c.Slot == nil {
-		p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonJobRejected, msg})
+		if c.backfill == nil || !refusedBefore(sj, *c.backfill, msg) {
+			p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonJobRejected, msg})
+		}
 		return
 	}
 	if old := ready(st); old.Reason != ReasonJobRejected || refusalCause(old.Message) != refusalCause(msg) {
 		p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonJobRejected, msg})
 	}
 	setReady(sj, st, metav1.ConditionFalse, ReasonJobRejected, msg)
+}
+
+// refusedBefore reports whether the status read records slot's Job refused for the same cause:
+// a backfill slot tried again gets one Warning per distinct refusal, not one per try.
+func refusedBefore(sj *v1alpha1.ScheduledJob, slot time.Time, msg string) bool {
+	return slices.ContainsFunc(sj.Status.Runs, func(r v1alpha1.ScheduledJobRun) bool {
+		return r.JobName == "" && r.Reason == ReasonJobRejected && r.ScheduledTime.Time.Equal(slot) && refusalCause(r.Message) == refusalCause(msg)
+	})
 }
 
 // refusalCause is what makes two refusals the same (jobstate.Refusal).
