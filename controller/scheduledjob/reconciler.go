@@ -139,12 +139,6 @@ func (r *Reconciler) writes() *writegate.Gate {
 	return &r.ownWrites
 }
 
-// WatchedObjects lists the kinds SetupWithManager watches through the manager's cache, so the
-// manager can start and sync their informers before it campaigns for the lease.
-func WatchedObjects() []client.Object {
-	return []client.Object{&v1alpha1.ScheduledJob{}, &batchv1.Job{}}
-}
-
 // SetupWithManager registers the controller (jobs.Setup); the Job field index must already be
 // registered.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) (err error) {
