@@ -857,13 +857,6 @@ func actionFingerprint(a propagation.Action) [sha256.Size]byte {
 	return sha256.Sum256([]byte(string(a.Op) + "\x00" + uid + "\x00" + rv))
 }
 
-// staleOrGone reports whether err says only that the cache was behind the API (retried per
-// request, see backoff.go), or that the namespace is going away (not retried).
-func staleOrGone(err error) bool {
-	c := writeerror.Classify(err)
-	return c == writeerror.Stale || c == writeerror.NamespaceTerminating
-}
-
 // writeOnce is write, except that a write that failed is not sent again, the same, before its
 // time: a copy the API server rejected as such (writeError.rejected) after RejectedRecheck, any
 // other failure after its backoff. A changed copy (its source or the SecretSync changed)
@@ -893,8 +886,11 @@ func (r *Reconciler) writeOnce(ctx context.Context, kind *objectKind, a propagat
 	if err == nil {
 		return op, nil
 	}
+	// A cache behind the API (retried per request, see backoff.go) or the namespace going away
+	// (not retried) is not the target's failure.
 	var unmanaged *unmanagedError
-	if errors.As(err, &unmanaged) || (staleOrGone(err) && !errors.As(err, &incomplete)) {
+	class := writeerror.Classify(err)
+	if errors.As(err, &unmanaged) || ((class == writeerror.Stale || class == writeerror.NamespaceTerminating) && !errors.As(err, &incomplete)) {
 		return op, err
 	}
 	failures++

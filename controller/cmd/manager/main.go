@@ -450,7 +450,11 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 	// and a standby keeps them in step while it waits: whichever replica takes over holds a
 	// synced cache and starts reconciling at once, and a replica that just started (cold) cannot
 	// take the Lease before its caches have synced. No ordering of our own is needed.
-	informers, err := startup.WarmInformers(ctx, mgr.GetCache(), scheme, warmedObjects(inv))
+	warm := make([]client.Object, len(inv.Kinds))
+	for i, k := range inv.Kinds {
+		warm[i] = k.Object
+	}
+	informers, err := startup.WarmInformers(ctx, mgr.GetCache(), scheme, warm)
 	if err != nil {
 		return nil, err
 	}
@@ -553,15 +557,6 @@ func cacheInventory(isOn func(string) bool, watchNamespaces, podWatcherNamespace
 		inv.Kinds = append(inv.Kinds, scheduledjob.CacheKind())
 	}
 	return inv
-}
-
-// warmedObjects are the objects of the inventory's kinds, for startup.WarmInformers.
-func warmedObjects(inv cachebounds.Inventory) []client.Object {
-	objs := make([]client.Object, len(inv.Kinds))
-	for i, k := range inv.Kinds {
-		objs[i] = k.Object
-	}
-	return objs
 }
 
 // serviceAccountNamespaceFile holds, in a pod, the pod's namespace.
