@@ -101,10 +101,6 @@ type Reconciler struct {
 	confirmed statuswrite.Confirmations
 }
 
-// WatchedObjects lists the kinds SetupWithManager watches through the manager's cache, so the
-// manager can start and sync their informers before it campaigns for the lease.
-func WatchedObjects() []client.Object { return []client.Object{&v1alpha1.At{}, &batchv1.Job{}} }
-
 // SetupWithManager registers the controller (jobs.Setup); the Job field index must already be
 // registered.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) (err error) {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -14,6 +13,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/digest"
 	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
+	"github.com/platform-operators/platform-operators/controller/logic/writeerror"
 	"github.com/platform-operators/platform-operators/controller/statuswrite"
 )
 
@@ -44,17 +44,19 @@ const (
 // says what happened to the Job. err says nothing about the Job (a timeout, a webhook
 // unavailable, the namespace terminating): the slot is not decided, and the caller backs off.
 func Create(ctx context.Context, c client.Client, api client.Reader, owner metav1.Object, kind string, job *batchv1.Job) (got *batchv1.Job, a Answer, msg string, err error) {
-	err = c.Create(ctx, job)
-	switch {
-	case err == nil:
+	if err = c.Create(ctx, job); err == nil {
 		return job, Created, "Created job " + job.Name, nil
-	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
-		return nil, 0, "", err
-	case apierrors.IsForbidden(err):
+	}
+	// Unlike a copy (secretsync), a Job is built from the tenant's template: a 400 refuses it as
+	// surely as a 422 does. A 413 is not the Job's (the owner holding its template fits in etcd,
+	// far below the API server's request limit), so it is an error like a stale cache, the
+	// namespace terminating or a timeout; AlreadyExists is the slot's claim.
+	switch class := writeerror.Classify(err); {
+	case class == writeerror.Forbidden:
 		return nil, RefusedAtAdmission, jobstate.RefusalMessage(job.Name, true, err), nil
-	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
+	case class == writeerror.Invalid || class == writeerror.TooLong || class == writeerror.BadRequest:
 		return nil, Refused, jobstate.RefusalMessage(job.Name, false, err), nil
-	case !apierrors.IsAlreadyExists(err):
+	case class != writeerror.Stale || !apierrors.IsAlreadyExists(err):
 		return nil, 0, "", err
 	}
 	var existing batchv1.Job

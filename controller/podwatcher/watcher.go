@@ -11,7 +11,6 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/platform-operators/platform-operators/controller/cachebounds"
 )
@@ -61,10 +60,6 @@ func trimPod(obj any) (any, error) {
 		Status: corev1.PodStatus{Phase: pod.Status.Phase},
 	}, nil
 }
-
-// WatchedObjects lists the kinds the Watcher reads from the manager's cache, so the manager can
-// start and sync their informers before it campaigns for the lease.
-func WatchedObjects() []client.Object { return []client.Object{&corev1.Pod{}} }
 
 // Watcher is a manager Runnable that reports pod events from the shared pod informer. It runs
 // only on the elected leader (the Runnable default), so replicas do not log each event twice.

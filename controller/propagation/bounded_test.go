@@ -208,7 +208,7 @@ func TestOwnershipProofs(t *testing.T) {
 // unless nothing in it could be lost.
 func TestAKeyRingSignsWithTheNewestAndAcceptsEvery(t *testing.T) {
 	oldKey, newKey := []byte("0123456789abcdef0123456789abcdef"), []byte("fedcba9876543210fedcba9876543210")
-	before, ring, after := NewProver(oldKey), NewProverRing(oldKey, newKey), NewProver(newKey)
+	before, ring, after := NewProver(oldKey), NewProver(oldKey, newKey), NewProver(newKey)
 	owner := SecretSyncOwner(syncName)
 	owner.Proven = func(s *corev1.Secret) bool { return ring.Proven(s, keys.LabelSecretSync) }
 	signedBy := func(p *Prover) *corev1.Secret { s := inStepBase(); p.Prove(s, owner); return s }

@@ -27,21 +27,15 @@ const proofVersion = "v1:"
 // key gives): the next pass re-signs it with one update.
 type Prover struct{ keys [][]byte }
 
-// NewProver returns a Prover for key (at least 32 bytes of randomness).
-func NewProver(key []byte) *Prover { return NewProverRing(key) }
-
-// NewProverRing returns a Prover for keys, oldest first: it signs with the last. There must be
-// at least one.
-func NewProverRing(keys ...[]byte) *Prover {
+// NewProver returns a Prover for keys (each at least 32 bytes of randomness), oldest first: it
+// signs with the last. There must be at least one.
+func NewProver(keys ...[]byte) *Prover {
 	p := &Prover{}
 	for _, k := range keys {
 		p.keys = append(p.keys, append([]byte(nil), k...))
 	}
 	return p
 }
-
-// Keys is the number of keys in the ring.
-func (p *Prover) Keys() int { return len(p.keys) }
 
 // Sign returns the proof of a copy of kind ("Secret" or "ConfigMap") at namespace/name, owned by
 // the owner named name under label, under the newest key.

@@ -14,10 +14,6 @@ const (
 	TooLate
 )
 
-func (a OnceAction) String() string {
-	return [...]string{"Wait", "Run", "TooLate"}[a]
-}
-
 // Once decides for a run due at `at` with an optional start deadline (seconds after at). A run
 // is on time up to and including at+deadline (upstream's boundary). The duration is the requeue
 // for Wait (always positive, with Padding), zero otherwise.

@@ -9,6 +9,9 @@ import (
 // Fixed times, as upstream's tests: 2016-05-19 was a Thursday.
 var topOfTheHour = mustTime("2016-05-19T10:00:00Z")
 
+// String names an action in the failures of the tests (only they print one).
+func (a OnceAction) String() string { return [...]string{"Wait", "Run", "TooLate"}[a] }
+
 func mustTime(s string) time.Time {
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {

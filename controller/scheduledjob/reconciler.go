@@ -25,6 +25,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 	"github.com/platform-operators/platform-operators/controller/logic/slotplan"
+	"github.com/platform-operators/platform-operators/controller/logic/writeerror"
 	om "github.com/platform-operators/platform-operators/controller/objectmetrics"
 	"github.com/platform-operators/platform-operators/controller/statuswrite"
 	"github.com/platform-operators/platform-operators/controller/writegate"
@@ -137,12 +138,6 @@ func (r *Reconciler) writes() *writegate.Gate {
 		return r.Writes
 	}
 	return &r.ownWrites
-}
-
-// WatchedObjects lists the kinds SetupWithManager watches through the manager's cache, so the
-// manager can start and sync their informers before it campaigns for the lease.
-func WatchedObjects() []client.Object {
-	return []client.Object{&v1alpha1.ScheduledJob{}, &batchv1.Job{}}
 }
 
 // SetupWithManager registers the controller (jobs.Setup); the Job field index must already be
@@ -301,7 +296,7 @@ func (r *Reconciler) createJob(ctx context.Context, sj *v1alpha1.ScheduledJob, j
 	r.writes().End()
 	switch {
 	case err != nil:
-		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+		if writeerror.Classify(err) == writeerror.NamespaceTerminating {
 			return nil, slotplan.Event{}, err
 		}
 		return nil, slotplan.Event{Kind: corev1.EventTypeWarning, Reason: "FailedCreate", Note: fmt.Sprintf("Error creating job: %v", err)}, err

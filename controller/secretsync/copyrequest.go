@@ -31,6 +31,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/fairqueue"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
+	"github.com/platform-operators/platform-operators/controller/logic/writeerror"
 	"github.com/platform-operators/platform-operators/controller/propagation"
 	"github.com/platform-operators/platform-operators/controller/statuswrite"
 )
@@ -356,11 +357,11 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 			case errors.As(err, &incomplete):
 				// The old copy is gone: try again soon, not after RejectedRecheck.
 				out.reason, out.message, out.requeueAfter = copyplan.ReasonWriteFailed, err.Error(), r.stale.next(key, r.RetryBase, r.RetryCap)
-			case apierrors.IsConflict(err) || apierrors.IsNotFound(err) || apierrors.IsAlreadyExists(err):
+			case writeerror.Classify(err) == writeerror.NamespaceTerminating:
+				// The namespace, and the request with it, is going away.
+			case writeerror.Classify(err) == writeerror.Stale:
 				// A stale cache: the event that follows brings us back, or this retry.
 				out.requeueAfter = r.stale.next(key, r.RetryBase, r.RetryCap)
-			case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
-				// The namespace, and the request with it, is going away.
 			default:
 				if reason, ok := rejectionReason(err); ok {
 					out.reason, out.message, out.requeueAfter = reason, fmt.Sprintf("the API server rejected the %s of the copy: %v", a.Op, err), orDefault(r.RejectedRecheck, DefaultRejectedRecheck)

@@ -154,5 +154,5 @@ func loadRing(ctx context.Context, c client.Client, named *corev1.Secret) (*prop
 	for i, s := range ring {
 		keyBytes[i] = s.Data[ownershipKeyField]
 	}
-	return propagation.NewProverRing(keyBytes...), nil
+	return propagation.NewProver(keyBytes...), nil
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
+	"github.com/platform-operators/platform-operators/controller/logic/writeerror"
 	"github.com/platform-operators/platform-operators/controller/propagation"
 	"github.com/platform-operators/platform-operators/controller/statuswrite"
 	"github.com/platform-operators/platform-operators/controller/writegate"
@@ -725,11 +726,11 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 			}
 			res.retryAfter = sooner(res.retryAfter, failed.wait)
 			res.failures = append(res.failures, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: failed.reason, Message: failed.Error()})
-		case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+		case writeerror.Classify(err) == writeerror.NamespaceTerminating:
 			// The namespace began terminating after the cache showed it: not a failure, and not
 			// retried (its deletion, when the cache sees it, takes it off the targets).
 			res.skipped++
-		case apierrors.IsConflict(err) || apierrors.IsNotFound(err) || apierrors.IsAlreadyExists(err):
+		case writeerror.Classify(err) == writeerror.Stale:
 			// The cache was behind the API: the watch event that follows brings us back.
 			res.requeue = true
 		default:
@@ -805,15 +806,14 @@ type rejection struct {
 	err error
 }
 
-// rejectionReason says whether err refuses the object itself, and how.
+// rejectionReason says whether err refuses the copy itself (the same write gets the same
+// answer), and how. A 400 or a 403 is not such a refusal for a copy: the copy is built by the
+// manager, and a webhook or a quota may let it pass later.
 func rejectionReason(err error) (string, bool) {
-	switch {
-	case apierrors.IsRequestEntityTooLargeError(err):
+	switch writeerror.Classify(err) {
+	case writeerror.TooLarge, writeerror.TooLong:
 		return copyplan.ReasonTooLarge, true
-	case apierrors.IsInvalid(err):
-		if apierrors.HasStatusCause(err, metav1.CauseTypeTooLong) || apierrors.HasStatusCause(err, metav1.CauseTypeTooMany) {
-			return copyplan.ReasonTooLarge, true
-		}
+	case writeerror.Invalid:
 		return copyplan.ReasonInvalid, true
 	}
 	return "", false
@@ -857,13 +857,6 @@ func actionFingerprint(a propagation.Action) [sha256.Size]byte {
 	return sha256.Sum256([]byte(string(a.Op) + "\x00" + uid + "\x00" + rv))
 }
 
-// stale reports whether err says only that the cache was behind the API (retried per request,
-// see backoff.go), or that the namespace is going away (not retried).
-func staleOrGone(err error) bool {
-	return apierrors.IsConflict(err) || apierrors.IsNotFound(err) || apierrors.IsAlreadyExists(err) ||
-		apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)
-}
-
 // writeOnce is write, except that a write that failed is not sent again, the same, before its
 // time: a copy the API server rejected as such (writeError.rejected) after RejectedRecheck, any
 // other failure after its backoff. A changed copy (its source or the SecretSync changed)
@@ -893,8 +886,11 @@ func (r *Reconciler) writeOnce(ctx context.Context, kind *objectKind, a propagat
 	if err == nil {
 		return op, nil
 	}
+	// A cache behind the API (retried per request, see backoff.go) or the namespace going away
+	// (not retried) is not the target's failure.
 	var unmanaged *unmanagedError
-	if errors.As(err, &unmanaged) || (staleOrGone(err) && !errors.As(err, &incomplete)) {
+	class := writeerror.Classify(err)
+	if errors.As(err, &unmanaged) || ((class == writeerror.Stale || class == writeerror.NamespaceTerminating) && !errors.As(err, &incomplete)) {
 		return op, err
 	}
 	failures++

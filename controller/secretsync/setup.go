@@ -33,10 +33,12 @@ import (
 // sourceNamespaceIndex indexes SecretSyncs by spec.source.namespace.
 const sourceNamespaceIndex = "spec.source.namespace"
 
-// CacheKinds are the kinds the controller reads through the manager's cache, each with its bound:
+// CacheKinds are the kinds the controller reads and watches through the manager's cache (the
+// manager warms each before it campaigns for the lease), each with its bound:
 // Secrets and ConfigMaps only when they carry our label (copies; never every Secret or ConfigMap
 // of the cluster), each in its bounded form (boundCopy); Namespaces and ServiceAccounts trimmed to
-// the fields the controller reads; SecretSyncs and CopyRequests without others' metadata.
+// the fields the controller reads; SecretSyncs and CopyRequests without others' metadata. The
+// source Secrets are not among them: Sources keeps a cache per source namespace of its own.
 // limited is a manager limited to a list of namespaces (Reconciler.Namespaces), which reads no
 // Namespace (see namespaced.go).
 func CacheKinds(limited bool) []cachebounds.Kind {
@@ -154,17 +156,6 @@ func trimServiceAccount(obj any) (any, error) {
 // maxPullSecretsOfOurs bounds the entries kept because our annotation names them (where the
 // chart's admission policies are off, a tenant can write that annotation too).
 const maxPullSecretsOfOurs = 64
-
-// WatchedObjects lists the kinds SetupWithManager watches through the manager's cache, so the
-// manager can start and sync their informers before it campaigns for the lease. The source
-// Secrets are not among them: Sources keeps an informer per source namespace of its own. A
-// manager limited to namespaces (limited) watches no Namespace.
-func WatchedObjects(limited bool) []client.Object {
-	if limited {
-		return []client.Object{&v1alpha1.SecretSync{}, &v1alpha1.CopyRequest{}, &corev1.Secret{}, &corev1.ConfigMap{}, &corev1.ServiceAccount{}}
-	}
-	return []client.Object{&v1alpha1.SecretSync{}, &v1alpha1.CopyRequest{}, &corev1.Namespace{}, &corev1.Secret{}, &corev1.ConfigMap{}, &corev1.ServiceAccount{}}
-}
 
 // TargetName is the target controller's name (the controller label of its work queue's and
 // reconciles' metrics): its requests are {Namespace, Name}, one SecretSync in one namespace.

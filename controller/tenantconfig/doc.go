@@ -2,8 +2,8 @@
 // ServiceAccount's `kubernetes.io/service-account-token` Secret or from a fresh TokenRequest) is
 // its only credential, the API server URL and CA come from the caller's kubeconfig or flags.
 //
-// Build is pure (no cluster); RequestToken, SecretToken and ForServiceAccount talk to the API
-// server. The manager binary parses NewFlagSet's flags and calls Run as its `kubeconfig`
-// subcommand, and the test bed uses the same code (ForServiceAccount) for its ServiceAccount
-// clients, so there is one implementation.
+// Build is pure (no cluster); RequestToken and SecretToken talk to the API server. The manager
+// binary parses NewFlagSet's flags and calls Run as its `kubeconfig` subcommand, and the test bed
+// builds its ServiceAccount clients' kubeconfigs with the same functions (ClusterFromREST,
+// RequestToken, Build), so there is one implementation.
 package tenantconfig

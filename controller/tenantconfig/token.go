@@ -76,17 +76,3 @@ func ClusterFromREST(rc *rest.Config) (Cluster, error) {
 	}
 	return Cluster{Server: rc.Host, CAData: ca, InsecureSkipTLSVerify: rc.Insecure}, nil
 }
-
-// ForServiceAccount returns a kubeconfig for the ServiceAccount holding a fresh token valid for
-// ttl, pointing at the cluster rc points at.
-func ForServiceAccount(ctx context.Context, cs kubernetes.Interface, rc *rest.Config, namespace, sa string, ttl time.Duration) ([]byte, error) {
-	cluster, err := ClusterFromREST(rc)
-	if err != nil {
-		return nil, err
-	}
-	token, err := RequestToken(ctx, cs, namespace, sa, ttl)
-	if err != nil {
-		return nil, err
-	}
-	return Build(cluster, Identity{Namespace: namespace, ServiceAccount: sa, Token: token}, "")
-}

@@ -92,7 +92,15 @@ func envValue(e corev1.EnvVar, namespace string) (string, error) {
 // admin client certificate would authenticate as admin. It is the manager's `kubeconfig`
 // subcommand's code (controller/tenantconfig), so tests and users share one implementation.
 func ServiceAccountKubeconfig(ctx context.Context, cs kubernetes.Interface, admin *rest.Config, namespace, sa string, ttl time.Duration) ([]byte, error) {
-	return tenantconfig.ForServiceAccount(ctx, cs, admin, namespace, sa, ttl)
+	cluster, err := tenantconfig.ClusterFromREST(admin)
+	if err != nil {
+		return nil, err
+	}
+	token, err := tenantconfig.RequestToken(ctx, cs, namespace, sa, ttl)
+	if err != nil {
+		return nil, err
+	}
+	return tenantconfig.Build(cluster, tenantconfig.Identity{Namespace: namespace, ServiceAccount: sa, Token: token}, "")
 }
 
 // Manager is the manager running as a local process.

@@ -416,7 +416,12 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 		RetryPeriod:                   &retry,
 		GracefulShutdownTimeout:       &shutdown,
 	}
-	if err := cacheOptions(o, isOn, &opts); err != nil {
+	// The manager's cache holds only what cacheInventory declares (cachebounds.ManagerOptions): a
+	// kind not declared there is refused by the cache (cachebounds.UndeclaredError), so a
+	// controller reading or watching it fails loudly, and is recorded for the enumerating test.
+	inv := cacheInventory(isOn, watchNamespaces, splitList(o.podWatcherNamespaces))
+	base := cache.Options{DefaultNamespaces: cachebounds.InNamespaces(watchNamespaces)}
+	if err := cachebounds.ManagerOptions(inv, base, &opts); err != nil {
 		return nil, err
 	}
 	if tweak != nil {
@@ -445,7 +450,11 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 	// and a standby keeps them in step while it waits: whichever replica takes over holds a
 	// synced cache and starts reconciling at once, and a replica that just started (cold) cannot
 	// take the Lease before its caches have synced. No ordering of our own is needed.
-	informers, err := startup.WarmInformers(ctx, mgr.GetCache(), scheme, watchedObjects(isOn, len(watchNamespaces) > 0))
+	warm := make([]client.Object, len(inv.Kinds))
+	for i, k := range inv.Kinds {
+		warm[i] = k.Object
+	}
+	informers, err := startup.WarmInformers(ctx, mgr.GetCache(), scheme, warm)
 	if err != nil {
 		return nil, err
 	}
@@ -528,14 +537,15 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 // cacheInventory is every kind the manager's cache holds for the enabled controllers, each with
 // its bound (controller/cachebounds). The other caches the manager starts declare theirs where
 // they are built: secretsync.SourceCacheKinds (one cache per source namespace) and
-// secretsync.NewRequestCaches (the CopyRequest offers and copies).
-func cacheInventory(o options, isOn func(string) bool) cachebounds.Inventory {
+// secretsync.NewRequestCaches (the CopyRequest offers and copies). Every kind it declares is one
+// an enabled controller watches: the manager warms them all before it campaigns for the lease.
+func cacheInventory(isOn func(string) bool, watchNamespaces, podWatcherNamespaces []string) cachebounds.Inventory {
 	inv := cachebounds.Inventory{Name: "manager"}
 	if isOn(podwatcher.Name) {
-		inv.Kinds = append(inv.Kinds, podwatcher.CacheKind(splitList(o.podWatcherNamespaces)))
+		inv.Kinds = append(inv.Kinds, podwatcher.CacheKind(podWatcherNamespaces))
 	}
 	if isOn(secretsync.Name) {
-		inv.Kinds = append(inv.Kinds, secretsync.CacheKinds(o.watchNamespaces != "")...)
+		inv.Kinds = append(inv.Kinds, secretsync.CacheKinds(len(watchNamespaces) > 0)...)
 	}
 	if isOn(at.Name) || isOn(scheduledjob.Name) {
 		inv.Kinds = append(inv.Kinds, jobs.CacheKind())
@@ -547,32 +557,6 @@ func cacheInventory(o options, isOn func(string) bool) cachebounds.Inventory {
 		inv.Kinds = append(inv.Kinds, scheduledjob.CacheKind())
 	}
 	return inv
-}
-
-// cacheOptions sets the manager's cache from cacheInventory (cachebounds.ManagerOptions): a kind
-// not declared there is refused by the cache (cachebounds.UndeclaredError), so a controller
-// reading or watching it fails loudly, and is recorded for the enumerating test.
-func cacheOptions(o options, isOn func(string) bool, opts *ctrl.Options) error {
-	base := cache.Options{DefaultNamespaces: cachebounds.InNamespaces(splitList(o.watchNamespaces))}
-	return cachebounds.ManagerOptions(cacheInventory(o, isOn), base, opts)
-}
-
-// watchedObjects lists the kinds the enabled controllers watch through the manager's cache.
-func watchedObjects(isOn func(string) bool, limited bool) []client.Object {
-	var objs []client.Object
-	if isOn(secretsync.Name) {
-		objs = append(objs, secretsync.WatchedObjects(limited)...)
-	}
-	if isOn(at.Name) {
-		objs = append(objs, at.WatchedObjects()...)
-	}
-	if isOn(scheduledjob.Name) {
-		objs = append(objs, scheduledjob.WatchedObjects()...)
-	}
-	if isOn(podwatcher.Name) {
-		objs = append(objs, podwatcher.WatchedObjects()...)
-	}
-	return objs
 }
 
 // serviceAccountNamespaceFile holds, in a pod, the pod's namespace.

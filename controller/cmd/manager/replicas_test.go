@@ -35,7 +35,7 @@ import (
 
 // informerLog is the manager's cache with a record of the kinds asked of it before and after it
 // started: a kind first asked after the start is an informer started lazily, which the
-// up-front list (watchedObjects) missed.
+// up-front list (the kinds of cacheInventory) missed.
 type informerLog struct {
 	cache.Cache
 	scheme *runtime.Scheme
@@ -324,7 +324,7 @@ func TestReplicasAreReadyWithWarmCachesAndHandOver(t *testing.T) {
 	})
 	for i, r := range replicas {
 		if lazy := r.informers.lazyKinds(); len(lazy) > 0 {
-			t.Errorf("replica %d started informers after its start for %q: add them to the controller's WatchedObjects", i, lazy)
+			t.Errorf("replica %d started informers after its start for %q: declare them in the controller's CacheKind(s)", i, lazy)
 		}
 	}
 
