@@ -193,7 +193,7 @@ func (r *Reconciler) findJob(ctx context.Context, at *v1alpha1.At) (*batchv1.Job
 			return nil, err
 		}
 	}
-	found := append(cached, read...)
+	found := slices.Concat(cached, read)
 	if !slices.ContainsFunc(found, ours) {
 		found = r.gone.Of(at.UID)
 	}
