@@ -13,6 +13,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
+	"github.com/platform-operators/platform-operators/controller/logic/slotplan"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -20,7 +21,7 @@ import (
 // (sent after the status is written), whether to create the Job, and when to look again.
 type decision struct {
 	status  v1alpha1.AtStatus
-	events  []event
+	events  []slotplan.Event
 	create  bool
 	requeue time.Duration
 }
@@ -43,7 +44,7 @@ func decide(at *v1alpha1.At, job *batchv1.Job, now time.Time, stuckAfter time.Du
 		if st.Phase != v1alpha1.AtSucceeded && st.Phase != v1alpha1.AtFailed {
 			msg := fmt.Sprintf("Job %s was deleted and was not seen finishing: deleted before it finished, or its ttlSecondsAfterFinished removed it while no manager was watching", st.JobName)
 			setPhase(st, v1alpha1.AtFailed, ReasonJobDeleted, msg, now)
-			d.events = append(d.events, event{corev1.EventTypeWarning, ReasonJobDeleted, msg})
+			d.events = append(d.events, slotplan.Event{Kind: corev1.EventTypeWarning, Reason: ReasonJobDeleted, Note: msg})
 		}
 	case at.Status.ObservedGeneration == at.Generation && (st.Phase == v1alpha1.AtSucceeded || st.Phase == v1alpha1.AtFailed):
 		// Decided without a Job (missed deadline, rejected template, name taken): said once.
@@ -53,13 +54,13 @@ func decide(at *v1alpha1.At, job *batchv1.Job, now time.Time, stuckAfter time.Du
 		if err != nil {
 			// A zone the manager does not know (admission checks only the name's shape).
 			setPhase(st, v1alpha1.AtFailed, ReasonUnknownTimeZone, err.Error(), now)
-			d.events = append(d.events, event{corev1.EventTypeWarning, ReasonUnknownTimeZone, err.Error()})
+			d.events = append(d.events, slotplan.Event{Kind: corev1.EventTypeWarning, Reason: ReasonUnknownTimeZone, Note: err.Error()})
 			break
 		}
 		if st.ScheduledTime == nil || !st.ScheduledTime.Time.Equal(runAt) {
 			st.ScheduledTime = &metav1.Time{Time: runAt}
 			if note != "" {
-				d.events = append(d.events, event{corev1.EventTypeNormal, ReasonLocalTimeResolved, note})
+				d.events = append(d.events, slotplan.Event{Kind: corev1.EventTypeNormal, Reason: ReasonLocalTimeResolved, Note: note})
 			}
 		}
 		action, wait := schedule.Once(runAt, at.Spec.StartingDeadlineSeconds, now)
@@ -76,7 +77,7 @@ func decide(at *v1alpha1.At, job *batchv1.Job, now time.Time, stuckAfter time.Du
 				reason, msg = ReasonJobRejected, msg+"; its Job was refused until then: "+c.Message
 			}
 			setPhase(st, v1alpha1.AtFailed, reason, msg, now)
-			d.events = append(d.events, event{corev1.EventTypeWarning, reason, msg})
+			d.events = append(d.events, slotplan.Event{Kind: corev1.EventTypeWarning, Reason: reason, Note: msg})
 		case schedule.Run:
 			d.create = true
 		}
@@ -100,27 +101,20 @@ func observePods(at *v1alpha1.At, d *decision, job *batchv1.Job, now time.Time, 
 	msg := jobstate.PodsNotCreatedMessage(job.Name, stuckAfter)
 	setPhase(&d.status, v1alpha1.AtRunning, ReasonPodsNotCreated, msg, time.Time{})
 	if c := meta.FindStatusCondition(at.Status.Conditions, ConditionSucceeded); c == nil || c.Reason != ReasonPodsNotCreated {
-		d.events = append(d.events, event{corev1.EventTypeWarning, ReasonPodsNotCreated, msg})
+		d.events = append(d.events, slotplan.Event{Kind: corev1.EventTypeWarning, Reason: ReasonPodsNotCreated, Note: msg})
 	}
 }
 
 // afterCreate sets the status from the API server's answer to the create (jobs.Create) and
-// returns the Event that says so: refused as invalid or a name taken fail the At until it is
-// edited. A refusal at admission is refusedForNow's.
-func afterCreate(st *v1alpha1.AtStatus, created *batchv1.Job, answer jobs.Answer, msg string, now time.Time) event {
-	switch answer {
-	case jobs.Refused:
-		setPhase(st, v1alpha1.AtFailed, ReasonJobRejected, msg, now)
-		return event{corev1.EventTypeWarning, ReasonJobRejected, msg}
-	case jobs.NameTaken:
-		setPhase(st, v1alpha1.AtFailed, ReasonJobNotOurs, msg, now)
-		return event{corev1.EventTypeWarning, ReasonJobNotOurs, msg}
-	case jobs.Adopted:
+// returns the Event that says so: a Job created or adopted is observed; refused as invalid or a
+// name taken fail the At until it is edited. A refusal at admission is refusedForNow's.
+func afterCreate(st *v1alpha1.AtStatus, created *batchv1.Job, answer jobs.Answer, msg string, now time.Time) slotplan.Event {
+	if created != nil {
 		observeJob(st, created, now)
-		return event{corev1.EventTypeNormal, "AdoptedJob", msg}
+	} else {
+		setPhase(st, v1alpha1.AtFailed, answer.Event(msg).Reason, msg, now)
 	}
-	observeJob(st, created, now)
-	return event{corev1.EventTypeNormal, "SuccessfulCreate", msg}
+	return answer.Event(msg)
 }
 
 // refusedForNow records a create that admission refused and that may pass later: the At stays
@@ -130,7 +124,7 @@ func refusedForNow(at *v1alpha1.At, d *decision, msg string, now time.Time) {
 	old := meta.FindStatusCondition(at.Status.Conditions, ConditionSucceeded)
 	setPhase(&d.status, v1alpha1.AtPending, ReasonJobRejected, msg, time.Time{})
 	if old == nil || old.Reason != ReasonJobRejected || old.Message != msg {
-		d.events = append(d.events, event{corev1.EventTypeWarning, ReasonJobRejected, msg})
+		d.events = append(d.events, slotplan.Event{Kind: corev1.EventTypeWarning, Reason: ReasonJobRejected, Note: msg})
 	}
 	w := jobstate.Window{Due: now}
 	if d.status.ScheduledTime != nil {

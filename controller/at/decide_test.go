@@ -98,7 +98,7 @@ func TestDecide(t *testing.T) {
 			}
 			var why []string
 			for _, e := range d.events {
-				why = append(why, e.reason)
+				why = append(why, e.Reason)
 			}
 			if len(why) != len(tc.eventWhy) || (len(why) > 0 && why[0] != tc.eventWhy[0]) {
 				t.Errorf("events = %v, want %v", why, tc.eventWhy)
@@ -138,7 +138,7 @@ func TestAfterCreate(t *testing.T) {
 			if c := meta.FindStatusCondition(st.Conditions, ConditionSucceeded); st.Phase != tc.phase || c == nil || c.Reason != tc.reason {
 				t.Errorf("status = %s %+v, want %s with reason %s", st.Phase, st.Conditions, tc.phase, tc.reason)
 			}
-			if ev.reason != tc.event || ev.note != "the answer" {
+			if ev.Reason != tc.event || ev.Note != "the answer" {
 				t.Errorf("event %+v, want %s with the answer's message", ev, tc.event)
 			}
 			if tc.created != nil && st.JobName != tc.created.Name {
@@ -200,7 +200,7 @@ func TestDecidePodsNotCreated(t *testing.T) {
 			}
 			var why []string
 			for _, e := range d.events {
-				why = append(why, e.reason)
+				why = append(why, e.Reason)
 			}
 			if !slices.Equal(why, tc.eventWhy) {
 				t.Errorf("events = %v, want %v", why, tc.eventWhy)

@@ -3,6 +3,7 @@ package at
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -108,8 +109,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) (err error) {
 	return err
 }
 
-type event struct{ kind, reason, note string }
-
 // Reconcile runs one pass: read, decide (pure), act, write status once.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
@@ -155,20 +154,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	before := at.DeepCopy()
 	at.Status = d.status
 	// Never written when nothing changed (a Job's pod moving changes no At status).
-	switch answer, err := statuswrite.Patch(ctx, r.Client, &at, before, atStatus); {
-	case err != nil:
-		return ctrl.Result{}, err
-	case answer == statuswrite.Stale:
-		return ctrl.Result{RequeueAfter: jobs.Recheck}, nil
-	case answer == statuswrite.Gone:
-		return ctrl.Result{}, nil
-	case answer == statuswrite.Written:
-		r.confirmed.Wrote(&at) // the Patch left the new resourceVersion in at
+	if res, done, err := jobs.WriteStatus(ctx, r.Client, &r.confirmed, &at, before, atStatus); done {
+		return res, err
 	}
 	r.Objects.observe(&at)
 	// Events only after the status that explains them is written.
 	for _, e := range d.events {
-		r.Recorder.Eventf(&at, nil, e.kind, e.reason, "Run", "%s", e.note)
+		r.Recorder.Eventf(&at, nil, e.Kind, e.Reason, "Run", "%s", e.Note)
 	}
 	if before.Status.Phase != at.Status.Phase {
 		log.Info("At phase changed", "at", klog.KObj(&at), "oldPhase", before.Status.Phase, "newPhase", at.Status.Phase, "job", at.Status.JobName)
@@ -181,41 +173,30 @@ func atStatus(at *v1alpha1.At) v1alpha1.AtStatus { return at.Status }
 // CommandUser is the user and group ID a command runs as (not root: Pod Security "restricted").
 const CommandUser int64 = 65532
 
-// findJob returns the At's Job from the cache, or from the API server when the status names a
-// Job the cache has not seen yet.
+// findJob returns the At's Job: from the cache, else from the API server when the status names a
+// Job the cache has not seen yet, else as last seen before it was deleted after finishing (by its
+// ttlSecondsAfterFinished, before this At was looked at); nil when there is none.
 func (r *Reconciler) findJob(ctx context.Context, at *v1alpha1.At) (*batchv1.Job, error) {
-	var list batchv1.JobList
-	if err := r.Client.List(ctx, &list, client.InNamespace(at.Namespace), client.MatchingFields{jobs.ControllerUIDIndex: string(at.UID)}); err != nil {
-		return nil, err
-	}
-	for i := range list.Items {
-		if at.Status.JobName == "" || list.Items[i].Name == at.Status.JobName {
-			return &list.Items[i], nil
-		}
-	}
-	if at.Status.JobName == "" {
-		return r.goneJob(at), nil
-	}
-	var job batchv1.Job
-	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: at.Namespace, Name: at.Status.JobName}, &job)
-	if apierrors.IsNotFound(err) || (err == nil && !metav1.IsControlledBy(&job, at)) {
-		return r.goneJob(at), nil
-	}
+	cached, err := jobs.Of(ctx, r.Client, at)
 	if err != nil {
 		return nil, err
 	}
-	return &job, nil
-}
-
-// goneJob is the At's Job as last seen before it was deleted after finishing (by its
-// ttlSecondsAfterFinished, before this At was looked at), or nil.
-func (r *Reconciler) goneJob(at *v1alpha1.At) *batchv1.Job {
-	for _, j := range r.gone.Of(at.UID) {
-		if at.Status.JobName == "" || j.Name == at.Status.JobName {
-			return j
+	name := at.Status.JobName
+	ours := func(j *batchv1.Job) bool { return name == "" || j.Name == name }
+	var read []*batchv1.Job
+	if name != "" && !slices.ContainsFunc(cached, ours) {
+		if read, err = jobs.Read(ctx, r.APIReader, at, []string{name}, nil); err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	found := slices.Concat(cached, read)
+	if !slices.ContainsFunc(found, ours) {
+		found = r.gone.Of(at.UID)
+	}
+	if i := slices.IndexFunc(found, ours); i >= 0 {
+		return found[i], nil
+	}
+	return nil, nil
 }
 
 // NewJob builds the At's Job, named jobname.Slot and owned by the At, restartPolicy Never and

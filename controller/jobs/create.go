@@ -6,13 +6,16 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/digest"
 	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
+	"github.com/platform-operators/platform-operators/controller/logic/slotplan"
 	"github.com/platform-operators/platform-operators/controller/logic/writeerror"
 	"github.com/platform-operators/platform-operators/controller/statuswrite"
 )
@@ -67,6 +70,64 @@ func Create(ctx context.Context, c client.Client, api client.Reader, owner metav
 		return nil, NameTaken, "Job " + job.Name + " exists and is not controlled by this " + kind, nil
 	}
 	return &existing, Adopted, "Job " + job.Name + " already existed (created earlier by this " + kind + ")", nil
+}
+
+// Event is the Event that says what the create answered a did, with msg (Create's): the same
+// for an At and a ScheduledJob (which sends none for a Job it adopted).
+func (a Answer) Event(msg string) slotplan.Event {
+	switch a {
+	case Created:
+		return slotplan.Event{Kind: corev1.EventTypeNormal, Reason: slotplan.ReasonSuccessfulCreate, Note: msg}
+	case Adopted:
+		return slotplan.Event{Kind: corev1.EventTypeNormal, Reason: "AdoptedJob", Note: msg}
+	case NameTaken:
+		return slotplan.Event{Kind: corev1.EventTypeWarning, Reason: "JobNameTaken", Note: msg}
+	}
+	return slotplan.Event{Kind: corev1.EventTypeWarning, Reason: slotplan.ReasonJobRejected, Note: msg}
+}
+
+// Of lists owner's Jobs from the cache (ControllerUIDIndex).
+func Of(ctx context.Context, c client.Reader, owner metav1.Object) ([]*batchv1.Job, error) {
+	var list batchv1.JobList
+	err := c.List(ctx, &list, client.InNamespace(owner.GetNamespace()), client.MatchingFields{ControllerUIDIndex: string(owner.GetUID())})
+	out := make([]*batchv1.Job, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out, err
+}
+
+// Read reads the named Jobs around the cache (one it has not seen yet is not missing): those
+// owner controls and keep (nil: any) accepts.
+func Read(ctx context.Context, api client.Reader, owner metav1.Object, names []string, keep func(*batchv1.Job) bool) ([]*batchv1.Job, error) {
+	var out []*batchv1.Job
+	for _, name := range names {
+		var j batchv1.Job
+		err := api.Get(ctx, client.ObjectKey{Namespace: owner.GetNamespace(), Name: name}, &j)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, err
+		case metav1.IsControlledBy(&j, owner) && (keep == nil || keep(&j)):
+			out = append(out, &j)
+		}
+	}
+	return out, nil
+}
+
+// WriteStatus writes obj's status, which the caller has set, against before (statuswrite.Patch),
+// and records a version written in confirmed. done: the pass ends there with res and err (the
+// write failed, obj changed since it was read, or is gone); else the caller sends the Events the
+// status explains.
+func WriteStatus[O client.Object, S any](ctx context.Context, c client.Client, confirmed *statuswrite.Confirmations, obj, before O, status func(O) S) (res ctrl.Result, done bool, err error) {
+	answer, err := statuswrite.Patch(ctx, c, obj, before, status)
+	if answer == statuswrite.Written {
+		confirmed.Wrote(obj) // the Patch left the new resourceVersion in obj
+	}
+	if answer == statuswrite.Stale {
+		return ctrl.Result{RequeueAfter: Recheck}, true, nil
+	}
+	return ctrl.Result{}, err != nil || answer == statuswrite.Gone, err
 }
 
 // Recheck is the one short requeue of the At and ScheduledJob controllers: the cache found behind

@@ -164,18 +164,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	now := r.Clock.Now()
-	p := r.decide(&sj, children, now)
+	decide := func() slotplan.Plan { return slotplan.Decide(&sj, children, now, r.deleted.has, r.PodsStuckAfter) }
+	p := decide()
 	if len(p.Confirm) > 0 {
 		// A recent slot's Job the cache does not show yet must block or be replaced (Forbid,
 		// Replace): read those few around the cache, and decide again with what exists.
-		found, err := r.unseenJobs(ctx, &sj, p.Confirm, isChild)
+		found, err := jobs.Read(ctx, r.APIReader, &sj, p.Confirm, isChild)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
 		if len(found) > 0 {
 			children = append(children, found...)
 			slotplan.SortJobs(children)
-			p = r.decide(&sj, children, now)
+			p = decide()
 		}
 	}
 	if len(p.Creates) > 0 {
@@ -192,7 +193,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{RequeueAfter: jobs.Recheck}, nil
 		}
 		if dropped {
-			p = r.decide(&sj, children, now)
+			p = decide()
 		}
 	} else if !p.Due.IsZero() {
 		// Confirm ahead of the slot, once per object and process: left to the pass at the slot,
@@ -204,28 +205,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return r.carryOut(ctrl.LoggerInto(ctx, log.WithValues("scheduledJob", klog.KObj(&sj))), &sj, &p)
 }
 
-// decide is the pure decide, with the Jobs already deleted (by their TTL, or being deleted) left
-// out of the prunes: they are history, never pruned again.
-func (r *Reconciler) decide(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time) slotplan.Plan {
-	p := slotplan.Decide(sj, children, now, r.deleted.has, r.PodsStuckAfter)
-	p.Prune = slices.DeleteFunc(p.Prune, func(j *batchv1.Job) bool { return j.DeletionTimestamp != nil })
-	return p
-}
-
 // children returns the ScheduledJob's Jobs from the cache, plus active Jobs of the last status
 // that the cache has not seen yet but the API server has.
 func (r *Reconciler) children(ctx context.Context, sj *v1alpha1.ScheduledJob) ([]*batchv1.Job, error) {
-	var list batchv1.JobList
-	if err := r.Client.List(ctx, &list, client.InNamespace(sj.Namespace), client.MatchingFields{jobs.ControllerUIDIndex: string(sj.UID)}); err != nil {
+	cached, err := jobs.Of(ctx, r.Client, sj)
+	if err != nil {
 		return nil, err
 	}
-	out := make([]*batchv1.Job, 0, len(list.Items))
+	out := slices.DeleteFunc(cached, func(j *batchv1.Job) bool { return !isChild(j) })
 	seen := map[string]bool{}
-	for i := range list.Items {
-		if isChild(&list.Items[i]) {
-			out = append(out, &list.Items[i])
-			seen[list.Items[i].Name] = true
-		}
+	for _, j := range out {
+		seen[j.Name] = true
 	}
 	var unseen []string
 	for _, ref := range sj.Status.Active {
@@ -233,7 +223,7 @@ func (r *Reconciler) children(ctx context.Context, sj *v1alpha1.ScheduledJob) ([
 			unseen = append(unseen, ref.Name)
 		}
 	}
-	found, err := r.unseenJobs(ctx, sj, unseen, func(j *batchv1.Job) bool { return j.DeletionTimestamp == nil })
+	found, err := jobs.Read(ctx, r.APIReader, sj, unseen, func(j *batchv1.Job) bool { return j.DeletionTimestamp == nil })
 	if err != nil {
 		return nil, err
 	}
@@ -247,23 +237,6 @@ func (r *Reconciler) children(ctx context.Context, sj *v1alpha1.ScheduledJob) ([
 func isChild(j *batchv1.Job) bool {
 	finished, _, _ := jobstate.Finished(j)
 	return j.DeletionTimestamp == nil || finished
-}
-
-// unseenJobs reads the named Jobs from the API server: those sj controls that keep accepts.
-func (r *Reconciler) unseenJobs(ctx context.Context, sj *v1alpha1.ScheduledJob, names []string, keep func(*batchv1.Job) bool) ([]*batchv1.Job, error) {
-	var out []*batchv1.Job
-	for _, name := range names {
-		var j batchv1.Job
-		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: sj.Namespace, Name: name}, &j)
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			return nil, err
-		case metav1.IsControlledBy(&j, sj) && keep(&j):
-			out = append(out, &j)
-		}
-	}
-	return out, nil
 }
 
 // goneChildren are sj's Jobs that finished and were deleted (a short ttlSecondsAfterFinished)
@@ -295,19 +268,14 @@ func (r *Reconciler) createJob(ctx context.Context, sj *v1alpha1.ScheduledJob, j
 	got, answer, msg, err := jobs.Create(ctx, r.Client, r.APIReader, sj, "ScheduledJob", job)
 	r.writes().End()
 	switch {
+	case writeerror.Classify(err) == writeerror.NamespaceTerminating:
+		return nil, slotplan.Event{}, err
 	case err != nil:
-		if writeerror.Classify(err) == writeerror.NamespaceTerminating {
-			return nil, slotplan.Event{}, err
-		}
 		return nil, slotplan.Event{Kind: corev1.EventTypeWarning, Reason: "FailedCreate", Note: fmt.Sprintf("Error creating job: %v", err)}, err
-	case answer == jobs.Created:
-		return got, slotplan.Event{Kind: corev1.EventTypeNormal, Reason: slotplan.ReasonSuccessfulCreate, Note: msg}, nil
-	case answer == jobs.Refused || answer == jobs.RefusedAtAdmission:
-		return nil, slotplan.Event{Kind: corev1.EventTypeWarning, Reason: slotplan.ReasonJobRejected, Note: msg}, nil
-	case answer == jobs.NameTaken:
-		return nil, slotplan.Event{Kind: corev1.EventTypeWarning, Reason: "JobNameTaken", Note: msg}, nil
+	case answer == jobs.Adopted:
+		return got, slotplan.Event{}, nil
 	}
-	return got, slotplan.Event{}, nil
+	return got, answer.Event(msg), nil
 }
 
 // deleteJob deletes j (its UID, in the background) and returns the Event that says so.

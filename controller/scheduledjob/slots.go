@@ -15,7 +15,6 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/logic/slotplan"
-	"github.com/platform-operators/platform-operators/controller/statuswrite"
 )
 
 // deletions remembers the active Jobs this process deleted (concurrencyPolicy Replace), so a
@@ -112,15 +111,9 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 		// instead, its Events and prunes are dropped, and the next pass sees the new status.
 		before := sj.DeepCopy()
 		sj.Status = *st
-		switch answer, err := statuswrite.Patch(ctx, r.Client, sj, before, sjStatus); {
-		case err != nil:
-			return ctrl.Result{}, err
-		case answer == statuswrite.Gone:
-			return ctrl.Result{}, nil
-		case answer == statuswrite.Stale:
-			return ctrl.Result{RequeueAfter: jobs.Recheck}, nil
+		if res, done, err := jobs.WriteStatus(ctx, r.Client, &r.confirmed, sj, before, sjStatus); done {
+			return res, err
 		}
-		r.confirmed.Wrote(sj) // the Patch left the new resourceVersion in sj
 	}
 	r.Objects.observe(sj, st, p.Interval)
 	// Step 3, after the write: p.prune holds only Jobs the status read at the start of the

@@ -20,7 +20,7 @@
 //  2. Record. status.lastScheduleTime (lastRunNowToken) says the slot is taken, written with an
 //     optimistic lock; when the create was all a pass did, the next pass records it from the Job
 //     (recordClaims). A slot has one outcome, final once written (dueSlots.handled), except a
-//     refused one (retryRefused, refusedThenEdited). Under Forbid and Replace a pass that creates
+//     refused one (retryRefused). Under Forbid and Replace a pass that creates
 //     first reads around the cache the Jobs of recent unrecorded slots (unconfirmedSlots).
 //  3. Prune. A finished Job is deleted only when the status this pass read (one already written)
 //     records its claim, and only after this pass's own status write: whenever a slot's Job is

@@ -248,7 +248,8 @@ func observeJobs(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, deletedByUs
 		seen[j.UID] = true
 		finished, how, when := jobstate.Finished(j)
 		if !finished {
-			active = append(active, activeRef(sj, j))
+			ref, _ := activeRef(sj.Status.Active, j)
+			active = append(active, ref)
 			continue
 		}
 		result := "failed" // the runs-finished metric's label
@@ -692,7 +693,7 @@ func runDueSlot(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, 
 	case decided(sj, children, p, *slot):
 		// Its Job exists under one of its names, or a backfill ran it: never create twice.
 		return
-	case d.handled(slot) && !refusedThenEdited(sj, p, *slot) && !retryRefused(sj, d, p, *slot):
+	case d.handled(slot) && !retryRefused(sj, d, p, *slot):
 		// One outcome per slot, final once written (a slot skipped under Forbid does not run
 		// when the active Job ends), except a refused one (doc.go, step 2).
 		return
@@ -750,8 +751,8 @@ func passOverGap(sj *v1alpha1.ScheduledJob, d dueSlots, p *Plan, last *time.Time
 	// the older ones too (a backfill may run them), under MissedDeadline when none is named.
 	// Slots the ledger already lists were named by the pass that wrote them (a pass whose create
 	// or delete then failed writes its status, and its retry must not name them again).
-	first := unlisted(sj, d.sched, passedOver(d.sched, earliestOK, sj.Status.LastSkippedTime, slot), slot)
-	if all := unlisted(sj, d.sched, passedOver(d.sched, earliestAll, sj.Status.LastSkippedTime, slot), slot); all != nil && (first == nil || all.Before(*first)) {
+	first := passedOver(sj, d.sched, earliestOK, slot)
+	if all := passedOver(sj, d.sched, earliestAll, slot); all != nil && (first == nil || all.Before(*first)) {
 		upTo := slot.Add(-time.Second)
 		if first != nil {
 			upTo = first.Add(-time.Second)
@@ -786,39 +787,18 @@ func announcePassedOver(p *Plan, suspended, many bool, format string, args ...an
 	return ev.Reason
 }
 
-// unlisted returns the first slot from first on, before slot, that status.notRun (as read) does
-// not list, or nil.
-func unlisted(sj *v1alpha1.ScheduledJob, sched schedule.Union, first *time.Time, slot time.Time) *time.Time {
-	for first != nil {
-		r := InRanges(sj.Status.NotRun, *first)
-		if r == nil {
-			return first
-		}
-		next := sched.Next(r.Last.Time)
-		if next.IsZero() || !next.Before(slot) {
-			return nil
-		}
-		first = &next
-	}
-	return nil
-}
-
-// refusedThenEdited reports whether slot is the scheduled slot whose Job the API server refused
-// (the ledger says so) and the spec changed since (Ready's generation): it may be tried again.
-func refusedThenEdited(sj *v1alpha1.ScheduledJob, p *Plan, slot time.Time) bool {
-	if c := ready(&sj.Status); c.Reason != ReasonJobRejected || c.ObservedGeneration == sj.Generation {
-		return false
-	}
-	r := InRanges(p.Status.NotRun, slot)
-	return r != nil && r.Reason == ReasonJobRejected && sj.Status.LastSkippedTime != nil && sj.Status.LastSkippedTime.Time.Equal(slot)
-}
-
-// retryRefused reports whether slot is a scheduled slot whose Job admission refused (its run in
-// status.runs says so, and when) and whose next try (refusalRetry) is due; before that it asks
-// for a pass then. A refusal as invalid, or one the run history no longer holds, is final.
+// retryRefused reports whether slot, the last slot reported skipped, was refused and may be tried
+// again: the spec changed since (Ready's generation), or admission refused it (its run in
+// status.runs says so, and when) and its next try (refusalRetry) is due; before that it asks for
+// a pass then. A refusal as invalid, or one the run history no longer holds, is final.
 func retryRefused(sj *v1alpha1.ScheduledJob, d dueSlots, p *Plan, slot time.Time) bool {
 	if sj.Status.LastSkippedTime == nil || !sj.Status.LastSkippedTime.Time.Equal(slot) {
 		return false
+	}
+	if c := ready(&sj.Status); c.Reason == ReasonJobRejected && c.ObservedGeneration != sj.Generation {
+		if r := InRanges(p.Status.NotRun, slot); r != nil && r.Reason == ReasonJobRejected {
+			return true
+		}
 	}
 	for _, r := range sj.Status.Runs {
 		if r.JobName != "" || r.Reason != ReasonJobRejected || !r.ScheduledTime.Time.Equal(slot) || r.CompletionTime == nil {
@@ -858,18 +838,22 @@ func refusalRetry(sj *v1alpha1.ScheduledJob, sched schedule.Union, slot time.Tim
 	return jobstate.Window{Due: slot.Add(offset), End: end.Add(offset)}.Retry(refusedAt)
 }
 
-// passedOver returns the first slot after earliest (and after the last reported skip) that comes
-// before slot, or nil: the start of the slots that passed without being run or reported.
-func passedOver(sched schedule.Union, earliest time.Time, lastSkipped *metav1.Time, slot time.Time) *time.Time {
+// passedOver returns the first slot after earliest (and after the last reported skip), before
+// slot, that status.notRun (as read) does not list, or nil: the start of the slots that passed
+// without being run or reported.
+func passedOver(sj *v1alpha1.ScheduledJob, sched schedule.Union, earliest time.Time, slot time.Time) *time.Time {
 	from := earliest
-	if lastSkipped != nil && lastSkipped.After(from) {
-		from = lastSkipped.Time
+	if ls := sj.Status.LastSkippedTime; ls != nil && ls.After(from) {
+		from = ls.Time
 	}
-	first := sched.Next(from)
-	if first.IsZero() || !first.Before(slot) {
-		return nil
+	for t := sched.Next(from); !t.IsZero() && t.Before(slot); {
+		r := InRanges(sj.Status.NotRun, t)
+		if r == nil {
+			return &t
+		}
+		t = sched.Next(r.Last.Time)
 	}
-	return &first
+	return nil
 }
 
 // refusalRan reports whether a slot's Job exists at or after the newest slot the ledger lists
@@ -917,19 +901,9 @@ func setReady(sj *v1alpha1.ScheduledJob, st *v1alpha1.ScheduledJobStatus, status
 	return changed
 }
 
-// findRef returns the reference to the Job with uid in refs (an active list).
-func findRef(refs []corev1.ObjectReference, uid types.UID) (corev1.ObjectReference, bool) {
-	i := slices.IndexFunc(refs, func(a corev1.ObjectReference) bool { return a.UID == uid })
-	if i < 0 {
-		return corev1.ObjectReference{}, false
-	}
-	return refs[i], true
-}
-
 // WasActive reports whether the status sj was read with lists the Job uid as active.
 func WasActive(sj *v1alpha1.ScheduledJob, uid types.UID) bool {
-	_, ok := findRef(sj.Status.Active, uid)
-	return ok
+	return slices.ContainsFunc(sj.Status.Active, func(a corev1.ObjectReference) bool { return a.UID == uid })
 }
 
 // oldest returns the Jobs beyond limit, oldest first (by start time, as upstream).
@@ -943,20 +917,17 @@ func oldest(js []*batchv1.Job, limit int32) []*batchv1.Job {
 	return sorted[:n]
 }
 
-// activeRef is the reference to an active Job: the one already in the status if there is one,
-// so a Job's resourceVersion moving never causes a status write (as upstream).
-func activeRef(sj *v1alpha1.ScheduledJob, j *batchv1.Job) corev1.ObjectReference {
-	if a, ok := findRef(sj.Status.Active, j.UID); ok {
-		return a
+// activeRef is the reference to the active Job j: the one refs (an active list) has, known, so a
+// Job's resourceVersion moving never causes a status write (as upstream), else a new one.
+func activeRef(refs []corev1.ObjectReference, j *batchv1.Job) (ref corev1.ObjectReference, known bool) {
+	if i := slices.IndexFunc(refs, func(a corev1.ObjectReference) bool { return a.UID == j.UID }); i >= 0 {
+		return refs[i], true
 	}
-	return jobRef(j)
+	return jobRef(j), false
 }
 
 func jobRef(j *batchv1.Job) corev1.ObjectReference {
-	return corev1.ObjectReference{
-		APIVersion: "batch/v1", Kind: "Job",
-		Namespace: j.Namespace, Name: j.Name, UID: j.UID, ResourceVersion: j.ResourceVersion,
-	}
+	return corev1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Namespace: j.Namespace, Name: j.Name, UID: j.UID, ResourceVersion: j.ResourceVersion}
 }
 
 func formatSlot(t time.Time, s schedule.Union) string {

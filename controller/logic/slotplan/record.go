@@ -38,7 +38,8 @@ func historyToPrune(sj *v1alpha1.ScheduledJob, succeeded, failed []*batchv1.Job)
 	candidates := append(oldest(succeeded, ptr.Deref(sj.Spec.SuccessfulJobsHistoryLimit, 3)), oldest(failed, ptr.Deref(sj.Spec.FailedJobsHistoryLimit, 1))...)
 	var out []*batchv1.Job
 	for _, j := range candidates {
-		if WasActive(sj, j.UID) || !ClaimRecordedOf(sj, j) ||
+		// A Job already deleted (by its TTL, or being deleted) is history, never pruned again.
+		if j.DeletionTimestamp != nil || WasActive(sj, j.UID) || !ClaimRecordedOf(sj, j) ||
 			(runHistoryLimit(sj) > 0 && !runRecordedDone(sj.Status.Runs, j, runHistoryLimit(sj))) {
 			continue // the next pass, started by this pass's status write, prunes it
 		}
@@ -107,11 +108,11 @@ func RecordCreates(sj *v1alpha1.ScheduledJob, p *Plan, results []CreateResult, n
 		if res.Got == nil {
 			continue
 		}
-		if _, known := findRef(st.Active, res.Got.UID); !known {
+		if ref, known := activeRef(st.Active, res.Got); !known {
 			if finished, _, _ := jobstate.Finished(res.Got); !finished {
 				st.ActiveCount++
 				if len(st.Active) < maxActiveRefs {
-					st.Active = append(st.Active, jobRef(res.Got))
+					st.Active = append(st.Active, ref)
 				}
 			}
 		}

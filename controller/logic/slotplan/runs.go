@@ -60,16 +60,7 @@ const maxRunReason = 128
 // setResult records in rec how its Job stands (jobstate.Judge), so the history still says why
 // once the Job is pruned.
 func setResult(rec *v1alpha1.ScheduledJobRun, o jobstate.Outcome) {
-	switch o.Phase {
-	case jobstate.PhaseWaiting:
-		rec.Result = v1alpha1.RunWaiting
-	case jobstate.PhaseSucceeded:
-		rec.Result = v1alpha1.RunSucceeded
-	case jobstate.PhaseFailed:
-		rec.Result = v1alpha1.RunFailed
-	default:
-		rec.Result = v1alpha1.RunRunning
-	}
+	rec.Result = v1alpha1.RunResult(o.Phase) // the phases are run results (TestJobPhasesAreRunResults)
 	rec.Reason, rec.Message = o.Reason, runMessage(o.Message)
 	if len(rec.Reason) > maxRunReason {
 		// Reasons are CamelCase words; whoever may write a Job's status could write more.

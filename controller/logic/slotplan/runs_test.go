@@ -98,3 +98,16 @@ func TestRunRecordedDone(t *testing.T) {
 		}
 	}
 }
+
+// setResult records a Job's phase as the run's result by name: each phase jobstate.Judge gives
+// is the run result of the same name.
+func TestJobPhasesAreRunResults(t *testing.T) {
+	for phase, result := range map[jobstate.Phase]v1alpha1.RunResult{
+		jobstate.PhaseRunning: v1alpha1.RunRunning, jobstate.PhaseWaiting: v1alpha1.RunWaiting,
+		jobstate.PhaseSucceeded: v1alpha1.RunSucceeded, jobstate.PhaseFailed: v1alpha1.RunFailed,
+	} {
+		if v1alpha1.RunResult(phase) != result {
+			t.Errorf("phase %q is not the run result %q", phase, result)
+		}
+	}
+}
