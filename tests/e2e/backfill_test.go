@@ -17,6 +17,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
+	"github.com/platform-operators/platform-operators/controller/logic/slotplan"
 )
 
 const backfillNamespace = "e2e-backfill"
@@ -75,6 +76,19 @@ func TestBackfillOnKind(t *testing.T) {
 				runs = append(runs, fmt.Sprintf("%s %s %s %s %q", r.ScheduledTime.UTC().Format(time.RFC3339), r.JobName, r.Result, r.Reason, r.Message))
 			}
 			t.Fatalf("status.backfill = %+v, want Finished, 2 of 2 created; status.runs: %q; notRun: %+v; created %s", bf, runs, got.Status.NotRun, got.CreationTimestamp.UTC().Format(time.RFC3339))
+		}
+		for _, slot := range slots {
+			if r := slotplan.InRanges(got.Status.NotRun, slot); r != nil {
+				t.Errorf("status.notRun still lists %s (%s) although its Job was created", slot.Format(time.RFC3339), r.Reason)
+			}
+		}
+		// A refusal ridden out leaves its Warning: say so, it is what this run proved.
+		if evs, err := eventsFor(ctx, c, backfillNamespace, sj.Name); err == nil {
+			for _, e := range evs {
+				if e.Reason == slotplan.ReasonJobRejected {
+					t.Logf("refused and tried again: %s (x%d)", e.Message, max(e.Count, 1))
+				}
+			}
 		}
 		for _, slot := range slots {
 			name := jobname.Backfill(got, slot)
