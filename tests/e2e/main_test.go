@@ -152,7 +152,11 @@ func TestMain(m *testing.M) {
 	for _, f := range bed.Finish() {
 		testenv.Finish(f)
 	}
-	os.Exit(testenv.Run(m))
+	code := testenv.Run(m)
+	if managerBin != "" { // buildManagerOnce's temporary directory (48 MiB a run)
+		_ = os.RemoveAll(filepath.Dir(managerBin))
+	}
+	os.Exit(code)
 }
 
 // isKind is true when the suite runs on real nodes.
