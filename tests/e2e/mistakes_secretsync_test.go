@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -96,10 +97,13 @@ func TestDeletingTheSourceNamespaceKeepsEveryCopy(t *testing.T) {
 			// on the test bed's two cores a namespace took more than the usual minute.
 			if err := pollFor(ctx, 3*waitTimeout, func(ctx context.Context) error {
 				err := c.Get(ctx, types.NamespacedName{Name: srcNS}, &corev1.Namespace{})
-				if apierrors.IsNotFound(err) {
+				switch {
+				case apierrors.IsNotFound(err):
 					return nil
+				case err != nil:
+					return fmt.Errorf("reading it: %w", err)
 				}
-				return fmt.Errorf("still there (%v)", err)
+				return errors.New("still there")
 			}); err != nil {
 				t.Fatalf("the namespace controller deletes the source namespace: %v", err)
 			}
