@@ -59,7 +59,7 @@ func Create(ctx context.Context, c client.Client, api client.Reader, owner metav
 		return nil, RefusedAtAdmission, jobstate.RefusalMessage(job.Name, true, err), nil
 	case class == writeerror.Invalid || class == writeerror.TooLong || class == writeerror.BadRequest:
 		return nil, Refused, jobstate.RefusalMessage(job.Name, false, err), nil
-	case class != writeerror.Stale || !apierrors.IsAlreadyExists(err):
+	case !apierrors.IsAlreadyExists(err):
 		return nil, 0, "", err
 	}
 	var existing batchv1.Job

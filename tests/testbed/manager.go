@@ -89,8 +89,8 @@ func envValue(e corev1.EnvVar, namespace string) (string, error) {
 
 // ServiceAccountKubeconfig asks the API for a token of the ServiceAccount (TokenRequest) and
 // returns a kubeconfig whose only credential is that token: a kubeconfig that also carried the
-// admin client certificate would authenticate as admin. It is the manager's `kubeconfig`
-// subcommand's code (controller/tenantconfig), so tests and users share one implementation.
+// admin client certificate would authenticate as admin. It is built from the pieces the
+// manager's `kubeconfig` subcommand uses (controller/tenantconfig), so tests and users share them.
 func ServiceAccountKubeconfig(ctx context.Context, cs kubernetes.Interface, admin *rest.Config, namespace, sa string, ttl time.Duration) ([]byte, error) {
 	cluster, err := tenantconfig.ClusterFromREST(admin)
 	if err != nil {

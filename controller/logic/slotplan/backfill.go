@@ -252,11 +252,17 @@ func refusedWait(sj *v1alpha1.ScheduledJob, slot, now time.Time, p *Plan) bool {
 		if !ok || !now.Before(at) {
 			return false
 		}
-		bf.Message = fmt.Sprintf("the Job of %s was refused at admission; tried again at %s", formatSlot(slot, p.sched), at.UTC().Format(time.RFC3339))
-		requeueWithin(p, at.Sub(now))
+		holdRefused(p, slot, at, now)
 		return true
 	}
 	return false
+}
+
+// holdRefused keeps the running backfill on slot, refused at admission, until at: the message
+// says so, and a pass is asked for then.
+func holdRefused(p *Plan, slot, at, now time.Time) {
+	p.Status.Backfill.Message = fmt.Sprintf("the Job of %s was refused at admission; tried again at %s", formatSlot(slot, p.sched), at.UTC().Format(time.RFC3339))
+	requeueWithin(p, at.Sub(now))
 }
 
 // unhandledDue reports whether slot is the scheduled path's most recent slot, not yet decided.
@@ -315,8 +321,7 @@ func recordBackfill(sj *v1alpha1.ScheduledJob, p *Plan, res CreateResult, now ti
 	}
 	if res.Ev.Reason == ReasonJobRejected {
 		if at, ok := backfillRefusal(bf, res.Ev.Note, now.Truncate(time.Second)); ok {
-			bf.Message = fmt.Sprintf("the Job of %s was refused at admission; tried again at %s", formatSlot(*res.backfill, p.sched), at.UTC().Format(time.RFC3339))
-			requeueWithin(p, at.Sub(now))
+			holdRefused(p, *res.backfill, at, now)
 			return
 		}
 	}
