@@ -103,6 +103,9 @@ type Reconciler struct {
 	// writeOnce); paid by whoever refuses (a tenant's webhook, policy or quota), one per target of
 	// an admin's SecretSync.
 	rejected sync.Map
+	// writing lets one write per target be in flight, so the check of rejected and the write
+	// it allows are one step (see writeOnce).
+	writing oneWriter
 	// stale counts, per request, the retries in a row after a stale cache (see backoff.go).
 	stale backoff
 	// confirmed are the SecretSyncs whose cached version this process wrote (see writeStatus).
@@ -864,6 +867,7 @@ func actionFingerprint(a propagation.Action) [sha256.Size]byte {
 // backs off from RetryBase, never RejectedRecheck: the target has no copy meanwhile.
 func (r *Reconciler) writeOnce(ctx context.Context, kind *objectKind, a propagation.Action) (propagation.Op, error) {
 	tk := targetKey{kind.name, a.Key}
+	defer r.writing.lock(tk)()
 	fp := actionFingerprint(a)
 	now := r.now()
 	failures := 0

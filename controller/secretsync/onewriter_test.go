@@ -1,0 +1,80 @@
+package secretsync
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/platform-operators/platform-operators/controller/internal/testenv"
+	"github.com/platform-operators/platform-operators/controller/propagation"
+)
+
+// TestTwoPassesRetryingOneRefusedCopySendOneWrite: a SecretSync's whole pass and its pass of one
+// namespace both reach a refused copy when its backoff is over. One of them sends the write; the
+// other finds the new backoff and sends nothing (stop 56's CI: 6 creates where backoff allows 4).
+func TestTwoPassesRetryingOneRefusedCopySendOneWrite(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	var creates atomic.Int64
+	entered, release := make(chan struct{}, 2), make(chan struct{})
+	blocking := atomic.Bool{}
+	c := fake.NewClientBuilder().WithScheme(testenv.Scheme(t)).WithInterceptorFuncs(interceptor.Funcs{
+		Create: func(_ context.Context, _ client.WithWatch, _ client.Object, _ ...client.CreateOption) error {
+			creates.Add(1)
+			if blocking.Load() {
+				entered <- struct{}{}
+				<-release
+			}
+			return webhookDenied("creds")
+		},
+	}).Build()
+	r := &Reconciler{Client: c, APIReader: c, Clock: clk}
+	key := types.NamespacedName{Namespace: "team-a", Name: "creds"}
+	a := propagation.Action{Op: propagation.OpCreate, Key: key, Want: &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
+		Data:       map[string][]byte{"token": []byte("x")},
+	}}
+
+	if _, err := r.writeOnce(t.Context(), secretKind, a); err == nil {
+		t.Fatal("the first write was not refused")
+	}
+	clk.SetTime(clk.Now().Add(DefaultRetryBase))
+	blocking.Store(true)
+
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range errs {
+		wg.Go(func() { _, errs[i] = r.writeOnce(t.Context(), secretKind, a) })
+	}
+	<-entered
+	// The other pass either enters the API call too (the defect) or waits for this one.
+	select {
+	case <-entered:
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(release)
+	wg.Wait()
+
+	if got := creates.Load(); got != 2 {
+		t.Errorf("%d creates, want 2: the first and one retry after its backoff", got)
+	}
+	for i, err := range errs {
+		var failed *writeError
+		if !errors.As(err, &failed) {
+			t.Errorf("pass %d: %v, want the refusal", i, err)
+		}
+	}
+	if len(r.writing.held) != 0 {
+		t.Errorf("%d targets still held after every write ended, want 0", len(r.writing.held))
+	}
+}
