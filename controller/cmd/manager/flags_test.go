@@ -138,3 +138,26 @@ func TestSplitList(t *testing.T) {
 		}
 	}
 }
+
+func TestANamespaceListThatNamesNoNamespaceIsRefused(t *testing.T) {
+	cases := []struct {
+		in, wantErr string
+		want        []string
+	}{
+		{in: "", want: nil},
+		{in: "a, b", want: []string{"a", "b"}},
+		{in: ",", wantErr: `names no namespace`},
+		{in: " , ", wantErr: `names no namespace`},
+		{in: "team a", wantErr: `"team a", which is not a namespace name`},
+		{in: "a,Team-B", wantErr: `"Team-B", which is not a namespace name`},
+	}
+	for _, tc := range cases {
+		got, err := namespaceList("--watch-namespaces", tc.in)
+		if tc.wantErr == "" && (err != nil || !reflect.DeepEqual(got, tc.want)) {
+			t.Errorf("namespaceList(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+		if tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("namespaceList(%q) = %q, %v; want an error containing %q", tc.in, got, err, tc.wantErr)
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -206,8 +207,8 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.Float64Var(&o.qps, "kube-api-qps", 1000, "Steady queries per second to the Kubernetes API, a client-side limit that bounds a runaway (a bug, or load a tenant drives) whatever the API server's Priority and Fairness lets through; the default leaves the measured fan-outs alone (a 1,000-namespace fan-out fits in the burst; 10,000 copies need at least 8 s, under the 17-24 s the API server took on the benchmark machine: docs/benchmarks.md). -1 sets no limit.")
 	fs.IntVar(&o.burst, "kube-api-burst", 2000, "Burst of queries to the Kubernetes API above --kube-api-qps (unused with --kube-api-qps=-1).")
 	fs.DurationVar(&o.gracefulShutdown, "graceful-shutdown-timeout", 30*time.Second, "How long to wait for controllers to stop on shutdown.")
-	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "", "Namespaces the manager works in, comma-separated (default: all). For RBAC limited to Roles in those namespaces (chart: rbac.scope=namespaced). SecretSync then copies from and into these only, reads no Namespace (a namespaceSelector may use kubernetes.io/metadata.name only) and reports a SecretSync naming another namespace (NamespaceNotManaged); SecretSyncs themselves are cluster-scoped and still need get, list, watch and status update cluster-wide.")
-	fs.StringVar(&o.podWatcherNamespaces, "podwatcher-namespaces", "", "Namespaces the pod watcher watches, comma-separated (default: all).")
+	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "", "Namespaces the manager works in, comma-separated (default: all; a value that names none, such as \",\", is refused). For RBAC limited to Roles in those namespaces (chart: rbac.scope=namespaced). SecretSync then copies from and into these only, reads no Namespace (a namespaceSelector may use kubernetes.io/metadata.name only) and reports a SecretSync naming another namespace (NamespaceNotManaged); SecretSyncs themselves are cluster-scoped and still need get, list, watch and status update cluster-wide.")
+	fs.StringVar(&o.podWatcherNamespaces, "podwatcher-namespaces", "", "Namespaces the pod watcher watches, comma-separated (default: all; a value that names none is refused).")
 	fs.IntVar(&o.secretSyncWorkers, "secretsync-workers", 32, "Concurrent API writes of one SecretSync reconcile; fewer for large copies, so that at most 4 MiB of copy data is in flight (a 1 MiB source: 4).")
 	fs.StringVar(&o.defaultSync.Name, "default-secretsync-name", "", "Name of a SecretSync the manager keeps applied (the chart's default); empty: none.")
 	fs.StringVar(&o.defaultSync.SourceNamespace, "default-secretsync-source-namespace", "secretsync", "Source namespace of the default SecretSync.")
@@ -311,6 +312,22 @@ func splitList(s string) []string {
 	return out
 }
 
+// namespaceList reads a flag's comma-separated namespaces. Empty means all namespaces; a value
+// that names none (",") or a name that is not a namespace's is refused, so a typo never widens
+// a manager limited to some namespaces to all of them.
+func namespaceList(flag, value string) ([]string, error) {
+	out := splitList(value)
+	if len(out) == 0 && strings.TrimSpace(value) != "" {
+		return nil, fmt.Errorf("%s=%q names no namespace: leave it empty for all namespaces, or list them", flag, value)
+	}
+	for _, ns := range out {
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			return nil, fmt.Errorf("%s holds %q, which is not a namespace name: %s", flag, ns, strings.Join(errs, "; "))
+		}
+	}
+	return out, nil
+}
+
 // defaultSources are the source namespaces of the SecretSyncs the manager keeps applied.
 func defaultSources(o options) []string {
 	var out []string
@@ -346,8 +363,15 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageError{err}
 	}
-	watchNamespaces := splitList(o.watchNamespaces)
-	if err := checkWatchNamespaces(watchNamespaces, enabled, splitList(o.podWatcherNamespaces), defaultSources(o)); err != nil {
+	watchNamespaces, err := namespaceList("--watch-namespaces", o.watchNamespaces)
+	if err != nil {
+		return usageError{err}
+	}
+	podWatcherNamespaces, err := namespaceList("--podwatcher-namespaces", o.podWatcherNamespaces)
+	if err != nil {
+		return usageError{err}
+	}
+	if err := checkWatchNamespaces(watchNamespaces, enabled, podWatcherNamespaces, defaultSources(o)); err != nil {
 		return usageError{err}
 	}
 	log.Info("Starting", "version", version.Version, "commit", version.Commit, "controllers", enabled, "watchNamespaces", watchNamespaces)

@@ -92,6 +92,8 @@ func TestEveryCommandBehavesAlike(t *testing.T) {
 			{"an unknown flag", []string{"--no-such-flag"}, "flag provided but not defined"},
 			{"a bad value", []string{"--log-level=loud"}, "--log-level must be"},
 			{"a bad controller", []string{"--controllers=nosuch"}, "nosuch"},
+			{"a namespace list naming none", []string{"--watch-namespaces=,"}, "names no namespace"},
+			{"a name that is not a namespace's", []string{"--podwatcher-namespaces=a,B"}, `"B", which is not a namespace name`},
 			{"an unknown command", []string{"kubeconfg"}, `unknown command "kubeconfg"`},
 		}},
 		{name: "kubeconfig", usage: kubeconfigUsage, errors: []usageCase{
