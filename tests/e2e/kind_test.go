@@ -233,8 +233,19 @@ func managerPods(ctx context.Context, cs kubernetes.Interface) ([]corev1.Pod, er
 // drains), and a new pod holding the leader Lease. Tests time what the new leader does (the key
 // tests: the key ring it read at start), not the handover (docs/reliability.md measures that), so
 // the handover's length is logged: longer than the chart's leaseDuration means the old leader
-// did not release the Lease. Every rollout of the suite goes through it.
+// did not release the Lease. Every rollout of the suite waits in waitForRollout.
 func restartManager(ctx context.Context, t *testing.T, c client.Client, cs kubernetes.Interface) {
+	t.Helper()
+	oldNames := currentManagerPods(ctx, t, cs)
+	patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{"kubectl.kubernetes.io/restartedAt":%q}}}}}`, time.Now().Format(time.RFC3339Nano))
+	if _, err := cs.AppsV1().Deployments(releaseNamespace).Patch(ctx, releaseName, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitForRollout(ctx, t, c, cs, oldNames, time.Now())
+}
+
+// currentManagerPods names the manager pods that are not being deleted, before a rollout.
+func currentManagerPods(ctx context.Context, t *testing.T, cs kubernetes.Interface) map[string]bool {
 	t.Helper()
 	old, err := managerPods(ctx, cs)
 	if err != nil {
@@ -244,11 +255,13 @@ func restartManager(ctx context.Context, t *testing.T, c client.Client, cs kuber
 	for _, p := range old {
 		oldNames[p.Name] = true
 	}
-	patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{"kubectl.kubernetes.io/restartedAt":%q}}}}}`, time.Now().Format(time.RFC3339Nano))
-	if _, err := cs.AppsV1().Deployments(releaseNamespace).Patch(ctx, releaseName, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
+	return oldNames
+}
+
+// waitForRollout waits, from start, until every replica is a new pod (not in oldNames) and Ready,
+// every old pod is gone and a new pod holds the leader Lease; it logs how long each took.
+func waitForRollout(ctx context.Context, t *testing.T, c client.Client, cs kubernetes.Interface, oldNames map[string]bool, start time.Time) {
+	t.Helper()
 	waitFor(ctx, t, 3*waitTimeout, "the manager's rollout never finished", func(ctx context.Context) (bool, error) {
 		d, err := cs.AppsV1().Deployments(releaseNamespace).Get(ctx, releaseName, metav1.GetOptions{})
 		if err != nil {
@@ -285,7 +298,7 @@ func restartManager(ctx context.Context, t *testing.T, c client.Client, cs kuber
 	}); err != nil {
 		t.Fatalf("%s after the rollout, the old manager pods were not all gone or no new pod held the leader Lease (%s): %v", time.Since(start).Round(time.Second), leaseState(ctx, c), err)
 	}
-	t.Logf("manager restarted: rollout %s, old pods gone and a new leader %s after the restart (%s)", rolled.Round(time.Second), time.Since(start).Round(time.Second), leaseState(ctx, c))
+	t.Logf("manager rolled out: new pods Ready %s, old pods gone and a new leader %s after the restart (%s)", rolled.Round(time.Second), time.Since(start).Round(time.Second), leaseState(ctx, c))
 }
 
 // leaseState describes the leader Lease for a log line: holder, acquired and renewed.

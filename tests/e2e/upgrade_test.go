@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -52,6 +53,11 @@ func TestUpgrade(t *testing.T) {
 			t.Fatal(err)
 		}
 		vals["logging"] = map[string]any{"format": "json", "level": "debug"}
+		var oldPods map[string]bool
+		if isKind() {
+			oldPods = currentManagerPods(ctx, t, clientset(t, cfg))
+		}
+		upgraded := time.Now()
 		rel, err := testbed.UpgradeInstall(testbed.Release{
 			Name: releaseName, Namespace: releaseNamespace, ChartDir: root + "/charts/platform-operators",
 			Kubeconfig: cfg.KubeconfigFile(), Values: vals,
@@ -63,6 +69,10 @@ func TestUpgrade(t *testing.T) {
 			t.Fatalf("release revision %d after the upgrade, want at least 2", rel.Version)
 		}
 
+		if isKind() {
+			// The copy is checked against the new pods, not a handover still under way.
+			waitForRollout(ctx, t, c, clientset(t, cfg), oldPods, upgraded)
+		}
 		for _, name := range []string{"secretsyncs.ops.platform-operators.io", "ats.ops.platform-operators.io", "scheduledjobs.ops.platform-operators.io"} {
 			if err := c.Get(ctx, types.NamespacedName{Name: name}, &apiextensionsv1.CustomResourceDefinition{}); err != nil {
 				t.Errorf("CRD %s after the upgrade: %v", name, err)
