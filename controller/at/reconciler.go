@@ -247,40 +247,6 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 	return jobstate.NewJob(at, v1alpha1.GroupVersion.WithKind("At"), jobname.Slot(at, runAt), Name, meta, spec, scheduledTimeText(at, runAt))
 }
 
-// observeJob sets the status from the Job at now (pure): its phase from jobstate.Judge.
-func observeJob(st *v1alpha1.AtStatus, job *batchv1.Job, now time.Time) {
-	st.JobName = job.Name
-	if st.StartTime == nil {
-		t := job.CreationTimestamp
-		if t.IsZero() {
-			t = metav1.NewTime(now)
-		}
-		st.StartTime = &t
-	}
-	o := jobstate.Judge(job)
-	switch o.Phase {
-	case jobstate.PhaseWaiting:
-		// Held by a queue (suspended) or by the controller spec.managedBy names: not started,
-		// so Pending, with the reason (JobSuspended, ManagedElsewhere) and what holds it.
-		setPhase(st, v1alpha1.AtPending, o.Reason, o.Message, time.Time{})
-	case jobstate.PhaseRunning:
-		setPhase(st, v1alpha1.AtRunning, ReasonRunning, "Job "+job.Name+" is running", time.Time{})
-	case jobstate.PhaseSucceeded:
-		msg := "Job " + job.Name + " completed"
-		if o.Reason == batchv1.JobReasonSuccessPolicy {
-			// Some indexes may have failed: the Job's successPolicy says it succeeded.
-			msg += " (successPolicy: " + o.Message + ")"
-		}
-		setPhase(st, v1alpha1.AtSucceeded, ReasonJobComplete, msg, o.Finished)
-	default:
-		msg := "Job " + job.Name + " failed"
-		if m := jobstate.FailureMessage(job); m != "" {
-			msg += ": " + m
-		}
-		setPhase(st, v1alpha1.AtFailed, ReasonJobFailed, msg, o.Finished)
-	}
-}
-
 // setPhase sets phase, message, the Succeeded condition and, for a final phase, the completion
 // time (kept if already set).
 func setPhase(st *v1alpha1.AtStatus, phase v1alpha1.AtPhase, reason, msg string, completed time.Time) {
