@@ -168,10 +168,7 @@ func refusedForNow(at *v1alpha1.At, d *decision, msg string, now time.Time) {
 	if old == nil || old.Reason != ReasonJobRejected || old.Message != msg {
 		d.events = append(d.events, slotplan.Event{Kind: corev1.EventTypeWarning, Reason: ReasonJobRejected, Note: msg})
 	}
-	w := jobstate.Window{Due: now}
-	if d.status.ScheduledTime != nil {
-		w.Due = d.status.ScheduledTime.Time
-	}
+	w := jobstate.Window{Due: d.status.ScheduledTime.Time} // set by the decide that chose to create
 	if s := at.Spec.StartingDeadlineSeconds; s != nil {
 		w.End = w.Due.Add(time.Duration(*s) * time.Second)
 	}
