@@ -207,7 +207,7 @@ func (r *Reconciler) findJob(ctx context.Context, at *v1alpha1.At) (*batchv1.Job
 func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 	runAt, _, err := RunTime(at)
 	if err != nil {
-		runAt = at.Spec.Schedule.Time.UTC() // not reached: Reconcile fails an At whose zone is unknown
+		runAt = at.Spec.Schedule.UTC() // not reached: Reconcile fails an At whose zone is unknown
 	}
 	var meta metav1.ObjectMeta
 	var spec batchv1.JobSpec
@@ -277,7 +277,7 @@ func setPhase(st *v1alpha1.AtStatus, phase v1alpha1.AtPhase, reason, msg string,
 // for a time that does not exist or occurs twice, said in note).
 func RunTime(at *v1alpha1.At) (runAt time.Time, note string, err error) {
 	if at.Spec.LocalTime == "" {
-		return at.Spec.Schedule.Time.UTC(), "", nil
+		return at.Spec.Schedule.UTC(), "", nil
 	}
 	zone := ptr.Deref(at.Spec.TimeZone, "")
 	loc, err := time.LoadLocation(zone)
