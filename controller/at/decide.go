@@ -34,18 +34,10 @@ func decide(at *v1alpha1.At, job *batchv1.Job, now time.Time, stuckAfter time.Du
 	st := &d.status
 	st.ObservedGeneration = at.Generation
 	switch {
-	case job != nil:
-		observeJob(st, job, now)
+	case job != nil || st.JobName != "":
+		// Once a Job existed, the At never runs again: it stands as its run does (observeRun).
+		d.events = append(d.events, observeRun(st, job, now)...)
 		observePods(at, &d, job, now, stuckAfter)
-	case st.JobName != "":
-		// The Job existed and is gone, and no replica saw it finish (a Job deleted after it
-		// finished is passed in as last seen): deleted by a user, or finished and deleted by its
-		// TTL while no manager watched. Never run again.
-		if st.Phase != v1alpha1.AtSucceeded && st.Phase != v1alpha1.AtFailed {
-			msg := fmt.Sprintf("Job %s was deleted and was not seen finishing: deleted before it finished, or its ttlSecondsAfterFinished removed it while no manager was watching", st.JobName)
-			setPhase(st, v1alpha1.AtFailed, ReasonJobDeleted, msg, now)
-			d.events = append(d.events, slotplan.Event{Kind: corev1.EventTypeWarning, Reason: ReasonJobDeleted, Note: msg})
-		}
 	case at.Status.ObservedGeneration == at.Generation && (st.Phase == v1alpha1.AtSucceeded || st.Phase == v1alpha1.AtFailed):
 		// Decided without a Job (missed deadline, rejected template, name taken): said once.
 		// An edit of the At decides again.
@@ -85,12 +77,62 @@ func decide(at *v1alpha1.At, job *batchv1.Job, now time.Time, stuckAfter time.Du
 	return d
 }
 
+// observeRun sets the status from how the At's run stands at now (pure): slotplan.RunOf, from its
+// Job, or, the Job gone, from the phase read (Pending and Running have not ended). It returns the
+// Warning of a Job deleted before it was seen finishing.
+func observeRun(st *v1alpha1.AtStatus, job *batchv1.Job, now time.Time) []slotplan.Event {
+	result, o := slotplan.RunOf(job, v1alpha1.RunResult(st.Phase))
+	if result == v1alpha1.RunDeleted {
+		// Deleted by a user, or finished and deleted by its TTL while no manager watched (a Job
+		// seen finishing is passed in as last seen, jobs.Gone).
+		msg := fmt.Sprintf("Job %s was deleted and was not seen finishing: deleted before it finished, or its ttlSecondsAfterFinished removed it while no manager was watching", st.JobName)
+		setPhase(st, v1alpha1.AtFailed, ReasonJobDeleted, msg, now)
+		return []slotplan.Event{{Kind: corev1.EventTypeWarning, Reason: ReasonJobDeleted, Note: msg}}
+	}
+	if job == nil {
+		return nil // it ended, and its Job was deleted after (a TTL): the phase stays
+	}
+	st.JobName = job.Name
+	if st.StartTime == nil {
+		t := job.CreationTimestamp
+		if t.IsZero() {
+			t = metav1.NewTime(now)
+		}
+		st.StartTime = &t
+	}
+	switch result {
+	case v1alpha1.RunWaiting:
+		// Held by a queue (suspended) or by the controller spec.managedBy names: not started,
+		// so Pending, with the reason (JobSuspended, ManagedElsewhere) and what holds it.
+		setPhase(st, v1alpha1.AtPending, o.Reason, o.Message, time.Time{})
+	case v1alpha1.RunRunning:
+		setPhase(st, v1alpha1.AtRunning, ReasonRunning, "Job "+job.Name+" is running", time.Time{})
+	case v1alpha1.RunSucceeded:
+		msg := "Job " + job.Name + " completed"
+		if o.Reason == batchv1.JobReasonSuccessPolicy {
+			// Some indexes may have failed: the Job's successPolicy says it succeeded.
+			msg += " (successPolicy: " + o.Message + ")"
+		}
+		setPhase(st, v1alpha1.AtSucceeded, ReasonJobComplete, msg, o.Finished)
+	default:
+		msg, why := "Job "+job.Name+" failed", o.Reason
+		if o.Message != "" {
+			why += ": " + o.Message
+		}
+		if why != "" {
+			msg += ": " + why
+		}
+		setPhase(st, v1alpha1.AtFailed, ReasonJobFailed, msg, o.Finished)
+	}
+	return nil
+}
+
 // observePods reports a running Job that has created no pod within stuckAfter. The phase stays
 // Running, as the Job may still run once the cause is removed; the Succeeded condition (still
 // Unknown) and the message say PodsNotCreated, with one Warning when it becomes so. Until the Job
 // would count, it asks to look again then (a pod appearing brings the pass that says Running).
 func observePods(at *v1alpha1.At, d *decision, job *batchv1.Job, now time.Time, stuckAfter time.Duration) {
-	if d.status.Phase != v1alpha1.AtRunning {
+	if d.status.Phase != v1alpha1.AtRunning || job == nil {
 		return
 	}
 	stuck, wait := jobstate.PodsNotCreated(job, now, stuckAfter)
@@ -110,7 +152,7 @@ func observePods(at *v1alpha1.At, d *decision, job *batchv1.Job, now time.Time, 
 // name taken fail the At until it is edited. A refusal at admission is refusedForNow's.
 func afterCreate(st *v1alpha1.AtStatus, created *batchv1.Job, answer jobs.Answer, msg string, now time.Time) slotplan.Event {
 	if created != nil {
-		observeJob(st, created, now)
+		observeRun(st, created, now)
 	} else {
 		setPhase(st, v1alpha1.AtFailed, answer.Event(msg).Reason, msg, now)
 	}
@@ -126,10 +168,7 @@ func refusedForNow(at *v1alpha1.At, d *decision, msg string, now time.Time) {
 	if old == nil || old.Reason != ReasonJobRejected || old.Message != msg {
 		d.events = append(d.events, slotplan.Event{Kind: corev1.EventTypeWarning, Reason: ReasonJobRejected, Note: msg})
 	}
-	w := jobstate.Window{Due: now}
-	if d.status.ScheduledTime != nil {
-		w.Due = d.status.ScheduledTime.Time
-	}
+	w := jobstate.Window{Due: d.status.ScheduledTime.Time} // set by the decide that chose to create
 	if s := at.Spec.StartingDeadlineSeconds; s != nil {
 		w.End = w.Due.Add(time.Duration(*s) * time.Second)
 	}

@@ -67,6 +67,9 @@ func TestDecide(t *testing.T) {
 		{name: "a Job deleted before it finished fails the At and never runs it again", at: at(func(a *v1alpha1.At) {
 			a.Status = v1alpha1.AtStatus{Phase: v1alpha1.AtRunning, JobName: "backup-29581290", ObservedGeneration: 2}
 		}), now: runAt.Add(time.Hour), phase: v1alpha1.AtFailed, reason: ReasonJobDeleted, eventWhy: []string{ReasonJobDeleted}, completion: true},
+		{name: "a Job held by a queue and deleted fails the At and never runs it again", at: at(func(a *v1alpha1.At) {
+			a.Status = v1alpha1.AtStatus{Phase: v1alpha1.AtPending, JobName: "backup-29581290", ObservedGeneration: 2}
+		}), now: runAt.Add(time.Hour), phase: v1alpha1.AtFailed, reason: ReasonJobDeleted, eventWhy: []string{ReasonJobDeleted}, completion: true},
 		{name: "a Job deleted after it finished (a TTL) changes nothing", at: at(func(a *v1alpha1.At) {
 			a.Status = v1alpha1.AtStatus{Phase: v1alpha1.AtSucceeded, JobName: "backup-29581290", ObservedGeneration: 2}
 		}), now: runAt.Add(time.Hour), phase: v1alpha1.AtSucceeded},
@@ -206,5 +209,24 @@ func TestDecidePodsNotCreated(t *testing.T) {
 				t.Errorf("events = %v, want %v", why, tc.eventWhy)
 			}
 		})
+	}
+}
+
+// A failed Job's At says the reason and message of the Job's Failed condition, as far as it has
+// them.
+func TestAFailedJobsAtSaysWhatTheJobSays(t *testing.T) {
+	now := time.Date(2026, 3, 29, 1, 30, 0, 0, time.UTC)
+	for _, tc := range []struct{ reason, message, want string }{
+		{"BackoffLimitExceeded", "Job has reached the specified backoff limit", "Job j failed: BackoffLimitExceeded: Job has reached the specified backoff limit"},
+		{"DeadlineExceeded", "", "Job j failed: DeadlineExceeded"},
+		{"", "", "Job j failed"},
+	} {
+		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j"}, Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{
+			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: tc.reason, Message: tc.message, LastTransitionTime: metav1.NewTime(now)}}}}
+		var st v1alpha1.AtStatus
+		observeRun(&st, j, now)
+		if st.Phase != v1alpha1.AtFailed || st.Message != tc.want {
+			t.Errorf("%s %q, want Failed %q", st.Phase, st.Message, tc.want)
+		}
 	}
 }

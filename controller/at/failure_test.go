@@ -104,10 +104,10 @@ func TestAtUnderFailure(t *testing.T) {
 	})
 }
 
-func TestObserveJobTakesTheTimeFromTheClock(t *testing.T) {
+func TestObserveRunTakesTheTimeFromTheClock(t *testing.T) {
 	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 	var st v1alpha1.AtStatus
-	observeJob(&st, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j"}}, now)
+	observeRun(&st, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j"}}, now)
 	if st.StartTime == nil || !st.StartTime.Time.Equal(now) {
 		t.Errorf("startTime = %v, want the injected now %v", st.StartTime, now)
 	}

@@ -207,7 +207,7 @@ func (r *Reconciler) findJob(ctx context.Context, at *v1alpha1.At) (*batchv1.Job
 func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 	runAt, _, err := RunTime(at)
 	if err != nil {
-		runAt = at.Spec.Schedule.Time // not reached: Reconcile fails an At whose zone is unknown
+		runAt = at.Spec.Schedule.UTC() // not reached: Reconcile fails an At whose zone is unknown
 	}
 	var meta metav1.ObjectMeta
 	var spec batchv1.JobSpec
@@ -244,41 +244,7 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 	if spec.BackoffLimit == nil && spec.BackoffLimitPerIndex == nil {
 		spec.BackoffLimit = ptr.To[int32](0)
 	}
-	return jobstate.NewJob(at, v1alpha1.GroupVersion.WithKind("At"), jobname.Slot(at, runAt), Name, meta, spec, scheduledTimeText(at, runAt))
-}
-
-// observeJob sets the status from the Job at now (pure): its phase from jobstate.Judge.
-func observeJob(st *v1alpha1.AtStatus, job *batchv1.Job, now time.Time) {
-	st.JobName = job.Name
-	if st.StartTime == nil {
-		t := job.CreationTimestamp
-		if t.IsZero() {
-			t = metav1.NewTime(now)
-		}
-		st.StartTime = &t
-	}
-	o := jobstate.Judge(job)
-	switch o.Phase {
-	case jobstate.PhaseWaiting:
-		// Held by a queue (suspended) or by the controller spec.managedBy names: not started,
-		// so Pending, with the reason (JobSuspended, ManagedElsewhere) and what holds it.
-		setPhase(st, v1alpha1.AtPending, o.Reason, o.Message, time.Time{})
-	case jobstate.PhaseRunning:
-		setPhase(st, v1alpha1.AtRunning, ReasonRunning, "Job "+job.Name+" is running", time.Time{})
-	case jobstate.PhaseSucceeded:
-		msg := "Job " + job.Name + " completed"
-		if o.Reason == batchv1.JobReasonSuccessPolicy {
-			// Some indexes may have failed: the Job's successPolicy says it succeeded.
-			msg += " (successPolicy: " + o.Message + ")"
-		}
-		setPhase(st, v1alpha1.AtSucceeded, ReasonJobComplete, msg, o.Finished)
-	default:
-		msg := "Job " + job.Name + " failed"
-		if m := jobstate.FailureMessage(job); m != "" {
-			msg += ": " + m
-		}
-		setPhase(st, v1alpha1.AtFailed, ReasonJobFailed, msg, o.Finished)
-	}
+	return jobstate.NewJob(at, v1alpha1.GroupVersion.WithKind("At"), jobname.Slot(at, runAt), Name, meta, spec, runAt.Format(time.RFC3339))
 }
 
 // setPhase sets phase, message, the Succeeded condition and, for a final phase, the completion
@@ -306,29 +272,20 @@ func setPhase(st *v1alpha1.AtStatus, phase v1alpha1.AtPhase, reason, msg string,
 	}
 }
 
-// RunTime is the instant at runs at: spec.schedule, or spec.localTime read in spec.timeZone
-// (schedule.ResolveLocal's rules for a time that does not exist or occurs twice, said in note).
+// RunTime is the instant at runs at, in the zone its Job and SCHEDULED_TIME give it in:
+// spec.schedule in UTC, or spec.localTime read in spec.timeZone (schedule.ResolveLocal's rules
+// for a time that does not exist or occurs twice, said in note).
 func RunTime(at *v1alpha1.At) (runAt time.Time, note string, err error) {
 	if at.Spec.LocalTime == "" {
-		return at.Spec.Schedule.Time, "", nil
+		return at.Spec.Schedule.UTC(), "", nil
 	}
 	zone := ptr.Deref(at.Spec.TimeZone, "")
 	loc, err := time.LoadLocation(zone)
 	if err != nil || zone == "" {
 		return time.Time{}, "", fmt.Errorf("unknown time zone %q in spec.timeZone: use an IANA name such as Europe/Berlin", zone)
 	}
-	return schedule.ResolveLocal(at.Spec.LocalTime, loc)
-}
-
-// scheduledTimeText is the run's scheduled time as the Job and SCHEDULED_TIME carry it: in the
-// At's time zone for a localTime, else in UTC.
-func scheduledTimeText(at *v1alpha1.At, runAt time.Time) string {
-	if at.Spec.LocalTime != "" {
-		if loc, err := time.LoadLocation(ptr.Deref(at.Spec.TimeZone, "")); err == nil {
-			return runAt.In(loc).Format(time.RFC3339)
-		}
-	}
-	return runAt.UTC().Format(time.RFC3339)
+	runAt, note, err = schedule.ResolveLocal(at.Spec.LocalTime, loc)
+	return runAt.In(loc), note, err
 }
 
 // CacheKind is the manager cache's At kind: every At (a tenant creates them), each in its

@@ -75,7 +75,7 @@ func TestAnAtRefusedUntilItsDeadlineFailsAsRefused(t *testing.T) {
 	runAt := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	at := &v1alpha1.At{ObjectMeta: metav1.ObjectMeta{Name: "a", Generation: 1},
 		Spec: v1alpha1.AtSpec{Schedule: metav1.NewTime(runAt), Command: "true", StartingDeadlineSeconds: ptr.To[int64](60)}}
-	d := decision{status: at.Status}
+	d := decide(at, nil, runAt.Add(10*time.Second), 0)
 	refusedForNow(at, &d, "The API server refused Job a-1: exceeded quota", runAt.Add(10*time.Second))
 	at.Status = d.status
 	got := decide(at, nil, runAt.Add(2*time.Minute), 0)

@@ -112,19 +112,6 @@ func Finished(j *batchv1.Job) (bool, batchv1.JobConditionType, time.Time) {
 	return false, "", time.Time{}
 }
 
-// FailureMessage is the reason and message of the Job's Failed condition, if any.
-func FailureMessage(j *batchv1.Job) string {
-	for _, c := range j.Status.Conditions {
-		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
-			if c.Message != "" {
-				return c.Reason + ": " + c.Message
-			}
-			return c.Reason
-		}
-	}
-	return ""
-}
-
 // SortByStartTime sorts Jobs oldest first by status.startTime (Jobs not started last), names
 // breaking ties, as upstream does before pruning history.
 func SortByStartTime(js []*batchv1.Job) {

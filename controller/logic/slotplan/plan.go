@@ -327,9 +327,7 @@ func slotOf(sj *v1alpha1.ScheduledJob, j *batchv1.Job) (time.Time, bool) {
 func observePods(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, stuckAfter time.Duration, p *Plan) {
 	var stuck []string
 	for _, j := range children {
-		if finished, _, _ := jobstate.Finished(j); finished || j.DeletionTimestamp != nil {
-			continue
-		}
+		// Finished or being deleted: neither stuck nor to look at again (jobstate.PodsNotCreated).
 		isStuck, wait := jobstate.PodsNotCreated(j, now, stuckAfter)
 		switch {
 		case isStuck:

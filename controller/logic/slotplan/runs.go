@@ -34,33 +34,48 @@ func runHistory(prev []v1alpha1.ScheduledJobRun, children []*batchv1.Job, limit 
 		if _, runNow := j.Annotations[keys.AnnotationRunNowToken]; !runNow {
 			ran[scheduled.Unix()] = true
 		}
-		rec := v1alpha1.ScheduledJobRun{ScheduledTime: metav1.NewTime(scheduled), JobName: j.Name}
+		result, o := RunOf(j, "")
+		rec := v1alpha1.ScheduledJobRun{ScheduledTime: metav1.NewTime(scheduled), JobName: j.Name, Result: result}
 		if j.Status.StartTime != nil {
 			t := *j.Status.StartTime
 			rec.StartTime = &t
 		}
-		setResult(&rec, jobstate.Judge(j))
+		setResult(&rec, o)
 		out = append(out, rec)
 	}
 	for _, r := range prev {
 		if r.JobName != "" && seen[r.JobName] || r.JobName == "" && ran[r.ScheduledTime.Unix()] {
 			continue
 		}
-		if r.Result == v1alpha1.RunRunning || r.Result == v1alpha1.RunWaiting {
-			r.Result, r.Reason, r.Message = v1alpha1.RunDeleted, "", ""
+		if result, _ := RunOf(nil, r.Result); result != r.Result {
+			r.Result, r.Reason, r.Message = result, "", ""
 		}
 		out = append(out, r)
 	}
 	return capRuns(out, limit)
 }
 
+// RunOf is how one run stands, for an At and a ScheduledJob's run alike, from its Job (nil when
+// none was found, not even as jobs.Gone remembers it) and the result the status read records for
+// it: with a Job, as jobstate.Judge reads it; without one, an ended result (Succeeded, Failed,
+// Skipped, Deleted) stands, and any other is Deleted: its Job went before a replica saw it end.
+func RunOf(job *batchv1.Job, recorded v1alpha1.RunResult) (v1alpha1.RunResult, jobstate.Outcome) {
+	switch {
+	case job != nil:
+		o := jobstate.Judge(job)
+		return v1alpha1.RunResult(o.Phase), o // the phases are run results (TestJobPhasesAreRunResults)
+	case recorded == v1alpha1.RunSucceeded, recorded == v1alpha1.RunFailed, recorded == v1alpha1.RunSkipped, recorded == v1alpha1.RunDeleted:
+		return recorded, jobstate.Outcome{}
+	}
+	return v1alpha1.RunDeleted, jobstate.Outcome{}
+}
+
 // maxRunReason bounds status.runs[].reason as taken from a Job's condition.
 const maxRunReason = 128
 
-// setResult records in rec how its Job stands (jobstate.Judge), so the history still says why
-// once the Job is pruned.
+// setResult records in rec why its Job stands as it does (RunOf), so the history still says
+// why once the Job is pruned.
 func setResult(rec *v1alpha1.ScheduledJobRun, o jobstate.Outcome) {
-	rec.Result = v1alpha1.RunResult(o.Phase) // the phases are run results (TestJobPhasesAreRunResults)
 	rec.Reason, rec.Message = o.Reason, runMessage(o.Message)
 	if len(rec.Reason) > maxRunReason {
 		// Reasons are CamelCase words; whoever may write a Job's status could write more.

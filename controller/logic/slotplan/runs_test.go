@@ -111,3 +111,29 @@ func TestJobPhasesAreRunResults(t *testing.T) {
 		}
 	}
 }
+
+// RunOf is the one answer of At and ScheduledJob to "how does this run stand": its Job says, and
+// without one, a run that had not ended was deleted while one that had ended keeps its result.
+func TestRunOfJudgesTheJobElseKeepsWhatEnded(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		job      *batchv1.Job
+		recorded v1alpha1.RunResult
+		want     v1alpha1.RunResult
+	}{
+		{"a running Job is Running, whatever was recorded", slotJob("a", base, ""), v1alpha1.RunSucceeded, v1alpha1.RunRunning},
+		{"a complete Job is Succeeded", slotJob("a", base, batchv1.JobComplete), v1alpha1.RunRunning, v1alpha1.RunSucceeded},
+		{"a failed Job is Failed", slotJob("a", base, batchv1.JobFailed), "", v1alpha1.RunFailed},
+		{"gone while running: Deleted", nil, v1alpha1.RunRunning, v1alpha1.RunDeleted},
+		{"gone while waiting: Deleted", nil, v1alpha1.RunWaiting, v1alpha1.RunDeleted},
+		{"gone while not ended by any other name (an At's Pending): Deleted", nil, "Pending", v1alpha1.RunDeleted},
+		{"gone after it succeeded: Succeeded", nil, v1alpha1.RunSucceeded, v1alpha1.RunSucceeded},
+		{"gone after it failed: Failed", nil, v1alpha1.RunFailed, v1alpha1.RunFailed},
+		{"skipped: Skipped", nil, v1alpha1.RunSkipped, v1alpha1.RunSkipped},
+		{"deleted: Deleted", nil, v1alpha1.RunDeleted, v1alpha1.RunDeleted},
+	} {
+		if got, o := RunOf(tc.job, tc.recorded); got != tc.want || (tc.job == nil && o != (jobstate.Outcome{})) {
+			t.Errorf("%s: RunOf = %s %+v, want %s", tc.name, got, o, tc.want)
+		}
+	}
+}
