@@ -175,7 +175,7 @@ func TestACopyThatGoesWakesTheSecretSyncsWaitingForItsTarget(t *testing.T) {
 	r.recordWaiting("new", secretKind, []v1alpha1.TargetFailure{{Namespace: "team-a", Name: "regcred", Reason: copyplan.ReasonConflict}})
 	r.recordWaiting("other", secretKind, []v1alpha1.TargetFailure{{Namespace: "team-b", Name: "regcred", Reason: copyplan.ReasonConflict}})
 	r.recordWaiting("cm", configMapKind, []v1alpha1.TargetFailure{{Namespace: "team-a", Name: "regcred", Reason: copyplan.ReasonConflict}})
-	wholeH, targetH := r.copyEvents(secretKind), copyTargets()
+	wholeH, targetH := r.copyPasses(secretKind)
 	held := func(label string) *corev1.Secret {
 		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "regcred", Labels: map[string]string{keys.LabelSecretSync: label}}}
 	}
@@ -316,8 +316,9 @@ func TestAServiceAccountThatAppearsQueuesItsNamespacesPass(t *testing.T) {
 		{"listed at start", true, []reconcile.Request{wholePass("harbor")}, nil},
 	} {
 		q, tq := &recordingQueue{}, &recordingQueue{}
-		r.serviceAccountEvents().Create(ctx, event.CreateEvent{Object: sa, IsInInitialList: tc.initial}, q)
-		r.serviceAccountTargets().Create(ctx, event.CreateEvent{Object: sa, IsInInitialList: tc.initial}, tq)
+		wholeH, targetH := r.serviceAccountPasses()
+		wholeH.Create(ctx, event.CreateEvent{Object: sa, IsInInitialList: tc.initial}, q)
+		targetH.Create(ctx, event.CreateEvent{Object: sa, IsInInitialList: tc.initial}, tq)
 		if !slices.Equal(q.now, tc.whole) || !slices.Equal(tq.now, tc.target) {
 			t.Errorf("%s: queued SecretSync passes %v and target passes %v, want %v and %v", tc.name, q.now, tq.now, tc.whole, tc.target)
 		}

@@ -113,7 +113,7 @@ type Reconciler struct {
 	confirmed statuswrite.Confirmations
 	// waiting holds, per SecretSync name, the targets its last whole pass found held by a copy
 	// of another owner (map[targetKey]bool, replaced whole): when that copy goes away or changes
-	// hands, its event wakes the SecretSyncs waiting for the target (see copyEvents).
+	// hands, its event wakes the SecretSyncs waiting for the target (see copyPasses).
 	// store: about 100 bytes per target waiting for another owner's copy, per SecretSync; paid by
 	// the admins' SecretSyncs (targets they name).
 	waiting sync.Map
