@@ -259,7 +259,7 @@ func sourcesBesideTheSuite(t *testing.T, c string) (string, *Sources) {
 	t.Helper()
 	src := namespace(t, c+"-src", nil)
 	pullSource(t, src, "regcred")
-	sources := &Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme(), APIReader: mgr.GetAPIReader()}
+	sources := &Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme(), Reads: NewSourceReads(mgr.GetAPIReader(), MaxSourceReadBytes)}
 	sources.SetController(noWatches{})
 	srcCtx, stop := context.WithCancel(ctx)
 	t.Cleanup(stop)
