@@ -423,33 +423,6 @@ func TestAServiceAccountDroppedFromTheChartsListLosesTheEntry(t *testing.T) {
 	}
 }
 
-func TestTheChartsAppliedServiceAccountsAreReadFromManagedFields(t *testing.T) {
-	entry := func(manager string, op metav1.ManagedFieldsOperationType, raw string) metav1.ManagedFieldsEntry {
-		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(raw)}
-	}
-	got := appliedServiceAccounts([]metav1.ManagedFieldsEntry{
-		entry(DefaultFieldOwner, metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:imagePullSecretFor":{"v:\"builder\"":{},"v:\"default\"":{}},"f:source":{"f:name":{}}}}`),
-		entry("kubectl-edit", metav1.ManagedFieldsOperationUpdate, `{"f:spec":{"f:imagePullSecretFor":{"v:\"deployer\"":{}}}}`),
-		entry(DefaultFieldOwner, metav1.ManagedFieldsOperationUpdate, `{"f:spec":{"f:imagePullSecretFor":{"v:\"other\"":{}}}}`),
-		entry(DefaultFieldOwner, metav1.ManagedFieldsOperationApply, `not json`),
-	})
-	if want := map[string]bool{"builder": true, "default": true}; !equalSets(got, want) {
-		t.Errorf("applied %v, want %v", got, want)
-	}
-}
-
-func equalSets(a, b map[string]bool) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k := range a {
-		if !b[k] {
-			return false
-		}
-	}
-	return true
-}
-
 // A copy made by a pass of one namespace that ran beside the SecretSync's deletion, after the
 // whole pass's clean-up had listed the copies, is not left behind: its event queues the pass of
 // its namespace, which finds the SecretSync gone after a whole pass did and removes the copy

@@ -513,7 +513,7 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 			if d.Name == "" {
 				continue
 			}
-			d.Client, d.Reader = mgr.GetClient(), mgr.GetAPIReader()
+			d.Client = mgr.GetClient()
 			if err := d.SetupWithManager(mgr); err != nil {
 				return nil, fmt.Errorf("setting up the default SecretSync %s: %w", d.Name, err)
 			}
