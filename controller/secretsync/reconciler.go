@@ -222,8 +222,13 @@ func (r *Reconciler) ReconcileTarget(ctx context.Context, req ctrl.Request) (ctr
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	var recheck time.Duration
 	if len(res.accountsLeft) > 0 {
 		r.batching.Store(req, r.now())
+		// The next batch of this namespace's ServiceAccounts, after the other namespaces'
+		// work queued meanwhile (serviceAccountWritesPerPass). Each batch settles its
+		// ServiceAccounts (written, or found in step and remembered), so the batches end.
+		recheck = serviceAccountBatchPause
 	} else {
 		r.batching.Delete(req)
 	}
@@ -232,22 +237,23 @@ func (r *Reconciler) ReconcileTarget(ctx context.Context, req ctrl.Request) (ctr
 		r.targetWrites.Store(ss.Name, true)
 		r.emitWrites(ss, res, "in "+req.Namespace)
 	}
-	if res.requeue {
-		return requeue(r.stale.next(req, r.RetryBase, r.RetryCap)), nil
-	}
-	if len(res.accountsLeft) > 0 && res.writeErr == nil {
-		// The next batch of this namespace's ServiceAccounts, after the other namespaces'
-		// work queued meanwhile (serviceAccountWritesPerPass). Each batch settles its
-		// ServiceAccounts (written, or found in step and remembered), so the batches end.
-		return requeue(serviceAccountBatchPause), nil
-	}
-	r.stale.forget(req)
+	return r.nextPass(req, res, recheck)
+}
+
+// nextPass says when the pass of req comes back, from what it did: with the error of a write
+// that failed unexpectedly (the work queue's backoff); after a stale cache shortly, with the
+// request's backoff; otherwise after recheck (zero: none) or, when sooner, the backoff of a
+// target whose write failed or whose copy is held (writeOnce): it is looked at again then, or
+// sooner when its source or the SecretSync changes.
+func (r *Reconciler) nextPass(req ctrl.Request, res result, recheck time.Duration) (ctrl.Result, error) {
 	if res.writeErr != nil {
 		return ctrl.Result{}, res.writeErr
 	}
-	// A target whose write failed (or whose copy is held) is looked at again when its backoff
-	// has passed (writeOnce).
-	return requeue(res.retryAfter), nil
+	if res.requeue {
+		return requeue(r.stale.next(req, r.RetryBase, r.RetryCap)), nil
+	}
+	r.stale.forget(req)
+	return requeue(sooner(recheck, res.retryAfter)), nil
 }
 
 // targetRequest is the target controller's request for SecretSync name in namespace ns.
