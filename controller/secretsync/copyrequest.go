@@ -310,18 +310,12 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 			out.err = err
 			return out
 		}
-		live := map[types.NamespacedName]*corev1.Secret{}
-		var owned, wanted []*corev1.Secret
-		for _, c := range kind.items(list) {
-			live[client.ObjectKeyFromObject(c)] = c
-			if c.Labels[keys.LabelCopyRequest] == key.Name {
-				owned = append(owned, c)
-			}
-		}
+		owned, lookup := copiesOf(kind, list, keys.LabelCopyRequest, key.Name)
+		var wanted []*corev1.Secret
 		if want != nil && kind == wantKind {
 			wanted = []*corev1.Secret{want}
 		}
-		plan := propagation.ComputeFor(owner, wanted, func(k types.NamespacedName) *corev1.Secret { return live[k] }, owned, propagation.PolicyDelete)
+		plan := propagation.ComputeFor(owner, wanted, lookup, owned, propagation.PolicyDelete)
 		if len(wanted) == 1 && plan.InStep == 1 {
 			out.copy = want.Name
 		}

@@ -468,16 +468,21 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 	if err := r.Client.List(ctx, copies, client.InNamespace(only), client.UnsafeDisableDeepCopy); err != nil {
 		return obs, err
 	}
-	items := kind.items(copies)
+	obs.owned, obs.lookup = copiesOf(kind, copies, keys.LabelSecretSync, ss.Name)
+	return obs, nil
+}
+
+// copiesOf is, of the copies in list, those whose label names name, and a lookup of them all.
+func copiesOf(kind *objectKind, list client.ObjectList, label, name string) (owned []*corev1.Secret, lookup propagation.Lookup) {
+	items := kind.items(list)
 	live := make(map[types.NamespacedName]*corev1.Secret, len(items))
 	for _, c := range items {
-		live[types.NamespacedName{Namespace: c.Namespace, Name: c.Name}] = c
-		if c.Labels[keys.LabelSecretSync] == ss.Name {
-			obs.owned = append(obs.owned, c)
+		live[client.ObjectKeyFromObject(c)] = c
+		if c.Labels[label] == name {
+			owned = append(owned, c)
 		}
 	}
-	obs.lookup = func(k types.NamespacedName) *corev1.Secret { return live[k] }
-	return obs, nil
+	return owned, func(k types.NamespacedName) *corev1.Secret { return live[k] }
 }
 
 // selectorOf is s as a selector (nil for none), or the blocker of an invalid one at field.
