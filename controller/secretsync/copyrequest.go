@@ -78,11 +78,9 @@ type RequestReconciler struct {
 	// RetryBase and RetryCap bound the other retries, as the Reconciler's (see backoff.go).
 	RetryBase, RetryCap time.Duration
 	// Reads remembers the whole reads of sources by resourceVersion, shared with the SecretSync
-	// controller's Sources: the requests that one event on a source wakes read it once. nil: one
-	// of its own, reading with APIReader, within MaxSourceReadBytes.
+	// controller's Sources: the requests that one event on a source wakes read it once. Required.
 	Reads *SourceReads
 
-	readsOnce sync.Once
 	// store: about 150 bytes per CopyRequest whose target a foreign object holds; paid by the
 	// tenant, one per CopyRequest (its object quota).
 	unmanaged sync.Map
@@ -275,11 +273,6 @@ func (r *RequestReconciler) offeredSource(ctx context.Context, kind *objectKind,
 	if !propagation.MayBeOffered(&corev1.Secret{ObjectMeta: meta.ObjectMeta}, namespace) {
 		return nil, nil
 	}
-	r.readsOnce.Do(func() {
-		if r.Reads == nil {
-			r.Reads = NewSourceReads(r.APIReader, MaxSourceReadBytes)
-		}
-	})
 	src, err := r.Reads.Read(ctx, namespace, kind, key, meta.ResourceVersion)
 	if err != nil || src == nil {
 		return nil, err
@@ -317,18 +310,12 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 			out.err = err
 			return out
 		}
-		live := map[types.NamespacedName]*corev1.Secret{}
-		var owned, wanted []*corev1.Secret
-		for _, c := range kind.items(list) {
-			live[client.ObjectKeyFromObject(c)] = c
-			if c.Labels[keys.LabelCopyRequest] == key.Name {
-				owned = append(owned, c)
-			}
-		}
+		owned, lookup := copiesOf(kind, list, keys.LabelCopyRequest, key.Name)
+		var wanted []*corev1.Secret
 		if want != nil && kind == wantKind {
 			wanted = []*corev1.Secret{want}
 		}
-		plan := propagation.ComputeFor(owner, wanted, func(k types.NamespacedName) *corev1.Secret { return live[k] }, owned, propagation.PolicyDelete)
+		plan := propagation.ComputeFor(owner, wanted, lookup, owned, propagation.PolicyDelete)
 		if len(wanted) == 1 && plan.InStep == 1 {
 			out.copy = want.Name
 		}
@@ -434,7 +421,7 @@ func requestStatus(cr *v1alpha1.CopyRequest, out requestOutcome, now time.Time) 
 
 // SetupRequestController builds the CopyRequest controller as the manager runs it: its two
 // caches, the manager's client and event recorder, and the installation's proofs.
-// reads are the source reads it shares with the SecretSync controller (nil: its own);
+// reads are the source reads it shares with the SecretSync controller;
 // namespaces, when not empty, limit its caches to those namespaces (--watch-namespaces).
 func SetupRequestController(ctx context.Context, mgr ctrl.Manager, workers int, proofs *propagation.Prover, reads *SourceReads, namespaces []string) (*RequestReconciler, error) {
 	offered, copies, err := NewRequestCaches(mgr, namespaces)

@@ -1,15 +1,10 @@
 package secretsync
 
 import (
-	"cmp"
 	"context"
-	"encoding/json"
-	"slices"
-	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -48,10 +43,7 @@ func defaultRetry() workqueue.TypedRateLimiter[reconcile.Request] {
 // SecretSync is deleted or a field set here is changed, it is applied again. It is a controller
 // of its own (SetupWithManager), so it runs only on the leader.
 type Default struct {
-	Client client.Client
-	// Reader reads the SecretSync past the cache (which drops managedFields), to tell the
-	// imagePullSecretFor entries the chart applied from those a user added; nil is Client.
-	Reader          client.Reader
+	Client          client.Client
 	Name            string
 	SourceNamespace string
 	// SourceName selects one Secret; empty selects every Secret (of Type, when set).
@@ -83,76 +75,36 @@ func (d *Default) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(d)
 }
 
-// Reconcile applies the SecretSync unless it exists with the fields Default sets.
+// Reconcile applies the SecretSync unless the apply would change nothing. A dry run of the apply
+// says so: the API server merges it as it would the apply (a ServiceAccount the chart applied
+// and no longer lists is removed from imagePullSecretFor, one a user added stays), and the
+// generation it answers is the cached SecretSync's when the spec stays as it is.
 func (d *Default) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
 	cur := &v1alpha1.SecretSync{}
 	err := d.Client.Get(ctx, client.ObjectKey{Name: d.Name}, cur)
-	switch {
-	case err != nil && !apierrors.IsNotFound(err):
+	if err != nil && !apierrors.IsNotFound(err) {
 		return reconcile.Result{}, err
-	case err == nil && d.matches(cur):
-		// As the chart wants it (every restart, every status or user-only change): no write.
-		// Unless it lists a ServiceAccount the chart applied and no longer lists: the apply
-		// (imagePullSecretFor is a set) removes it, and keeps those a user added.
-		if dropped, err := d.dropsAServiceAccount(ctx, cur); err != nil || !dropped {
-			return reconcile.Result{}, err
-		}
 	}
 	// Force: the fields in this object are the chart's, whoever changed them since. Only they
 	// are in it, so fields a user added keep their owner and their value.
+	opts := []client.PatchOption{client.FieldOwner(DefaultFieldOwner), client.ForceOwnership}
+	if err == nil {
+		dry := d.object()
+		//nolint:staticcheck // Apply with an unstructured object needs no generated apply configurations.
+		if err := d.Client.Patch(ctx, dry, client.Apply, append(opts, client.DryRunAll)...); err != nil {
+			return reconcile.Result{}, err
+		}
+		if dry.GetGeneration() == cur.Generation {
+			// As the chart wants it (every restart, every status or user-only change): no write.
+			return reconcile.Result{}, nil
+		}
+	}
 	//nolint:staticcheck // Apply with an unstructured object needs no generated apply configurations.
-	if err := d.Client.Patch(ctx, d.object(), client.Apply, client.FieldOwner(DefaultFieldOwner), client.ForceOwnership); err != nil {
+	if err := d.Client.Patch(ctx, d.object(), client.Apply, opts...); err != nil {
 		return reconcile.Result{}, err
 	}
 	ctrl.LoggerFrom(ctx).Info("Default SecretSync applied", "sourceNamespace", d.SourceNamespace, "type", d.Type)
 	return reconcile.Result{}, nil
-}
-
-// dropsAServiceAccount reports whether cur lists in imagePullSecretFor a ServiceAccount that
-// Default's field manager applied and that the chart no longer names. Only a SecretSync that
-// lists more than the chart names is read again (past the cache, for its managedFields).
-func (d *Default) dropsAServiceAccount(ctx context.Context, cur *v1alpha1.SecretSync) (bool, error) {
-	extra := slices.DeleteFunc(slices.Clone(cur.Spec.ImagePullSecretFor), func(n string) bool {
-		return slices.Contains(d.ImagePullSecretFor, n)
-	})
-	if len(extra) == 0 {
-		return false, nil
-	}
-	live := &v1alpha1.SecretSync{}
-	if err := cmp.Or[client.Reader](d.Reader, d.Client).Get(ctx, client.ObjectKey{Name: d.Name}, live); err != nil {
-		return false, client.IgnoreNotFound(err)
-	}
-	applied := appliedServiceAccounts(live.ManagedFields)
-	return slices.ContainsFunc(extra, func(n string) bool { return applied[n] }), nil
-}
-
-// appliedServiceAccounts returns the imagePullSecretFor entries DefaultFieldOwner's apply owns,
-// read from managedFields: in FieldsV1 a set's item is the key `v:<item as JSON>`.
-func appliedServiceAccounts(fields []metav1.ManagedFieldsEntry) map[string]bool {
-	out := map[string]bool{}
-	for _, f := range fields {
-		if f.Manager != DefaultFieldOwner || f.Operation != metav1.ManagedFieldsOperationApply || f.FieldsV1 == nil {
-			continue
-		}
-		var tree struct {
-			// store: per pass; paid by the manager's own apply (its managed fields).
-			Spec map[string]json.RawMessage `json:"f:spec"`
-		}
-		if json.Unmarshal(f.FieldsV1.GetRawBytes(), &tree) != nil {
-			continue
-		}
-		var items map[string]json.RawMessage
-		if json.Unmarshal(tree.Spec["f:imagePullSecretFor"], &items) != nil {
-			continue
-		}
-		for k := range items {
-			var name string
-			if v, ok := strings.CutPrefix(k, "v:"); ok && json.Unmarshal([]byte(v), &name) == nil {
-				out[name] = true
-			}
-		}
-	}
-	return out
 }
 
 // object is the apply configuration: exactly the fields Default owns.
@@ -180,21 +132,4 @@ func (d *Default) object() *unstructured.Unstructured {
 		"metadata":   map[string]any{"name": d.Name},
 		"spec":       spec,
 	}}
-}
-
-// matches reports whether the SecretSync already has the fields Default applies.
-func (d *Default) matches(cur *v1alpha1.SecretSync) bool {
-	src := cur.Spec.Source
-	if src.Namespace != d.SourceNamespace || string(src.Type) != d.Type || src.Name != d.SourceName {
-		return false
-	}
-	if d.SourceName == "" && (src.Selector == nil || len(src.Selector.MatchLabels) > 0 || len(src.Selector.MatchExpressions) > 0) {
-		return false
-	}
-	for _, n := range d.ImagePullSecretFor {
-		if !slices.Contains(cur.Spec.ImagePullSecretFor, n) {
-			return false
-		}
-	}
-	return true
 }

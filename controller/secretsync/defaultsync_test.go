@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,7 +31,7 @@ import (
 // startDefault runs d as main.go does, as a controller (SetupWithManager), until stop or the
 // test's end. Its manager is one of its own, its cache bounded as the manager's: the suite's
 // manager cannot stop a controller, and a Default left running would apply its SecretSync again
-// after the test deleted it. d.Client nil is that manager's client (and d.Reader its API reader);
+// after the test deleted it. d.Client nil is that manager's client;
 // tweak, when not nil, changes the manager's options.
 func startDefault(t *testing.T, d *Default, tweak func(*ctrl.Options)) (stop func()) {
 	t.Helper()
@@ -52,7 +53,7 @@ func startDefault(t *testing.T, d *Default, tweak func(*ctrl.Options)) (stop fun
 		t.Fatal(err)
 	}
 	if d.Client == nil {
-		d.Client, d.Reader = m.GetClient(), m.GetAPIReader()
+		d.Client = m.GetClient()
 	}
 	if err := d.SetupWithManager(m); err != nil {
 		t.Fatal(err)
@@ -155,6 +156,43 @@ func TestTheDefaultSecretSyncIsKeptAppliedAndKeepsWhatAUserAdded(t *testing.T) {
 		}
 		return chartFields(ss)
 	})
+}
+
+// A start that finds the default SecretSync as the chart wants it writes nothing: the dry run of
+// the apply answers the SecretSync's generation, and no apply follows.
+func TestARestartWithTheDefaultSecretSyncInStepWritesNothing(t *testing.T) {
+	const c = "dfltquiet"
+	var applies, dryRuns atomic.Int32
+	counting := testenv.Intercept(k8s, interceptor.Funcs{
+		Patch: func(ctx context.Context, cl client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
+			if po := (&client.PatchOptions{}).ApplyOptions(opts); len(po.DryRun) > 0 {
+				dryRuns.Add(1)
+			} else {
+				applies.Add(1)
+			}
+			return cl.Patch(ctx, o, p, opts...)
+		},
+	})
+	runDefault(t, &Default{Client: counting, Name: c + "-default", SourceNamespace: c + "-src", Type: "example.com/x"})
+	eventually(t, "the first start applies, and the dry run after its own event finds it in step", func() error {
+		if a, d := applies.Load(), dryRuns.Load(); a != 1 || d < 1 {
+			return fmt.Errorf("%d applies, %d dry runs", a, d)
+		}
+		return nil
+	})
+	applies.Store(0)
+	dryRuns.Store(0)
+	startDefault(t, &Default{Client: counting, Name: c + "-default", SourceNamespace: c + "-src", Type: "example.com/x"}, nil)
+	eventually(t, "the restart's dry run", func() error {
+		if d := dryRuns.Load(); d < 1 {
+			return fmt.Errorf("%d dry runs", d)
+		}
+		return nil
+	})
+	time.Sleep(time.Second)
+	if a := applies.Load(); a != 0 {
+		t.Errorf("%d applies at a restart that found the SecretSync in step, want 0", a)
+	}
 }
 
 // A failing apply is retried after 1 s, then 2 s, then 4 s (the work queue's backoff,

@@ -175,7 +175,7 @@ func TestACopyThatGoesWakesTheSecretSyncsWaitingForItsTarget(t *testing.T) {
 	r.recordWaiting("new", secretKind, []v1alpha1.TargetFailure{{Namespace: "team-a", Name: "regcred", Reason: copyplan.ReasonConflict}})
 	r.recordWaiting("other", secretKind, []v1alpha1.TargetFailure{{Namespace: "team-b", Name: "regcred", Reason: copyplan.ReasonConflict}})
 	r.recordWaiting("cm", configMapKind, []v1alpha1.TargetFailure{{Namespace: "team-a", Name: "regcred", Reason: copyplan.ReasonConflict}})
-	wholeH, targetH := r.copyEvents(secretKind), copyTargets()
+	wholeH, targetH := r.copyPasses(secretKind)
 	held := func(label string) *corev1.Secret {
 		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "regcred", Labels: map[string]string{keys.LabelSecretSync: label}}}
 	}
@@ -259,7 +259,7 @@ func sourcesBesideTheSuite(t *testing.T, c string) (string, *Sources) {
 	t.Helper()
 	src := namespace(t, c+"-src", nil)
 	pullSource(t, src, "regcred")
-	sources := &Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme(), APIReader: mgr.GetAPIReader()}
+	sources := &Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme(), Reads: NewSourceReads(mgr.GetAPIReader(), MaxSourceReadBytes)}
 	sources.SetController(noWatches{})
 	srcCtx, stop := context.WithCancel(ctx)
 	t.Cleanup(stop)
@@ -316,8 +316,9 @@ func TestAServiceAccountThatAppearsQueuesItsNamespacesPass(t *testing.T) {
 		{"listed at start", true, []reconcile.Request{wholePass("harbor")}, nil},
 	} {
 		q, tq := &recordingQueue{}, &recordingQueue{}
-		r.serviceAccountEvents().Create(ctx, event.CreateEvent{Object: sa, IsInInitialList: tc.initial}, q)
-		r.serviceAccountTargets().Create(ctx, event.CreateEvent{Object: sa, IsInInitialList: tc.initial}, tq)
+		wholeH, targetH := r.serviceAccountPasses()
+		wholeH.Create(ctx, event.CreateEvent{Object: sa, IsInInitialList: tc.initial}, q)
+		targetH.Create(ctx, event.CreateEvent{Object: sa, IsInInitialList: tc.initial}, tq)
 		if !slices.Equal(q.now, tc.whole) || !slices.Equal(tq.now, tc.target) {
 			t.Errorf("%s: queued SecretSync passes %v and target passes %v, want %v and %v", tc.name, q.now, tq.now, tc.whole, tc.target)
 		}
@@ -420,33 +421,6 @@ func TestAServiceAccountDroppedFromTheChartsListLosesTheEntry(t *testing.T) {
 	for _, n := range []string{"default", "deployer"} {
 		pullSecretsAre(t, a, n, []string{"regcred"}, "regcred")
 	}
-}
-
-func TestTheChartsAppliedServiceAccountsAreReadFromManagedFields(t *testing.T) {
-	entry := func(manager string, op metav1.ManagedFieldsOperationType, raw string) metav1.ManagedFieldsEntry {
-		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(raw)}
-	}
-	got := appliedServiceAccounts([]metav1.ManagedFieldsEntry{
-		entry(DefaultFieldOwner, metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:imagePullSecretFor":{"v:\"builder\"":{},"v:\"default\"":{}},"f:source":{"f:name":{}}}}`),
-		entry("kubectl-edit", metav1.ManagedFieldsOperationUpdate, `{"f:spec":{"f:imagePullSecretFor":{"v:\"deployer\"":{}}}}`),
-		entry(DefaultFieldOwner, metav1.ManagedFieldsOperationUpdate, `{"f:spec":{"f:imagePullSecretFor":{"v:\"other\"":{}}}}`),
-		entry(DefaultFieldOwner, metav1.ManagedFieldsOperationApply, `not json`),
-	})
-	if want := map[string]bool{"builder": true, "default": true}; !equalSets(got, want) {
-		t.Errorf("applied %v, want %v", got, want)
-	}
-}
-
-func equalSets(a, b map[string]bool) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k := range a {
-		if !b[k] {
-			return false
-		}
-	}
-	return true
 }
 
 // A copy made by a pass of one namespace that ran beside the SecretSync's deletion, after the

@@ -113,7 +113,7 @@ type Reconciler struct {
 	confirmed statuswrite.Confirmations
 	// waiting holds, per SecretSync name, the targets its last whole pass found held by a copy
 	// of another owner (map[targetKey]bool, replaced whole): when that copy goes away or changes
-	// hands, its event wakes the SecretSyncs waiting for the target (see copyEvents).
+	// hands, its event wakes the SecretSyncs waiting for the target (see copyPasses).
 	// store: about 100 bytes per target waiting for another owner's copy, per SecretSync; paid by
 	// the admins' SecretSyncs (targets they name).
 	waiting sync.Map
@@ -222,8 +222,13 @@ func (r *Reconciler) ReconcileTarget(ctx context.Context, req ctrl.Request) (ctr
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	var recheck time.Duration
 	if len(res.accountsLeft) > 0 {
 		r.batching.Store(req, r.now())
+		// The next batch of this namespace's ServiceAccounts, after the other namespaces'
+		// work queued meanwhile (serviceAccountWritesPerPass). Each batch settles its
+		// ServiceAccounts (written, or found in step and remembered), so the batches end.
+		recheck = serviceAccountBatchPause
 	} else {
 		r.batching.Delete(req)
 	}
@@ -232,22 +237,23 @@ func (r *Reconciler) ReconcileTarget(ctx context.Context, req ctrl.Request) (ctr
 		r.targetWrites.Store(ss.Name, true)
 		r.emitWrites(ss, res, "in "+req.Namespace)
 	}
-	if res.requeue {
-		return requeue(r.stale.next(req, r.RetryBase, r.RetryCap)), nil
-	}
-	if len(res.accountsLeft) > 0 && res.writeErr == nil {
-		// The next batch of this namespace's ServiceAccounts, after the other namespaces'
-		// work queued meanwhile (serviceAccountWritesPerPass). Each batch settles its
-		// ServiceAccounts (written, or found in step and remembered), so the batches end.
-		return requeue(serviceAccountBatchPause), nil
-	}
-	r.stale.forget(req)
+	return r.nextPass(req, res, recheck)
+}
+
+// nextPass says when the pass of req comes back, from what it did: with the error of a write
+// that failed unexpectedly (the work queue's backoff); after a stale cache shortly, with the
+// request's backoff; otherwise after recheck (zero: none) or, when sooner, the backoff of a
+// target whose write failed or whose copy is held (writeOnce): it is looked at again then, or
+// sooner when its source or the SecretSync changes.
+func (r *Reconciler) nextPass(req ctrl.Request, res result, recheck time.Duration) (ctrl.Result, error) {
 	if res.writeErr != nil {
 		return ctrl.Result{}, res.writeErr
 	}
-	// A target whose write failed (or whose copy is held) is looked at again when its backoff
-	// has passed (writeOnce).
-	return requeue(res.retryAfter), nil
+	if res.requeue {
+		return requeue(r.stale.next(req, r.RetryBase, r.RetryCap)), nil
+	}
+	r.stale.forget(req)
+	return requeue(sooner(recheck, res.retryAfter)), nil
 }
 
 // targetRequest is the target controller's request for SecretSync name in namespace ns.
@@ -462,16 +468,21 @@ func (r *Reconciler) observe(ctx context.Context, ss *v1alpha1.SecretSync, kind 
 	if err := r.Client.List(ctx, copies, client.InNamespace(only), client.UnsafeDisableDeepCopy); err != nil {
 		return obs, err
 	}
-	items := kind.items(copies)
+	obs.owned, obs.lookup = copiesOf(kind, copies, keys.LabelSecretSync, ss.Name)
+	return obs, nil
+}
+
+// copiesOf is, of the copies in list, those whose label names name, and a lookup of them all.
+func copiesOf(kind *objectKind, list client.ObjectList, label, name string) (owned []*corev1.Secret, lookup propagation.Lookup) {
+	items := kind.items(list)
 	live := make(map[types.NamespacedName]*corev1.Secret, len(items))
 	for _, c := range items {
-		live[types.NamespacedName{Namespace: c.Namespace, Name: c.Name}] = c
-		if c.Labels[keys.LabelSecretSync] == ss.Name {
-			obs.owned = append(obs.owned, c)
+		live[client.ObjectKeyFromObject(c)] = c
+		if c.Labels[label] == name {
+			owned = append(owned, c)
 		}
 	}
-	obs.lookup = func(k types.NamespacedName) *corev1.Secret { return live[k] }
-	return obs, nil
+	return owned, func(k types.NamespacedName) *corev1.Secret { return live[k] }
 }
 
 // selectorOf is s as a selector (nil for none), or the blocker of an invalid one at field.

@@ -182,26 +182,25 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 		Named(Name).
 		For(&v1alpha1.SecretSync{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{})))
 	target := ctrl.NewControllerManagedBy(mgr).Named(TargetName)
+	watch := func(obj client.Object, w, t handler.Funcs, opts ...builder.WatchesOption) {
+		whole, target = whole.Watches(obj, w, opts...), target.Watches(obj, t, opts...)
+	}
 	if len(r.Namespaces) == 0 {
 		// Limited to namespaces, the list is the namespaces (namespaced.go): nothing to watch.
-		whole = whole.Watches(&corev1.Namespace{}, r.namespaceEvents(), builder.WithPredicates(namespacePredicate()))
-		target = target.Watches(&corev1.Namespace{}, r.namespaceTargets(), builder.WithPredicates(namespacePredicate()))
+		w, t := r.namespacePasses()
+		watch(&corev1.Namespace{}, w, t, builder.WithPredicates(namespacePredicate()))
 	}
-	c, err := whole.
-		Watches(&corev1.Secret{}, r.copyEvents(secretKind)).
-		Watches(&corev1.ConfigMap{}, r.copyEvents(configMapKind)).
-		Watches(&corev1.ServiceAccount{}, r.serviceAccountEvents(), builder.WithPredicates(serviceAccountPredicate())).
-		WithOptions(opts).
-		Build(r)
+	w, t := r.copyPasses(secretKind)
+	watch(&corev1.Secret{}, w, t)
+	w, t = r.copyPasses(configMapKind)
+	watch(&corev1.ConfigMap{}, w, t)
+	w, t = r.serviceAccountPasses()
+	watch(&corev1.ServiceAccount{}, w, t, builder.WithPredicates(serviceAccountPredicate()))
+	c, err := whole.WithOptions(opts).Build(r)
 	if err != nil {
 		return err
 	}
-	if err := target.
-		Watches(&corev1.Secret{}, copyTargets()).
-		Watches(&corev1.ConfigMap{}, copyTargets()).
-		Watches(&corev1.ServiceAccount{}, r.serviceAccountTargets(), builder.WithPredicates(serviceAccountPredicate())).
-		WithOptions(opts).
-		Complete(reconcile.Func(r.ReconcileTarget)); err != nil {
+	if err := target.WithOptions(opts).Complete(reconcile.Func(r.ReconcileTarget)); err != nil {
 		return err
 	}
 	r.Sources.SetController(c)
@@ -244,34 +243,52 @@ func perObject(old bool, each queue) handler.Funcs {
 	}
 }
 
-// namespaceEvents queues, for a namespace created, relabelled or deleted, the pass of every
-// SecretSync after wholePassDelay (the target controller's namespaceTargets gives the namespace
-// its copies at once). The informer's initial list queues them at once: one pass per SecretSync
-// serves every namespace, not one pass per namespace.
-func (r *Reconciler) namespaceEvents() handler.EventHandler {
-	return perObject(false, func(ctx context.Context, ns client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-		for _, whole := range r.secretSyncs(ctx, ns, nil) {
+// passes is the pair of handlers of one watched kind, the SecretSync controller's (whole) and
+// the target controller's: for an event of o, names lists the whole passes of the SecretSyncs it
+// concerns, and in is the namespace whose target passes it queues. The informer's initial list
+// (a start, or a new informer) queues the whole passes at once, one per SecretSync serving every
+// object, and no target pass (10,000 of them at 10,000 namespaces). A later event queues the
+// target pass of in at once, a pass that reads and plans that one namespace, not every target;
+// a namespace between batches of its ServiceAccounts (our own writes' events among these) after
+// the pause. When later is set it also queues the whole pass after later, to count what the
+// target pass did in the status. old is perObject's.
+func (r *Reconciler) passes(old bool, later time.Duration, names func(context.Context, client.Object) []reconcile.Request, in func(client.Object) string) (whole, target handler.Funcs) {
+	whole = perObject(old, func(ctx context.Context, o client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		if !initial && later == 0 {
+			return
+		}
+		for _, req := range names(ctx, o) {
 			if initial {
-				q.Add(whole)
+				q.Add(req)
 			} else {
-				q.AddAfter(whole, wholePassDelay)
+				q.AddAfter(req, later)
 			}
 		}
 	})
-}
-
-// namespaceTargets queues, for a namespace created, relabelled or deleted, the target pass of
-// that namespace for every SecretSync: a new namespace gets its copies without waiting for a
-// pass over every other namespace. The initial list queues nothing (namespaceEvents).
-func (r *Reconciler) namespaceTargets() handler.EventHandler {
-	return perObject(false, func(ctx context.Context, ns client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	target = perObject(old, func(ctx context.Context, o client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		if initial {
 			return
 		}
-		for _, whole := range r.secretSyncs(ctx, ns, nil) {
-			q.Add(targetRequest(ns.GetName(), whole.Name))
+		for _, whole := range names(ctx, o) {
+			req := targetRequest(in(o), whole.Name)
+			if _, batching := r.batching.Load(req); batching {
+				q.AddAfter(req, serviceAccountBatchPause)
+				continue
+			}
+			q.Add(req)
 		}
 	})
+	return whole, target
+}
+
+// namespacePasses are the handlers of a namespace created, relabelled or deleted (passes): the
+// target pass of that namespace for every SecretSync, so a new namespace gets its copies without
+// waiting for a pass over every other namespace, and every SecretSync's whole pass after
+// wholePassDelay.
+func (r *Reconciler) namespacePasses() (whole, target handler.Funcs) {
+	return r.passes(false, wholePassDelay, func(ctx context.Context, ns client.Object) []reconcile.Request {
+		return r.secretSyncs(ctx, ns, nil)
+	}, client.Object.GetName)
 }
 
 // namespacePredicate passes namespace events that can change the target set.
@@ -320,54 +337,41 @@ func (r *Reconciler) secretSyncs(ctx context.Context, o client.Object, keep func
 // copyName is the SecretSync a copy's label names ("" for none).
 func copyName(o client.Object) string { return o.GetLabels()[keys.LabelSecretSync] }
 
-// copyEvents queues, for a copy's event, the pass of the SecretSync its label names after
-// copyPassDelay (old and new label both, on an update: a relabelled copy counts for both), to
-// count what the target pass (copyTargets) did. When the copy is deleted or its label changes,
-// the event also queues at once the passes of the SecretSyncs waiting for its target (a
-// rename: the old SecretSync's copies go, and the new one takes the targets at once rather
-// than at its next conflict recheck). The informer's initial list queues the passes at once
-// (one per SecretSync serves every copy).
-func (r *Reconciler) copyEvents(kind *objectKind) handler.EventHandler {
-	h := perObject(true, func(_ context.Context, o client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-		if n := copyName(o); n != "" && initial {
-			q.Add(wholePass(n))
-		} else if n != "" {
-			q.AddAfter(wholePass(n), copyPassDelay)
+// copyPasses are the handlers of a copy's events (passes), for the SecretSync its label names
+// (old and new label both, on an update: a relabelled copy counts for both): an edited or
+// deleted copy is put back by the target pass of its namespace, and the whole pass after
+// copyPassDelay counts it. When the copy is deleted or its label changes, the event also queues
+// at once the whole passes of the SecretSyncs waiting for its target (a rename: the old
+// SecretSync's copies go, and the new one takes the targets at once rather than at its next
+// conflict recheck).
+func (r *Reconciler) copyPasses(kind *objectKind) (whole, target handler.Funcs) {
+	whole, target = r.passes(true, copyPassDelay, func(_ context.Context, o client.Object) []reconcile.Request {
+		if n := copyName(o); n != "" {
+			return []reconcile.Request{wholePass(n)}
 		}
-	})
+		return nil
+	}, client.Object.GetNamespace)
 	wake := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], o client.Object) {
 		for _, req := range r.waitingFor(kind, o) {
 			q.Add(req)
 		}
 	}
-	update, remove := h.UpdateFunc, h.DeleteFunc
-	h.UpdateFunc = func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	update, remove := whole.UpdateFunc, whole.DeleteFunc
+	whole.UpdateFunc = func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		update(ctx, e, q)
 		if copyName(e.ObjectOld) != copyName(e.ObjectNew) {
 			wake(q, e.ObjectNew)
 		}
 	}
-	h.DeleteFunc = func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	whole.DeleteFunc = func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		remove(ctx, e, q)
 		wake(q, e.Object)
 	}
-	return h
-}
-
-// copyTargets queues, for a copy's event, the target pass of its namespace of the SecretSync
-// its label names (old and new label both, on an update): an edited or deleted copy is put
-// back by a pass that reads and plans that one namespace, not every target. The initial list
-// queues nothing (copyEvents).
-func copyTargets() handler.EventHandler {
-	return perObject(true, func(_ context.Context, o client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-		if n := copyName(o); n != "" && !initial {
-			q.Add(targetRequest(o.GetNamespace(), n))
-		}
-	})
+	return whole, target
 }
 
 // recordWaiting remembers the targets a whole pass of the SecretSync found held by another
-// owner's copy (conflicts), for copyEvents.
+// owner's copy (conflicts), for copyPasses.
 func (r *Reconciler) recordWaiting(name string, kind *objectKind, conflicts []v1alpha1.TargetFailure) {
 	if len(conflicts) == 0 {
 		r.waiting.Delete(name)
@@ -393,38 +397,13 @@ func (r *Reconciler) waitingFor(kind *objectKind, o client.Object) []reconcile.R
 	return out
 }
 
-// serviceAccountEvents queues, for the informer's initial list of ServiceAccounts, the pass of
-// every SecretSync that selects one (once each). Later events are the target controller's
-// (serviceAccountTargets).
-func (r *Reconciler) serviceAccountEvents() handler.EventHandler {
-	return perObject(false, func(ctx context.Context, sa client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-		if initial {
-			for _, req := range r.forServiceAccount(ctx, sa) {
-				q.Add(req)
-			}
-		}
-	})
-}
-
-// serviceAccountTargets queues, for a ServiceAccount that appears or whose imagePullSecrets or
-// our annotation change, the target pass of its namespace of every SecretSync that selects it
-// (by name or "*") or may have an entry on it: a new namespace's ServiceAccount is filled
-// without a pass over every other namespace. A namespace between batches of its
-// ServiceAccounts (our own writes' events among these) is queued after the pause.
-func (r *Reconciler) serviceAccountTargets() handler.EventHandler {
-	return perObject(true, func(ctx context.Context, sa client.Object, initial bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-		if initial {
-			return
-		}
-		for _, whole := range r.forServiceAccount(ctx, sa) {
-			req := targetRequest(sa.GetNamespace(), whole.Name)
-			if _, batching := r.batching.Load(req); batching {
-				q.AddAfter(req, serviceAccountBatchPause)
-				continue
-			}
-			q.Add(req)
-		}
-	})
+// serviceAccountPasses are the handlers of a ServiceAccount that appears or whose
+// imagePullSecrets or our annotation change (passes): the target pass of its namespace of every
+// SecretSync that selects it (by name or "*") or may have an entry on it, so a new namespace's
+// ServiceAccount is filled without a pass over every other namespace. The informer's initial list
+// queues the whole pass of each such SecretSync (once each).
+func (r *Reconciler) serviceAccountPasses() (whole, target handler.Funcs) {
+	return r.passes(true, 0, r.forServiceAccount, client.Object.GetNamespace)
 }
 
 func (r *Reconciler) forServiceAccount(ctx context.Context, o client.Object) []reconcile.Request {

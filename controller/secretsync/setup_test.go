@@ -45,7 +45,7 @@ func TestANamespaceEventQueuesItsOwnPassNowAndTheWholePassLater(t *testing.T) {
 		&v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: "ca"}},
 	).Build()
 	r := &Reconciler{Client: c}
-	wholeH, targetH := r.namespaceEvents(), r.namespaceTargets()
+	wholeH, targetH := r.namespacePasses()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}
 	for _, tc := range []struct {
 		name string
@@ -90,8 +90,9 @@ func TestTheInitialListOfNamespacesQueuesOnlyTheWholePasses(t *testing.T) {
 	q, tq := &recordingQueue{}, &recordingQueue{}
 	for _, n := range []string{"team-a", "team-b"} {
 		e := event.CreateEvent{Object: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}, IsInInitialList: true}
-		r.namespaceEvents().Create(context.Background(), e, q)
-		r.namespaceTargets().Create(context.Background(), e, tq)
+		wholeH, targetH := r.namespacePasses()
+		wholeH.Create(context.Background(), e, q)
+		targetH.Create(context.Background(), e, tq)
 	}
 	if len(q.after) != 0 || len(q.now) == 0 || slices.ContainsFunc(q.now, func(r reconcile.Request) bool { return r != wholePass("harbor") }) || len(tq.now)+len(tq.after) != 0 {
 		t.Errorf("queued at once %v and later %v, target passes %v, want only the pass of harbor at once", q.now, q.after, tq.now)

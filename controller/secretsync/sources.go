@@ -47,11 +47,8 @@ type Sources struct {
 	Mapper     meta.RESTMapper
 	// Handler maps a source Secret's events to SecretSync requests.
 	Handler handler.EventHandler
-	// APIReader reads a source whole (Full) when Reads is nil.
-	APIReader client.Reader
-	// Reads remembers the whole reads of sources by resourceVersion, shared with the
-	// CopyRequest controller (main.go builds one for both). nil: one of its own, reading with
-	// APIReader, within MaxSourceReadBytes.
+	// Reads reads a source whole (Full) and remembers it by resourceVersion, shared with the
+	// CopyRequest controller (main.go builds one for both). Required.
 	Reads *SourceReads
 
 	mu      sync.Mutex
@@ -76,9 +73,6 @@ func (s *Sources) init() {
 		s.started = make(chan struct{})
 		s.byNS = map[string]sourceCache{}
 		s.watched = map[string]bool{}
-		if s.Reads == nil && s.APIReader != nil {
-			s.Reads = NewSourceReads(s.APIReader, MaxSourceReadBytes)
-		}
 	})
 }
 
@@ -184,10 +178,8 @@ func (s *Sources) Prune(ctx context.Context, inUse func() (map[string]bool, erro
 	if len(stopped) == 0 {
 		return nil
 	}
-	if s.Reads != nil {
-		for _, ns := range stopped {
-			s.Reads.Forget(ns)
-		}
+	for _, ns := range stopped {
+		s.Reads.Forget(ns)
 	}
 	ctrl.LoggerFrom(ctx).V(1).Info("Stopped the caches of source namespaces no SecretSync names", "namespaces", stopped)
 	return nil
@@ -199,10 +191,6 @@ func (s *Sources) Prune(ctx context.Context, inUse func() (map[string]bool, erro
 func (s *Sources) Full(ctx context.Context, kind *objectKind, b *corev1.Secret) (*corev1.Secret, error) {
 	if !sourceBounded(b) {
 		return b, nil
-	}
-	s.init()
-	if s.Reads == nil {
-		return nil, fmt.Errorf("reading source %s/%s: Sources has no APIReader", b.Namespace, b.Name)
 	}
 	return s.Reads.Read(ctx, "", kind, types.NamespacedName{Namespace: b.Namespace, Name: b.Name}, b.ResourceVersion)
 }

@@ -146,13 +146,6 @@ func (r *Reconciler) writeStatus(ctx context.Context, ss *v1alpha1.SecretSync, o
 	}
 	r.emitEvents(ss, prev, st, res)
 
-	if res.writeErr != nil {
-		return ctrl.Result{}, res.writeErr
-	}
-	if res.requeue {
-		return requeue(r.stale.next(wholePass(ss.Name), r.RetryBase, r.RetryCap)), nil
-	}
-	r.stale.forget(wholePass(ss.Name))
 	// A target held by a Secret we do not manage frees up without an event to us: that Secret
 	// is not cached (the cache holds only our copies), and another SecretSync's copy going away
 	// wakes only that SecretSync. Look again now and then, so the copy moves in once the way
@@ -161,9 +154,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, ss *v1alpha1.SecretSync, o
 	if len(res.conflicts) > 0 {
 		recheck = orDefault(r.ConflictRecheck, DefaultConflictRecheck)
 	}
-	// A target whose write failed (or whose copy is held) is looked at again when its backoff
-	// has passed (or sooner, when its source or the SecretSync changes): see writeOnce.
-	return requeue(sooner(recheck, res.retryAfter)), nil
+	return r.nextPass(wholePass(ss.Name), res, recheck)
 }
 
 // writeReadFailure records that a pass could not read the world: Ready turns False with reason

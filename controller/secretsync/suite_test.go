@@ -259,7 +259,7 @@ func setUp(cfg *rest.Config) error {
 	shared := *mgr.GetHTTPClient()
 	sharedTransport.next = shared.Transport
 	shared.Transport = sharedTransport
-	sources = &Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme(), HTTPClient: &shared, Mapper: sharedMapper, APIReader: apiGets, Reads: reads}
+	sources = &Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme(), HTTPClient: &shared, Mapper: sharedMapper, Reads: reads}
 	r := &Reconciler{
 		Client: withWriteFaults(mgr.GetClient()), APIReader: apiGets, Metrics: testMetrics, Workers: 8,
 		Recorder: InNamespace(mgr.GetEventRecorder(Name), scheme, ownershipNS),

@@ -516,7 +516,7 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 		r := &secretsync.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Metrics: m, Workers: o.secretSyncWorkers,
 			Recorder: secretsync.InNamespace(mgr.GetEventRecorder(secretsync.Name), scheme, ns), Writes: writes,
-			Sources: &secretsync.Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme(), HTTPClient: mgr.GetHTTPClient(), Mapper: mgr.GetRESTMapper(), APIReader: mgr.GetAPIReader(), Reads: reads},
+			Sources: &secretsync.Sources{Config: mgr.GetConfig(), Scheme: mgr.GetScheme(), HTTPClient: mgr.GetHTTPClient(), Mapper: mgr.GetRESTMapper(), Reads: reads},
 			Proofs:  proofs, Protected: propagation.Protected{Namespace: ns, OwnershipKey: o.ownershipKeySecret, Own: splitList(o.withheldSecrets)},
 			Namespaces: slices.Sorted(slices.Values(watchNamespaces)),
 		}
@@ -537,7 +537,7 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 			if d.Name == "" {
 				continue
 			}
-			d.Client, d.Reader = mgr.GetClient(), mgr.GetAPIReader()
+			d.Client = mgr.GetClient()
 			if err := d.SetupWithManager(mgr); err != nil {
 				return nil, fmt.Errorf("setting up the default SecretSync %s: %w", d.Name, err)
 			}
