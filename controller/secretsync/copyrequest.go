@@ -354,7 +354,7 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 // writeRequestStatus records the outcome in status (only when it changed) and tells the tenant
 // about a new refusal with a Warning Event, after the status that explains it.
 func (r *RequestReconciler) writeRequestStatus(ctx context.Context, cr *v1alpha1.CopyRequest, out requestOutcome) (ctrl.Result, error) {
-	st, warning, requeueAfter := requestStatus(cr, out, now(r.Clock))
+	st, warning := requestStatus(cr, out, now(r.Clock))
 	before := cr.DeepCopy()
 	cr.Status = *st
 	switch answer, err := statuswrite.Patch(ctx, r.Client, cr, before, func(cr *v1alpha1.CopyRequest) v1alpha1.CopyRequestStatus { return cr.Status }); {
@@ -372,13 +372,13 @@ func (r *RequestReconciler) writeRequestStatus(ctx context.Context, cr *v1alpha1
 	if out.requeueAfter == 0 {
 		r.stale.forget(client.ObjectKeyFromObject(cr))
 	}
-	return requeue(requeueAfter), nil
+	return requeue(out.requeueAfter), nil
 }
 
-// requestStatus decides, from what a reconcile found and did, a CopyRequest's new status, the
+// requestStatus decides, from what a reconcile found and did, a CopyRequest's new status and the
 // Ready condition to announce as a Warning Event (nil: none; a refusal is announced once, when
-// its reason is new) and when to look again. It is pure: now is the time a write is recorded at.
-func requestStatus(cr *v1alpha1.CopyRequest, out requestOutcome, now time.Time) (*v1alpha1.CopyRequestStatus, *metav1.Condition, time.Duration) {
+// its reason is new). It is pure: now is the time a write is recorded at.
+func requestStatus(cr *v1alpha1.CopyRequest, out requestOutcome, now time.Time) (*v1alpha1.CopyRequestStatus, *metav1.Condition) {
 	st := cr.Status.DeepCopy()
 	st.ObservedGeneration = cr.Generation
 	cond := metav1.Condition{Type: copyplan.ConditionReady, Status: metav1.ConditionTrue, Reason: copyplan.ReasonCopied, ObservedGeneration: cr.Generation,
@@ -401,9 +401,7 @@ func requestStatus(cr *v1alpha1.CopyRequest, out requestOutcome, now time.Time) 
 	if cond.Status == metav1.ConditionFalse && cond.Reason != copyplan.ReasonProgressing && (before == nil || before.Reason != cond.Reason) {
 		warning = &cond
 	}
-	// A copy written but not seen in step yet (or not written: its namespace is terminating) is
-	// looked at again after the request's backoff, which the caller sets in out.requeueAfter.
-	return st, warning, out.requeueAfter
+	return st, warning
 }
 
 // SetupRequestController builds the CopyRequest controller as the manager runs it: its two
