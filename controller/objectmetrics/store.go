@@ -1,7 +1,7 @@
 package objectmetrics
 
 import (
-	"sort"
+	"maps"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -67,55 +67,6 @@ func (s *Store[V]) Delete(key types.NamespacedName) {
 	delete(s.untracked, key)
 }
 
-// Get returns the values recorded for key.
-func (s *Store[V]) Get(key types.NamespacedName) (V, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v, ok := s.tracked[key]
-	return v, ok
-}
-
-// Len returns how many objects have series and how many do not.
-func (s *Store[V]) Len() (tracked, untracked int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.tracked), len(s.untracked)
-}
-
-// Entry is one tracked object and its values.
-type Entry[V any] struct {
-	Key    types.NamespacedName
-	Values V
-}
-
-// Snapshot returns the tracked objects, sorted by namespace and name, copied out of the lock so a
-// scrape does not hold up the reconcilers while it formats them.
-func (s *Store[V]) Snapshot() []Entry[V] {
-	s.mu.Lock()
-	out := make([]Entry[V], 0, len(s.tracked))
-	for k, v := range s.tracked {
-		out = append(out, Entry[V]{k, v})
-	}
-	s.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Key.Namespace != out[j].Key.Namespace {
-			return out[i].Key.Namespace < out[j].Key.Namespace
-		}
-		return out[i].Key.Name < out[j].Key.Name
-	})
-	return out
-}
-
-// DescribeUntracked sends the description of the untracked-objects count, for a collector's
-// Describe.
-func (s *Store[V]) DescribeUntracked(ch chan<- *prometheus.Desc) { ch <- s.desc }
-
-// CollectUntracked sends the untracked-objects count, for a collector's Collect.
-func (s *Store[V]) CollectUntracked(ch chan<- prometheus.Metric) {
-	_, n := s.Len()
-	ch <- prometheus.MustNewConstMetric(s.desc, prometheus.GaugeValue, float64(n))
-}
-
 // Sample is an object's value of one series of a Collector; Label is the value of the series'
 // extra label, if it has one.
 type Sample struct {
@@ -172,14 +123,19 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range c.descs {
 		ch <- d
 	}
-	c.DescribeUntracked(ch)
+	ch <- c.desc
 }
 
-// Collect implements prometheus.Collector: the series of the objects as last reconciled.
+// Collect implements prometheus.Collector: the series of the objects as last reconciled, and the
+// untracked-objects count. The samples are copied out of the lock, so a scrape does not hold up
+// the reconcilers while it formats them.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
-	for _, e := range c.Snapshot() {
-		for i, s := range e.Values {
-			labels := []string{e.Key.Namespace, e.Key.Name}
+	c.mu.Lock()
+	tracked, untracked := maps.Clone(c.tracked), len(c.untracked)
+	c.mu.Unlock()
+	for key, samples := range tracked {
+		for i, s := range samples {
+			labels := []string{key.Namespace, key.Name}
 			if s.Label != "" {
 				labels = append(labels, s.Label)
 			}
@@ -188,5 +144,5 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 	}
-	c.CollectUntracked(ch)
+	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(untracked))
 }

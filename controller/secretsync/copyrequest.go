@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -81,10 +80,8 @@ type RequestReconciler struct {
 	// controller's Sources: the requests that one event on a source wakes read it once. Required.
 	Reads *SourceReads
 
-	// store: about 150 bytes per CopyRequest whose target a foreign object holds; paid by the
-	// tenant, one per CopyRequest (its object quota).
-	unmanaged sync.Map
-	// stale counts, per CopyRequest, its retries in a row (see backoff.go).
+	targets targets
+	// stale counts, per CopyRequest, its retries in a row after a stale cache (see backoff.go).
 	stale backoff
 }
 
@@ -303,7 +300,8 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 	// their CopyRequest, through their owner reference).
 	owner := requestOwner(key.Name)
 	owner.Proven = provenBy(r.Proofs, keys.LabelCopyRequest, r.LabelProof.InForce(ctx))
-	w := writer{client: r.Client, reader: r.APIReader, label: keys.LabelCopyRequest, unmanaged: &r.unmanaged, recorder: r.Recorder}
+	w := writer{client: r.Client, reader: r.APIReader, label: keys.LabelCopyRequest, owner: "CopyRequest", recorder: r.Recorder, targets: &r.targets,
+		clock: r.Clock, retryBase: r.RetryBase, retryCap: r.RetryCap, rejectedRecheck: r.RejectedRecheck}
 	for _, kind := range kinds {
 		list := kind.list()
 		if err := r.Copies.List(ctx, list, client.InNamespace(key.Namespace), client.UnsafeDisableDeepCopy); err != nil {
@@ -327,12 +325,12 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 			case propagation.OpHeld:
 				// Reported once (the same status each pass) and looked at with backoff; the
 				// copy's deletion brings the create sooner.
-				out.reason, out.message, out.requeueAfter = copyplan.ReasonHeld, a.Message, r.stale.next(key, r.RetryBase, r.RetryCap)
+				out.reason, out.message, out.requeueAfter = copyplan.ReasonHeld, a.Message, w.noteHeld(targetKey{kind.name, a.Key}, a)
 				continue
 			}
-			op, err := w.write(ctx, kind, a)
+			op, err := w.writeOnce(ctx, kind, a)
 			var unmanaged *unmanagedError
-			var incomplete *incompleteReplaceError
+			var failed *writeError
 			switch {
 			case err == nil:
 				out.wrote = out.wrote || op != ""
@@ -341,22 +339,11 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 				}
 			case errors.As(err, &unmanaged):
 				out.reason, out.message, out.requeueAfter = copyplan.ReasonConflict, unmanaged.Error(), orDefault(r.ConflictRecheck, DefaultConflictRecheck)
-			case errors.As(err, &incomplete):
-				// The old copy is gone: try again soon, not after RejectedRecheck.
-				out.reason, out.message, out.requeueAfter = copyplan.ReasonWriteFailed, err.Error(), r.stale.next(key, r.RetryBase, r.RetryCap)
+			case errors.As(err, &failed):
+				out.reason, out.message, out.requeueAfter = failed.reason, failed.Error(), failed.wait
 			case writeerror.Classify(err) == writeerror.NamespaceTerminating:
 				// The namespace, and the request with it, is going away.
-			case writeerror.Classify(err) == writeerror.Stale:
-				// A stale cache: the event that follows brings us back, or this retry.
-				out.requeueAfter = r.stale.next(key, r.RetryBase, r.RetryCap)
-			default:
-				if reason, ok := rejectionReason(err); ok {
-					out.reason, out.message, out.requeueAfter = reason, fmt.Sprintf("the API server rejected the %s of the copy: %v", a.Op, err), orDefault(r.RejectedRecheck, DefaultRejectedRecheck)
-					continue
-				}
-				// Refused otherwise (a webhook, a quota, a server error): reported, and tried again
-				// after the request's backoff rather than controller-runtime's, which starts at 5 ms.
-				out.reason, out.message = copyplan.ReasonWriteFailed, fmt.Sprintf("%s: %v", a.Op, err)
+			default: // a stale cache: the event that follows brings us back, or this retry
 				out.requeueAfter = r.stale.next(key, r.RetryBase, r.RetryCap)
 			}
 		}
@@ -367,7 +354,7 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 // writeRequestStatus records the outcome in status (only when it changed) and tells the tenant
 // about a new refusal with a Warning Event, after the status that explains it.
 func (r *RequestReconciler) writeRequestStatus(ctx context.Context, cr *v1alpha1.CopyRequest, out requestOutcome) (ctrl.Result, error) {
-	st, warning, requeueAfter := requestStatus(cr, out, now(r.Clock))
+	st, warning := requestStatus(cr, out, now(r.Clock))
 	before := cr.DeepCopy()
 	cr.Status = *st
 	switch answer, err := statuswrite.Patch(ctx, r.Client, cr, before, func(cr *v1alpha1.CopyRequest) v1alpha1.CopyRequestStatus { return cr.Status }); {
@@ -385,13 +372,13 @@ func (r *RequestReconciler) writeRequestStatus(ctx context.Context, cr *v1alpha1
 	if out.requeueAfter == 0 {
 		r.stale.forget(client.ObjectKeyFromObject(cr))
 	}
-	return requeue(requeueAfter), nil
+	return requeue(out.requeueAfter), nil
 }
 
-// requestStatus decides, from what a reconcile found and did, a CopyRequest's new status, the
+// requestStatus decides, from what a reconcile found and did, a CopyRequest's new status and the
 // Ready condition to announce as a Warning Event (nil: none; a refusal is announced once, when
-// its reason is new) and when to look again. It is pure: now is the time a write is recorded at.
-func requestStatus(cr *v1alpha1.CopyRequest, out requestOutcome, now time.Time) (*v1alpha1.CopyRequestStatus, *metav1.Condition, time.Duration) {
+// its reason is new). It is pure: now is the time a write is recorded at.
+func requestStatus(cr *v1alpha1.CopyRequest, out requestOutcome, now time.Time) (*v1alpha1.CopyRequestStatus, *metav1.Condition) {
 	st := cr.Status.DeepCopy()
 	st.ObservedGeneration = cr.Generation
 	cond := metav1.Condition{Type: copyplan.ConditionReady, Status: metav1.ConditionTrue, Reason: copyplan.ReasonCopied, ObservedGeneration: cr.Generation,
@@ -414,9 +401,7 @@ func requestStatus(cr *v1alpha1.CopyRequest, out requestOutcome, now time.Time) 
 	if cond.Status == metav1.ConditionFalse && cond.Reason != copyplan.ReasonProgressing && (before == nil || before.Reason != cond.Reason) {
 		warning = &cond
 	}
-	// A copy written but not seen in step yet (or not written: its namespace is terminating) is
-	// looked at again after the request's backoff, which the caller sets in out.requeueAfter.
-	return st, warning, out.requeueAfter
+	return st, warning
 }
 
 // SetupRequestController builds the CopyRequest controller as the manager runs it: its two

@@ -2,7 +2,6 @@ package secretsync
 
 import (
 	"context"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -22,16 +21,11 @@ import (
 // DefaultFieldOwner is the server-side apply field manager of the default SecretSync.
 const DefaultFieldOwner = "platform-operators-default"
 
-// The retry delays of a failing apply of a default SecretSync: doubled after each failure.
-const (
-	defaultRetryFirst = time.Second
-	defaultRetryMax   = 5 * time.Minute
-)
-
-// defaultRetry is the work queue's backoff of a failing apply: 1 s, 2 s, 4 s, ... 256 s, then
-// 5 min on every later failure; a success resets it.
+// defaultRetry is the work queue's backoff of a failing apply, the copy path's (DefaultRetryBase
+// doubling to DefaultRetryCap): 1 s, 2 s, 4 s, ... 256 s, then 5 min on every later failure; a
+// success resets it.
 func defaultRetry() workqueue.TypedRateLimiter[reconcile.Request] {
-	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](defaultRetryFirst, defaultRetryMax)
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](DefaultRetryBase, DefaultRetryCap)
 }
 
 // Default keeps a SecretSync the chart asks for applied: the seed's rule (every Secret of Type in

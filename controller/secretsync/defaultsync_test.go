@@ -288,11 +288,11 @@ func TestTheDefaultSecretSyncsRetryDelaysDoubleUpToFiveMinutes(t *testing.T) {
 	for range 1000 {
 		retry.When(req)
 	}
-	if got := retry.When(req); got != defaultRetryMax {
-		t.Fatalf("delay after 1,000 more failures = %s, want %s", got, defaultRetryMax)
+	if got := retry.When(req); got != DefaultRetryCap {
+		t.Fatalf("delay after 1,000 more failures = %s, want %s", got, DefaultRetryCap)
 	}
 	retry.Forget(req)
-	if got := retry.When(req); got != defaultRetryFirst {
-		t.Fatalf("delay after a success = %s, want %s", got, defaultRetryFirst)
+	if got := retry.When(req); got != DefaultRetryBase {
+		t.Fatalf("delay after a success = %s, want %s", got, DefaultRetryBase)
 	}
 }

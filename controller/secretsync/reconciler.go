@@ -92,20 +92,7 @@ type Reconciler struct {
 	// status. Sorted.
 	Namespaces []string
 
-	// unmanaged remembers targets found held by a Secret we do not manage, so later reconciles
-	// look (a read) instead of trying to create (a failed write) each time.
-	// store: about 150 bytes per target a foreign object holds; paid by the tenant who put it
-	// there, one per target of an admin's SecretSync.
-	unmanaged sync.Map
-	// rejected remembers, per target, the write that last failed and when it may be tried
-	// again (see writeOnce).
-	// store: about 300 bytes per target whose write was refused (the refusal's message cut, see
-	// writeOnce); paid by whoever refuses (a tenant's webhook, policy or quota), one per target of
-	// an admin's SecretSync.
-	rejected sync.Map
-	// writing lets one write per target be in flight, so the check of rejected and the write
-	// it allows are one step (see writeOnce).
-	writing oneWriter
+	targets targets
 	// stale counts, per request, the retries in a row after a stale cache (see backoff.go).
 	stale backoff
 	// confirmed are the SecretSyncs whose cached version this process wrote (see writeStatus).
@@ -692,6 +679,7 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 		r.Writes.Begin()
 		defer r.Writes.End()
 	}
+	w := r.writer()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(concurrentWrites(r.Workers, plan))
 	for i, a := range plan.Actions {
@@ -699,7 +687,7 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 			continue
 		}
 		g.Go(func() error {
-			ops[i], errs[i] = r.writeOnce(gctx, kind, a)
+			ops[i], errs[i] = w.writeOnce(gctx, kind, a)
 			return nil
 		})
 	}
@@ -715,7 +703,7 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 			// Reported (the same message each pass, so one status write and one Event) and
 			// looked at again with backoff; its deletion brings the create sooner.
 			res.failures = append(res.failures, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: copyplan.ReasonHeld, Message: a.Message})
-			res.retryAfter = sooner(res.retryAfter, r.noteHeld(targetKey{kind.name, a.Key}, a))
+			res.retryAfter = sooner(res.retryAfter, w.noteHeld(targetKey{kind.name, a.Key}, a))
 			continue
 		}
 		op, err := ops[i], errs[i]
@@ -781,6 +769,8 @@ type writeError struct {
 	rejected bool
 	op       propagation.Op
 	err      error
+	// owner is the kind of what asks for the copy (writer.owner).
+	owner string
 	// remembered is set when no write was tried (the same write failed before, and its time
 	// has not come).
 	remembered bool
@@ -790,9 +780,9 @@ type writeError struct {
 
 func (e *writeError) Error() string {
 	if e.rejected {
-		return fmt.Sprintf("the API server rejected the %s of the copy: %s; it is tried again when the source or the SecretSync changes", e.op, boundedMessage(e.err))
+		return fmt.Sprintf("the API server rejected the %s of the copy: %s; it is tried again when the source or the %s changes", e.op, boundedMessage(e.err), e.owner)
 	}
-	return fmt.Sprintf("the %s of the copy failed: %s; it is tried again with backoff, or when the source or the SecretSync changes", e.op, boundedMessage(e.err))
+	return fmt.Sprintf("the %s of the copy failed: %s; it is tried again with backoff, or when the source or the %s changes", e.op, boundedMessage(e.err), e.owner)
 }
 
 func (e *writeError) Unwrap() error { return e.err }
@@ -876,17 +866,17 @@ func actionFingerprint(a propagation.Action) [sha256.Size]byte {
 // other failure after its backoff. A changed copy (its source or the SecretSync changed)
 // is written at once. A replace whose create failed after its delete (incompleteReplaceError)
 // backs off from RetryBase, never RejectedRecheck: the target has no copy meanwhile.
-func (r *Reconciler) writeOnce(ctx context.Context, kind *objectKind, a propagation.Action) (propagation.Op, error) {
+func (w writer) writeOnce(ctx context.Context, kind *objectKind, a propagation.Action) (propagation.Op, error) {
 	tk := targetKey{kind.name, a.Key}
-	defer r.writing.lock(tk)()
+	defer lockTarget(tk)() // the check of rejected and the write it allows are one step
 	fp := actionFingerprint(a)
-	now := r.now()
+	now := now(w.clock)
 	failures := 0
 	var incomplete *incompleteReplaceError
 	// A create after a replace that deleted the old copy: the target has none, so it backs
 	// off from RetryBase whatever the API server answers.
 	afterReplace := false
-	if v, ok := r.rejected.Load(tk); ok {
+	if v, ok := w.rejected.Load(tk); ok {
 		rej := v.(rejection)
 		if rej.fingerprint == fp {
 			if now.Before(rej.until) && rej.err != nil {
@@ -895,9 +885,9 @@ func (r *Reconciler) writeOnce(ctx context.Context, kind *objectKind, a propagat
 			failures = rej.failures
 			afterReplace = rej.err != nil && errors.As(rej.err, &incomplete)
 		}
-		r.rejected.Delete(tk)
+		w.rejected.Delete(tk)
 	}
-	op, err := r.writer().write(ctx, kind, a)
+	op, err := w.write(ctx, kind, a)
 	if err == nil {
 		return op, nil
 	}
@@ -915,13 +905,13 @@ func (r *Reconciler) writeOnce(ctx context.Context, kind *objectKind, a propagat
 	var out error
 	var wait time.Duration
 	if reason, ok := rejectionReason(err); ok && !errors.As(err, &incomplete) {
-		wait = orDefault(r.RejectedRecheck, DefaultRejectedRecheck)
-		out = &writeError{reason: reason, rejected: true, op: a.Op, err: err, wait: wait}
+		wait = orDefault(w.rejectedRecheck, DefaultRejectedRecheck)
+		out = &writeError{reason: reason, rejected: true, op: a.Op, err: err, owner: w.owner, wait: wait}
 	} else {
-		wait = backoffDelay(failures, r.RetryBase, r.RetryCap)
-		out = &writeError{reason: copyplan.ReasonWriteFailed, op: a.Op, err: err, wait: wait}
+		wait = backoffDelay(failures, w.retryBase, w.retryCap)
+		out = &writeError{reason: copyplan.ReasonWriteFailed, op: a.Op, err: err, owner: w.owner, wait: wait}
 	}
-	r.rejected.Store(tk, rejection{fingerprint: fp, until: now.Add(wait), failures: failures, err: out})
+	w.rejected.Store(tk, rejection{fingerprint: fp, until: now.Add(wait), failures: failures, err: out})
 	return "", out
 }
 
@@ -939,19 +929,19 @@ func remembered(err error, wait time.Duration) error {
 
 // noteHeld records that the target tk's copy is held Terminating and returns how soon to look
 // again: the backoff of the target grows once per look that is due, not once per pass.
-func (r *Reconciler) noteHeld(tk targetKey, a propagation.Action) time.Duration {
+func (w writer) noteHeld(tk targetKey, a propagation.Action) time.Duration {
 	fp := actionFingerprint(propagation.Action{Op: a.Op, Current: a.Current})
-	now := r.now()
+	now := now(w.clock)
 	n := 1
-	if v, ok := r.rejected.Load(tk); ok && v.(rejection).fingerprint == fp {
+	if v, ok := w.rejected.Load(tk); ok && v.(rejection).fingerprint == fp {
 		rej := v.(rejection)
 		if now.Before(rej.until) {
 			return rej.until.Sub(now)
 		}
 		n = rej.failures + 1
 	}
-	wait := backoffDelay(n, r.RetryBase, r.RetryCap)
-	r.rejected.Store(tk, rejection{fingerprint: fp, until: now.Add(wait), failures: n})
+	wait := backoffDelay(n, w.retryBase, w.retryCap)
+	w.rejected.Store(tk, rejection{fingerprint: fp, until: now.Add(wait), failures: n})
 	return wait
 }
 
@@ -974,19 +964,37 @@ type writer struct {
 	client client.Client
 	// reader reads past the cache: to look at an object we do not manage (a conflict).
 	reader client.Reader
-	// label marks the owner's copies: an object without it is not ours.
-	label string
-	// unmanaged remembers targets found held by an object we do not manage, so later writes
-	// look (a read) instead of trying to create (a failed write) each time.
-	// store: per pass; paid by the same tenants as the Reconciler's unmanaged, which it borrows.
-	unmanaged *sync.Map
+	// label marks the owner's copies: an object without it is not ours; owner is the owner's
+	// kind, as failures name it.
+	label, owner string
 	// recorder, when set, is told of a copy written back after other field managers had set
 	// fields of it that the manager writes (see update).
 	recorder events.EventRecorder
+	// targets are the owner's controller's memories, per target (writeOnce).
+	*targets
+	// clock, retryBase, retryCap and rejectedRecheck are the owner's controller's (writeOnce).
+	clock                                clock.PassiveClock
+	retryBase, retryCap, rejectedRecheck time.Duration
+}
+
+// targets are a copy controller's memories per target (a copy's kind and place), see backoff.go.
+type targets struct {
+	// unmanaged remembers targets found held by an object we do not manage, so later writes
+	// look (a read) instead of trying to create (a failed write) each time.
+	// store: about 150 bytes per target a foreign object holds; paid by the tenant who put it
+	// there, one per target of an admin's SecretSync or one per CopyRequest (its object quota).
+	unmanaged sync.Map
+	// rejected remembers, per target, the write that last failed (or the copy found held) and
+	// when it may be tried again (see writeOnce).
+	// store: about 300 bytes per target whose write was refused (the refusal's message cut, see
+	// writeOnce); paid by whoever refuses (a tenant's webhook, policy or quota), one per target of
+	// an admin's SecretSync or per CopyRequest.
+	rejected sync.Map
 }
 
 func (r *Reconciler) writer() writer {
-	return writer{client: r.Client, reader: r.APIReader, label: keys.LabelSecretSync, unmanaged: &r.unmanaged, recorder: r.Recorder}
+	return writer{client: r.Client, reader: r.APIReader, label: keys.LabelSecretSync, owner: "SecretSync", recorder: r.Recorder, targets: &r.targets,
+		clock: r.Clock, retryBase: r.RetryBase, retryCap: r.RetryCap, rejectedRecheck: r.RejectedRecheck}
 }
 
 // write performs one action and returns the operation that was written ("" when nothing was).
