@@ -4,7 +4,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/utils/keymutex"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
@@ -22,7 +21,7 @@ import (
 //     line and a count in controller_runtime_reconcile_errors_total, which the chart's
 //     PlatformOperatorsReconcileErrors alert watches.
 //
-// One write per target is in flight at a time (lockTarget), so the check of the first memory and
+// One write per target is in flight at a time (oneWriter), so the check of the first memory and
 // the write it allows are one step even when two passes reach the target together.
 //
 // Every RequeueAfter of the package comes from requeue, which never returns less than
@@ -89,18 +88,42 @@ func (b *backoff) forget(key any) {
 	delete(b.failures, key)
 }
 
-// targetLocks let one write per target be in flight at a time. Two passes can write the same
-// target at once (a SecretSync's whole pass and its pass of one namespace); without them both
+// oneWriter lets one write per target be in flight at a time. Two passes can write the same
+// target at once (a SecretSync's whole pass and its pass of one namespace); without it both
 // would find the target's backoff over and both send the write that failed, doubling every
-// retry of a copy a webhook or a quota refuses. Targets whose keys hash alike share a lock: a
-// write may then wait for another target's, which costs time, never a second write. A fixed
-// 4,096 mutexes (32 KiB), whatever the number of targets.
-var targetLocks = keymutex.NewHashed(4096)
+// retry of a copy a webhook or a quota refuses.
+type oneWriter struct {
+	mu sync.Mutex
+	// store: about 100 bytes per target being written, removed when its last writer is done,
+	// so at most one per write in flight; paid by the passes that write.
+	held map[targetKey]*heldTarget
+}
 
-// lockTarget waits until no other write to tk is in flight; call the function it returns when
-// done.
-func lockTarget(tk targetKey) (unlock func()) {
-	id := string(tk.kind) + "/" + tk.key.String()
-	targetLocks.LockKey(id)
-	return func() { _ = targetLocks.UnlockKey(id) }
+type heldTarget struct {
+	sync.Mutex
+	waiting int
+}
+
+// lock waits until no other write to tk is in flight; call the function it returns when done.
+func (o *oneWriter) lock(tk targetKey) (unlock func()) {
+	o.mu.Lock()
+	if o.held == nil {
+		o.held = map[targetKey]*heldTarget{}
+	}
+	h := o.held[tk]
+	if h == nil {
+		h = &heldTarget{}
+		o.held[tk] = h
+	}
+	h.waiting++
+	o.mu.Unlock()
+	h.Lock()
+	return func() {
+		h.Unlock()
+		o.mu.Lock()
+		if h.waiting--; h.waiting == 0 {
+			delete(o.held, tk)
+		}
+		o.mu.Unlock()
+	}
 }

@@ -74,4 +74,7 @@ func TestTwoPassesRetryingOneRefusedCopySendOneWrite(t *testing.T) {
 			t.Errorf("pass %d: %v, want the refusal", i, err)
 		}
 	}
+	if len(r.targets.writing.held) != 0 {
+		t.Errorf("%d targets still held after every write ended, want 0", len(r.targets.writing.held))
+	}
 }

@@ -868,7 +868,7 @@ func actionFingerprint(a propagation.Action) [sha256.Size]byte {
 // backs off from RetryBase, never RejectedRecheck: the target has no copy meanwhile.
 func (w writer) writeOnce(ctx context.Context, kind *objectKind, a propagation.Action) (propagation.Op, error) {
 	tk := targetKey{kind.name, a.Key}
-	defer lockTarget(tk)() // the check of rejected and the write it allows are one step
+	defer w.writing.lock(tk)()
 	fp := actionFingerprint(a)
 	now := now(w.clock)
 	failures := 0
@@ -990,6 +990,9 @@ type targets struct {
 	// writeOnce); paid by whoever refuses (a tenant's webhook, policy or quota), one per target of
 	// an admin's SecretSync or per CopyRequest.
 	rejected sync.Map
+	// writing lets one write per target be in flight, so the check of rejected and the write
+	// it allows are one step (see writeOnce).
+	writing oneWriter
 }
 
 func (r *Reconciler) writer() writer {
