@@ -192,6 +192,23 @@ func forRequestCopy(_ context.Context, o client.Object) []reconcile.Request {
 	return nil
 }
 
+// forgetTargets drops the target memories of namespace ns (a refused write, a foreign object
+// in the way) that no CopyRequest there names any more: a tenant who creates and deletes
+// requests whose copies are refused leaves nothing behind in the manager. A request that names
+// the target again starts with a write, as a new one does.
+func (r *RequestReconciler) forgetTargets(ctx context.Context, ns string) error {
+	var list v1alpha1.CopyRequestList
+	if err := r.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return err
+	}
+	named := map[string]bool{}
+	for _, cr := range list.Items {
+		named[cmp.Or(cr.Spec.Name, cr.Spec.Source.Name)] = true
+	}
+	r.targets.forget(func(tk targetKey) bool { return tk.key.Namespace == ns && !named[tk.key.Name] })
+	return nil
+}
+
 // requestOutcome is what a CopyRequest reconcile found and did.
 type requestOutcome struct {
 	reason, message string
@@ -217,6 +234,9 @@ func (r *RequestReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		}
 		if out.requeueAfter == 0 {
 			r.stale.forget(req.NamespacedName)
+		}
+		if err := r.forgetTargets(ctx, req.Namespace); err != nil {
+			return ctrl.Result{}, err
 		}
 		return requeue(out.requeueAfter), out.err
 	}

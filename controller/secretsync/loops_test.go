@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -377,6 +378,41 @@ func TestACopyRequestsCopyRefusedByAQuotaIsRetriedWithBackoff(t *testing.T) {
 	if got := len(requestEvents(t, ns, "creds", copyplan.ReasonWriteFailed)); got != 1 {
 		t.Errorf("%d Warning Events %s, want 1", got, copyplan.ReasonWriteFailed)
 	}
+	// Deleted, the request leaves no memory of its refused copy behind: a tenant's churn of
+	// refused requests does not grow the manager.
+	if n := rememberedIn(&requests.targets, ns); n == 0 {
+		t.Fatalf("no memory of the refused copy in %s before the request is deleted", ns)
+	}
+	if err := k8s.Delete(ctx, cr); err != nil {
+		t.Fatal(err)
+	}
+	forgotten := func() error {
+		if n := rememberedIn(&requests.targets, ns); n > 0 {
+			return fmt.Errorf("%d targets in %s still remembered", n, ns)
+		}
+		return nil
+	}
+	eventually(t, "the deleted request's targets forgotten", forgotten)
+	// And for good: a retry in flight when the request went may have held the entry out of
+	// the memory for a moment (writeOnce takes it out while it writes).
+	time.Sleep(2 * time.Second)
+	if err := forgotten(); err != nil {
+		t.Error(err)
+	}
+}
+
+// rememberedIn counts the targets of namespace ns that t remembers.
+func rememberedIn(t *targets, ns string) int {
+	n := 0
+	for _, m := range []*sync.Map{&t.unmanaged, &t.rejected} {
+		m.Range(func(k, _ any) bool {
+			if k.(targetKey).key.Namespace == ns {
+				n++
+			}
+			return true
+		})
+	}
+	return n
 }
 
 // readyOfRequest is the CopyRequest's Ready condition.

@@ -982,17 +982,30 @@ type targets struct {
 	// unmanaged remembers targets found held by an object we do not manage, so later writes
 	// look (a read) instead of trying to create (a failed write) each time.
 	// store: about 150 bytes per target a foreign object holds; paid by the tenant who put it
-	// there, one per target of an admin's SecretSync or one per CopyRequest (its object quota).
+	// there, one per target of an admin's SecretSync or one per CopyRequest (its object quota;
+	// forgotten with the request, forgetTargets).
 	unmanaged sync.Map
 	// rejected remembers, per target, the write that last failed (or the copy found held) and
 	// when it may be tried again (see writeOnce).
 	// store: about 300 bytes per target whose write was refused (the refusal's message cut, see
 	// writeOnce); paid by whoever refuses (a tenant's webhook, policy or quota), one per target of
-	// an admin's SecretSync or per CopyRequest.
+	// an admin's SecretSync or per CopyRequest (forgotten with the request, forgetTargets).
 	rejected sync.Map
 	// writing lets one write per target be in flight, so the check of rejected and the write
 	// it allows are one step (see writeOnce).
 	writing oneWriter
+}
+
+// forget drops the memories of the targets drop names.
+func (t *targets) forget(drop func(targetKey) bool) {
+	for _, m := range []*sync.Map{&t.unmanaged, &t.rejected} {
+		m.Range(func(k, _ any) bool {
+			if drop(k.(targetKey)) {
+				m.Delete(k)
+			}
+			return true
+		})
+	}
 }
 
 func (r *Reconciler) writer() writer {
