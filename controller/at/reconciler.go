@@ -131,14 +131,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if d.create {
 		// At most once: the status read may predate another process's write of the Job's name
 		// (and the Job may be gone since, by a TTL).
-		ok, err := jobs.ReadyToCreate(ctx, r.APIReader, &r.confirmed, &at, &v1alpha1.At{}, func(live *v1alpha1.At) {
+		if res, done, err := jobs.ReadyToCreate(ctx, r.APIReader, &r.confirmed, &at, &v1alpha1.At{}, func(live *v1alpha1.At) {
 			at.Spec.Command, at.Spec.JobTemplate = live.Spec.Command, live.Spec.JobTemplate
-		})
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if !ok {
-			return ctrl.Result{RequeueAfter: jobs.Recheck}, nil
+		}); done {
+			return res, err
 		}
 		created, answer, msg, err := jobs.Create(ctx, r.Client, r.APIReader, &at, "At", NewJob(&at, r.JobImage))
 		if err != nil {
