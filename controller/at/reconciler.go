@@ -173,19 +173,17 @@ const CommandUser int64 = 65532
 // Job the cache has not seen yet, else as last seen before it was deleted after finishing (by its
 // ttlSecondsAfterFinished, before this At was looked at); nil when there is none.
 func (r *Reconciler) findJob(ctx context.Context, at *v1alpha1.At) (*batchv1.Job, error) {
-	cached, err := jobs.Of(ctx, r.Client, at)
+	found, err := jobs.Of(ctx, r.Client, at)
 	if err != nil {
 		return nil, err
 	}
 	name := at.Status.JobName
 	ours := func(j *batchv1.Job) bool { return name == "" || j.Name == name }
-	var read []*batchv1.Job
-	if name != "" && !slices.ContainsFunc(cached, ours) {
-		if read, err = jobs.Read(ctx, r.APIReader, at, []string{name}, nil); err != nil {
+	if name != "" && !slices.ContainsFunc(found, ours) {
+		if found, err = jobs.Read(ctx, r.APIReader, at, []string{name}, nil); err != nil {
 			return nil, err
 		}
 	}
-	found := slices.Concat(cached, read)
 	if !slices.ContainsFunc(found, ours) {
 		found = r.gone.Of(at.UID)
 	}
