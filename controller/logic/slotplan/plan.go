@@ -864,12 +864,10 @@ func refusalRan(sj *v1alpha1.ScheduledJob, children []*batchv1.Job) bool {
 			refused = r.Last.Time
 		}
 	}
-	for _, j := range children {
-		if slot, ok := slotOf(sj, j); ok && !slot.Before(refused) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(children, func(j *batchv1.Job) bool {
+		slot, ok := slotOf(sj, j)
+		return ok && !slot.Before(refused)
+	})
 }
 
 // NewJob builds a Job from the template, owned by the ScheduledJob, with the scheduled-timestamp

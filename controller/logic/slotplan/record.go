@@ -60,18 +60,10 @@ type CreateResult struct {
 // write would say is their record, with no Event but the creates': the next pass computes exactly
 // that from the Jobs (recordClaims) and the clock, so this one may leave it to it.
 func OnlyRecordsSlotJobs(sj *v1alpha1.ScheduledJob, p *Plan) bool {
-	if len(p.Creates) == 0 || len(p.Replace) > 0 || p.Skipped != "" || len(p.PassedOver) > 0 || len(p.Finished) > 0 {
+	if len(p.Creates) == 0 || len(p.Replace) > 0 || p.Skipped != "" || len(p.PassedOver) > 0 || len(p.Finished) > 0 ||
+		slices.ContainsFunc(p.Creates, func(c Creation) bool { return c.Slot == nil }) ||
+		slices.ContainsFunc(p.Events, func(e Event) bool { return e.Reason != ReasonSuccessfulCreate }) {
 		return false
-	}
-	for _, c := range p.Creates {
-		if c.Slot == nil {
-			return false
-		}
-	}
-	for _, e := range p.Events {
-		if e.Reason != ReasonSuccessfulCreate {
-			return false
-		}
 	}
 	read, planned := sj.Status.DeepCopy(), p.Status.DeepCopy()
 	for _, st := range []*v1alpha1.ScheduledJobStatus{read, planned} {
