@@ -87,17 +87,13 @@ func RecordCreates(sj *v1alpha1.ScheduledJob, p *Plan, results []CreateResult, n
 		switch {
 		case res.Ev.Reason == ReasonJobRejected:
 			refusedRun(sj, p, res.Creation, res.Ev.Note, now)
-			if res.backfill != nil {
-				recordBackfill(sj, p, res, now)
-			}
-			continue
 		case res.Ev.Reason != "":
 			p.Events = append(p.Events, res.Ev)
 		}
 		if res.backfill != nil {
 			recordBackfill(sj, p, res, now) // the name taken by a Job not ours ends the slot too
 		}
-		if res.Got == nil {
+		if res.Got == nil || res.Ev.Reason == ReasonJobRejected {
 			continue
 		}
 		if ref, known := activeRef(st.Active, res.Got); !known {
