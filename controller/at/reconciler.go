@@ -1,6 +1,7 @@
 package at
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -209,10 +210,7 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 		meta = at.Spec.JobTemplate.ObjectMeta
 		at.Spec.JobTemplate.Spec.DeepCopyInto(&spec)
 	} else {
-		image := at.Spec.Image
-		if image == "" {
-			image = defaultImage
-		}
+		image := cmp.Or(at.Spec.Image, defaultImage)
 		// Pod Security "restricted", so a command runs in a namespace that enforces it. The
 		// user is not root (busybox, the default image, would run as root: the kubelet refuses
 		// runAsNonRoot without a user); /tmp stays writable. What needs root takes a jobTemplate.

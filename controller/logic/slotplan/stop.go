@@ -1,6 +1,7 @@
 package slotplan
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -49,10 +50,7 @@ func streak(runs []v1alpha1.ScheduledJobRun, after *metav1.Time) (result v1alpha
 			continue
 		}
 		if n == 0 {
-			result, newest = r.Result, r.JobName
-			if newest == "" {
-				newest = "the refused run of " + r.ScheduledTime.UTC().Format(time.RFC3339)
-			}
+			result, newest = r.Result, cmp.Or(r.JobName, "the refused run of "+r.ScheduledTime.UTC().Format(time.RFC3339))
 		} else if r.Result != result {
 			break
 		}
