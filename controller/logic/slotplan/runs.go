@@ -108,9 +108,7 @@ func capRuns(runs []v1alpha1.ScheduledJobRun, limit int) []v1alpha1.ScheduledJob
 		}
 		return runs[a].JobName > runs[b].JobName
 	})
-	if len(runs) > limit {
-		runs = runs[:limit]
-	}
+	runs = runs[:min(len(runs), limit)]
 	if len(runs) == 0 {
 		return nil
 	}
