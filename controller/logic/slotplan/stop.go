@@ -6,7 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -112,7 +111,7 @@ func suspendedReady(sj *v1alpha1.ScheduledJob, st *v1alpha1.ScheduledJobStatus) 
 		reason = st.Stop.Reason
 		if r, m := stopDue(sj, st.Runs, st.StopCountAfter); r == reason {
 			msg = m
-		} else if c := meta.FindStatusCondition(st.Conditions, ConditionReady); c != nil && c.Reason == reason {
+		} else if c := ready(st); c.Reason == reason {
 			msg = c.Message
 		} else {
 			msg = "Stopped by spec.stopStrategy: " + resumeHint
