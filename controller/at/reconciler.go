@@ -1,6 +1,7 @@
 package at
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -131,14 +132,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if d.create {
 		// At most once: the status read may predate another process's write of the Job's name
 		// (and the Job may be gone since, by a TTL).
-		ok, err := jobs.ReadyToCreate(ctx, r.APIReader, &r.confirmed, &at, &v1alpha1.At{}, func(live *v1alpha1.At) {
+		if res, done, err := jobs.ReadyToCreate(ctx, r.APIReader, &r.confirmed, &at, &v1alpha1.At{}, func(live *v1alpha1.At) {
 			at.Spec.Command, at.Spec.JobTemplate = live.Spec.Command, live.Spec.JobTemplate
-		})
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if !ok {
-			return ctrl.Result{RequeueAfter: jobs.Recheck}, nil
+		}); done {
+			return res, err
 		}
 		created, answer, msg, err := jobs.Create(ctx, r.Client, r.APIReader, &at, "At", NewJob(&at, r.JobImage))
 		if err != nil {
@@ -177,19 +174,17 @@ const CommandUser int64 = 65532
 // Job the cache has not seen yet, else as last seen before it was deleted after finishing (by its
 // ttlSecondsAfterFinished, before this At was looked at); nil when there is none.
 func (r *Reconciler) findJob(ctx context.Context, at *v1alpha1.At) (*batchv1.Job, error) {
-	cached, err := jobs.Of(ctx, r.Client, at)
+	found, err := jobs.Of(ctx, r.Client, at)
 	if err != nil {
 		return nil, err
 	}
 	name := at.Status.JobName
 	ours := func(j *batchv1.Job) bool { return name == "" || j.Name == name }
-	var read []*batchv1.Job
-	if name != "" && !slices.ContainsFunc(cached, ours) {
-		if read, err = jobs.Read(ctx, r.APIReader, at, []string{name}, nil); err != nil {
+	if name != "" && !slices.ContainsFunc(found, ours) {
+		if found, err = jobs.Read(ctx, r.APIReader, at, []string{name}, nil); err != nil {
 			return nil, err
 		}
 	}
-	found := slices.Concat(cached, read)
 	if !slices.ContainsFunc(found, ours) {
 		found = r.gone.Of(at.UID)
 	}
@@ -215,10 +210,7 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 		meta = at.Spec.JobTemplate.ObjectMeta
 		at.Spec.JobTemplate.Spec.DeepCopyInto(&spec)
 	} else {
-		image := at.Spec.Image
-		if image == "" {
-			image = defaultImage
-		}
+		image := cmp.Or(at.Spec.Image, defaultImage)
 		// Pod Security "restricted", so a command runs in a namespace that enforces it. The
 		// user is not root (busybox, the default image, would run as root: the kubelet refuses
 		// runAsNonRoot without a user); /tmp stays writable. What needs root takes a jobTemplate.

@@ -174,16 +174,20 @@ func BoundedOwner[T metav1.Object](slim func(T) T, run func(T) any, drop func(T)
 	}
 }
 
-// ReadyToCreate reports whether a pass may create cached's Jobs: the slot protocol's claim
-// needs cached to be the version the API server has (the status it read may predate another
-// process's record), and a template the cache dropped is put back (restore copies it from live,
-// read from the API server at most once for both). False: look again after Recheck.
-func ReadyToCreate[T client.Object](ctx context.Context, api client.Reader, confirmed *statuswrite.Confirmations, cached, live T, restore func(live T)) (bool, error) {
+// ReadyToCreate says whether a pass may create cached's Jobs: the slot protocol's claim needs
+// cached to be the version the API server has (the status it read may predate another process's
+// record), and a template the cache dropped is put back (restore copies it from live, read from
+// the API server at most once for both). done, as WriteStatus's: the pass ends there with res and
+// err (an error, or look again after Recheck).
+func ReadyToCreate[T client.Object](ctx context.Context, api client.Reader, confirmed *statuswrite.Confirmations, cached, live T, restore func(live T)) (res ctrl.Result, done bool, err error) {
 	current, err := confirmed.Current(ctx, api, cached, live)
-	if err != nil || !current || !TemplateDropped(cached) {
-		return current, err
+	if err == nil && current && TemplateDropped(cached) {
+		current, err = WithTemplate(ctx, api, cached, live, restore)
 	}
-	return WithTemplate(ctx, api, cached, live, restore)
+	if err != nil {
+		return ctrl.Result{}, true, err
+	}
+	return ctrl.Result{RequeueAfter: Recheck}, !current, nil
 }
 
 // WithTemplate puts back into cached, whose template the cache dropped, what restore copies from

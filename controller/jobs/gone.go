@@ -20,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/platform-operators/platform-operators/controller/fairqueue"
-	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 )
 
@@ -90,8 +89,8 @@ func (g *Gone) Deleting(uid types.UID) {
 }
 
 // Observe records obj, a Job the informer saw deleted, if it had finished, its controller is of
-// the kind g remembers, and the manager did not delete it itself. Only what the owners read is
-// kept: a few hundred bytes per Job whatever its template.
+// the kind g remembers, and the manager did not delete it itself. It keeps what the Job cache
+// keeps (Trim): what the owners read, a few hundred bytes per Job whatever its template.
 func (g *Gone) Observe(obj any) {
 	if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
@@ -116,13 +115,8 @@ func (g *Gone) Observe(obj any) {
 		g.trimStale(&g.oursOrder)
 		return
 	}
-	kept := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: j.Name, Namespace: j.Namespace, UID: j.UID, CreationTimestamp: j.CreationTimestamp,
-			OwnerReferences: []metav1.OwnerReference{*ref}, Annotations: keep(j.Annotations, jobstate.ScheduledTimeAnnotation, keys.AnnotationRunNowToken),
-		},
-		Status: *j.Status.DeepCopy(),
-	}
+	trimmed, _ := Trim(j.DeepCopy())
+	kept := trimmed.(*batchv1.Job)
 	jobs := g.byOwner[ref.UID]
 	if jobs == nil {
 		jobs = map[types.UID]goneJob{}

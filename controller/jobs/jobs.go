@@ -81,10 +81,7 @@ func cut(s *string) *string {
 	if s == nil {
 		return nil
 	}
-	v := *s
-	if len(v) > maxKeptValue {
-		v = v[:maxKeptValue]
-	}
+	v := (*s)[:min(len(*s), maxKeptValue)]
 	return &v
 }
 

@@ -183,14 +183,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// Slot protocol, claim (jobs.ReadyToCreate). With a template the cache dropped, decide
 		// again on the same inputs and time: the same plan, with whole Jobs.
 		dropped := jobs.TemplateDropped(&sj)
-		ok, err := jobs.ReadyToCreate(ctx, r.APIReader, &r.confirmed, &sj, &v1alpha1.ScheduledJob{}, func(live *v1alpha1.ScheduledJob) {
+		if res, done, err := jobs.ReadyToCreate(ctx, r.APIReader, &r.confirmed, &sj, &v1alpha1.ScheduledJob{}, func(live *v1alpha1.ScheduledJob) {
 			sj.Spec.JobTemplate = live.Spec.JobTemplate
-		})
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if !ok {
-			return ctrl.Result{RequeueAfter: jobs.Recheck}, nil
+		}); done {
+			return res, err
 		}
 		if dropped {
 			p = decide()

@@ -2,6 +2,7 @@ package scheduledjob
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -33,11 +34,7 @@ func (d *deletions) add(uid types.UID, now time.Time) {
 	if d.uids == nil {
 		d.uids = map[types.UID]time.Time{}
 	}
-	for u, at := range d.uids {
-		if now.Sub(at) > time.Hour {
-			delete(d.uids, u)
-		}
-	}
+	maps.DeleteFunc(d.uids, func(_ types.UID, at time.Time) bool { return now.Sub(at) > time.Hour })
 	d.uids[uid] = now
 }
 
@@ -187,11 +184,9 @@ func (f *fairShare) priority(namespace, name string, at, now time.Time) int {
 		f.due = map[int64]map[string]map[string]int{}
 	}
 	if now.Sub(f.lastPrune) >= time.Minute {
-		for sec := range f.due {
-			if time.Unix(sec, 0).Before(now.Add(-time.Minute)) {
-				delete(f.due, sec)
-			}
-		}
+		maps.DeleteFunc(f.due, func(sec int64, _ map[string]map[string]int) bool {
+			return time.Unix(sec, 0).Before(now.Add(-time.Minute))
+		})
 		f.lastPrune = now
 	}
 	sec := at.Unix()

@@ -54,10 +54,7 @@ func OwnerTag(uid types.UID) string {
 
 // withOwner is name followed by suffix, name cut so the whole fits in maxNameLength.
 func withOwner(name, suffix string) string {
-	if n := maxNameLength - len(suffix); len(name) > n {
-		name = name[:n]
-	}
-	return name + suffix
+	return name[:min(len(name), maxNameLength-len(suffix))] + suffix
 }
 
 // Backfill is the Job of owner's backfill run of slot: "<owner>-b<unix minutes of the

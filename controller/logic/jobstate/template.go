@@ -67,15 +67,9 @@ const ScheduledTimeEnv = "SCHEDULED_TIME"
 // ScheduledTimeAnnotation and gives every container and init container ScheduledTimeEnv from
 // it. A container that sets ScheduledTimeEnv itself keeps its own value.
 func WithScheduledTime(job *batchv1.Job, scheduled string) {
-	if job.Annotations == nil {
-		job.Annotations = map[string]string{}
-	}
-	job.Annotations[ScheduledTimeAnnotation] = scheduled
+	metav1.SetMetaDataAnnotation(&job.ObjectMeta, ScheduledTimeAnnotation, scheduled)
 	tmpl := &job.Spec.Template
-	if tmpl.Annotations == nil {
-		tmpl.Annotations = map[string]string{}
-	}
-	tmpl.Annotations[ScheduledTimeAnnotation] = scheduled
+	metav1.SetMetaDataAnnotation(&tmpl.ObjectMeta, ScheduledTimeAnnotation, scheduled)
 	env := corev1.EnvVar{Name: ScheduledTimeEnv, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
 		APIVersion: "v1", FieldPath: "metadata.annotations['" + ScheduledTimeAnnotation + "']",
 	}}}

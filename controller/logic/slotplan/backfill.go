@@ -118,8 +118,7 @@ func requestBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now tim
 		if err != nil {
 			msg := "Backfill refused: " + err.Error()
 			st.Backfill = &v1alpha1.BackfillStatus{Request: backfillKey(value), Phase: v1alpha1.BackfillRefused, Message: runMessage(msg)}
-			setBackfillCondition(sj, st, metav1.ConditionFalse, ReasonBackfillRefused, runMessage(msg))
-			p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonBackfillRefused, msg})
+			announceBackfill(sj, p, metav1.ConditionFalse, corev1.EventTypeWarning, ReasonBackfillRefused, msg)
 			return
 		}
 		bf = &v1alpha1.BackfillStatus{Request: value, Phase: v1alpha1.BackfillRunning, Schedule: backfillKey(st.ObservedSchedule),
@@ -132,8 +131,7 @@ func requestBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now tim
 		}
 		st.Backfill = bf
 		msg := fmt.Sprintf("Backfill %s started: %d slots", value, len(slots))
-		setBackfillCondition(sj, st, metav1.ConditionTrue, ReasonBackfillRunning, msg)
-		p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonBackfillRunning, msg})
+		announceBackfill(sj, p, metav1.ConditionTrue, corev1.EventTypeNormal, ReasonBackfillRunning, msg)
 		if bf.NextSlot == nil {
 			finishBackfill(sj, p)
 			return
@@ -306,8 +304,7 @@ func finishBackfill(sj *v1alpha1.ScheduledJob, p *Plan) {
 func endBackfill(sj *v1alpha1.ScheduledJob, p *Plan, phase v1alpha1.BackfillPhase, reason, msg string) {
 	bf := p.Status.Backfill
 	bf.Phase, bf.NextSlot, bf.Message = phase, nil, ""
-	setBackfillCondition(sj, &p.Status, metav1.ConditionFalse, reason, msg)
-	p.Events = append(p.Events, Event{corev1.EventTypeNormal, reason, msg})
+	announceBackfill(sj, p, metav1.ConditionFalse, corev1.EventTypeNormal, reason, msg)
 }
 
 // recordBackfill records the API server's answer to a backfill create (recordCreates): a Job
@@ -365,8 +362,10 @@ func ClaimRecordedOf(sj *v1alpha1.ScheduledJob, j *batchv1.Job) bool {
 	return claimRecorded(&sj.Status, sj.Annotations[keys.AnnotationRunNow], j)
 }
 
-func setBackfillCondition(sj *v1alpha1.ScheduledJob, st *v1alpha1.ScheduledJobStatus, status metav1.ConditionStatus, reason, msg string) {
-	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: ConditionBackfill, Status: status, Reason: reason, Message: msg, ObservedGeneration: sj.Generation})
+// announceBackfill sets the Backfill condition and sends the Event (of type kind) that says the same.
+func announceBackfill(sj *v1alpha1.ScheduledJob, p *Plan, status metav1.ConditionStatus, kind, reason, msg string) {
+	meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: ConditionBackfill, Status: status, Reason: reason, Message: runMessage(msg), ObservedGeneration: sj.Generation})
+	p.Events = append(p.Events, Event{kind, reason, msg})
 }
 
 // requeueWithin makes p look again within d (d > 0).

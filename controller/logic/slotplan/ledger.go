@@ -55,23 +55,18 @@ type ledgerEntry struct {
 	Job *batchv1.Job
 }
 
-// slotNames are every name sj's Job of slot can have: the scheduled one, the one used up to 0.1.0
-// and the backfill's.
-func slotNames(sj *v1alpha1.ScheduledJob, slot time.Time) [3]string {
-	return [3]string{jobname.Slot(sj, slot), jobname.LegacySlot(sj.Name, slot), jobname.Backfill(sj, slot)}
-}
-
 // slotLedger is where slot stands, from status st (the status read, or the one this pass plans)
 // and the Jobs that exist.
 func slotLedger(sj *v1alpha1.ScheduledJob, st *v1alpha1.ScheduledJobStatus, children []*batchv1.Job, slot time.Time) ledgerEntry {
-	names := slotNames(sj, slot)
+	// Every name the slot's Job can have: the scheduled one, the one used up to 0.1.0 and the backfill's.
+	names := []string{jobname.Slot(sj, slot), jobname.LegacySlot(sj.Name, slot), jobname.Backfill(sj, slot)}
 	for _, name := range names {
 		if j := jobNamed(children, name); j != nil {
 			return ledgerEntry{State: SlotCreated, Job: j}
 		}
 	}
 	for _, r := range st.Runs {
-		if r.ScheduledTime.Time.Equal(slot) && r.JobName != "" && slices.Contains(names[:], r.JobName) {
+		if r.ScheduledTime.Time.Equal(slot) && r.JobName != "" && slices.Contains(names, r.JobName) {
 			return ledgerEntry{State: SlotCreated}
 		}
 	}

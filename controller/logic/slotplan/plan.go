@@ -246,6 +246,9 @@ func observeJobs(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, deletedByUs
 	seen := map[types.UID]bool{}
 	for _, j := range children {
 		seen[j.UID] = true
+		if slot, ok := slotOf(sj, j); ok {
+			dropNotRun(st, slot) // a refused slot tried again: it ran
+		}
 		finished, how, when := jobstate.Finished(j)
 		if !finished {
 			ref, _ := activeRef(sj.Status.Active, j)
@@ -277,11 +280,6 @@ func observeJobs(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, deletedByUs
 	st.ActiveCount = int32(len(active))
 	st.Active = active[:min(len(active), maxActiveRefs)]
 	st.Runs = runHistory(sj.Status.Runs, children, runHistoryLimit(sj))
-	for _, j := range children {
-		if slot, ok := slotOf(sj, j); ok {
-			dropNotRun(st, slot) // a refused slot tried again: it ran
-		}
-	}
 	p.Prune = historyToPrune(sj, succeeded, failed)
 }
 
@@ -864,12 +862,10 @@ func refusalRan(sj *v1alpha1.ScheduledJob, children []*batchv1.Job) bool {
 			refused = r.Last.Time
 		}
 	}
-	for _, j := range children {
-		if slot, ok := slotOf(sj, j); ok && !slot.Before(refused) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(children, func(j *batchv1.Job) bool {
+		slot, ok := slotOf(sj, j)
+		return ok && !slot.Before(refused)
+	})
 }
 
 // NewJob builds a Job from the template, owned by the ScheduledJob, with the scheduled-timestamp

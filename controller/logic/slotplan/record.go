@@ -60,18 +60,10 @@ type CreateResult struct {
 // write would say is their record, with no Event but the creates': the next pass computes exactly
 // that from the Jobs (recordClaims) and the clock, so this one may leave it to it.
 func OnlyRecordsSlotJobs(sj *v1alpha1.ScheduledJob, p *Plan) bool {
-	if len(p.Creates) == 0 || len(p.Replace) > 0 || p.Skipped != "" || len(p.PassedOver) > 0 || len(p.Finished) > 0 {
+	if len(p.Creates) == 0 || len(p.Replace) > 0 || p.Skipped != "" || len(p.PassedOver) > 0 || len(p.Finished) > 0 ||
+		slices.ContainsFunc(p.Creates, func(c Creation) bool { return c.Slot == nil }) ||
+		slices.ContainsFunc(p.Events, func(e Event) bool { return e.Reason != ReasonSuccessfulCreate }) {
 		return false
-	}
-	for _, c := range p.Creates {
-		if c.Slot == nil {
-			return false
-		}
-	}
-	for _, e := range p.Events {
-		if e.Reason != ReasonSuccessfulCreate {
-			return false
-		}
 	}
 	read, planned := sj.Status.DeepCopy(), p.Status.DeepCopy()
 	for _, st := range []*v1alpha1.ScheduledJobStatus{read, planned} {
@@ -95,17 +87,13 @@ func RecordCreates(sj *v1alpha1.ScheduledJob, p *Plan, results []CreateResult, n
 		switch {
 		case res.Ev.Reason == ReasonJobRejected:
 			refusedRun(sj, p, res.Creation, res.Ev.Note, now)
-			if res.backfill != nil {
-				recordBackfill(sj, p, res, now)
-			}
-			continue
 		case res.Ev.Reason != "":
 			p.Events = append(p.Events, res.Ev)
 		}
 		if res.backfill != nil {
 			recordBackfill(sj, p, res, now) // the name taken by a Job not ours ends the slot too
 		}
-		if res.Got == nil {
+		if res.Got == nil || res.Ev.Reason == ReasonJobRejected {
 			continue
 		}
 		if ref, known := activeRef(st.Active, res.Got); !known {

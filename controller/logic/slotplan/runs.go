@@ -35,11 +35,7 @@ func runHistory(prev []v1alpha1.ScheduledJobRun, children []*batchv1.Job, limit 
 			ran[scheduled.Unix()] = true
 		}
 		result, o := RunOf(j, "")
-		rec := v1alpha1.ScheduledJobRun{ScheduledTime: metav1.NewTime(scheduled), JobName: j.Name, Result: result}
-		if j.Status.StartTime != nil {
-			t := *j.Status.StartTime
-			rec.StartTime = &t
-		}
+		rec := v1alpha1.ScheduledJobRun{ScheduledTime: metav1.NewTime(scheduled), JobName: j.Name, Result: result, StartTime: j.Status.StartTime.DeepCopy()}
 		setResult(&rec, o)
 		out = append(out, rec)
 	}
@@ -112,9 +108,7 @@ func capRuns(runs []v1alpha1.ScheduledJobRun, limit int) []v1alpha1.ScheduledJob
 		}
 		return runs[a].JobName > runs[b].JobName
 	})
-	if len(runs) > limit {
-		runs = runs[:limit]
-	}
+	runs = runs[:min(len(runs), limit)]
 	if len(runs) == 0 {
 		return nil
 	}

@@ -1,11 +1,11 @@
 package slotplan
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -49,10 +49,7 @@ func streak(runs []v1alpha1.ScheduledJobRun, after *metav1.Time) (result v1alpha
 			continue
 		}
 		if n == 0 {
-			result, newest = r.Result, r.JobName
-			if newest == "" {
-				newest = "the refused run of " + r.ScheduledTime.UTC().Format(time.RFC3339)
-			}
+			result, newest = r.Result, cmp.Or(r.JobName, "the refused run of "+r.ScheduledTime.UTC().Format(time.RFC3339))
 		} else if r.Result != result {
 			break
 		}
@@ -114,7 +111,7 @@ func suspendedReady(sj *v1alpha1.ScheduledJob, st *v1alpha1.ScheduledJobStatus) 
 		reason = st.Stop.Reason
 		if r, m := stopDue(sj, st.Runs, st.StopCountAfter); r == reason {
 			msg = m
-		} else if c := meta.FindStatusCondition(st.Conditions, ConditionReady); c != nil && c.Reason == reason {
+		} else if c := ready(st); c.Reason == reason {
 			msg = c.Message
 		} else {
 			msg = "Stopped by spec.stopStrategy: " + resumeHint
