@@ -3,7 +3,6 @@ package scheduledjob
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -14,19 +13,17 @@ import (
 	"github.com/platform-operators/platform-operators/controller/fairqueue"
 )
 
-// The controller's queue (fairqueue, wired in SetupWithManager) and fairShare's slot priorities
-// together: passes due at a slot go before watch events and the initial list, each namespace's
-// first before any namespace's second, and namespaces take turns among equal priorities (with
-// controller-runtime's priority queue, FIFO within a priority, c's event came after a's 100).
+// The controller's queue (fairqueue, wired in SetupWithManager) with the slot passes' priority:
+// passes due at a slot go before watch events and the initial list, and among them each
+// namespace's first before any namespace's second, as namespaces take turns within a priority
+// (with controller-runtime's priority queue, FIFO within a priority, b's pass came after a's
+// 1,000 and c's event after a's 100).
 func TestSlotPassesGoFirstAndTenantsTakeTurnsInTheFairQueue(t *testing.T) {
 	q := fairqueue.New("", fairqueue.ByNamespace, fairqueue.Options[reconcile.Request]{})
 	defer q.ShutDown()
 	req := func(ns, name string) reconcile.Request {
 		return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}
 	}
-	now := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
-	slot := now.Add(time.Minute)
-	var f fairShare
 	// Queued before the slot: the initial list of a third tenant's object; watch events of
 	// tenant a's 100 other objects, then one of tenant c's.
 	q.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(handler.LowPriority)}, req("c", "listed"))
@@ -37,9 +34,9 @@ func TestSlotPassesGoFirstAndTenantsTakeTurnsInTheFairQueue(t *testing.T) {
 	// Tenant a's 1,000 ScheduledJobs fall due at the slot, then tenant b's single one.
 	for i := range 1000 {
 		name := fmt.Sprintf("sj-%04d", i)
-		q.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(f.priority("a", name, slot, now))}, req("a", name))
+		q.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(slotPriority)}, req("a", name))
 	}
-	q.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(f.priority("b", "only", slot, now))}, req("b", "only"))
+	q.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(slotPriority)}, req("b", "only"))
 
 	var got []reconcile.Request
 	for q.Len() > 0 {

@@ -122,8 +122,6 @@ type Reconciler struct {
 	// confirmed are the ScheduledJobs this process has read as the API server has them (the slot
 	// protocol's step 3, slotplan's doc.go).
 	confirmed statuswrite.Confirmations
-	// fair orders the passes due at a shared slot round-robin over namespaces.
-	fair fairShare
 	// gone are the ScheduledJob Jobs seen deleted after they finished (a short
 	// ttlSecondsAfterFinished), until the status records them.
 	gone *jobs.Gone

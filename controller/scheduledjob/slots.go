@@ -148,62 +148,16 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 		res.RequeueAfter = p.PodsCheck
 	}
 	if !p.Due.IsZero() {
-		// At a shared slot the queue serves every namespace's first ScheduledJob before any
-		// namespace's second (fairShare).
-		res.Priority = ptr.To(r.fair.priority(sj.Namespace, sj.Name, p.Due, r.Clock.Now()))
+		// Before watch events; among the passes due, the queue (controller/fairqueue) takes
+		// namespaces in turn, so at a shared slot every namespace's first ScheduledJob goes
+		// before any namespace's second.
+		res.Priority = ptr.To(slotPriority)
 	}
 	return res, nil
 }
 
 func sjStatus(sj *v1alpha1.ScheduledJob) v1alpha1.ScheduledJobStatus { return sj.Status }
 
-// slotPriority is the work-queue priority of a namespace's first ScheduledJob due at a slot; its
-// second gets one less, and so on. Above watch events' (0): at a shared slot the creates go
-// before the passes that only record status.
+// slotPriority is the work-queue priority of a pass due at a slot: above watch events' (0), so
+// that at a shared slot the creates go before the passes that only record status.
 const slotPriority = 1 << 20
-
-// fairShare ranks the ScheduledJobs due at the same instant within their namespace, so that one
-// tenant with thousands of schedules on a shared minute delays another tenant's single schedule
-// by one round of the workers at most, not by its whole backlog.
-type fairShare struct {
-	mu sync.Mutex
-	// due is instant (Unix second) -> namespace -> name -> rank (0 first).
-	// store: one entry per ScheduledJob due within the last minute, about 150 bytes each (the
-	// names are bounded by the API server), so at most 150 bytes per ScheduledJob; paid by the
-	// tenants who create ScheduledJobs.
-	due       map[int64]map[string]map[string]int
-	lastPrune time.Time
-}
-
-// priority is the queue priority of namespace/name's pass due at at, the same when asked again.
-// Instants more than a minute before now are forgotten (at most once a minute).
-func (f *fairShare) priority(namespace, name string, at, now time.Time) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.due == nil {
-		f.due = map[int64]map[string]map[string]int{}
-	}
-	if now.Sub(f.lastPrune) >= time.Minute {
-		maps.DeleteFunc(f.due, func(sec int64, _ map[string]map[string]int) bool {
-			return time.Unix(sec, 0).Before(now.Add(-time.Minute))
-		})
-		f.lastPrune = now
-	}
-	sec := at.Unix()
-	byNS := f.due[sec]
-	if byNS == nil {
-		byNS = map[string]map[string]int{}
-		f.due[sec] = byNS
-	}
-	ranks := byNS[namespace]
-	if ranks == nil {
-		ranks = map[string]int{}
-		byNS[namespace] = ranks
-	}
-	rank, ok := ranks[name]
-	if !ok {
-		rank = len(ranks)
-		ranks[name] = rank
-	}
-	return slotPriority - min(rank, slotPriority-1)
-}
