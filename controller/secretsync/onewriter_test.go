@@ -78,3 +78,28 @@ func TestTwoPassesRetryingOneRefusedCopySendOneWrite(t *testing.T) {
 		t.Errorf("%d targets still held after every write ended, want 0", len(r.targets.writing.held))
 	}
 }
+
+// TestAGoneNamespacesTargetsAreForgotten: the pass of a namespace that is gone drops what the
+// passes remembered of its targets (a refused write, a foreign object in the way), and only
+// those: namespaces that come and go (a CI system's) do not grow the manager.
+func TestAGoneNamespacesTargetsAreForgotten(t *testing.T) {
+	kept := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kept"}}
+	r := &Reconciler{Client: fake.NewClientBuilder().WithScheme(testenv.Scheme(t)).WithObjects(kept).Build()}
+	at := func(ns string) targetKey {
+		return targetKey{secretKind.name, types.NamespacedName{Namespace: ns, Name: "creds"}}
+	}
+	r.targets.rejected.Store(at("gone"), rejection{})
+	r.targets.unmanaged.Store(at("gone"), struct{}{})
+	r.targets.rejected.Store(at("kept"), rejection{})
+	for _, ns := range []string{"kept", "gone"} {
+		if _, err := r.namespaces(context.Background(), ns); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := rememberedIn(&r.targets, "gone"); n != 0 {
+		t.Errorf("%d targets of the gone namespace remembered, want 0", n)
+	}
+	if n := rememberedIn(&r.targets, "kept"); n != 1 {
+		t.Errorf("%d targets of the namespace that exists remembered, want 1", n)
+	}
+}

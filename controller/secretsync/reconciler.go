@@ -614,6 +614,11 @@ func (r *Reconciler) namespaces(ctx context.Context, only string) ([]*corev1.Nam
 	if only != "" {
 		ns := &corev1.Namespace{}
 		if err := r.Client.Get(ctx, types.NamespacedName{Name: only}, ns); err != nil {
+			if apierrors.IsNotFound(err) {
+				// Gone (its deletion queues this pass): so are its targets, and what the passes
+				// remembered of them, however many namespaces come and go.
+				r.targets.forget(func(tk targetKey) bool { return tk.key.Namespace == only })
+			}
 			return nil, client.IgnoreNotFound(err)
 		}
 		return []*corev1.Namespace{ns}, nil
@@ -982,14 +987,15 @@ type targets struct {
 	// unmanaged remembers targets found held by an object we do not manage, so later writes
 	// look (a read) instead of trying to create (a failed write) each time.
 	// store: about 150 bytes per target a foreign object holds; paid by the tenant who put it
-	// there, one per target of an admin's SecretSync or one per CopyRequest (its object quota;
-	// forgotten with the request, forgetTargets).
+	// there, one per target of an admin's SecretSync in a namespace that exists (forgotten with
+	// the namespace, see namespaces) or one per CopyRequest (its object quota; forgotten with the
+	// request, forgetTargets).
 	unmanaged sync.Map
 	// rejected remembers, per target, the write that last failed (or the copy found held) and
 	// when it may be tried again (see writeOnce).
 	// store: about 300 bytes per target whose write was refused (the refusal's message cut, see
 	// writeOnce); paid by whoever refuses (a tenant's webhook, policy or quota), one per target of
-	// an admin's SecretSync or per CopyRequest (forgotten with the request, forgetTargets).
+	// an admin's SecretSync in a namespace that exists or per CopyRequest (forgotten as above).
 	rejected sync.Map
 	// writing lets one write per target be in flight, so the check of rejected and the write
 	// it allows are one step (see writeOnce).
