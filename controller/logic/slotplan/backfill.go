@@ -180,7 +180,10 @@ func stepBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.T
 			bf.NextSlot = nextBackfillSlot(d.sched, bf, slot)
 			continue
 		}
-		if why, wait := backfillWait(sj, d, slot, now, p); wait || !runIt || refusedWait(sj, slot, now, p) {
+		// A slot this request's create of was refused at admission (its run in status.runs says
+		// so, and when) waits for its next try; one the run history no longer holds is tried now.
+		r := refusal(sj, slot, bf.StartTime)
+		if why, wait := backfillWait(sj, d, slot, now, p); wait || !runIt || (r != nil && holdBackfill(sj, p, slot, r.Message, r.CompletionTime.Time, now)) {
 			if why != "" {
 				bf.Message = why
 			}
@@ -220,47 +223,17 @@ func backfillWait(sj *v1alpha1.ScheduledJob, d dueSlots, slot, now time.Time, p 
 	return "", false
 }
 
-// backfillRefusal is when to create the Job of the cursor's slot again after this request's
-// create of it was refused at refusedAt with msg, and whether it is tried again at all: the rule
-// of a scheduled slot and an At (jobstate.Window), in a window that stays open while the request
-// stands and starts at the request's last progress (its last Job created, or its acceptance), so
-// the backoff grows with how long the backfill has been held. Only a refusal at admission is
-// tried again; one as invalid is the slot's outcome.
-func backfillRefusal(bf *v1alpha1.BackfillStatus, msg string, refusedAt time.Time) (time.Time, bool) {
-	if _, admission, _ := jobstate.Refusal(msg); !admission {
-		return time.Time{}, false
+// holdBackfill reports whether the running backfill stays on slot, its Job refused at refusedAt
+// with msg, until its next try (retryRefusal) after now: the message says so, and a pass is asked
+// for then.
+func holdBackfill(sj *v1alpha1.ScheduledJob, p *Plan, slot time.Time, msg string, refusedAt, now time.Time) bool {
+	at, ok := retryRefusal(sj, p.sched, p.Status.Backfill, slot, msg, refusedAt)
+	if !ok || !now.Before(at) {
+		return false
 	}
-	due := bf.StartTime.Time
-	if bf.LastCreateTime != nil && bf.LastCreateTime.After(due) {
-		due = bf.LastCreateTime.Time
-	}
-	return jobstate.Window{Due: due}.Retry(refusedAt)
-}
-
-// refusedWait reports whether the cursor's slot, refused at admission by this request (its run in
-// status.runs says so, and when), waits for its next try (backfillRefusal), and asks for a pass
-// then. A refusal the run history no longer holds is tried again at once.
-func refusedWait(sj *v1alpha1.ScheduledJob, slot, now time.Time, p *Plan) bool {
-	bf := p.Status.Backfill
-	for _, r := range sj.Status.Runs {
-		if r.JobName != "" || r.Reason != ReasonJobRejected || !r.ScheduledTime.Time.Equal(slot) || r.CompletionTime == nil || r.CompletionTime.Before(bf.StartTime) {
-			continue
-		}
-		at, ok := backfillRefusal(bf, r.Message, r.CompletionTime.Time)
-		if !ok || !now.Before(at) {
-			return false
-		}
-		holdRefused(p, slot, at, now)
-		return true
-	}
-	return false
-}
-
-// holdRefused keeps the running backfill on slot, refused at admission, until at: the message
-// says so, and a pass is asked for then.
-func holdRefused(p *Plan, slot, at, now time.Time) {
 	p.Status.Backfill.Message = fmt.Sprintf("the Job of %s was refused at admission; tried again at %s", formatSlot(slot, p.sched), at.UTC().Format(time.RFC3339))
 	requeueWithin(p, at.Sub(now))
+	return true
 }
 
 // unhandledDue reports whether slot is the scheduled path's most recent slot, not yet decided.
@@ -309,18 +282,15 @@ func endBackfill(sj *v1alpha1.ScheduledJob, p *Plan, phase v1alpha1.BackfillPhas
 
 // recordBackfill records the API server's answer to a backfill create (recordCreates): a Job
 // created or adopted, a refusal as invalid or a name taken, each ends the slot, and the cursor
-// moves on. A refusal at admission keeps the cursor on the slot, tried again as backfillRefusal
+// moves on. A refusal at admission keeps the cursor on the slot, tried again as retryRefusal
 // says (refusedRun has recorded it).
 func recordBackfill(sj *v1alpha1.ScheduledJob, p *Plan, res CreateResult, now time.Time) {
 	bf := p.Status.Backfill
 	if bf == nil || bf.Phase != v1alpha1.BackfillRunning {
 		return
 	}
-	if res.Ev.Reason == ReasonJobRejected {
-		if at, ok := backfillRefusal(bf, res.Ev.Note, now.Truncate(time.Second)); ok {
-			holdRefused(p, *res.backfill, at, now)
-			return
-		}
+	if res.Ev.Reason == ReasonJobRejected && holdBackfill(sj, p, *res.backfill, res.Ev.Note, now.Truncate(time.Second), now) {
+		return
 	}
 	bf.Done++
 	if res.Got != nil {

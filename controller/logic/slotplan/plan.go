@@ -785,7 +785,7 @@ func announcePassedOver(p *Plan, suspended, many bool, format string, args ...an
 
 // retryRefused reports whether slot, the last slot reported skipped, was refused and may be tried
 // again: the spec changed since (Ready's generation), or admission refused it (its run in
-// status.runs says so, and when) and its next try (refusalRetry) is due; before that it asks for
+// status.runs says so, and when) and its next try (retryRefusal) is due; before that it asks for
 // a pass then. A refusal as invalid, or one the run history no longer holds, is final.
 func retryRefused(sj *v1alpha1.ScheduledJob, d dueSlots, p *Plan, slot time.Time) bool {
 	if sj.Status.LastSkippedTime == nil || !sj.Status.LastSkippedTime.Time.Equal(slot) {
@@ -796,30 +796,47 @@ func retryRefused(sj *v1alpha1.ScheduledJob, d dueSlots, p *Plan, slot time.Time
 			return true
 		}
 	}
-	for _, r := range sj.Status.Runs {
-		if r.JobName != "" || r.Reason != ReasonJobRejected || !r.ScheduledTime.Time.Equal(slot) || r.CompletionTime == nil {
-			continue
-		}
-		at, ok := refusalRetry(sj, d.sched, slot, r.Message, r.CompletionTime.Time)
-		now := d.slotNow.Add(slots.JitterOffset(sj))
-		switch {
-		case !ok:
-			return false
-		case now.Before(at):
-			requeueWithin(p, at.Sub(now))
-			return false
-		}
-		return true
+	r := refusal(sj, slot, nil)
+	if r == nil {
+		return false
 	}
-	return false
+	at, ok := retryRefusal(sj, d.sched, nil, slot, r.Message, r.CompletionTime.Time)
+	now := d.slotNow.Add(slots.JitterOffset(sj))
+	if ok && now.Before(at) {
+		requeueWithin(p, at.Sub(now))
+	}
+	return ok && !now.Before(at)
 }
 
-// refusalRetry is when to create slot's Job again after the API server refused it at refusedAt
-// with msg, and whether that is still within the slot's window: before its
-// startingDeadlineSeconds and before the next slot. Only a refusal at admission is tried again.
-func refusalRetry(sj *v1alpha1.ScheduledJob, sched schedule.Union, slot time.Time, msg string, refusedAt time.Time) (time.Time, bool) {
+// refusal is the run the status read records for slot's Job refused (after the time after, if
+// set), with when and why; nil when there is none.
+func refusal(sj *v1alpha1.ScheduledJob, slot time.Time, after *metav1.Time) *v1alpha1.ScheduledJobRun {
+	i := slices.IndexFunc(sj.Status.Runs, func(r v1alpha1.ScheduledJobRun) bool {
+		return r.JobName == "" && r.Reason == ReasonJobRejected && r.ScheduledTime.Time.Equal(slot) && r.CompletionTime != nil && (after == nil || !r.CompletionTime.Before(after))
+	})
+	if i < 0 {
+		return nil
+	}
+	return &sj.Status.Runs[i]
+}
+
+// retryRefusal is when to create slot's Job again after the API server refused it at refusedAt
+// with msg, and whether it is tried again at all: only a refusal at admission, while the run's
+// window is open (jobstate.Window, docs/scheduling.md "One answer to a refusal"). A scheduled
+// slot's window is from the slot (plus its jitter) until its startingDeadlineSeconds or the next
+// slot. A backfill slot's (bf, the running backfill) opens at the request's last progress (its
+// last Job created, or its acceptance), so the backoff grows with how long the backfill has been
+// held, and stays open while the request stands.
+func retryRefusal(sj *v1alpha1.ScheduledJob, sched schedule.Union, bf *v1alpha1.BackfillStatus, slot time.Time, msg string, refusedAt time.Time) (time.Time, bool) {
 	if _, admission, _ := jobstate.Refusal(msg); !admission {
 		return time.Time{}, false
+	}
+	if bf != nil {
+		due := bf.StartTime.Time
+		if bf.LastCreateTime != nil && bf.LastCreateTime.After(due) {
+			due = bf.LastCreateTime.Time
+		}
+		return jobstate.Window{Due: due}.Retry(refusedAt)
 	}
 	end := sched.Next(slot)
 	if dl := sj.Spec.StartingDeadlineSeconds; dl != nil {

@@ -121,7 +121,7 @@ func RecordCreates(sj *v1alpha1.ScheduledJob, p *Plan, results []CreateResult, n
 
 // refusedRun records a Job the API server refused at now: a Failed run, reason JobRejected, with
 // the API server's message (in place of a skip recorded for the same slot). A refusal at
-// admission is tried again while the slot can start (refusalRetry), one as invalid only after an
+// admission is tried again while the slot can start (retryRefusal), one as invalid only after an
 // edit of the spec. A scheduled slot's refusal sets Ready False, with one Warning per distinct
 // refusal (the same quota refusing every slot is one Warning, not one a minute); a run-now or
 // backfill refusal has only its Warning (a backfill slot refused at admission is tried again
@@ -137,7 +137,7 @@ func refusedRun(sj *v1alpha1.ScheduledJob, p *Plan, c Creation, msg string, now 
 		}
 		st.LastSkippedTime = &metav1.Time{Time: at}
 		recordNotRun(st, p.sched, at, at, ReasonJobRejected)
-		if retry, ok := refusalRetry(sj, p.sched, at, msg, now.Truncate(time.Second)); ok {
+		if retry, ok := retryRefusal(sj, p.sched, nil, at, msg, now.Truncate(time.Second)); ok {
 			requeueWithin(p, retry.Sub(now))
 		}
 	case c.backfill != nil:
