@@ -587,15 +587,12 @@ func requestRunNow(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.
 		requeueWithin(p, wait)
 		return
 	}
-	a := admit(sj, children, p)
-	switch {
-	case a.wait != "":
-		requeueWithin(p, time.Second)
-	case len(a.blockers) > 0:
+	switch ok, blockers := admit(sj, children, p); {
+	case len(blockers) > 0:
 		p.Status.LastRunNowToken = token
 		p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonRunNowSkipped,
-			fmt.Sprintf("Run-now %q not started: concurrencyPolicy is Forbid and %v is active", token, a.blockers)})
-	default:
+			fmt.Sprintf("Run-now %q not started: concurrencyPolicy is Forbid and %v is active", token, blockers)})
+	case ok:
 		p.Creates = append(p.Creates, Creation{Job: NewJob(sj, name, now, sched.Location(), token), token: token})
 	}
 }
@@ -611,25 +608,21 @@ func runNowWait(last *metav1.Time, now time.Time) time.Duration {
 	return min(max(wait, 0), RunNowInterval)
 }
 
-// admission is the concurrency step's answer to a new Job: admitted (neither field set), refused
-// because of the Jobs in blockers (Forbid), or to wait for a later pass (wait says why).
-type admission struct {
-	blockers []string
-	wait     string
-}
-
-// admit is the concurrency step, asked before each new Job. A Job this pass already creates
-// makes the new one wait under Forbid and Replace: which of the two runs is decided when the
-// first exists. Under Replace only active Jobs a written status accounts for are deleted: a Job
-// whose slot only it records is recorded by this pass first, and replaced by the next (deleting
-// it now, then losing this pass's status write, would leave the slot with neither Job nor record).
-func admit(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *Plan) admission {
+// admit is the concurrency step, asked before each new Job: it reports whether the Job may start
+// now, or the Jobs that block it (Forbid); neither: it waits for a later pass, which it asks for.
+// A Job this pass already creates makes the new one wait under Forbid and Replace: which of the
+// two runs is decided when the first exists. Under Replace only active Jobs a written status
+// accounts for are deleted: a Job whose slot only it records is recorded by this pass first, and
+// replaced by the next (deleting it now, then losing this pass's status write, would leave the
+// slot with neither Job nor record).
+func admit(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *Plan) (ok bool, blockers []string) {
 	policy := sj.Spec.ConcurrencyPolicy
 	if policy != v1alpha1.ForbidConcurrent && policy != v1alpha1.ReplaceConcurrent {
-		return admission{}
+		return true, nil
 	}
-	if len(p.Creates) > 0 {
-		return admission{wait: "this pass's other run starts first"}
+	if len(p.Creates) > 0 { // this pass's other run starts first
+		requeueWithin(p, time.Second)
+		return false, nil
 	}
 	var active []*batchv1.Job // the runs: not finished and not being deleted
 	for _, j := range children {
@@ -638,14 +631,13 @@ func admit(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *Plan) admissio
 		}
 	}
 	if policy == v1alpha1.ForbidConcurrent {
-		var a admission
 		for _, j := range active {
-			a.blockers = append(a.blockers, j.Name)
+			blockers = append(blockers, j.Name)
 		}
-		return a
+		return len(blockers) == 0, blockers
 	}
 	if len(p.Replace) > 0 {
-		return admission{}
+		return true, nil
 	}
 	var replace []*batchv1.Job
 	for _, j := range active {
@@ -655,12 +647,14 @@ func admit(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *Plan) admissio
 				// active Jobs: the ledger records the slot now (status.backfilled).
 				recordBackfilled(&p.Status, p.sched, slot)
 			}
-			return admission{wait: "the active Job " + j.Name + " is recorded before it is replaced"}
+			// The active Job is recorded before it is replaced.
+			requeueWithin(p, time.Second)
+			return false, nil
 		}
 		replace = append(replace, j)
 	}
 	p.Replace = replace
-	return admission{}
+	return true, nil
 }
 
 // runDueSlot decides the due slot: a Job, a skip, or nothing. The slots before it that no pass
@@ -694,16 +688,14 @@ func runDueSlot(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, 
 		// when the active Job ends), except a refused one (doc.go, step 2).
 		return
 	}
-	a := admit(sj, children, p)
-	switch {
-	case a.wait != "":
-		// Nothing is decided: the pass records what holds the slot back, and the next decides.
-		requeueWithin(p, time.Second)
-	case len(a.blockers) > 0:
+	// Neither admitted nor blocked, nothing is decided: the pass records what holds the slot
+	// back, and the next decides.
+	switch ok, blockers := admit(sj, children, p); {
+	case len(blockers) > 0:
 		if !d.handled(slot) {
-			skip(sj, p, d.sched, *slot, ReasonJobAlreadyActive, fmt.Sprintf("Not starting the run of %s because prior execution is running and concurrency policy is Forbid: %v", formatSlot(*slot, d.sched), a.blockers))
+			skip(sj, p, d.sched, *slot, ReasonJobAlreadyActive, fmt.Sprintf("Not starting the run of %s because prior execution is running and concurrency policy is Forbid: %v", formatSlot(*slot, d.sched), blockers))
 		}
-	default:
+	case ok:
 		p.Creates = append(p.Creates, Creation{Job: NewJob(sj, jobname.Slot(sj, *slot), *slot, d.sched.Location(), ""), Slot: slot})
 	}
 }
