@@ -246,7 +246,7 @@ func (r *Reconciler) goneChildren(sj *v1alpha1.ScheduledJob, seen map[string]boo
 		running := slices.ContainsFunc(sj.Status.Runs, func(run v1alpha1.ScheduledJobRun) bool {
 			return run.JobName == j.Name && (run.Result == v1alpha1.RunRunning || run.Result == v1alpha1.RunWaiting)
 		})
-		if slotplan.WasActive(sj, j.UID) || running || !slotplan.ClaimRecordedOf(sj, j) {
+		if slotplan.WasActive(sj, j.UID) || running || !slotplan.ClaimRecorded(sj, j) {
 			j.DeletionTimestamp = &metav1.Time{Time: r.Clock.Now()}
 			out = append(out, j)
 		}

@@ -3,7 +3,7 @@ package slotplan
 // Backfill: the slots of a past range run on request, each once, as its own Job
 // (docs/scheduling.md, "Backfill"). The cursor (status.backfill.nextSlot) moves past a slot only
 // in the status write of the pass that got its Job, and the Job is not pruned before it has
-// (backfillRecorded).
+// (ClaimRecorded).
 
 import (
 	"fmt"
@@ -305,16 +305,6 @@ func recordBackfill(sj *v1alpha1.ScheduledJob, p *Plan, res CreateResult, now ti
 	}
 }
 
-// backfillRecorded reports whether the written status no longer needs backfill Job j as the
-// trace of its slot: j is not at or after the cursor of the backfill running for the value
-// still asked for, or status.backfilled lists its slot (Replace records it so before it replaces
-// the Job). Before either, j is the only proof the slot ran.
-func backfillRecorded(sj *v1alpha1.ScheduledJob, slot time.Time) bool {
-	bf := sj.Status.Backfill
-	return bf == nil || bf.Phase != v1alpha1.BackfillRunning || bf.Request != sj.Annotations[keys.AnnotationBackfill] ||
-		bf.NextSlot == nil || slot.Before(bf.NextSlot.Time) || InRanges(sj.Status.Backfilled, slot) != nil
-}
-
 // backfillSlotOf returns the slot whose backfill Job j is (named by jobname.Backfill).
 func backfillSlotOf(sj *v1alpha1.ScheduledJob, j *batchv1.Job) (time.Time, bool) {
 	slot, err := time.Parse(time.RFC3339, j.Annotations[jobstate.ScheduledTimeAnnotation])
@@ -322,14 +312,6 @@ func backfillSlotOf(sj *v1alpha1.ScheduledJob, j *batchv1.Job) (time.Time, bool)
 		return time.Time{}, false
 	}
 	return slot, true
-}
-
-// ClaimRecordedOf is claimRecorded for any Job of sj, a backfill Job included.
-func ClaimRecordedOf(sj *v1alpha1.ScheduledJob, j *batchv1.Job) bool {
-	if slot, ok := backfillSlotOf(sj, j); ok {
-		return backfillRecorded(sj, slot)
-	}
-	return claimRecorded(&sj.Status, sj.Annotations[keys.AnnotationRunNow], j)
 }
 
 // announceBackfill sets the Backfill condition and sends the Event (of type kind) that says the same.

@@ -641,7 +641,7 @@ func admit(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *Plan) (ok bool
 	}
 	var replace []*batchv1.Job
 	for _, j := range active {
-		if !ClaimRecordedOf(sj, j) {
+		if !ClaimRecorded(sj, j) {
 			if slot, ok := backfillSlotOf(sj, j); ok {
 				// Its backfill's cursor may not reach it while the backfill waits for the
 				// active Jobs: the ledger records the slot now (status.backfilled).
