@@ -119,7 +119,7 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-func TestAfterCreate(t *testing.T) {
+func TestRecordCreate(t *testing.T) {
 	now := time.Date(2026, 3, 29, 1, 30, 0, 0, time.UTC)
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "backup-1"}}
 	for _, tc := range []struct {
@@ -136,8 +136,9 @@ func TestAfterCreate(t *testing.T) {
 		{name: "a name taken by a Job not ours fails it", answer: jobs.NameTaken, phase: v1alpha1.AtFailed, reason: ReasonJobNotOurs, event: ReasonJobNotOurs},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := &v1alpha1.AtStatus{}
-			ev := afterCreate(st, tc.created, tc.answer, "the answer", now)
+			d := decision{}
+			recordCreate(&v1alpha1.At{}, &d, tc.created, tc.answer, "the answer", now)
+			st, ev := &d.status, d.events[0]
 			if c := meta.FindStatusCondition(st.Conditions, ConditionSucceeded); st.Phase != tc.phase || c == nil || c.Reason != tc.reason {
 				t.Errorf("status = %s %+v, want %s with reason %s", st.Phase, st.Conditions, tc.phase, tc.reason)
 			}

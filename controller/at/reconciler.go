@@ -141,11 +141,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		if answer == jobs.RefusedAtAdmission {
-			refusedForNow(&at, &d, msg, now)
-		} else {
-			d.events = append(d.events, afterCreate(&d.status, created, answer, msg, now))
-		}
+		recordCreate(&at, &d, created, answer, msg, now)
 	}
 
 	before := at.DeepCopy()
