@@ -116,7 +116,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var at v1alpha1.At
 	err := r.Client.Get(ctx, req.NamespacedName, &at)
 	if apierrors.IsNotFound(err) || (err == nil && at.DeletionTimestamp != nil) {
-		r.Objects.forget(req.NamespacedName) // deleted: its series end
+		if r.Objects != nil {
+			r.Objects.Delete(req.NamespacedName) // deleted: its series end
+		}
 		r.confirmed.Forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
@@ -321,12 +323,5 @@ func (m *ObjectMetrics) observe(at *v1alpha1.At) {
 	if m != nil {
 		phase := om.Sample{V: 1, OK: at.Status.Phase != "", Label: string(at.Status.Phase)}
 		m.Set(types.NamespacedName{Namespace: at.Namespace, Name: at.Name}, []om.Sample{phase, om.Stamp(at.Status.ScheduledTime)})
-	}
-}
-
-// forget drops the series of the At key (deleted). A nil m does nothing.
-func (m *ObjectMetrics) forget(key types.NamespacedName) {
-	if m != nil {
-		m.Delete(key)
 	}
 }

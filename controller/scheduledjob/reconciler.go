@@ -152,7 +152,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var sj v1alpha1.ScheduledJob
 	if err := r.Client.Get(ctx, req.NamespacedName, &sj); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.Objects.forget(req.NamespacedName) // deleted: its series end
+			if r.Objects != nil {
+				r.Objects.Delete(req.NamespacedName) // deleted: its series end
+			}
 			r.confirmed.Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -338,11 +340,4 @@ func (m *ObjectMetrics) observe(sj *v1alpha1.ScheduledJob, st *v1alpha1.Schedule
 		om.Flag(st.Stop != nil && st.Stop.Reason == slotplan.ReasonStoppedAfterFailures),
 		om.IfSet(slotplan.NoSuccessAfter(sj).Seconds()),
 	})
-}
-
-// forget drops the series of the ScheduledJob key (deleted). A nil m does nothing.
-func (m *ObjectMetrics) forget(key types.NamespacedName) {
-	if m != nil {
-		m.Delete(key)
-	}
 }

@@ -514,7 +514,7 @@ func passOverEdited(sj *v1alpha1.ScheduledJob, now time.Time, p *Plan) {
 // skip reports slot as getting no Job, for reason: in the run history, lastSkippedTime, the
 // ledger (notRun), the metric and a Warning.
 func skip(sj *v1alpha1.ScheduledJob, p *Plan, sched schedule.Union, slot time.Time, reason, note string) {
-	p.Status.Runs = addSkipped(p.Status.Runs, slot, reason, runHistoryLimit(sj))
+	p.Status.Runs = addRun(p.Status.Runs, v1alpha1.ScheduledJobRun{ScheduledTime: metav1.NewTime(slot), Result: v1alpha1.RunSkipped, Reason: reason}, runHistoryLimit(sj))
 	p.Status.LastSkippedTime = &metav1.Time{Time: slot}
 	recordNotRun(&p.Status, sched, slot, slot, reason)
 	p.Skipped = reason
@@ -926,11 +926,7 @@ func activeRef(refs []corev1.ObjectReference, j *batchv1.Job) (ref corev1.Object
 	if i := slices.IndexFunc(refs, func(a corev1.ObjectReference) bool { return a.UID == j.UID }); i >= 0 {
 		return refs[i], true
 	}
-	return jobRef(j), false
-}
-
-func jobRef(j *batchv1.Job) corev1.ObjectReference {
-	return corev1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Namespace: j.Namespace, Name: j.Name, UID: j.UID, ResourceVersion: j.ResourceVersion}
+	return corev1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Namespace: j.Namespace, Name: j.Name, UID: j.UID, ResourceVersion: j.ResourceVersion}, false
 }
 
 func formatSlot(t time.Time, s schedule.Union) string {
