@@ -149,7 +149,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	before := at.DeepCopy()
 	at.Status = d.status
 	// Never written when nothing changed (a Job's pod moving changes no At status).
-	if res, done, err := jobs.WriteStatus(ctx, r.Client, &r.confirmed, &at, before, atStatus); done {
+	if res, done, err := jobs.WriteStatus(ctx, r.Client, &r.confirmed, &at, before, func(a *v1alpha1.At) v1alpha1.AtStatus { return a.Status }); done {
 		return res, err
 	}
 	r.Objects.observe(&at)
@@ -162,8 +162,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	return ctrl.Result{RequeueAfter: d.requeue}, nil
 }
-
-func atStatus(at *v1alpha1.At) v1alpha1.AtStatus { return at.Status }
 
 // CommandUser is the user and group ID a command runs as (not root: Pod Security "restricted").
 const CommandUser int64 = 65532

@@ -177,7 +177,7 @@ func stepBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.T
 				bf.Created++
 			}
 			recordBackfilled(&p.Status, d.sched, slot)
-			bf.NextSlot = nextBackfillSlot(d.sched, bf, slot)
+			bf.NextSlot = slotFrom(d.sched, bf, slot.Add(time.Second))
 			continue
 		}
 		// A slot this request's create of was refused at admission (its run in status.runs says
@@ -191,7 +191,7 @@ func stepBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.T
 		}
 		bf.Message = ""
 		p.Creates = append(p.Creates, Creation{Job: NewJob(sj, jobname.Backfill(sj, slot), slot, d.sched.Location(), ""),
-			backfill: &slot, backfillNext: nextBackfillSlot(d.sched, bf, slot), at: now})
+			backfill: &slot, backfillNext: slotFrom(d.sched, bf, slot.Add(time.Second)), at: now})
 		requeueWithin(p, BackfillInterval)
 		return
 	}
@@ -246,7 +246,8 @@ func unhandledDue(d dueSlots, slot time.Time) bool {
 	return false
 }
 
-// slotFrom is the first slot at or after t within the backfill's range, or nil.
+// slotFrom is the first slot at or after t within the backfill's range, or nil. Slots fall on
+// whole seconds: the slot after slot is slotFrom(slot + 1s).
 func slotFrom(sched schedule.Union, bf *v1alpha1.BackfillStatus, t time.Time) *metav1.Time {
 	if t.Before(bf.From.Time) {
 		t = bf.From.Time
@@ -256,15 +257,6 @@ func slotFrom(sched schedule.Union, bf *v1alpha1.BackfillStatus, t time.Time) *m
 		return nil
 	}
 	return &metav1.Time{Time: slots[0]}
-}
-
-// nextBackfillSlot is the slot after slot within the backfill's range, or nil.
-func nextBackfillSlot(sched schedule.Union, bf *v1alpha1.BackfillStatus, slot time.Time) *metav1.Time {
-	next := sched.Next(slot)
-	if next.IsZero() || !next.Before(bf.To.Time) {
-		return nil
-	}
-	return &metav1.Time{Time: next}
 }
 
 // finishBackfill ends the running backfill: every slot of its range is done.
