@@ -152,8 +152,8 @@ func observePods(at *v1alpha1.At, d *decision, job *batchv1.Job, now time.Time, 
 // fail the At until it is edited. A refusal at admission may pass later: the At stays Pending
 // (JobRejected), a Warning is sent once per distinct refusal, and the create is retried as
 // jobstate.Window.Retry says; past startingDeadlineSeconds the At ends Failed (decide). Pure.
-func recordCreate(at *v1alpha1.At, d *decision, created *batchv1.Job, answer jobs.Answer, msg string, now time.Time) {
-	ev := answer.Event(msg)
+func recordCreate(at *v1alpha1.At, d *decision, created *batchv1.Job, answer jobs.Answer, ev slotplan.Event, now time.Time) {
+	msg := ev.Note
 	switch {
 	case answer == jobs.RefusedAtAdmission:
 		old := meta.FindStatusCondition(at.Status.Conditions, ConditionSucceeded)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/logic/slotplan"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -137,7 +138,8 @@ func TestRecordCreate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := decision{}
-			recordCreate(&v1alpha1.At{}, &d, tc.created, tc.answer, "the answer", now)
+			// The Event is Create's (TestCreateAnswersEveryOutcomeOfTheClaim): sent as it is.
+			recordCreate(&v1alpha1.At{}, &d, tc.created, tc.answer, slotplan.Event{Kind: "Normal", Reason: tc.event, Note: "the answer"}, now)
 			st, ev := &d.status, d.events[0]
 			if c := meta.FindStatusCondition(st.Conditions, ConditionSucceeded); st.Phase != tc.phase || c == nil || c.Reason != tc.reason {
 				t.Errorf("status = %s %+v, want %s with reason %s", st.Phase, st.Conditions, tc.phase, tc.reason)

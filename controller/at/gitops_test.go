@@ -11,6 +11,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/internal/gitops"
 	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/logic/slotplan"
 )
 
 // TestWhatGitOpsToolsRead runs Argo CD's health check (docs/gitops/argocd-health.lua) and kstatus
@@ -33,7 +34,7 @@ func TestWhatGitOpsToolsRead(t *testing.T) {
 	decided := func(at *v1alpha1.At, j *batchv1.Job, now time.Time) *v1alpha1.At {
 		d := decide(at, j, now, 2*time.Minute)
 		if d.create {
-			recordCreate(at, &d, j, jobs.Created, "Created job "+j.Name, now)
+			recordCreate(at, &d, j, jobs.Created, slotplan.Event{Kind: "Normal", Reason: "SuccessfulCreate", Note: "Created job " + j.Name}, now)
 		}
 		at.Status = d.status
 		return at

@@ -139,11 +139,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}); done {
 			return res, err
 		}
-		created, answer, msg, err := jobs.Create(ctx, r.Client, r.APIReader, &at, "At", NewJob(&at, r.JobImage))
+		created, answer, ev, err := jobs.Create(ctx, r.Client, r.APIReader, &at, "At", NewJob(&at, r.JobImage))
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		recordCreate(&at, &d, created, answer, msg, now)
+		recordCreate(&at, &d, created, answer, ev, now)
 	}
 
 	before := at.DeepCopy()

@@ -261,7 +261,7 @@ func (r *Reconciler) goneChildren(sj *v1alpha1.ScheduledJob, seen map[string]boo
 // is not an answer about the Job.
 func (r *Reconciler) createJob(ctx context.Context, sj *v1alpha1.ScheduledJob, job *batchv1.Job) (*batchv1.Job, slotplan.Event, error) {
 	r.writes().Begin()
-	got, answer, msg, err := jobs.Create(ctx, r.Client, r.APIReader, sj, "ScheduledJob", job)
+	got, answer, ev, err := jobs.Create(ctx, r.Client, r.APIReader, sj, "ScheduledJob", job)
 	r.writes().End()
 	switch {
 	case writeerror.Classify(err) == writeerror.NamespaceTerminating:
@@ -271,7 +271,7 @@ func (r *Reconciler) createJob(ctx context.Context, sj *v1alpha1.ScheduledJob, j
 	case answer == jobs.Adopted:
 		return got, slotplan.Event{}, nil
 	}
-	return got, answer.Event(msg), nil
+	return got, ev, nil
 }
 
 // deleteJob deletes j (its UID, in the background) and returns the Event that says so.
