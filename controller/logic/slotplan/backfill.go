@@ -7,6 +7,7 @@ package slotplan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -166,9 +167,7 @@ func stepBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.T
 		}
 		slot := bf.NextSlot.Time
 		e := slotLedger(sj, &p.Status, children, slot)
-		runIt := e.State == SlotNotRun || e.State == SlotBeforeSchedule ||
-			(e.State == SlotDue && !slot.After(d.slotNow) && !unhandledDue(d, slot))
-		if !runIt && e.State != SlotDue {
+		if e.State != SlotNotRun && e.State != SlotBeforeSchedule && e.State != SlotDue {
 			// Its run happened (or cannot be told): on schedule, by an earlier request, or by
 			// this one in a pass that died before its status write (a backfill Job created after
 			// startTime, the manager's clock against the API server's: done counts it either way).
@@ -180,10 +179,11 @@ func stepBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.T
 			bf.NextSlot = slotFrom(d.sched, bf, slot.Add(time.Second))
 			continue
 		}
-		// A slot this request's create of was refused at admission (its run in status.runs says
-		// so, and when) waits for its next try; one the run history no longer holds is tried now.
+		// A Due slot waits for the scheduled path (backfillWait) unless none will run it. A slot
+		// this request's create of was refused at admission (its run in status.runs says so, and
+		// when) waits for its next try; one the run history no longer holds is tried now.
 		r := refusal(sj, slot, bf.StartTime)
-		if why, wait := backfillWait(sj, d, slot, now, p); wait || !runIt || (r != nil && holdBackfill(sj, p, slot, r.Message, r.CompletionTime.Time, now)) {
+		if why, wait := backfillWait(sj, d, slot, now, p); wait || (r != nil && holdBackfill(sj, p, slot, r.Message, r.CompletionTime.Time, now)) {
 			if why != "" {
 				bf.Message = why
 			}
@@ -238,12 +238,7 @@ func holdBackfill(sj *v1alpha1.ScheduledJob, p *Plan, slot time.Time, msg string
 
 // unhandledDue reports whether slot is the scheduled path's most recent slot, not yet decided.
 func unhandledDue(d dueSlots, slot time.Time) bool {
-	for _, s := range []*time.Time{d.recentOK, d.recent} {
-		if s != nil && s.Equal(slot) && !d.handled(s) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc([]*time.Time{d.recentOK, d.recent}, func(s *time.Time) bool { return s != nil && s.Equal(slot) && !d.handled(s) })
 }
 
 // slotFrom is the first slot at or after t within the backfill's range, or nil. Slots fall on
@@ -323,10 +318,8 @@ func requeueWithin(p *Plan, d time.Duration) {
 }
 
 func jobNamed(js []*batchv1.Job, name string) *batchv1.Job {
-	for _, j := range js {
-		if j.Name == name {
-			return j
-		}
+	if i := slices.IndexFunc(js, func(j *batchv1.Job) bool { return j.Name == name }); i >= 0 {
+		return js[i]
 	}
 	return nil
 }

@@ -155,11 +155,9 @@ func refusedRun(sj *v1alpha1.ScheduledJob, p *Plan, c Creation, msg string, now 
 		recordNotRun(st, p.sched, at, at, ReasonJobRejected)
 	default:
 		st.LastRunNowToken = c.token
-		st.LastRunNowTime = runNowTime(c)
-		if st.LastRunNowTime != nil {
+		at = now
+		if st.LastRunNowTime = runNowTime(c); st.LastRunNowTime != nil {
 			at = st.LastRunNowTime.Time
-		} else {
-			at = now
 		}
 	}
 	st.Runs = slices.DeleteFunc(st.Runs, func(r v1alpha1.ScheduledJobRun) bool { return r.JobName == "" && r.ScheduledTime.Time.Equal(at) })
