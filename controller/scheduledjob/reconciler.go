@@ -1,6 +1,7 @@
 package scheduledjob
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -132,10 +133,7 @@ const maxWriteHold = 2 * time.Second
 
 // writes is the gate the Job creates go through and the status patches wait on.
 func (r *Reconciler) writes() *writegate.Gate {
-	if r.Writes != nil {
-		return r.Writes
-	}
-	return &r.ownWrites
+	return cmp.Or(r.Writes, &r.ownWrites)
 }
 
 // SetupWithManager registers the controller (jobs.Setup); the Job field index must already be

@@ -20,7 +20,6 @@ import (
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/digest"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
-	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -290,15 +289,6 @@ func recordBackfill(sj *v1alpha1.ScheduledJob, p *Plan, res CreateResult, now ti
 	if bf.NextSlot == nil {
 		finishBackfill(sj, p)
 	}
-}
-
-// backfillSlotOf returns the slot whose backfill Job j is (named by jobname.Backfill).
-func backfillSlotOf(sj *v1alpha1.ScheduledJob, j *batchv1.Job) (time.Time, bool) {
-	slot, err := time.Parse(time.RFC3339, j.Annotations[jobstate.ScheduledTimeAnnotation])
-	if err != nil || j.Name != jobname.Backfill(sj, slot) {
-		return time.Time{}, false
-	}
-	return slot, true
 }
 
 // announceBackfill sets the Backfill condition and sends the Event (of type kind) that says the same.

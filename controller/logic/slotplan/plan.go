@@ -246,7 +246,7 @@ func observeJobs(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, deletedByUs
 	seen := map[types.UID]bool{}
 	for _, j := range children {
 		seen[j.UID] = true
-		if slot, ok := slotOf(sj, j); ok {
+		if slot, ok := slotOf(sj, j, false); ok {
 			dropNotRun(st, slot) // a refused slot tried again: it ran
 		}
 		finished, how, when := jobstate.Finished(j)
@@ -291,7 +291,7 @@ func recordClaims(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.T
 	st := &p.Status
 	var latest *time.Time
 	for _, j := range children {
-		slot, ok := slotOf(sj, j)
+		slot, ok := slotOf(sj, j, false)
 		if !ok || slot.After(now) || (sj.Status.LastScheduleTime != nil && !slot.After(sj.Status.LastScheduleTime.Time)) {
 			continue
 		}
@@ -306,16 +306,15 @@ func recordClaims(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.T
 }
 
 // slotOf returns the slot whose Job j is: a Job of sj named after the slot its scheduled-time
-// annotation says (SlotName, or the name used up to 0.1.0); not a run-now Job.
-func slotOf(sj *v1alpha1.ScheduledJob, j *batchv1.Job) (time.Time, bool) {
-	if _, runNow := j.Annotations[keys.AnnotationRunNowToken]; runNow {
-		return time.Time{}, false
-	}
+// annotation says, a scheduled one (jobname.Slot, or the name used up to 0.1.0; not a run-now
+// Job) or, with backfill, a backfill Job (jobname.Backfill).
+func slotOf(sj *v1alpha1.ScheduledJob, j *batchv1.Job, backfill bool) (time.Time, bool) {
 	slot, err := time.Parse(time.RFC3339, j.Annotations[jobstate.ScheduledTimeAnnotation])
-	if err != nil || (j.Name != jobname.Slot(sj, slot) && j.Name != jobname.LegacySlot(sj.Name, slot)) {
-		return time.Time{}, false
+	_, runNow := j.Annotations[keys.AnnotationRunNowToken]
+	if backfill {
+		return slot, err == nil && j.Name == jobname.Backfill(sj, slot)
 	}
-	return slot, true
+	return slot, err == nil && !runNow && (j.Name == jobname.Slot(sj, slot) || j.Name == jobname.LegacySlot(sj.Name, slot))
 }
 
 // observePods is the pods step: an active Job that has had no pod for stuckAfter (its pod creates
@@ -642,7 +641,7 @@ func admit(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *Plan) (ok bool
 	var replace []*batchv1.Job
 	for _, j := range active {
 		if !ClaimRecorded(sj, j) {
-			if slot, ok := backfillSlotOf(sj, j); ok {
+			if slot, ok := slotOf(sj, j, true); ok {
 				// Its backfill's cursor may not reach it while the backfill waits for the
 				// active Jobs: the ledger records the slot now (status.backfilled).
 				recordBackfilled(&p.Status, p.sched, slot)
@@ -719,7 +718,7 @@ func passOver(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p 
 	}
 	var ran []time.Time
 	for _, j := range children {
-		if s, ok := slotOf(sj, j); ok && s.Before(slot) && (last == nil || s.After(*last)) {
+		if s, ok := slotOf(sj, j, false); ok && s.Before(slot) && (last == nil || s.After(*last)) {
 			ran = append(ran, s)
 		}
 	}
@@ -741,11 +740,7 @@ func passOverGap(sj *v1alpha1.ScheduledJob, d dueSlots, p *Plan, last *time.Time
 	// or delete then failed writes its status, and its retry must not name them again).
 	first := passedOver(sj, d.sched, earliestOK, slot)
 	if all := passedOver(sj, d.sched, earliestAll, slot); all != nil && (first == nil || all.Before(*first)) {
-		upTo := slot.Add(-time.Second)
-		if first != nil {
-			upTo = first.Add(-time.Second)
-		}
-		recordNotRun(&p.Status, d.sched, *all, upTo, ReasonMissedDeadline)
+		recordNotRun(&p.Status, d.sched, *all, cmp.Or(first, &slot).Add(-time.Second), ReasonMissedDeadline)
 	}
 	if first == nil {
 		return
@@ -872,7 +867,7 @@ func refusalRan(sj *v1alpha1.ScheduledJob, children []*batchv1.Job) bool {
 		}
 	}
 	return slices.ContainsFunc(children, func(j *batchv1.Job) bool {
-		slot, ok := slotOf(sj, j)
+		slot, ok := slotOf(sj, j, false)
 		return ok && !slot.Before(refused)
 	})
 }

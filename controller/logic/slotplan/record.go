@@ -25,7 +25,7 @@ import (
 // of its slot.
 func ClaimRecorded(sj *v1alpha1.ScheduledJob, j *batchv1.Job) bool {
 	st := &sj.Status
-	if slot, ok := backfillSlotOf(sj, j); ok {
+	if slot, ok := slotOf(sj, j, true); ok {
 		bf := st.Backfill
 		return bf == nil || bf.Phase != v1alpha1.BackfillRunning || bf.Request != sj.Annotations[keys.AnnotationBackfill] ||
 			bf.NextSlot == nil || slot.Before(bf.NextSlot.Time) || InRanges(st.Backfilled, slot) != nil
