@@ -147,34 +147,34 @@ func observePods(at *v1alpha1.At, d *decision, job *batchv1.Job, now time.Time, 
 	}
 }
 
-// afterCreate sets the status from the API server's answer to the create (jobs.Create) and
-// returns the Event that says so: a Job created or adopted is observed; refused as invalid or a
-// name taken fail the At until it is edited. A refusal at admission is refusedForNow's.
-func afterCreate(st *v1alpha1.AtStatus, created *batchv1.Job, answer jobs.Answer, msg string, now time.Time) slotplan.Event {
-	if created != nil {
-		observeRun(st, created, now)
-	} else {
-		setPhase(st, v1alpha1.AtFailed, answer.Event(msg).Reason, msg, now)
+// recordCreate sets the status from the API server's answer to the create (jobs.Create), with the
+// Event that says so: a Job created or adopted is observed; refused as invalid or a name taken
+// fail the At until it is edited. A refusal at admission may pass later: the At stays Pending
+// (JobRejected), a Warning is sent once per distinct refusal, and the create is retried as
+// jobstate.Window.Retry says; past startingDeadlineSeconds the At ends Failed (decide). Pure.
+func recordCreate(at *v1alpha1.At, d *decision, created *batchv1.Job, answer jobs.Answer, ev slotplan.Event, now time.Time) {
+	msg := ev.Note
+	switch {
+	case answer == jobs.RefusedAtAdmission:
+		old := meta.FindStatusCondition(at.Status.Conditions, ConditionSucceeded)
+		setPhase(&d.status, v1alpha1.AtPending, ReasonJobRejected, msg, time.Time{})
+		if old == nil || old.Reason != ReasonJobRejected || old.Message != msg {
+			d.events = append(d.events, ev)
+		}
+		w := jobstate.Window{Due: d.status.ScheduledTime.Time} // set by the decide that chose to create
+		if s := at.Spec.StartingDeadlineSeconds; s != nil {
+			w.End = w.Due.Add(time.Duration(*s) * time.Second)
+		}
+		retry, ok := w.Retry(now)
+		if !ok {
+			retry = w.End // the pass at the deadline ends the At Failed (JobRejected, decide)
+		}
+		d.requeue = max(retry.Sub(now), time.Second)
+		return
+	case created != nil:
+		observeRun(&d.status, created, now)
+	default:
+		setPhase(&d.status, v1alpha1.AtFailed, ev.Reason, msg, now)
 	}
-	return answer.Event(msg)
-}
-
-// refusedForNow records a create that admission refused and that may pass later: the At stays
-// Pending (JobRejected), a Warning is sent once per distinct refusal, and the create is retried
-// as jobstate.Window.Retry says. Past startingDeadlineSeconds the At ends Failed (decide). Pure.
-func refusedForNow(at *v1alpha1.At, d *decision, msg string, now time.Time) {
-	old := meta.FindStatusCondition(at.Status.Conditions, ConditionSucceeded)
-	setPhase(&d.status, v1alpha1.AtPending, ReasonJobRejected, msg, time.Time{})
-	if old == nil || old.Reason != ReasonJobRejected || old.Message != msg {
-		d.events = append(d.events, slotplan.Event{Kind: corev1.EventTypeWarning, Reason: ReasonJobRejected, Note: msg})
-	}
-	w := jobstate.Window{Due: d.status.ScheduledTime.Time} // set by the decide that chose to create
-	if s := at.Spec.StartingDeadlineSeconds; s != nil {
-		w.End = w.Due.Add(time.Duration(*s) * time.Second)
-	}
-	retry, ok := w.Retry(now)
-	if !ok {
-		retry = w.End // the pass at the deadline ends the At Failed (JobRejected, decide)
-	}
-	d.requeue = max(retry.Sub(now), time.Second)
+	d.events = append(d.events, ev)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/logic/slotplan"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -119,7 +120,7 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-func TestAfterCreate(t *testing.T) {
+func TestRecordCreate(t *testing.T) {
 	now := time.Date(2026, 3, 29, 1, 30, 0, 0, time.UTC)
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "backup-1"}}
 	for _, tc := range []struct {
@@ -136,8 +137,10 @@ func TestAfterCreate(t *testing.T) {
 		{name: "a name taken by a Job not ours fails it", answer: jobs.NameTaken, phase: v1alpha1.AtFailed, reason: ReasonJobNotOurs, event: ReasonJobNotOurs},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := &v1alpha1.AtStatus{}
-			ev := afterCreate(st, tc.created, tc.answer, "the answer", now)
+			d := decision{}
+			// The Event is Create's (TestCreateAnswersEveryOutcomeOfTheClaim): sent as it is.
+			recordCreate(&v1alpha1.At{}, &d, tc.created, tc.answer, slotplan.Event{Kind: "Normal", Reason: tc.event, Note: "the answer"}, now)
+			st, ev := &d.status, d.events[0]
 			if c := meta.FindStatusCondition(st.Conditions, ConditionSucceeded); st.Phase != tc.phase || c == nil || c.Reason != tc.reason {
 				t.Errorf("status = %s %+v, want %s with reason %s", st.Phase, st.Conditions, tc.phase, tc.reason)
 			}

@@ -5,7 +5,7 @@
 // clock once, calls the pure decide (decide.go: the new status, the Events, whether to create
 // the Job, when to look again; schedule.Once for the time, and slotplan.RunOf, as for a
 // ScheduledJob's runs, for how its run stands), acts (at most one create, whose outcome
-// afterCreate folds into the status), and patches status once.
+// recordCreate folds into the status), and patches status once.
 // The Job name is deterministic ("<name>-<unix minutes of the schedule>"), so a crash between
 // create and status write, or a second replica, never runs the command twice: the create fails
 // with AlreadyExists and the Job is adopted if this At controls it. Once a Job existed, the At

@@ -11,10 +11,11 @@ import (
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/internal/gitops"
 	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/logic/slotplan"
 )
 
 // TestWhatGitOpsToolsRead runs Argo CD's health check (docs/gitops/argocd-health.lua) and kstatus
-// on statuses decide and afterCreate compute, through an At's life.
+// on statuses decide and recordCreate compute, through an At's life.
 func TestWhatGitOpsToolsRead(t *testing.T) {
 	runAt := time.Date(2026, 3, 29, 1, 30, 0, 0, time.UTC)
 	newAt := func() *v1alpha1.At {
@@ -33,7 +34,7 @@ func TestWhatGitOpsToolsRead(t *testing.T) {
 	decided := func(at *v1alpha1.At, j *batchv1.Job, now time.Time) *v1alpha1.At {
 		d := decide(at, j, now, 2*time.Minute)
 		if d.create {
-			afterCreate(&d.status, j, jobs.Created, "Created job "+j.Name, now)
+			recordCreate(at, &d, j, jobs.Created, slotplan.Event{Kind: "Normal", Reason: "SuccessfulCreate", Note: "Created job " + j.Name}, now)
 		}
 		at.Status = d.status
 		return at

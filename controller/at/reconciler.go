@@ -116,7 +116,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var at v1alpha1.At
 	err := r.Client.Get(ctx, req.NamespacedName, &at)
 	if apierrors.IsNotFound(err) || (err == nil && at.DeletionTimestamp != nil) {
-		r.Objects.forget(req.NamespacedName) // deleted: its series end
+		if r.Objects != nil {
+			r.Objects.Delete(req.NamespacedName) // deleted: its series end
+		}
 		r.confirmed.Forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
@@ -137,21 +139,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}); done {
 			return res, err
 		}
-		created, answer, msg, err := jobs.Create(ctx, r.Client, r.APIReader, &at, "At", NewJob(&at, r.JobImage))
+		created, answer, ev, err := jobs.Create(ctx, r.Client, r.APIReader, &at, "At", NewJob(&at, r.JobImage))
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		if answer == jobs.RefusedAtAdmission {
-			refusedForNow(&at, &d, msg, now)
-		} else {
-			d.events = append(d.events, afterCreate(&d.status, created, answer, msg, now))
-		}
+		recordCreate(&at, &d, created, answer, ev, now)
 	}
 
 	before := at.DeepCopy()
 	at.Status = d.status
 	// Never written when nothing changed (a Job's pod moving changes no At status).
-	if res, done, err := jobs.WriteStatus(ctx, r.Client, &r.confirmed, &at, before, atStatus); done {
+	if res, done, err := jobs.WriteStatus(ctx, r.Client, &r.confirmed, &at, before, func(a *v1alpha1.At) v1alpha1.AtStatus { return a.Status }); done {
 		return res, err
 	}
 	r.Objects.observe(&at)
@@ -164,8 +162,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	return ctrl.Result{RequeueAfter: d.requeue}, nil
 }
-
-func atStatus(at *v1alpha1.At) v1alpha1.AtStatus { return at.Status }
 
 // CommandUser is the user and group ID a command runs as (not root: Pod Security "restricted").
 const CommandUser int64 = 65532
@@ -325,12 +321,5 @@ func (m *ObjectMetrics) observe(at *v1alpha1.At) {
 	if m != nil {
 		phase := om.Sample{V: 1, OK: at.Status.Phase != "", Label: string(at.Status.Phase)}
 		m.Set(types.NamespacedName{Namespace: at.Namespace, Name: at.Name}, []om.Sample{phase, om.Stamp(at.Status.ScheduledTime)})
-	}
-}
-
-// forget drops the series of the At key (deleted). A nil m does nothing.
-func (m *ObjectMetrics) forget(key types.NamespacedName) {
-	if m != nil {
-		m.Delete(key)
 	}
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
+	"github.com/platform-operators/platform-operators/controller/jobs"
+	"github.com/platform-operators/platform-operators/controller/logic/slotplan"
 )
 
 // A Job that admission refuses (here a full ResourceQuota) may be accepted later: the At stays
@@ -76,7 +78,7 @@ func TestAnAtRefusedUntilItsDeadlineFailsAsRefused(t *testing.T) {
 	at := &v1alpha1.At{ObjectMeta: metav1.ObjectMeta{Name: "a", Generation: 1},
 		Spec: v1alpha1.AtSpec{Schedule: metav1.NewTime(runAt), Command: "true", StartingDeadlineSeconds: ptr.To[int64](60)}}
 	d := decide(at, nil, runAt.Add(10*time.Second), 0)
-	refusedForNow(at, &d, "The API server refused Job a-1: exceeded quota", runAt.Add(10*time.Second))
+	recordCreate(at, &d, nil, jobs.RefusedAtAdmission, slotplan.Event{Kind: "Warning", Reason: ReasonJobRejected, Note: "The API server refused Job a-1: exceeded quota"}, runAt.Add(10*time.Second))
 	at.Status = d.status
 	got := decide(at, nil, runAt.Add(2*time.Minute), 0)
 	cond := meta.FindStatusCondition(got.status.Conditions, ConditionSucceeded)

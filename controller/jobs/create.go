@@ -43,12 +43,13 @@ const (
 )
 
 // Create creates job, the claim of its slot, for owner (of kind, for messages): a second create of
-// the same slot gets AlreadyExists and the existing Job is adopted when owner controls it. msg
-// says what happened to the Job. err says nothing about the Job (a timeout, a webhook
+// the same slot gets AlreadyExists and the existing Job is adopted when owner controls it. ev is
+// the Event that says what happened to the Job, the same for an At and a ScheduledJob (which
+// sends none for a Job it adopted). err says nothing about the Job (a timeout, a webhook
 // unavailable, the namespace terminating): the slot is not decided, and the caller backs off.
-func Create(ctx context.Context, c client.Client, api client.Reader, owner metav1.Object, kind string, job *batchv1.Job) (got *batchv1.Job, a Answer, msg string, err error) {
+func Create(ctx context.Context, c client.Client, api client.Reader, owner metav1.Object, kind string, job *batchv1.Job) (got *batchv1.Job, a Answer, ev slotplan.Event, err error) {
 	if err = c.Create(ctx, job); err == nil {
-		return job, Created, "Created job " + job.Name, nil
+		return job, Created, slotplan.Event{Kind: corev1.EventTypeNormal, Reason: slotplan.ReasonSuccessfulCreate, Note: "Created job " + job.Name}, nil
 	}
 	// Unlike a copy (secretsync), a Job is built from the tenant's template: a 400 refuses it as
 	// surely as a 422 does. A 413 is not the Job's (the owner holding its template fits in etcd,
@@ -56,34 +57,20 @@ func Create(ctx context.Context, c client.Client, api client.Reader, owner metav
 	// namespace terminating or a timeout; AlreadyExists is the slot's claim.
 	switch class := writeerror.Classify(err); {
 	case class == writeerror.Forbidden:
-		return nil, RefusedAtAdmission, jobstate.RefusalMessage(job.Name, true, err), nil
+		return nil, RefusedAtAdmission, slotplan.Event{Kind: corev1.EventTypeWarning, Reason: slotplan.ReasonJobRejected, Note: jobstate.RefusalMessage(job.Name, true, err)}, nil
 	case class == writeerror.Invalid || class == writeerror.TooLong || class == writeerror.BadRequest:
-		return nil, Refused, jobstate.RefusalMessage(job.Name, false, err), nil
+		return nil, Refused, slotplan.Event{Kind: corev1.EventTypeWarning, Reason: slotplan.ReasonJobRejected, Note: jobstate.RefusalMessage(job.Name, false, err)}, nil
 	case !apierrors.IsAlreadyExists(err):
-		return nil, 0, "", err
+		return nil, 0, ev, err
 	}
 	var existing batchv1.Job
 	if err := api.Get(ctx, client.ObjectKeyFromObject(job), &existing); err != nil {
-		return nil, 0, "", err
+		return nil, 0, ev, err
 	}
 	if !metav1.IsControlledBy(&existing, owner) {
-		return nil, NameTaken, "Job " + job.Name + " exists and is not controlled by this " + kind, nil
+		return nil, NameTaken, slotplan.Event{Kind: corev1.EventTypeWarning, Reason: "JobNameTaken", Note: "Job " + job.Name + " exists and is not controlled by this " + kind}, nil
 	}
-	return &existing, Adopted, "Job " + job.Name + " already existed (created earlier by this " + kind + ")", nil
-}
-
-// Event is the Event that says what the create answered a did, with msg (Create's): the same
-// for an At and a ScheduledJob (which sends none for a Job it adopted).
-func (a Answer) Event(msg string) slotplan.Event {
-	switch a {
-	case Created:
-		return slotplan.Event{Kind: corev1.EventTypeNormal, Reason: slotplan.ReasonSuccessfulCreate, Note: msg}
-	case Adopted:
-		return slotplan.Event{Kind: corev1.EventTypeNormal, Reason: "AdoptedJob", Note: msg}
-	case NameTaken:
-		return slotplan.Event{Kind: corev1.EventTypeWarning, Reason: "JobNameTaken", Note: msg}
-	}
-	return slotplan.Event{Kind: corev1.EventTypeWarning, Reason: slotplan.ReasonJobRejected, Note: msg}
+	return &existing, Adopted, slotplan.Event{Kind: corev1.EventTypeNormal, Reason: "AdoptedJob", Note: "Job " + job.Name + " already existed (created earlier by this " + kind + ")"}, nil
 }
 
 // Of lists owner's Jobs from the cache (ControllerUIDIndex).

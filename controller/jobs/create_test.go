@@ -38,13 +38,14 @@ func TestCreateAnswersEveryOutcomeOfTheClaim(t *testing.T) {
 		want     Answer
 		wantErr  bool
 		msg      string
+		reason   string
 	}{
-		{name: "created", want: Created, msg: "Created job"},
-		{name: "its own Job exists: adopted", existing: ours(), want: Adopted, msg: "already existed"},
-		{name: "a Job not ours has the name", existing: theirs, want: NameTaken, msg: "not controlled by this ScheduledJob"},
-		{name: "admission refuses (403)", refuse: apierrors.NewForbidden(gr, "x", errors.New("exceeded quota")), want: RefusedAtAdmission, msg: jobstate.RefusalPrefix},
-		{name: "invalid (422)", refuse: apierrors.NewInvalid(batchv1.SchemeGroupVersion.WithKind("Job").GroupKind(), "x", field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), "x", "bad")}), want: Refused, msg: "is invalid"},
-		{name: "bad request (400)", refuse: apierrors.NewBadRequest("bad"), want: Refused, msg: jobstate.RefusalPrefix},
+		{name: "created", want: Created, msg: "Created job", reason: "SuccessfulCreate"},
+		{name: "its own Job exists: adopted", existing: ours(), want: Adopted, msg: "already existed", reason: "AdoptedJob"},
+		{name: "a Job not ours has the name", existing: theirs, want: NameTaken, msg: "not controlled by this ScheduledJob", reason: "JobNameTaken"},
+		{name: "admission refuses (403)", refuse: apierrors.NewForbidden(gr, "x", errors.New("exceeded quota")), want: RefusedAtAdmission, msg: jobstate.RefusalPrefix, reason: "JobRejected"},
+		{name: "invalid (422)", refuse: apierrors.NewInvalid(batchv1.SchemeGroupVersion.WithKind("Job").GroupKind(), "x", field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), "x", "bad")}), want: Refused, msg: "is invalid", reason: "JobRejected"},
+		{name: "bad request (400)", refuse: apierrors.NewBadRequest("bad"), want: Refused, msg: jobstate.RefusalPrefix, reason: "JobRejected"},
 		{name: "a timeout decides nothing", refuse: apierrors.NewTimeoutError("slow", 1), wantErr: true},
 		{name: "a terminating namespace decides nothing", refuse: terminating, wantErr: true},
 	} {
@@ -59,15 +60,15 @@ func TestCreateAnswersEveryOutcomeOfTheClaim(t *testing.T) {
 				}
 				return c.Create(ctx, obj, opts...)
 			}}).Build()
-			got, answer, msg, err := Create(context.Background(), c, c, owner, "ScheduledJob", ours())
+			got, answer, ev, err := Create(context.Background(), c, c, owner, "ScheduledJob", ours())
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, want an error: %v", err, tc.wantErr)
 			}
 			if tc.wantErr {
 				return
 			}
-			if answer != tc.want || !strings.Contains(msg, tc.msg) {
-				t.Errorf("answer %d %q, want %d containing %q", answer, msg, tc.want, tc.msg)
+			if answer != tc.want || !strings.Contains(ev.Note, tc.msg) || ev.Reason != tc.reason {
+				t.Errorf("answer %d %+v, want %d, an Event %s containing %q", answer, ev, tc.want, tc.reason, tc.msg)
 			}
 			if (got != nil) != (answer == Created || answer == Adopted) {
 				t.Errorf("job %v for answer %d: want a Job exactly when created or adopted", got, answer)

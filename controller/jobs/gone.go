@@ -49,8 +49,10 @@ type Gone struct {
 	// store: at most limit (goneCap) Jobs in their trimmed form (jobs.Trim: about 2 KiB each)
 	// bytes, oldest dropped first; paid by the tenants whose Jobs finish and go.
 	byOwner map[types.UID]map[types.UID]goneJob
-	// order is every remembered Job, oldest first; oursOrder the same for ours.
-	order, oursOrder fifo
+	// order is every remembered Job, oldest first; oursOrder the same for ours. Each is first in,
+	// first out: popped by moving the slice on (its append reallocates as it fills, freeing the
+	// popped front), so Observe, Deleting and expiry stay O(1) amortized.
+	order, oursOrder []entry
 	// count is how many Jobs byOwner holds.
 	count int
 	// ours are the finished Jobs the manager is deleting itself, until the informer sees them go.
@@ -85,7 +87,7 @@ func (g *Gone) Deleting(uid types.UID) {
 		g.evictOldest(true)
 	}
 	g.ours[uid] = now
-	g.oursOrder.push(entry{uid: uid, at: now, ours: true})
+	g.oursOrder = append(g.oursOrder, entry{uid: uid, at: now, ours: true})
 }
 
 // Observe records obj, a Job the informer saw deleted, if it had finished, its controller is of
@@ -129,7 +131,7 @@ func (g *Gone) Observe(obj any) {
 		g.count++
 	}
 	jobs[j.UID] = goneJob{job: kept, at: now}
-	g.order.push(entry{uid: j.UID, owner: ref.UID, at: now})
+	g.order = append(g.order, entry{uid: j.UID, owner: ref.UID, at: now})
 }
 
 // Of returns copies of the remembered Jobs controlled by owner. A nil Gone has none.
@@ -153,10 +155,10 @@ const oursRetention = 5 * time.Minute
 
 // expire drops what is older than its retention, from the front of the time-ordered lists.
 func (g *Gone) expire(now time.Time) {
-	for f, retention := range map[*fifo]time.Duration{&g.order: GoneRetention, &g.oursOrder: oursRetention} {
-		for e, ok := f.front(); ok && now.Sub(e.at) > retention; e, ok = f.front() {
-			f.pop()
-			g.drop(e)
+	for f, retention := range map[*[]entry]time.Duration{&g.order: GoneRetention, &g.oursOrder: oursRetention} {
+		for len(*f) > 0 && now.Sub((*f)[0].at) > retention {
+			g.drop((*f)[0])
+			*f = (*f)[1:]
 		}
 	}
 }
@@ -168,9 +170,9 @@ func (g *Gone) evictOldest(ours bool) {
 	if ours {
 		f = &g.oursOrder
 	}
-	for {
-		e, ok := f.pop()
-		if !ok || g.drop(e) {
+	for len(*f) > 0 {
+		e := (*f)[0]
+		if *f = (*f)[1:]; g.drop(e) {
 			return
 		}
 	}
@@ -196,9 +198,9 @@ func (g *Gone) drop(e entry) bool {
 
 // trimStale pops the entries at the front of f that no longer refer to anything (a prune the
 // informer saw go), so the list stays as long as what it orders, not as the deletions seen.
-func (g *Gone) trimStale(f *fifo) {
-	for e, ok := f.front(); ok && !g.current(e); e, ok = f.front() {
-		f.pop()
+func (g *Gone) trimStale(f *[]entry) {
+	for len(*f) > 0 && !g.current((*f)[0]) {
+		*f = (*f)[1:]
 	}
 }
 
@@ -217,36 +219,6 @@ type entry struct {
 	uid, owner types.UID
 	at         time.Time
 	ours       bool
-}
-
-// fifo is a first-in first-out list: O(1) amortized push and pop.
-type fifo struct {
-	items []entry
-	head  int
-}
-
-func (f *fifo) push(e entry) { f.items = append(f.items, e) }
-
-func (f *fifo) front() (entry, bool) {
-	if f.head == len(f.items) {
-		return entry{}, false
-	}
-	return f.items[f.head], true
-}
-
-func (f *fifo) pop() (entry, bool) {
-	e, ok := f.front()
-	if !ok {
-		return e, false
-	}
-	f.items[f.head] = entry{}
-	f.head++
-	// Reuse the space once half of it is popped: each entry is copied at most once per halving.
-	if f.head > len(f.items)/2 {
-		f.items = append(f.items[:0], f.items[f.head:]...)
-		f.head = 0
-	}
-	return e, true
 }
 
 // recordingDeletes wraps the handler that enqueues a Job's owner: a deletion is recorded in gone

@@ -1,6 +1,7 @@
 package scheduledjob
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -132,10 +133,7 @@ const maxWriteHold = 2 * time.Second
 
 // writes is the gate the Job creates go through and the status patches wait on.
 func (r *Reconciler) writes() *writegate.Gate {
-	if r.Writes != nil {
-		return r.Writes
-	}
-	return &r.ownWrites
+	return cmp.Or(r.Writes, &r.ownWrites)
 }
 
 // SetupWithManager registers the controller (jobs.Setup); the Job field index must already be
@@ -152,7 +150,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var sj v1alpha1.ScheduledJob
 	if err := r.Client.Get(ctx, req.NamespacedName, &sj); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.Objects.forget(req.NamespacedName) // deleted: its series end
+			if r.Objects != nil {
+				r.Objects.Delete(req.NamespacedName) // deleted: its series end
+			}
 			r.confirmed.Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -246,7 +246,7 @@ func (r *Reconciler) goneChildren(sj *v1alpha1.ScheduledJob, seen map[string]boo
 		running := slices.ContainsFunc(sj.Status.Runs, func(run v1alpha1.ScheduledJobRun) bool {
 			return run.JobName == j.Name && (run.Result == v1alpha1.RunRunning || run.Result == v1alpha1.RunWaiting)
 		})
-		if slotplan.WasActive(sj, j.UID) || running || !slotplan.ClaimRecordedOf(sj, j) {
+		if slotplan.WasActive(sj, j.UID) || running || !slotplan.ClaimRecorded(sj, j) {
 			j.DeletionTimestamp = &metav1.Time{Time: r.Clock.Now()}
 			out = append(out, j)
 		}
@@ -259,7 +259,7 @@ func (r *Reconciler) goneChildren(sj *v1alpha1.ScheduledJob, seen map[string]boo
 // is not an answer about the Job.
 func (r *Reconciler) createJob(ctx context.Context, sj *v1alpha1.ScheduledJob, job *batchv1.Job) (*batchv1.Job, slotplan.Event, error) {
 	r.writes().Begin()
-	got, answer, msg, err := jobs.Create(ctx, r.Client, r.APIReader, sj, "ScheduledJob", job)
+	got, answer, ev, err := jobs.Create(ctx, r.Client, r.APIReader, sj, "ScheduledJob", job)
 	r.writes().End()
 	switch {
 	case writeerror.Classify(err) == writeerror.NamespaceTerminating:
@@ -269,7 +269,7 @@ func (r *Reconciler) createJob(ctx context.Context, sj *v1alpha1.ScheduledJob, j
 	case answer == jobs.Adopted:
 		return got, slotplan.Event{}, nil
 	}
-	return got, answer.Event(msg), nil
+	return got, ev, nil
 }
 
 // deleteJob deletes j (its UID, in the background) and returns the Event that says so.
@@ -338,11 +338,4 @@ func (m *ObjectMetrics) observe(sj *v1alpha1.ScheduledJob, st *v1alpha1.Schedule
 		om.Flag(st.Stop != nil && st.Stop.Reason == slotplan.ReasonStoppedAfterFailures),
 		om.IfSet(slotplan.NoSuccessAfter(sj).Seconds()),
 	})
-}
-
-// forget drops the series of the ScheduledJob key (deleted). A nil m does nothing.
-func (m *ObjectMetrics) forget(key types.NamespacedName) {
-	if m != nil {
-		m.Delete(key)
-	}
 }

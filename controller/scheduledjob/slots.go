@@ -2,7 +2,6 @@ package scheduledjob
 
 import (
 	"context"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -21,28 +20,25 @@ import (
 // deletions remembers the active Jobs this process deleted (concurrencyPolicy Replace), so a
 // pass whose status still lists one does not report it missing. Entries expire after an hour.
 type deletions struct {
-	mu sync.Mutex
 	// store: one entry per Job replaced in the last hour (Replace: at most a slot and a run-now a
 	// minute per ScheduledJob), about 100 bytes each; paid by the tenants whose ScheduledJobs
 	// use Replace.
-	uids map[types.UID]time.Time
+	uids sync.Map // types.UID: the time.Time of the delete
 }
 
 func (d *deletions) add(uid types.UID, now time.Time) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.uids == nil {
-		d.uids = map[types.UID]time.Time{}
-	}
-	maps.DeleteFunc(d.uids, func(_ types.UID, at time.Time) bool { return now.Sub(at) > time.Hour })
-	d.uids[uid] = now
+	d.uids.Range(func(k, at any) bool {
+		if now.Sub(at.(time.Time)) > time.Hour {
+			d.uids.Delete(k)
+		}
+		return true
+	})
+	d.uids.Store(uid, now)
 }
 
 // has is a snapshot check, safe to hand to decide (which stays pure).
 func (d *deletions) has(uid types.UID) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	_, ok := d.uids[uid]
+	_, ok := d.uids.Load(uid)
 	return ok
 }
 
@@ -108,7 +104,7 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 		// instead, its Events and prunes are dropped, and the next pass sees the new status.
 		before := sj.DeepCopy()
 		sj.Status = *st
-		if res, done, err := jobs.WriteStatus(ctx, r.Client, &r.confirmed, sj, before, sjStatus); done {
+		if res, done, err := jobs.WriteStatus(ctx, r.Client, &r.confirmed, sj, before, func(o *v1alpha1.ScheduledJob) v1alpha1.ScheduledJobStatus { return o.Status }); done {
 			return res, err
 		}
 	}
@@ -155,8 +151,6 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 	}
 	return res, nil
 }
-
-func sjStatus(sj *v1alpha1.ScheduledJob) v1alpha1.ScheduledJobStatus { return sj.Status }
 
 // slotPriority is the work-queue priority of a pass due at a slot: above watch events' (0), so
 // that at a shared slot the creates go before the passes that only record status.

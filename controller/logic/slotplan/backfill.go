@@ -3,10 +3,11 @@ package slotplan
 // Backfill: the slots of a past range run on request, each once, as its own Job
 // (docs/scheduling.md, "Backfill"). The cursor (status.backfill.nextSlot) moves past a slot only
 // in the status write of the pass that got its Job, and the Job is not pruned before it has
-// (backfillRecorded).
+// (ClaimRecorded).
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,7 +20,6 @@ import (
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/digest"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
-	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 	"github.com/platform-operators/platform-operators/controller/schedule"
 )
 
@@ -166,9 +166,7 @@ func stepBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.T
 		}
 		slot := bf.NextSlot.Time
 		e := slotLedger(sj, &p.Status, children, slot)
-		runIt := e.State == SlotNotRun || e.State == SlotBeforeSchedule ||
-			(e.State == SlotDue && !slot.After(d.slotNow) && !unhandledDue(d, slot))
-		if !runIt && e.State != SlotDue {
+		if e.State != SlotNotRun && e.State != SlotBeforeSchedule && e.State != SlotDue {
 			// Its run happened (or cannot be told): on schedule, by an earlier request, or by
 			// this one in a pass that died before its status write (a backfill Job created after
 			// startTime, the manager's clock against the API server's: done counts it either way).
@@ -177,10 +175,14 @@ func stepBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.T
 				bf.Created++
 			}
 			recordBackfilled(&p.Status, d.sched, slot)
-			bf.NextSlot = nextBackfillSlot(d.sched, bf, slot)
+			bf.NextSlot = slotFrom(d.sched, bf, slot.Add(time.Second))
 			continue
 		}
-		if why, wait := backfillWait(sj, d, slot, now, p); wait || !runIt || refusedWait(sj, slot, now, p) {
+		// A Due slot waits for the scheduled path (backfillWait) unless none will run it. A slot
+		// this request's create of was refused at admission (its run in status.runs says so, and
+		// when) waits for its next try; one the run history no longer holds is tried now.
+		r := refusal(sj, slot, bf.StartTime)
+		if why, wait := backfillWait(sj, d, slot, now, p); wait || (r != nil && holdBackfill(sj, p, slot, r.Message, r.CompletionTime.Time, now)) {
 			if why != "" {
 				bf.Message = why
 			}
@@ -188,7 +190,7 @@ func stepBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.T
 		}
 		bf.Message = ""
 		p.Creates = append(p.Creates, Creation{Job: NewJob(sj, jobname.Backfill(sj, slot), slot, d.sched.Location(), ""),
-			backfill: &slot, backfillNext: nextBackfillSlot(d.sched, bf, slot), at: now})
+			backfill: &slot, backfillNext: slotFrom(d.sched, bf, slot.Add(time.Second)), at: now})
 		requeueWithin(p, BackfillInterval)
 		return
 	}
@@ -220,60 +222,26 @@ func backfillWait(sj *v1alpha1.ScheduledJob, d dueSlots, slot, now time.Time, p 
 	return "", false
 }
 
-// backfillRefusal is when to create the Job of the cursor's slot again after this request's
-// create of it was refused at refusedAt with msg, and whether it is tried again at all: the rule
-// of a scheduled slot and an At (jobstate.Window), in a window that stays open while the request
-// stands and starts at the request's last progress (its last Job created, or its acceptance), so
-// the backoff grows with how long the backfill has been held. Only a refusal at admission is
-// tried again; one as invalid is the slot's outcome.
-func backfillRefusal(bf *v1alpha1.BackfillStatus, msg string, refusedAt time.Time) (time.Time, bool) {
-	if _, admission, _ := jobstate.Refusal(msg); !admission {
-		return time.Time{}, false
+// holdBackfill reports whether the running backfill stays on slot, its Job refused at refusedAt
+// with msg, until its next try (retryRefusal) after now: the message says so, and a pass is asked
+// for then.
+func holdBackfill(sj *v1alpha1.ScheduledJob, p *Plan, slot time.Time, msg string, refusedAt, now time.Time) bool {
+	at, ok := retryRefusal(sj, p.sched, p.Status.Backfill, slot, msg, refusedAt)
+	if !ok || !now.Before(at) {
+		return false
 	}
-	due := bf.StartTime.Time
-	if bf.LastCreateTime != nil && bf.LastCreateTime.After(due) {
-		due = bf.LastCreateTime.Time
-	}
-	return jobstate.Window{Due: due}.Retry(refusedAt)
-}
-
-// refusedWait reports whether the cursor's slot, refused at admission by this request (its run in
-// status.runs says so, and when), waits for its next try (backfillRefusal), and asks for a pass
-// then. A refusal the run history no longer holds is tried again at once.
-func refusedWait(sj *v1alpha1.ScheduledJob, slot, now time.Time, p *Plan) bool {
-	bf := p.Status.Backfill
-	for _, r := range sj.Status.Runs {
-		if r.JobName != "" || r.Reason != ReasonJobRejected || !r.ScheduledTime.Time.Equal(slot) || r.CompletionTime == nil || r.CompletionTime.Before(bf.StartTime) {
-			continue
-		}
-		at, ok := backfillRefusal(bf, r.Message, r.CompletionTime.Time)
-		if !ok || !now.Before(at) {
-			return false
-		}
-		holdRefused(p, slot, at, now)
-		return true
-	}
-	return false
-}
-
-// holdRefused keeps the running backfill on slot, refused at admission, until at: the message
-// says so, and a pass is asked for then.
-func holdRefused(p *Plan, slot, at, now time.Time) {
 	p.Status.Backfill.Message = fmt.Sprintf("the Job of %s was refused at admission; tried again at %s", formatSlot(slot, p.sched), at.UTC().Format(time.RFC3339))
 	requeueWithin(p, at.Sub(now))
+	return true
 }
 
 // unhandledDue reports whether slot is the scheduled path's most recent slot, not yet decided.
 func unhandledDue(d dueSlots, slot time.Time) bool {
-	for _, s := range []*time.Time{d.recentOK, d.recent} {
-		if s != nil && s.Equal(slot) && !d.handled(s) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc([]*time.Time{d.recentOK, d.recent}, func(s *time.Time) bool { return s != nil && s.Equal(slot) && !d.handled(s) })
 }
 
-// slotFrom is the first slot at or after t within the backfill's range, or nil.
+// slotFrom is the first slot at or after t within the backfill's range, or nil. Slots fall on
+// whole seconds: the slot after slot is slotFrom(slot + 1s).
 func slotFrom(sched schedule.Union, bf *v1alpha1.BackfillStatus, t time.Time) *metav1.Time {
 	if t.Before(bf.From.Time) {
 		t = bf.From.Time
@@ -283,15 +251,6 @@ func slotFrom(sched schedule.Union, bf *v1alpha1.BackfillStatus, t time.Time) *m
 		return nil
 	}
 	return &metav1.Time{Time: slots[0]}
-}
-
-// nextBackfillSlot is the slot after slot within the backfill's range, or nil.
-func nextBackfillSlot(sched schedule.Union, bf *v1alpha1.BackfillStatus, slot time.Time) *metav1.Time {
-	next := sched.Next(slot)
-	if next.IsZero() || !next.Before(bf.To.Time) {
-		return nil
-	}
-	return &metav1.Time{Time: next}
 }
 
 // finishBackfill ends the running backfill: every slot of its range is done.
@@ -309,18 +268,15 @@ func endBackfill(sj *v1alpha1.ScheduledJob, p *Plan, phase v1alpha1.BackfillPhas
 
 // recordBackfill records the API server's answer to a backfill create (recordCreates): a Job
 // created or adopted, a refusal as invalid or a name taken, each ends the slot, and the cursor
-// moves on. A refusal at admission keeps the cursor on the slot, tried again as backfillRefusal
+// moves on. A refusal at admission keeps the cursor on the slot, tried again as retryRefusal
 // says (refusedRun has recorded it).
 func recordBackfill(sj *v1alpha1.ScheduledJob, p *Plan, res CreateResult, now time.Time) {
 	bf := p.Status.Backfill
 	if bf == nil || bf.Phase != v1alpha1.BackfillRunning {
 		return
 	}
-	if res.Ev.Reason == ReasonJobRejected {
-		if at, ok := backfillRefusal(bf, res.Ev.Note, now.Truncate(time.Second)); ok {
-			holdRefused(p, *res.backfill, at, now)
-			return
-		}
+	if res.Ev.Reason == ReasonJobRejected && holdBackfill(sj, p, *res.backfill, res.Ev.Note, now.Truncate(time.Second), now) {
+		return
 	}
 	bf.Done++
 	if res.Got != nil {
@@ -333,33 +289,6 @@ func recordBackfill(sj *v1alpha1.ScheduledJob, p *Plan, res CreateResult, now ti
 	if bf.NextSlot == nil {
 		finishBackfill(sj, p)
 	}
-}
-
-// backfillRecorded reports whether the written status no longer needs backfill Job j as the
-// trace of its slot: j is not at or after the cursor of the backfill running for the value
-// still asked for, or status.backfilled lists its slot (Replace records it so before it replaces
-// the Job). Before either, j is the only proof the slot ran.
-func backfillRecorded(sj *v1alpha1.ScheduledJob, slot time.Time) bool {
-	bf := sj.Status.Backfill
-	return bf == nil || bf.Phase != v1alpha1.BackfillRunning || bf.Request != sj.Annotations[keys.AnnotationBackfill] ||
-		bf.NextSlot == nil || slot.Before(bf.NextSlot.Time) || InRanges(sj.Status.Backfilled, slot) != nil
-}
-
-// backfillSlotOf returns the slot whose backfill Job j is (named by jobname.Backfill).
-func backfillSlotOf(sj *v1alpha1.ScheduledJob, j *batchv1.Job) (time.Time, bool) {
-	slot, err := time.Parse(time.RFC3339, j.Annotations[jobstate.ScheduledTimeAnnotation])
-	if err != nil || j.Name != jobname.Backfill(sj, slot) {
-		return time.Time{}, false
-	}
-	return slot, true
-}
-
-// ClaimRecordedOf is claimRecorded for any Job of sj, a backfill Job included.
-func ClaimRecordedOf(sj *v1alpha1.ScheduledJob, j *batchv1.Job) bool {
-	if slot, ok := backfillSlotOf(sj, j); ok {
-		return backfillRecorded(sj, slot)
-	}
-	return claimRecorded(&sj.Status, sj.Annotations[keys.AnnotationRunNow], j)
 }
 
 // announceBackfill sets the Backfill condition and sends the Event (of type kind) that says the same.
@@ -379,10 +308,8 @@ func requeueWithin(p *Plan, d time.Duration) {
 }
 
 func jobNamed(js []*batchv1.Job, name string) *batchv1.Job {
-	for _, j := range js {
-		if j.Name == name {
-			return j
-		}
+	if i := slices.IndexFunc(js, func(j *batchv1.Job) bool { return j.Name == name }); i >= 0 {
+		return js[i]
 	}
 	return nil
 }

@@ -197,11 +197,11 @@ func TestABackfillJobCreatedBeforeACrashIsNotCreatedAgain(t *testing.T) {
 		t.Errorf("status.backfill = %+v, want the first slot counted as created", bf)
 	}
 	// And until the cursor has passed it, the first slot's Job is not pruned.
-	if ClaimRecordedOf(sj, first) {
+	if ClaimRecorded(sj, first) {
 		t.Error("the Job at the cursor counts as recorded: pruning it would let the slot run again")
 	}
 	sj.Status = p.Status
-	if !ClaimRecordedOf(sj, first) {
+	if !ClaimRecorded(sj, first) {
 		t.Error("the Job behind the cursor is not recorded: it would never be pruned")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
+	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 )
 
@@ -45,8 +46,13 @@ func TestClaimRecorded(t *testing.T) {
 		{"a Job without the slot annotation", &v1alpha1.ScheduledJobStatus{}, "", edited, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := claimRecorded(tc.st, tc.requested, tc.job); got != tc.want {
-				t.Errorf("claimRecorded = %v, want %v", got, tc.want)
+			sj := newSJ()
+			sj.Status = *tc.st
+			if tc.requested != "" {
+				metav1.SetMetaDataAnnotation(&sj.ObjectMeta, keys.AnnotationRunNow, tc.requested)
+			}
+			if got := ClaimRecorded(sj, tc.job); got != tc.want {
+				t.Errorf("ClaimRecorded = %v, want %v", got, tc.want)
 			}
 		})
 	}

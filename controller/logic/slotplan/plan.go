@@ -246,7 +246,7 @@ func observeJobs(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, deletedByUs
 	seen := map[types.UID]bool{}
 	for _, j := range children {
 		seen[j.UID] = true
-		if slot, ok := slotOf(sj, j); ok {
+		if slot, ok := slotOf(sj, j, false); ok {
 			dropNotRun(st, slot) // a refused slot tried again: it ran
 		}
 		finished, how, when := jobstate.Finished(j)
@@ -291,7 +291,7 @@ func recordClaims(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.T
 	st := &p.Status
 	var latest *time.Time
 	for _, j := range children {
-		slot, ok := slotOf(sj, j)
+		slot, ok := slotOf(sj, j, false)
 		if !ok || slot.After(now) || (sj.Status.LastScheduleTime != nil && !slot.After(sj.Status.LastScheduleTime.Time)) {
 			continue
 		}
@@ -306,16 +306,15 @@ func recordClaims(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.T
 }
 
 // slotOf returns the slot whose Job j is: a Job of sj named after the slot its scheduled-time
-// annotation says (SlotName, or the name used up to 0.1.0); not a run-now Job.
-func slotOf(sj *v1alpha1.ScheduledJob, j *batchv1.Job) (time.Time, bool) {
-	if _, runNow := j.Annotations[keys.AnnotationRunNowToken]; runNow {
-		return time.Time{}, false
-	}
+// annotation says, a scheduled one (jobname.Slot, or the name used up to 0.1.0; not a run-now
+// Job) or, with backfill, a backfill Job (jobname.Backfill).
+func slotOf(sj *v1alpha1.ScheduledJob, j *batchv1.Job, backfill bool) (time.Time, bool) {
 	slot, err := time.Parse(time.RFC3339, j.Annotations[jobstate.ScheduledTimeAnnotation])
-	if err != nil || (j.Name != jobname.Slot(sj, slot) && j.Name != jobname.LegacySlot(sj.Name, slot)) {
-		return time.Time{}, false
+	_, runNow := j.Annotations[keys.AnnotationRunNowToken]
+	if backfill {
+		return slot, err == nil && j.Name == jobname.Backfill(sj, slot)
 	}
-	return slot, true
+	return slot, err == nil && !runNow && (j.Name == jobname.Slot(sj, slot) || j.Name == jobname.LegacySlot(sj.Name, slot))
 }
 
 // observePods is the pods step: an active Job that has had no pod for stuckAfter (its pod creates
@@ -514,7 +513,7 @@ func passOverEdited(sj *v1alpha1.ScheduledJob, now time.Time, p *Plan) {
 // skip reports slot as getting no Job, for reason: in the run history, lastSkippedTime, the
 // ledger (notRun), the metric and a Warning.
 func skip(sj *v1alpha1.ScheduledJob, p *Plan, sched schedule.Union, slot time.Time, reason, note string) {
-	p.Status.Runs = addSkipped(p.Status.Runs, slot, reason, runHistoryLimit(sj))
+	p.Status.Runs = addRun(p.Status.Runs, v1alpha1.ScheduledJobRun{ScheduledTime: metav1.NewTime(slot), Result: v1alpha1.RunSkipped, Reason: reason}, runHistoryLimit(sj))
 	p.Status.LastSkippedTime = &metav1.Time{Time: slot}
 	recordNotRun(&p.Status, sched, slot, slot, reason)
 	p.Skipped = reason
@@ -587,15 +586,12 @@ func requestRunNow(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.
 		requeueWithin(p, wait)
 		return
 	}
-	a := admit(sj, children, p)
-	switch {
-	case a.wait != "":
-		requeueWithin(p, time.Second)
-	case len(a.blockers) > 0:
+	switch ok, blockers := admit(sj, children, p); {
+	case len(blockers) > 0:
 		p.Status.LastRunNowToken = token
 		p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonRunNowSkipped,
-			fmt.Sprintf("Run-now %q not started: concurrencyPolicy is Forbid and %v is active", token, a.blockers)})
-	default:
+			fmt.Sprintf("Run-now %q not started: concurrencyPolicy is Forbid and %v is active", token, blockers)})
+	case ok:
 		p.Creates = append(p.Creates, Creation{Job: NewJob(sj, name, now, sched.Location(), token), token: token})
 	}
 }
@@ -611,25 +607,21 @@ func runNowWait(last *metav1.Time, now time.Time) time.Duration {
 	return min(max(wait, 0), RunNowInterval)
 }
 
-// admission is the concurrency step's answer to a new Job: admitted (neither field set), refused
-// because of the Jobs in blockers (Forbid), or to wait for a later pass (wait says why).
-type admission struct {
-	blockers []string
-	wait     string
-}
-
-// admit is the concurrency step, asked before each new Job. A Job this pass already creates
-// makes the new one wait under Forbid and Replace: which of the two runs is decided when the
-// first exists. Under Replace only active Jobs a written status accounts for are deleted: a Job
-// whose slot only it records is recorded by this pass first, and replaced by the next (deleting
-// it now, then losing this pass's status write, would leave the slot with neither Job nor record).
-func admit(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *Plan) admission {
+// admit is the concurrency step, asked before each new Job: it reports whether the Job may start
+// now, or the Jobs that block it (Forbid); neither: it waits for a later pass, which it asks for.
+// A Job this pass already creates makes the new one wait under Forbid and Replace: which of the
+// two runs is decided when the first exists. Under Replace only active Jobs a written status
+// accounts for are deleted: a Job whose slot only it records is recorded by this pass first, and
+// replaced by the next (deleting it now, then losing this pass's status write, would leave the
+// slot with neither Job nor record).
+func admit(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *Plan) (ok bool, blockers []string) {
 	policy := sj.Spec.ConcurrencyPolicy
 	if policy != v1alpha1.ForbidConcurrent && policy != v1alpha1.ReplaceConcurrent {
-		return admission{}
+		return true, nil
 	}
-	if len(p.Creates) > 0 {
-		return admission{wait: "this pass's other run starts first"}
+	if len(p.Creates) > 0 { // this pass's other run starts first
+		requeueWithin(p, time.Second)
+		return false, nil
 	}
 	var active []*batchv1.Job // the runs: not finished and not being deleted
 	for _, j := range children {
@@ -638,29 +630,30 @@ func admit(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *Plan) admissio
 		}
 	}
 	if policy == v1alpha1.ForbidConcurrent {
-		var a admission
 		for _, j := range active {
-			a.blockers = append(a.blockers, j.Name)
+			blockers = append(blockers, j.Name)
 		}
-		return a
+		return len(blockers) == 0, blockers
 	}
 	if len(p.Replace) > 0 {
-		return admission{}
+		return true, nil
 	}
 	var replace []*batchv1.Job
 	for _, j := range active {
-		if !ClaimRecordedOf(sj, j) {
-			if slot, ok := backfillSlotOf(sj, j); ok {
+		if !ClaimRecorded(sj, j) {
+			if slot, ok := slotOf(sj, j, true); ok {
 				// Its backfill's cursor may not reach it while the backfill waits for the
 				// active Jobs: the ledger records the slot now (status.backfilled).
 				recordBackfilled(&p.Status, p.sched, slot)
 			}
-			return admission{wait: "the active Job " + j.Name + " is recorded before it is replaced"}
+			// The active Job is recorded before it is replaced.
+			requeueWithin(p, time.Second)
+			return false, nil
 		}
 		replace = append(replace, j)
 	}
 	p.Replace = replace
-	return admission{}
+	return true, nil
 }
 
 // runDueSlot decides the due slot: a Job, a skip, or nothing. The slots before it that no pass
@@ -694,16 +687,14 @@ func runDueSlot(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, 
 		// when the active Job ends), except a refused one (doc.go, step 2).
 		return
 	}
-	a := admit(sj, children, p)
-	switch {
-	case a.wait != "":
-		// Nothing is decided: the pass records what holds the slot back, and the next decides.
-		requeueWithin(p, time.Second)
-	case len(a.blockers) > 0:
+	// Neither admitted nor blocked, nothing is decided: the pass records what holds the slot
+	// back, and the next decides.
+	switch ok, blockers := admit(sj, children, p); {
+	case len(blockers) > 0:
 		if !d.handled(slot) {
-			skip(sj, p, d.sched, *slot, ReasonJobAlreadyActive, fmt.Sprintf("Not starting the run of %s because prior execution is running and concurrency policy is Forbid: %v", formatSlot(*slot, d.sched), a.blockers))
+			skip(sj, p, d.sched, *slot, ReasonJobAlreadyActive, fmt.Sprintf("Not starting the run of %s because prior execution is running and concurrency policy is Forbid: %v", formatSlot(*slot, d.sched), blockers))
 		}
-	default:
+	case ok:
 		p.Creates = append(p.Creates, Creation{Job: NewJob(sj, jobname.Slot(sj, *slot), *slot, d.sched.Location(), ""), Slot: slot})
 	}
 }
@@ -727,7 +718,7 @@ func passOver(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p 
 	}
 	var ran []time.Time
 	for _, j := range children {
-		if s, ok := slotOf(sj, j); ok && s.Before(slot) && (last == nil || s.After(*last)) {
+		if s, ok := slotOf(sj, j, false); ok && s.Before(slot) && (last == nil || s.After(*last)) {
 			ran = append(ran, s)
 		}
 	}
@@ -749,11 +740,7 @@ func passOverGap(sj *v1alpha1.ScheduledJob, d dueSlots, p *Plan, last *time.Time
 	// or delete then failed writes its status, and its retry must not name them again).
 	first := passedOver(sj, d.sched, earliestOK, slot)
 	if all := passedOver(sj, d.sched, earliestAll, slot); all != nil && (first == nil || all.Before(*first)) {
-		upTo := slot.Add(-time.Second)
-		if first != nil {
-			upTo = first.Add(-time.Second)
-		}
-		recordNotRun(&p.Status, d.sched, *all, upTo, ReasonMissedDeadline)
+		recordNotRun(&p.Status, d.sched, *all, cmp.Or(first, &slot).Add(-time.Second), ReasonMissedDeadline)
 	}
 	if first == nil {
 		return
@@ -785,7 +772,7 @@ func announcePassedOver(p *Plan, suspended, many bool, format string, args ...an
 
 // retryRefused reports whether slot, the last slot reported skipped, was refused and may be tried
 // again: the spec changed since (Ready's generation), or admission refused it (its run in
-// status.runs says so, and when) and its next try (refusalRetry) is due; before that it asks for
+// status.runs says so, and when) and its next try (retryRefusal) is due; before that it asks for
 // a pass then. A refusal as invalid, or one the run history no longer holds, is final.
 func retryRefused(sj *v1alpha1.ScheduledJob, d dueSlots, p *Plan, slot time.Time) bool {
 	if sj.Status.LastSkippedTime == nil || !sj.Status.LastSkippedTime.Time.Equal(slot) {
@@ -796,30 +783,47 @@ func retryRefused(sj *v1alpha1.ScheduledJob, d dueSlots, p *Plan, slot time.Time
 			return true
 		}
 	}
-	for _, r := range sj.Status.Runs {
-		if r.JobName != "" || r.Reason != ReasonJobRejected || !r.ScheduledTime.Time.Equal(slot) || r.CompletionTime == nil {
-			continue
-		}
-		at, ok := refusalRetry(sj, d.sched, slot, r.Message, r.CompletionTime.Time)
-		now := d.slotNow.Add(slots.JitterOffset(sj))
-		switch {
-		case !ok:
-			return false
-		case now.Before(at):
-			requeueWithin(p, at.Sub(now))
-			return false
-		}
-		return true
+	r := refusal(sj, slot, nil)
+	if r == nil {
+		return false
 	}
-	return false
+	at, ok := retryRefusal(sj, d.sched, nil, slot, r.Message, r.CompletionTime.Time)
+	now := d.slotNow.Add(slots.JitterOffset(sj))
+	if ok && now.Before(at) {
+		requeueWithin(p, at.Sub(now))
+	}
+	return ok && !now.Before(at)
 }
 
-// refusalRetry is when to create slot's Job again after the API server refused it at refusedAt
-// with msg, and whether that is still within the slot's window: before its
-// startingDeadlineSeconds and before the next slot. Only a refusal at admission is tried again.
-func refusalRetry(sj *v1alpha1.ScheduledJob, sched schedule.Union, slot time.Time, msg string, refusedAt time.Time) (time.Time, bool) {
+// refusal is the run the status read records for slot's Job refused (after the time after, if
+// set), with when and why; nil when there is none.
+func refusal(sj *v1alpha1.ScheduledJob, slot time.Time, after *metav1.Time) *v1alpha1.ScheduledJobRun {
+	i := slices.IndexFunc(sj.Status.Runs, func(r v1alpha1.ScheduledJobRun) bool {
+		return r.JobName == "" && r.Reason == ReasonJobRejected && r.ScheduledTime.Time.Equal(slot) && r.CompletionTime != nil && (after == nil || !r.CompletionTime.Before(after))
+	})
+	if i < 0 {
+		return nil
+	}
+	return &sj.Status.Runs[i]
+}
+
+// retryRefusal is when to create slot's Job again after the API server refused it at refusedAt
+// with msg, and whether it is tried again at all: only a refusal at admission, while the run's
+// window is open (jobstate.Window, docs/scheduling.md "One answer to a refusal"). A scheduled
+// slot's window is from the slot (plus its jitter) until its startingDeadlineSeconds or the next
+// slot. A backfill slot's (bf, the running backfill) opens at the request's last progress (its
+// last Job created, or its acceptance), so the backoff grows with how long the backfill has been
+// held, and stays open while the request stands.
+func retryRefusal(sj *v1alpha1.ScheduledJob, sched schedule.Union, bf *v1alpha1.BackfillStatus, slot time.Time, msg string, refusedAt time.Time) (time.Time, bool) {
 	if _, admission, _ := jobstate.Refusal(msg); !admission {
 		return time.Time{}, false
+	}
+	if bf != nil {
+		due := bf.StartTime.Time
+		if bf.LastCreateTime != nil && bf.LastCreateTime.After(due) {
+			due = bf.LastCreateTime.Time
+		}
+		return jobstate.Window{Due: due}.Retry(refusedAt)
 	}
 	end := sched.Next(slot)
 	if dl := sj.Spec.StartingDeadlineSeconds; dl != nil {
@@ -863,7 +867,7 @@ func refusalRan(sj *v1alpha1.ScheduledJob, children []*batchv1.Job) bool {
 		}
 	}
 	return slices.ContainsFunc(children, func(j *batchv1.Job) bool {
-		slot, ok := slotOf(sj, j)
+		slot, ok := slotOf(sj, j, false)
 		return ok && !slot.Before(refused)
 	})
 }
@@ -917,11 +921,7 @@ func activeRef(refs []corev1.ObjectReference, j *batchv1.Job) (ref corev1.Object
 	if i := slices.IndexFunc(refs, func(a corev1.ObjectReference) bool { return a.UID == j.UID }); i >= 0 {
 		return refs[i], true
 	}
-	return jobRef(j), false
-}
-
-func jobRef(j *batchv1.Job) corev1.ObjectReference {
-	return corev1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Namespace: j.Namespace, Name: j.Name, UID: j.UID, ResourceVersion: j.ResourceVersion}
+	return corev1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Namespace: j.Namespace, Name: j.Name, UID: j.UID, ResourceVersion: j.ResourceVersion}, false
 }
 
 func formatSlot(t time.Time, s schedule.Union) string {

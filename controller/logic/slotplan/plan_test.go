@@ -112,7 +112,8 @@ func observedSchedule(s string, at time.Time) sjOpt {
 func activeIn(js ...*batchv1.Job) sjOpt {
 	return func(sj *v1alpha1.ScheduledJob) {
 		for _, j := range js {
-			sj.Status.Active = append(sj.Status.Active, jobRef(j))
+			ref, _ := activeRef(nil, j)
+			sj.Status.Active = append(sj.Status.Active, ref)
 		}
 	}
 }
@@ -196,7 +197,7 @@ func TestDecide(t *testing.T) {
 			sj: newSJ(lastSchedule(thePriorHour), activeIn(prior)), now: justBeforeTheHour.Add(30 * time.Second), wantActive: 1, wantRequeue: 30*time.Second + schedule.Padding,
 			jobs: []*batchv1.Job{func() *batchv1.Job { j := prior.DeepCopy(); j.ResourceVersion = "moved"; return j }()},
 			check: func(t *testing.T, p Plan) {
-				if got, want := p.Status.Active[0], jobRef(prior); got != want {
+				if got, want := p.Status.Active[0], newSJ(activeIn(prior)).Status.Active[0]; got != want {
 					t.Errorf("active[0] = %+v, want the reference from the status %+v", got, want)
 				}
 			}},
@@ -270,7 +271,7 @@ func TestDecide(t *testing.T) {
 		{name: "Forbid: a slot reported skipped does not run when the active Job ends",
 			sj: newSJ(policy(v1alpha1.ForbidConcurrent), lastSchedule(thePriorHour), activeIn(prior), func(sj *v1alpha1.ScheduledJob) {
 				sj.Status.LastSkippedTime = ptr.To(metav1.NewTime(topOfTheHour))
-				sj.Status.Runs = addSkipped(runHistory(nil, []*batchv1.Job{prior}, 10), topOfTheHour, ReasonJobAlreadyActive, 10)
+				sj.Status.Runs = addRun(runHistory(nil, []*batchv1.Job{prior}, 10), v1alpha1.ScheduledJobRun{ScheduledTime: metav1.NewTime(topOfTheHour), Result: v1alpha1.RunSkipped, Reason: ReasonJobAlreadyActive}, 10)
 			}), jobs: []*batchv1.Job{func() *batchv1.Job {
 				j := childJob(thePriorHour, succeededJob)
 				j.Status.CompletionTime = ptr.To(metav1.NewTime(topOfTheHour.Add(3 * time.Minute)))
@@ -606,7 +607,7 @@ func TestTheSlotWhoseJobExistsIsRecordedByTheNextPassWhateverItFinds(t *testing.
 		{name: "a skip recorded for the slot by a pass that did not see its Job yet: listed once, as the run",
 			sj: newSJ(deadline(10), lastSchedule(thePriorHour), func(sj *v1alpha1.ScheduledJob) {
 				sj.Status.LastSkippedTime = ptr.To(metav1.NewTime(topOfTheHour))
-				sj.Status.Runs = addSkipped(nil, topOfTheHour, ReasonMissedDeadline, 10)
+				sj.Status.Runs = addRun(nil, v1alpha1.ScheduledJobRun{ScheduledTime: metav1.NewTime(topOfTheHour), Result: v1alpha1.RunSkipped, Reason: ReasonMissedDeadline}, 10)
 			}), jobs: []*batchv1.Job{at10}, now: topOfTheHour.Add(30 * time.Second),
 			wantEvents: []string{ReasonSuccessfulCreate}},
 	}

@@ -17,12 +17,21 @@ import (
 	"github.com/platform-operators/platform-operators/controller/logic/jobstate"
 )
 
-// claimRecorded reports whether the written status st records the claim of Job j: its slot is
-// at or before lastScheduleTime, or its run-now token was recorded or is no longer asked for.
-// A Job whose claim is not recorded must not be deleted: it is the only trace of its slot.
-func claimRecorded(st *v1alpha1.ScheduledJobStatus, requestedToken string, j *batchv1.Job) bool {
+// ClaimRecorded reports whether the written status of sj records the claim of its Job j: a slot
+// Job's slot is at or before lastScheduleTime; a run-now Job's token was recorded or is no longer
+// asked for; a backfill Job is before the cursor of the backfill running for the value still asked
+// for (or none runs), or status.backfilled lists its slot (Replace records it so before it
+// replaces the Job). A Job whose claim is not recorded must not be deleted: it is the only trace
+// of its slot.
+func ClaimRecorded(sj *v1alpha1.ScheduledJob, j *batchv1.Job) bool {
+	st := &sj.Status
+	if slot, ok := slotOf(sj, j, true); ok {
+		bf := st.Backfill
+		return bf == nil || bf.Phase != v1alpha1.BackfillRunning || bf.Request != sj.Annotations[keys.AnnotationBackfill] ||
+			bf.NextSlot == nil || slot.Before(bf.NextSlot.Time) || InRanges(st.Backfilled, slot) != nil
+	}
 	if token, ok := j.Annotations[keys.AnnotationRunNowToken]; ok {
-		return token == st.LastRunNowToken || token != requestedToken
+		return token == st.LastRunNowToken || token != sj.Annotations[keys.AnnotationRunNow]
 	}
 	slot, err := time.Parse(time.RFC3339, j.Annotations[jobstate.ScheduledTimeAnnotation])
 	if err != nil {
@@ -39,7 +48,7 @@ func historyToPrune(sj *v1alpha1.ScheduledJob, succeeded, failed []*batchv1.Job)
 	var out []*batchv1.Job
 	for _, j := range candidates {
 		// A Job already deleted (by its TTL, or being deleted) is history, never pruned again.
-		if j.DeletionTimestamp != nil || WasActive(sj, j.UID) || !ClaimRecordedOf(sj, j) ||
+		if j.DeletionTimestamp != nil || WasActive(sj, j.UID) || !ClaimRecorded(sj, j) ||
 			(runHistoryLimit(sj) > 0 && !runRecordedDone(sj.Status.Runs, j, runHistoryLimit(sj))) {
 			continue // the next pass, started by this pass's status write, prunes it
 		}
@@ -121,7 +130,7 @@ func RecordCreates(sj *v1alpha1.ScheduledJob, p *Plan, results []CreateResult, n
 
 // refusedRun records a Job the API server refused at now: a Failed run, reason JobRejected, with
 // the API server's message (in place of a skip recorded for the same slot). A refusal at
-// admission is tried again while the slot can start (refusalRetry), one as invalid only after an
+// admission is tried again while the slot can start (retryRefusal), one as invalid only after an
 // edit of the spec. A scheduled slot's refusal sets Ready False, with one Warning per distinct
 // refusal (the same quota refusing every slot is one Warning, not one a minute); a run-now or
 // backfill refusal has only its Warning (a backfill slot refused at admission is tried again
@@ -137,7 +146,7 @@ func refusedRun(sj *v1alpha1.ScheduledJob, p *Plan, c Creation, msg string, now 
 		}
 		st.LastSkippedTime = &metav1.Time{Time: at}
 		recordNotRun(st, p.sched, at, at, ReasonJobRejected)
-		if retry, ok := refusalRetry(sj, p.sched, at, msg, now.Truncate(time.Second)); ok {
+		if retry, ok := retryRefusal(sj, p.sched, nil, at, msg, now.Truncate(time.Second)); ok {
 			requeueWithin(p, retry.Sub(now))
 		}
 	case c.backfill != nil:
@@ -146,11 +155,9 @@ func refusedRun(sj *v1alpha1.ScheduledJob, p *Plan, c Creation, msg string, now 
 		recordNotRun(st, p.sched, at, at, ReasonJobRejected)
 	default:
 		st.LastRunNowToken = c.token
-		st.LastRunNowTime = runNowTime(c)
-		if st.LastRunNowTime != nil {
+		at = now
+		if st.LastRunNowTime = runNowTime(c); st.LastRunNowTime != nil {
 			at = st.LastRunNowTime.Time
-		} else {
-			at = now
 		}
 	}
 	st.Runs = slices.DeleteFunc(st.Runs, func(r v1alpha1.ScheduledJobRun) bool { return r.JobName == "" && r.ScheduledTime.Time.Equal(at) })

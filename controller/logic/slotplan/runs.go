@@ -82,11 +82,6 @@ func setResult(rec *v1alpha1.ScheduledJobRun, o jobstate.Outcome) {
 	}
 }
 
-// addSkipped records a slot that got no Job.
-func addSkipped(runs []v1alpha1.ScheduledJobRun, slot time.Time, reason string, limit int) []v1alpha1.ScheduledJobRun {
-	return addRun(runs, v1alpha1.ScheduledJobRun{ScheduledTime: metav1.NewTime(slot), Result: v1alpha1.RunSkipped, Reason: reason}, limit)
-}
-
 // addRun records a run that has no Job (a slot skipped, a Job refused), once per time.
 func addRun(runs []v1alpha1.ScheduledJobRun, run v1alpha1.ScheduledJobRun, limit int) []v1alpha1.ScheduledJobRun {
 	if limit <= 0 {

@@ -64,8 +64,9 @@ func TestRunHistory(t *testing.T) {
 	}
 	// A skipped slot is a record without a Job, said once, in time order.
 	runs := runHistory(nil, []*batchv1.Job{slotJob("a", s1, batchv1.JobComplete)}, 10)
-	runs = addSkipped(runs, s2, ReasonMissedDeadline, 10)
-	runs = addSkipped(runs, s2, ReasonMissedDeadline, 10)
+	skipped := v1alpha1.ScheduledJobRun{ScheduledTime: metav1.NewTime(s2), Result: v1alpha1.RunSkipped, Reason: ReasonMissedDeadline}
+	runs = addRun(runs, skipped, 10)
+	runs = addRun(runs, skipped, 10)
 	if len(runs) != 2 || runs[0].Result != v1alpha1.RunSkipped || runs[0].Reason != ReasonMissedDeadline || runs[1].JobName != "a" {
 		t.Errorf("runs = %+v, want the skipped slot first, once", runs)
 	}
