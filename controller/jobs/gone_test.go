@@ -120,7 +120,9 @@ func TestGoneStaysBoundedUnderManyDeletions(t *testing.T) {
 		}
 		g.Observe(j)
 	}
-	if g.count != 1000 || len(g.ours) != 0 || len(g.order) > 2*1000+1 || len(g.oursOrder) > 1 {
-		t.Errorf("count %d, ours %d, lists %d and %d; want 1000, 0, at most twice the cap and at most 1", g.count, len(g.ours), len(g.order), len(g.oursOrder))
+	// The memory of a list is its backing array (cap), popped entries included until an append
+	// moves it: at most a few times the cap, not the deletions seen.
+	if g.count != 1000 || len(g.ours) != 0 || cap(g.order) > 4*1000 || cap(g.oursOrder) > 1000 {
+		t.Errorf("count %d, ours %d, lists' capacities %d and %d; want 1000, 0, at most 4 times the cap and at most the cap", g.count, len(g.ours), cap(g.order), cap(g.oursOrder))
 	}
 }

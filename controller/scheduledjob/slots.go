@@ -2,6 +2,7 @@ package scheduledjob
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -18,27 +19,36 @@ import (
 )
 
 // deletions remembers the active Jobs this process deleted (concurrencyPolicy Replace), so a
-// pass whose status still lists one does not report it missing. Entries expire after an hour.
+// pass whose status still lists one does not report it missing. Entries expire after an hour
+// (swept at most once a minute, so a slot that replaces many Jobs does not walk the whole memory
+// for each).
 type deletions struct {
-	// store: one entry per Job replaced in the last hour (Replace: at most a slot and a run-now a
-	// minute per ScheduledJob), about 100 bytes each; paid by the tenants whose ScheduledJobs
-	// use Replace.
-	uids sync.Map // types.UID: the time.Time of the delete
+	mu sync.Mutex
+	// store: one entry per Job replaced in the last hour and a minute (Replace: at most a slot and
+	// a run-now a minute per ScheduledJob), about 100 bytes each; paid by the tenants whose
+	// ScheduledJobs use Replace.
+	uids  map[types.UID]time.Time
+	swept time.Time
 }
 
 func (d *deletions) add(uid types.UID, now time.Time) {
-	d.uids.Range(func(k, at any) bool {
-		if now.Sub(at.(time.Time)) > time.Hour {
-			d.uids.Delete(k)
-		}
-		return true
-	})
-	d.uids.Store(uid, now)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.uids == nil {
+		d.uids = map[types.UID]time.Time{}
+	}
+	if now.Sub(d.swept) >= time.Minute {
+		maps.DeleteFunc(d.uids, func(_ types.UID, at time.Time) bool { return now.Sub(at) > time.Hour })
+		d.swept = now
+	}
+	d.uids[uid] = now
 }
 
 // has is a snapshot check, safe to hand to decide (which stays pure).
 func (d *deletions) has(uid types.UID) bool {
-	_, ok := d.uids.Load(uid)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, ok := d.uids[uid]
 	return ok
 }
 
