@@ -198,7 +198,7 @@ func forRequestCopy(_ context.Context, o client.Object) []reconcile.Request {
 // the target again starts with a write, as a new one does.
 func (r *RequestReconciler) forgetTargets(ctx context.Context, ns string) error {
 	var list v1alpha1.CopyRequestList
-	if err := r.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+	if err := r.Client.List(ctx, &list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
 		return err
 	}
 	named := map[string]bool{}
