@@ -21,6 +21,7 @@ import (
 
 	"github.com/platform-operators/platform-operators/controller/api/v1alpha1"
 	"github.com/platform-operators/platform-operators/controller/internal/testenv"
+	"github.com/platform-operators/platform-operators/controller/jobs"
 	"github.com/platform-operators/platform-operators/controller/keys"
 	"github.com/platform-operators/platform-operators/controller/logic/jobname"
 	"github.com/platform-operators/platform-operators/controller/logic/slotplan"
@@ -226,7 +227,11 @@ func TestScheduledJob(t *testing.T) {
 		if err := f.env.Manager.GetClient().Create(ctx, pre); err != nil {
 			t.Fatal(err)
 		}
-		f.reconcile(t, sj)
+		// A pass that finds its cache behind the API server before the claim asks to come back
+		// after jobs.Recheck and writes nothing (ReadyToCreate), as the controller's queue would.
+		for i := 0; f.reconcile(t, sj).RequeueAfter == jobs.Recheck && i < 50; i++ {
+			time.Sleep(jobs.Recheck)
+		}
 		if js := f.jobsOf(t, sj); len(js) != 1 || len(sj.Status.Active) != 1 || !sj.Status.LastScheduleTime.Time.Equal(slot) {
 			t.Fatalf("jobs %d, status %+v; want the one Job adopted as active and the slot recorded", len(js), sj.Status)
 		}
