@@ -96,7 +96,7 @@ type oneWriter struct {
 	mu sync.Mutex
 	// store: about 100 bytes per target being written, removed when its last writer is done,
 	// so at most one per write in flight; paid by the passes that write.
-	held map[targetKey]*heldTarget
+	held map[ownedTarget]*heldTarget
 }
 
 type heldTarget struct {
@@ -105,10 +105,10 @@ type heldTarget struct {
 }
 
 // lock waits until no other write to tk is in flight; call the function it returns when done.
-func (o *oneWriter) lock(tk targetKey) (unlock func()) {
+func (o *oneWriter) lock(tk ownedTarget) (unlock func()) {
 	o.mu.Lock()
 	if o.held == nil {
-		o.held = map[targetKey]*heldTarget{}
+		o.held = map[ownedTarget]*heldTarget{}
 	}
 	h := o.held[tk]
 	if h == nil {

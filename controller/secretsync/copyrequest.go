@@ -192,23 +192,6 @@ func forRequestCopy(_ context.Context, o client.Object) []reconcile.Request {
 	return nil
 }
 
-// forgetTargets drops the target memories of namespace ns (a refused write, a foreign object
-// in the way) that no CopyRequest there names any more: a tenant who creates and deletes
-// requests whose copies are refused leaves nothing behind in the manager. A request that names
-// the target again starts with a write, as a new one does.
-func (r *RequestReconciler) forgetTargets(ctx context.Context, ns string) error {
-	var list v1alpha1.CopyRequestList
-	if err := r.Client.List(ctx, &list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
-		return err
-	}
-	named := map[string]bool{}
-	for _, cr := range list.Items {
-		named[cmp.Or(cr.Spec.Name, cr.Spec.Source.Name)] = true
-	}
-	r.targets.forget(func(tk targetKey) bool { return tk.key.Namespace == ns && !named[tk.key.Name] })
-	return nil
-}
-
 // requestOutcome is what a CopyRequest reconcile found and did.
 type requestOutcome struct {
 	reason, message string
@@ -235,9 +218,10 @@ func (r *RequestReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		if out.requeueAfter == 0 {
 			r.stale.forget(req.NamespacedName)
 		}
-		if err := r.forgetTargets(ctx, req.Namespace); err != nil {
-			return ctrl.Result{}, err
-		}
+		// What was remembered of its targets (a refused write, a foreign object in the way)
+		// goes with it: a tenant who creates and deletes requests whose copies are refused
+		// leaves nothing behind in the manager.
+		r.targets.forget(func(tk ownedTarget) bool { return tk.owner == req.Name && tk.key.Namespace == req.Namespace })
 		return requeue(out.requeueAfter), out.err
 	}
 	if !cr.DeletionTimestamp.IsZero() {
@@ -320,7 +304,7 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 	// their CopyRequest, through their owner reference).
 	owner := requestOwner(key.Name)
 	owner.Proven = provenBy(r.Proofs, keys.LabelCopyRequest, r.LabelProof.InForce(ctx))
-	w := writer{client: r.Client, reader: r.APIReader, label: keys.LabelCopyRequest, owner: "CopyRequest", recorder: r.Recorder, targets: &r.targets,
+	w := writer{client: r.Client, reader: r.APIReader, label: keys.LabelCopyRequest, owner: "CopyRequest", name: key.Name, recorder: r.Recorder, targets: &r.targets,
 		clock: r.Clock, retryBase: r.RetryBase, retryCap: r.RetryCap, rejectedRecheck: r.RejectedRecheck}
 	for _, kind := range kinds {
 		list := kind.list()
@@ -345,7 +329,7 @@ func (r *RequestReconciler) sync(ctx context.Context, key types.NamespacedName, 
 			case propagation.OpHeld:
 				// Reported once (the same status each pass) and looked at with backoff; the
 				// copy's deletion brings the create sooner.
-				out.reason, out.message, out.requeueAfter = copyplan.ReasonHeld, a.Message, w.noteHeld(targetKey{kind.name, a.Key}, a)
+				out.reason, out.message, out.requeueAfter = copyplan.ReasonHeld, a.Message, w.noteHeld(w.target(kind, a.Key), a)
 				continue
 			}
 			op, err := w.writeOnce(ctx, kind, a)

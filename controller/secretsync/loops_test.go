@@ -409,7 +409,7 @@ func rememberedIn(t *targets, ns string) int {
 	n := 0
 	for _, m := range []*sync.Map{&t.unmanaged, &t.rejected} {
 		m.Range(func(k, _ any) bool {
-			if k.(targetKey).key.Namespace == ns {
+			if k.(ownedTarget).key.Namespace == ns {
 				n++
 			}
 			return true

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -45,7 +46,7 @@ func TestTwoPassesRetryingOneRefusedCopySendOneWrite(t *testing.T) {
 		Data:       map[string][]byte{"token": []byte("x")},
 	}}
 
-	if _, err := r.writer().writeOnce(t.Context(), secretKind, a); err == nil {
+	if _, err := r.writer("sync").writeOnce(t.Context(), secretKind, a); err == nil {
 		t.Fatal("the first write was not refused")
 	}
 	clk.SetTime(clk.Now().Add(DefaultRetryBase))
@@ -54,7 +55,7 @@ func TestTwoPassesRetryingOneRefusedCopySendOneWrite(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i := range errs {
-		wg.Go(func() { _, errs[i] = r.writer().writeOnce(t.Context(), secretKind, a) })
+		wg.Go(func() { _, errs[i] = r.writer("sync").writeOnce(t.Context(), secretKind, a) })
 	}
 	<-entered
 	// The other pass either enters the API call too (the defect) or waits for this one.
@@ -85,8 +86,8 @@ func TestTwoPassesRetryingOneRefusedCopySendOneWrite(t *testing.T) {
 func TestAGoneNamespacesTargetsAreForgotten(t *testing.T) {
 	kept := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kept"}}
 	r := &Reconciler{Client: fake.NewClientBuilder().WithScheme(testenv.Scheme(t)).WithObjects(kept).Build()}
-	at := func(ns string) targetKey {
-		return targetKey{secretKind.name, types.NamespacedName{Namespace: ns, Name: "creds"}}
+	at := func(ns string) ownedTarget {
+		return ownedTarget{"sync", targetKey{secretKind.name, types.NamespacedName{Namespace: ns, Name: "creds"}}}
 	}
 	r.targets.rejected.Store(at("gone"), rejection{})
 	r.targets.unmanaged.Store(at("gone"), struct{}{})
@@ -101,5 +102,36 @@ func TestAGoneNamespacesTargetsAreForgotten(t *testing.T) {
 	}
 	if n := rememberedIn(&r.targets, "kept"); n != 1 {
 		t.Errorf("%d targets of the namespace that exists remembered, want 1", n)
+	}
+}
+
+// TestADeletedSecretSyncsTargetsAreForgotten: the pass that finds a SecretSync gone drops what the
+// passes remembered of its targets in namespaces that still exist (a copy a tenant's quota
+// refuses), and only its own: an admin's churn of SecretSyncs does not grow the manager.
+func TestADeletedSecretSyncsTargetsAreForgotten(t *testing.T) {
+	c := fake.NewClientBuilder().WithScheme(testenv.Scheme(t)).Build()
+	metrics, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Reconciler{Client: c, APIReader: c, Clock: clocktesting.NewFakePassiveClock(time.Now()), Metrics: metrics, Sources: &Sources{}}
+	of := func(owner string) ownedTarget {
+		return ownedTarget{owner, targetKey{secretKind.name, types.NamespacedName{Namespace: "team-a", Name: "creds"}}}
+	}
+	r.targets.rejected.Store(of("deleted"), rejection{})
+	r.targets.unmanaged.Store(of("deleted"), struct{}{})
+	r.targets.rejected.Store(of("other"), rejection{})
+	if _, err := r.Reconcile(t.Context(), wholePass("deleted")); err != nil {
+		t.Fatal(err)
+	}
+	var left []ownedTarget
+	for _, m := range []*sync.Map{&r.targets.unmanaged, &r.targets.rejected} {
+		m.Range(func(k, _ any) bool {
+			left = append(left, k.(ownedTarget))
+			return true
+		})
+	}
+	if len(left) != 1 || left[0] != of("other") {
+		t.Errorf("remembered after the SecretSync's NotFound pass: %+v, want only the other SecretSync's target", left)
 	}
 }

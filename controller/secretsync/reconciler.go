@@ -136,6 +136,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.waiting.Delete(req.Name)
 			r.targetWrites.Delete(req.Name)
 			r.accounts.keepOnly(req.Name, nil)
+			r.targets.forget(func(tk ownedTarget) bool { return tk.owner == req.Name })
 			r.batching.Range(func(k, _ any) bool {
 				if k.(ctrl.Request).Name == req.Name {
 					r.batching.Delete(k)
@@ -617,7 +618,7 @@ func (r *Reconciler) namespaces(ctx context.Context, only string) ([]*corev1.Nam
 			if apierrors.IsNotFound(err) {
 				// Gone (its deletion queues this pass): so are its targets, and what the passes
 				// remembered of them, however many namespaces come and go.
-				r.targets.forget(func(tk targetKey) bool { return tk.key.Namespace == only })
+				r.targets.forget(func(tk ownedTarget) bool { return tk.key.Namespace == only })
 			}
 			return nil, client.IgnoreNotFound(err)
 		}
@@ -684,7 +685,7 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 		r.Writes.Begin()
 		defer r.Writes.End()
 	}
-	w := r.writer()
+	w := r.writer(name)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(concurrentWrites(r.Workers, plan))
 	for i, a := range plan.Actions {
@@ -708,7 +709,7 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 			// Reported (the same message each pass, so one status write and one Event) and
 			// looked at again with backoff; its deletion brings the create sooner.
 			res.failures = append(res.failures, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: copyplan.ReasonHeld, Message: a.Message})
-			res.retryAfter = sooner(res.retryAfter, w.noteHeld(targetKey{kind.name, a.Key}, a))
+			res.retryAfter = sooner(res.retryAfter, w.noteHeld(w.target(kind, a.Key), a))
 			continue
 		}
 		op, err := ops[i], errs[i]
@@ -751,10 +752,17 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 	return res
 }
 
-// targetKey is a copy's kind and place: the key of the per-target memories.
+// targetKey is a copy's kind and place.
 type targetKey struct {
 	kind v1alpha1.CopyKind
 	key  types.NamespacedName
+}
+
+// ownedTarget is a target of one owner (a SecretSync's name, a CopyRequest's in the target's
+// namespace): the key of the per-target memories, so that each owner's are forgotten with it.
+type ownedTarget struct {
+	owner string
+	targetKey
 }
 
 // unmanagedError is a target held by an object we do not manage.
@@ -872,7 +880,7 @@ func actionFingerprint(a propagation.Action) [sha256.Size]byte {
 // is written at once. A replace whose create failed after its delete (incompleteReplaceError)
 // backs off from RetryBase, never RejectedRecheck: the target has no copy meanwhile.
 func (w writer) writeOnce(ctx context.Context, kind *objectKind, a propagation.Action) (propagation.Op, error) {
-	tk := targetKey{kind.name, a.Key}
+	tk := w.target(kind, a.Key)
 	defer w.writing.lock(tk)()
 	fp := actionFingerprint(a)
 	now := now(w.clock)
@@ -934,7 +942,7 @@ func remembered(err error, wait time.Duration) error {
 
 // noteHeld records that the target tk's copy is held Terminating and returns how soon to look
 // again: the backoff of the target grows once per look that is due, not once per pass.
-func (w writer) noteHeld(tk targetKey, a propagation.Action) time.Duration {
+func (w writer) noteHeld(tk ownedTarget, a propagation.Action) time.Duration {
 	fp := actionFingerprint(propagation.Action{Op: a.Op, Current: a.Current})
 	now := now(w.clock)
 	n := 1
@@ -970,8 +978,8 @@ type writer struct {
 	// reader reads past the cache: to look at an object we do not manage (a conflict).
 	reader client.Reader
 	// label marks the owner's copies: an object without it is not ours; owner is the owner's
-	// kind, as failures name it.
-	label, owner string
+	// kind, as failures name it; name is the owner's name, which keys its memories (target).
+	label, owner, name string
 	// recorder, when set, is told of a copy written back after other field managers had set
 	// fields of it that the manager writes (see update).
 	recorder events.EventRecorder
@@ -987,9 +995,9 @@ type targets struct {
 	// unmanaged remembers targets found held by an object we do not manage, so later writes
 	// look (a read) instead of trying to create (a failed write) each time.
 	// store: about 150 bytes per target a foreign object holds; paid by the tenant who put it
-	// there, one per target of an admin's SecretSync in a namespace that exists (forgotten with
-	// the namespace, see namespaces) or one per CopyRequest (its object quota; forgotten with the
-	// request, forgetTargets).
+	// there, one per target of an admin's SecretSync in a namespace that exists or one per
+	// CopyRequest (its object quota); forgotten with the namespace (see namespaces) and with the
+	// owner (its NotFound pass).
 	unmanaged sync.Map
 	// rejected remembers, per target, the write that last failed (or the copy found held) and
 	// when it may be tried again (see writeOnce).
@@ -1003,10 +1011,10 @@ type targets struct {
 }
 
 // forget drops the memories of the targets drop names.
-func (t *targets) forget(drop func(targetKey) bool) {
+func (t *targets) forget(drop func(ownedTarget) bool) {
 	for _, m := range []*sync.Map{&t.unmanaged, &t.rejected} {
 		m.Range(func(k, _ any) bool {
-			if drop(k.(targetKey)) {
+			if drop(k.(ownedTarget)) {
 				m.Delete(k)
 			}
 			return true
@@ -1014,14 +1022,20 @@ func (t *targets) forget(drop func(targetKey) bool) {
 	}
 }
 
-func (r *Reconciler) writer() writer {
-	return writer{client: r.Client, reader: r.APIReader, label: keys.LabelSecretSync, owner: "SecretSync", recorder: r.Recorder, targets: &r.targets,
+// target is the key of the memories of w's owner's target of kind at key.
+func (w writer) target(kind *objectKind, key types.NamespacedName) ownedTarget {
+	return ownedTarget{w.name, targetKey{kind.name, key}}
+}
+
+// writer writes the copies of the SecretSync name.
+func (r *Reconciler) writer(name string) writer {
+	return writer{client: r.Client, reader: r.APIReader, label: keys.LabelSecretSync, owner: "SecretSync", name: name, recorder: r.Recorder, targets: &r.targets,
 		clock: r.Clock, retryBase: r.RetryBase, retryCap: r.RetryCap, rejectedRecheck: r.RejectedRecheck}
 }
 
 // write performs one action and returns the operation that was written ("" when nothing was).
 func (w writer) write(ctx context.Context, kind *objectKind, a propagation.Action) (propagation.Op, error) {
-	tk := targetKey{kind.name, a.Key}
+	tk := w.target(kind, a.Key)
 	switch a.Op {
 	case propagation.OpCreate:
 		if _, known := w.unmanaged.Load(tk); known {
