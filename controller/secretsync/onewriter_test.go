@@ -121,17 +121,29 @@ func TestADeletedSecretSyncsTargetsAreForgotten(t *testing.T) {
 	r.targets.rejected.Store(of("deleted"), rejection{})
 	r.targets.unmanaged.Store(of("deleted"), struct{}{})
 	r.targets.rejected.Store(of("other"), rejection{})
+	remembered := func() []ownedTarget {
+		var left []ownedTarget
+		for _, m := range []*sync.Map{&r.targets.unmanaged, &r.targets.rejected} {
+			m.Range(func(k, _ any) bool {
+				left = append(left, k.(ownedTarget))
+				return true
+			})
+		}
+		return left
+	}
 	if _, err := r.Reconcile(t.Context(), wholePass("deleted")); err != nil {
 		t.Fatal(err)
 	}
-	var left []ownedTarget
-	for _, m := range []*sync.Map{&r.targets.unmanaged, &r.targets.rejected} {
-		m.Range(func(k, _ any) bool {
-			left = append(left, k.(ownedTarget))
-			return true
-		})
-	}
-	if len(left) != 1 || left[0] != of("other") {
+	if left := remembered(); len(left) != 1 || left[0] != of("other") {
 		t.Errorf("remembered after the SecretSync's NotFound pass: %+v, want only the other SecretSync's target", left)
+	}
+	// A pass of the namespace that wrote beside the deletion (another work queue key) put its
+	// refusal back after that: its own retry, which finds the SecretSync gone, drops it.
+	r.targets.rejected.Store(of("deleted"), rejection{})
+	if _, err := r.ReconcileTarget(t.Context(), targetRequest("team-a", "deleted")); err != nil {
+		t.Fatal(err)
+	}
+	if left := remembered(); len(left) != 1 || left[0] != of("other") {
+		t.Errorf("remembered after the namespace's pass found the SecretSync gone: %+v, want only the other SecretSync's target", left)
 	}
 }
