@@ -137,13 +137,4 @@ func TestADeletedSecretSyncsTargetsAreForgotten(t *testing.T) {
 	if left := remembered(); len(left) != 1 || left[0] != of("other") {
 		t.Errorf("remembered after the SecretSync's NotFound pass: %+v, want only the other SecretSync's target", left)
 	}
-	// A pass of the namespace that wrote beside the deletion (another work queue key) put its
-	// refusal back after that: its own retry, which finds the SecretSync gone, drops it.
-	r.targets.rejected.Store(of("deleted"), rejection{})
-	if _, err := r.ReconcileTarget(t.Context(), targetRequest("team-a", "deleted")); err != nil {
-		t.Fatal(err)
-	}
-	if left := remembered(); len(left) != 1 || left[0] != of("other") {
-		t.Errorf("remembered after the namespace's pass found the SecretSync gone: %+v, want only the other SecretSync's target", left)
-	}
 }

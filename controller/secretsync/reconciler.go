@@ -195,9 +195,7 @@ func (r *Reconciler) ReconcileTarget(ctx context.Context, req ctrl.Request) (ctr
 		// see (created by a target pass that ran beside the deletion, after that pass had
 		// listed) queues this pass, which removes it. Only after a pass found the SecretSync
 		// gone: a copy seen before its SecretSync (restored first from a backup, or a cache
-		// behind) is left to the SecretSync's passes. What a pass of it that ran beside the
-		// deletion remembered here (a refused write, which brings this pass back) goes too.
-		r.targets.forget(func(tk ownedTarget) bool { return tk.owner == req.Name && tk.key.Namespace == req.Namespace })
+		// behind) is left to the SecretSync's passes.
 		if r.cleanedUp(req.Name) {
 			return r.cleanupNamespace(ctx, req)
 		}
