@@ -33,14 +33,13 @@ func decide(at *v1alpha1.At, job *batchv1.Job, now time.Time, stuckAfter time.Du
 	d := decision{status: *at.Status.DeepCopy()}
 	st := &d.status
 	st.ObservedGeneration = at.Generation
-	switch {
-	case job != nil || st.JobName != "":
+	switch slotplan.Ledger(book{at, job}, time.Time{}).State {
+	case slotplan.SlotCreated:
 		// Once a Job existed, the At never runs again: it stands as its run does (observeRun).
 		d.events = append(d.events, observeRun(st, job, now)...)
 		observePods(at, &d, job, now, stuckAfter)
-	case at.Status.ObservedGeneration == at.Generation && (st.Phase == v1alpha1.AtSucceeded || st.Phase == v1alpha1.AtFailed):
-		// Decided without a Job (missed deadline, rejected template, name taken): said once.
-		// An edit of the At decides again.
+	case slotplan.SlotNotRun:
+		// Said once; an edit of the At decides again.
 	default:
 		runAt, note, err := RunTime(at)
 		if err != nil {
@@ -75,6 +74,29 @@ func decide(at *v1alpha1.At, job *batchv1.Job, now time.Time, stuckAfter time.Du
 		}
 	}
 	return d
+}
+
+// book is the At's one slot in the slot ledger (slotplan.Book), whatever time the At names: its
+// Job, else the status's record of it.
+type book struct {
+	at  *v1alpha1.At
+	job *batchv1.Job
+}
+
+func (b book) Job(time.Time) *batchv1.Job { return b.job }
+
+// Record: Created once the status names a Job; NotRun when this generation was decided without
+// one (a missed deadline, a template refused as invalid, the name taken: the Succeeded condition
+// says why); Due otherwise.
+func (b book) Record(time.Time) slotplan.LedgerEntry {
+	st := &b.at.Status
+	switch {
+	case st.JobName != "":
+		return slotplan.LedgerEntry{State: slotplan.SlotCreated}
+	case st.ObservedGeneration == b.at.Generation && (st.Phase == v1alpha1.AtSucceeded || st.Phase == v1alpha1.AtFailed):
+		return slotplan.LedgerEntry{State: slotplan.SlotNotRun}
+	}
+	return slotplan.LedgerEntry{State: slotplan.SlotDue}
 }
 
 // observeRun sets the status from how the At's run stands at now (pure): slotplan.RunOf, from its

@@ -74,6 +74,10 @@ func TestDecide(t *testing.T) {
 		{name: "a Job deleted after it finished (a TTL) changes nothing", at: at(func(a *v1alpha1.At) {
 			a.Status = v1alpha1.AtStatus{Phase: v1alpha1.AtSucceeded, JobName: "backup-29581290", ObservedGeneration: 2}
 		}), now: runAt.Add(time.Hour), phase: v1alpha1.AtSucceeded},
+		{name: "its time edited after its Job ran, it never runs again: its one slot is the At's, whatever time it names", at: at(func(a *v1alpha1.At) {
+			a.Generation, a.Spec.Schedule = 3, metav1.NewTime(runAt.Add(time.Hour))
+			a.Status = v1alpha1.AtStatus{Phase: v1alpha1.AtSucceeded, JobName: "backup-29581290", ObservedGeneration: 2}
+		}), now: runAt.Add(time.Hour), phase: v1alpha1.AtSucceeded},
 		{name: "a time zone the manager does not know fails it with a Warning", at: at(func(a *v1alpha1.At) {
 			a.Spec.LocalTime, a.Spec.TimeZone = "2026-03-29T02:30:00", ptr.To("Mars/Olympus_Mons")
 		}), now: runAt, phase: v1alpha1.AtFailed, reason: ReasonUnknownTimeZone, eventWhy: []string{ReasonUnknownTimeZone}, completion: true},
@@ -231,5 +235,32 @@ func TestAFailedJobsAtSaysWhatTheJobSays(t *testing.T) {
 		if st.Phase != v1alpha1.AtFailed || st.Message != tc.want {
 			t.Errorf("%s %q, want Failed %q", st.Phase, st.Message, tc.want)
 		}
+	}
+}
+
+func TestAnAtIsOneSlotOfTheLedger(t *testing.T) {
+	decided := v1alpha1.AtStatus{Phase: v1alpha1.AtFailed, ObservedGeneration: 2}
+	cases := []struct {
+		name   string
+		status v1alpha1.AtStatus
+		job    *batchv1.Job
+		want   slotplan.SlotState
+	}{
+		{name: "no Job and no record: due", want: slotplan.SlotDue},
+		{name: "its Job exists: created, though the status does not name it yet", job: &batchv1.Job{}, want: slotplan.SlotCreated},
+		{name: "the status names its Job, gone since: created", status: v1alpha1.AtStatus{Phase: v1alpha1.AtRunning, JobName: "a-1"}, want: slotplan.SlotCreated},
+		{name: "decided without a Job at this generation: not run", status: decided, want: slotplan.SlotNotRun},
+		{name: "decided without a Job at an older generation: due again", status: v1alpha1.AtStatus{Phase: v1alpha1.AtFailed, ObservedGeneration: 1}, want: slotplan.SlotDue},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			at := &v1alpha1.At{ObjectMeta: metav1.ObjectMeta{Generation: 2}, Status: tc.status}
+			// Any time: an At has one slot.
+			for _, slot := range []time.Time{{}, time.Now()} {
+				if got := slotplan.Ledger(book{at, tc.job}, slot).State; got != tc.want {
+					t.Errorf("ledger at %v = %s, want %s", slot, got, tc.want)
+				}
+			}
+		})
 	}
 }

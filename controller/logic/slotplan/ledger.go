@@ -46,8 +46,8 @@ const (
 	maxStuckNamed = 5
 )
 
-// ledgerEntry is one slot's place in the ledger.
-type ledgerEntry struct {
+// LedgerEntry is one slot's place in the ledger.
+type LedgerEntry struct {
 	State SlotState
 	// Reason is why a NotRun slot got no Job.
 	Reason string
@@ -55,41 +55,81 @@ type ledgerEntry struct {
 	Job *batchv1.Job
 }
 
-// slotLedger is where slot stands, from status st (the status read, or the one this pass plans)
-// and the Jobs that exist.
-func slotLedger(sj *v1alpha1.ScheduledJob, st *v1alpha1.ScheduledJobStatus, children []*batchv1.Job, slot time.Time) ledgerEntry {
-	// Every name the slot's Job can have: the scheduled one, the one used up to 0.1.0 and the backfill's.
-	names := []string{jobname.Slot(sj, slot), jobname.LegacySlot(sj.Name, slot), jobname.Backfill(sj, slot)}
-	for _, name := range names {
-		if j := jobNamed(children, name); j != nil {
-			return ledgerEntry{State: SlotCreated, Job: j}
+// Book is where a kind records its slots; Ledger reads every kind's in one order. A
+// ScheduledJob's (sjBook) holds many slots, each found by its time; an At's (controller/at) holds
+// one, found whatever time the At is edited to: once its Job existed, an At never runs again.
+type Book interface {
+	// Job is the slot's Job when it exists, under any name it can have.
+	Job(slot time.Time) *batchv1.Job
+	// Record is where the status puts a slot no Job of which exists: the state its records give
+	// (Created, Backfilled, NotRun with why), else what their absence means (Due, or older than
+	// what the records cover: BeforeSchedule, Unknown, Created).
+	Record(slot time.Time) LedgerEntry
+}
+
+// Ledger is where slot stands in b: a Job of the slot wins over any record.
+func Ledger(b Book, slot time.Time) LedgerEntry {
+	if j := b.Job(slot); j != nil {
+		return LedgerEntry{State: SlotCreated, Job: j}
+	}
+	return b.Record(slot)
+}
+
+// slotLedger is where slot stands for sj, from status st (the status read, or the one this pass
+// plans) and the Jobs that exist.
+func slotLedger(sj *v1alpha1.ScheduledJob, st *v1alpha1.ScheduledJobStatus, children []*batchv1.Job, slot time.Time) LedgerEntry {
+	return Ledger(sjBook{sj, st, children}, slot)
+}
+
+// sjBook is a ScheduledJob's book: a status and the Jobs that exist.
+type sjBook struct {
+	sj       *v1alpha1.ScheduledJob
+	st       *v1alpha1.ScheduledJobStatus
+	children []*batchv1.Job
+}
+
+// names are every name a slot's Job can have: the scheduled one, the one used up to 0.1.0 and
+// the backfill's.
+func (b sjBook) names(slot time.Time) []string {
+	return []string{jobname.Slot(b.sj, slot), jobname.LegacySlot(b.sj.Name, slot), jobname.Backfill(b.sj, slot)}
+}
+
+func (b sjBook) Job(slot time.Time) *batchv1.Job {
+	for _, name := range b.names(slot) {
+		if j := jobNamed(b.children, name); j != nil {
+			return j
 		}
 	}
+	return nil
+}
+
+func (b sjBook) Record(slot time.Time) LedgerEntry {
+	st := b.st
 	for _, r := range st.Runs {
-		if r.ScheduledTime.Time.Equal(slot) && r.JobName != "" && slices.Contains(names, r.JobName) {
-			return ledgerEntry{State: SlotCreated}
+		if r.ScheduledTime.Time.Equal(slot) && r.JobName != "" && slices.Contains(b.names(slot), r.JobName) {
+			return LedgerEntry{State: SlotCreated}
 		}
 	}
 	if InRanges(st.Backfilled, slot) != nil {
-		return ledgerEntry{State: SlotBackfilled}
+		return LedgerEntry{State: SlotBackfilled}
 	}
 	if r := InRanges(st.NotRun, slot); r != nil {
-		return ledgerEntry{State: SlotNotRun, Reason: r.Reason}
+		return LedgerEntry{State: SlotNotRun, Reason: r.Reason}
 	}
 	for _, r := range st.Runs {
 		if r.ScheduledTime.Time.Equal(slot) && r.JobName == "" {
-			return ledgerEntry{State: SlotNotRun, Reason: r.Reason}
+			return LedgerEntry{State: SlotNotRun, Reason: r.Reason}
 		}
 	}
 	switch {
-	case slot.Before(sj.CreationTimestamp.Time):
-		return ledgerEntry{State: SlotBeforeSchedule}
+	case slot.Before(b.sj.CreationTimestamp.Time):
+		return LedgerEntry{State: SlotBeforeSchedule}
 	case st.NotRunKnownAfter != nil && !slot.After(st.NotRunKnownAfter.Time):
-		return ledgerEntry{State: SlotUnknown}
+		return LedgerEntry{State: SlotUnknown}
 	case st.LastScheduleTime != nil && !slot.After(st.LastScheduleTime.Time):
-		return ledgerEntry{State: SlotCreated}
+		return LedgerEntry{State: SlotCreated}
 	}
-	return ledgerEntry{State: SlotDue}
+	return LedgerEntry{State: SlotDue}
 }
 
 // InRanges returns the range of rs that holds t, or nil.
