@@ -221,7 +221,7 @@ func (r *RequestReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		// What was remembered of its targets (a refused write, a foreign object in the way)
 		// goes with it: a tenant who creates and deletes requests whose copies are refused
 		// leaves nothing behind in the manager.
-		r.targets.forget(func(tk ownedTarget) bool { return tk.owner == req.Name && tk.key.Namespace == req.Namespace })
+		r.targets.forget(req.Namespace, req.Name)
 		return requeue(out.requeueAfter), out.err
 	}
 	if !cr.DeletionTimestamp.IsZero() {

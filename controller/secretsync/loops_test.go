@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -407,13 +406,10 @@ func TestACopyRequestsCopyRefusedByAQuotaIsRetriedWithBackoff(t *testing.T) {
 // rememberedIn counts the targets of namespace ns that t remembers.
 func rememberedIn(t *targets, ns string) int {
 	n := 0
-	for _, m := range []*sync.Map{&t.unmanaged, &t.rejected} {
-		m.Range(func(k, _ any) bool {
-			if k.(ownedTarget).key.Namespace == ns {
-				n++
-			}
-			return true
-		})
+	for _, tk := range rememberedTargets(t) {
+		if tk.key.Namespace == ns {
+			n++
+		}
 	}
 	return n
 }

@@ -1,8 +1,10 @@
 package secretsync
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -89,9 +91,9 @@ func TestAGoneNamespacesTargetsAreForgotten(t *testing.T) {
 	at := func(ns string) ownedTarget {
 		return ownedTarget{"sync", targetKey{secretKind.name, types.NamespacedName{Namespace: ns, Name: "creds"}}}
 	}
-	r.targets.rejected.Store(at("gone"), rejection{})
-	r.targets.unmanaged.Store(at("gone"), struct{}{})
-	r.targets.rejected.Store(at("kept"), rejection{})
+	r.targets.rejected.store(at("gone"), rejection{})
+	r.targets.unmanaged.store(at("gone"), struct{}{})
+	r.targets.rejected.store(at("kept"), rejection{})
 	for _, ns := range []string{"kept", "gone"} {
 		if _, err := r.namespaces(context.Background(), ns); err != nil {
 			t.Fatal(err)
@@ -107,34 +109,97 @@ func TestAGoneNamespacesTargetsAreForgotten(t *testing.T) {
 
 // TestADeletedSecretSyncsTargetsAreForgotten: the pass that finds a SecretSync gone drops what the
 // passes remembered of its targets in namespaces that still exist (a copy a tenant's quota
-// refuses), and only its own: an admin's churn of SecretSyncs does not grow the manager.
+// refuses), in every namespace, and only its own: an admin's churn of SecretSyncs does not grow
+// the manager.
 func TestADeletedSecretSyncsTargetsAreForgotten(t *testing.T) {
+	r := goneSecretSyncReconciler(t)
+	r.targets.rejected.store(ownedIn("deleted", "team-a"), rejection{})
+	r.targets.unmanaged.store(ownedIn("deleted", "team-a"), struct{}{})
+	r.targets.rejected.store(ownedIn("deleted", "team-b"), rejection{})
+	r.targets.rejected.store(ownedIn("other", "team-a"), rejection{})
+	if _, err := r.Reconcile(t.Context(), wholePass("deleted")); err != nil {
+		t.Fatal(err)
+	}
+	if left := rememberedTargets(&r.targets); !slices.Equal(left, []ownedTarget{ownedIn("other", "team-a")}) {
+		t.Errorf("remembered after the SecretSync's NotFound pass: %+v, want only the other SecretSync's target", left)
+	}
+}
+
+// TestANamespacesPassForgetsItsGoneSecretSyncsTargetsThere: a pass of one namespace that was
+// inside a refused write when its SecretSync was deleted (another work queue key) puts the
+// refusal back after the SecretSync's NotFound pass forgot everything of it. The refusal brings
+// that namespace's pass back, which finds the SecretSync gone and drops what is remembered of it
+// in that namespace, and nothing else: each namespace's pass walks only its own namespace's.
+func TestANamespacesPassForgetsItsGoneSecretSyncsTargetsThere(t *testing.T) {
+	r := goneSecretSyncReconciler(t)
+	if _, err := r.Reconcile(t.Context(), wholePass("deleted")); err != nil {
+		t.Fatal(err)
+	}
+	r.targets.rejected.store(ownedIn("deleted", "team-a"), rejection{})
+	r.targets.unmanaged.store(ownedIn("deleted", "team-a"), struct{}{})
+	r.targets.rejected.store(ownedIn("deleted", "team-b"), rejection{})
+	r.targets.rejected.store(ownedIn("other", "team-a"), rejection{})
+	if _, err := r.ReconcileTarget(t.Context(), targetRequest("team-a", "deleted")); err != nil {
+		t.Fatal(err)
+	}
+	want := []ownedTarget{ownedIn("deleted", "team-b"), ownedIn("other", "team-a")}
+	if left := rememberedTargets(&r.targets); !slices.Equal(left, want) {
+		t.Errorf("remembered after team-a's pass found the SecretSync gone: %+v, want %+v (team-b's is its own pass's)", left, want)
+	}
+}
+
+// TestTheMemoryKeepsNoNamespaceWithNothingRemembered: a namespace's map goes with its last
+// target, however it is forgotten (a write that passed, its owner's or its namespace's end), so
+// the memory does not keep one map per namespace it ever saw.
+func TestTheMemoryKeepsNoNamespaceWithNothingRemembered(t *testing.T) {
+	var m memory[struct{}]
+	for _, tk := range []ownedTarget{ownedIn("sync", "passed"), ownedIn("sync", "owner-gone"), ownedIn("other", "owner-gone"), ownedIn("sync", "ns-gone")} {
+		m.store(tk, struct{}{})
+	}
+	m.delete(ownedIn("sync", "passed"))
+	m.forget("owner-gone", "sync")
+	if _, ok := m.load(ownedIn("other", "owner-gone")); !ok {
+		t.Error("forgetting one owner in a namespace forgot another's")
+	}
+	m.forget("", "other")
+	m.forget("ns-gone", "")
+	if len(m.byNamespace) != 0 {
+		t.Errorf("namespaces kept with nothing remembered: %v", m.byNamespace)
+	}
+}
+
+// goneSecretSyncReconciler is a Reconciler on an empty fake client: every SecretSync is gone.
+func goneSecretSyncReconciler(t *testing.T) *Reconciler {
 	c := fake.NewClientBuilder().WithScheme(testenv.Scheme(t)).Build()
 	metrics, err := NewMetrics(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Reconciler{Client: c, APIReader: c, Clock: clocktesting.NewFakePassiveClock(time.Now()), Metrics: metrics, Sources: &Sources{}}
-	of := func(owner string) ownedTarget {
-		return ownedTarget{owner, targetKey{secretKind.name, types.NamespacedName{Namespace: "team-a", Name: "creds"}}}
-	}
-	r.targets.rejected.Store(of("deleted"), rejection{})
-	r.targets.unmanaged.Store(of("deleted"), struct{}{})
-	r.targets.rejected.Store(of("other"), rejection{})
-	remembered := func() []ownedTarget {
-		var left []ownedTarget
-		for _, m := range []*sync.Map{&r.targets.unmanaged, &r.targets.rejected} {
-			m.Range(func(k, _ any) bool {
-				left = append(left, k.(ownedTarget))
-				return true
-			})
+	return &Reconciler{Client: c, APIReader: c, Clock: clocktesting.NewFakePassiveClock(time.Now()), Metrics: metrics, Sources: &Sources{}}
+}
+
+// ownedIn is owner's target Secret "creds" in namespace ns.
+func ownedIn(owner, ns string) ownedTarget {
+	return ownedTarget{owner, targetKey{secretKind.name, types.NamespacedName{Namespace: ns, Name: "creds"}}}
+}
+
+// rememberedTargets lists, sorted, the targets t remembers (once per memory that has it).
+func rememberedTargets(t *targets) []ownedTarget {
+	left := append(keysOf(&t.unmanaged), keysOf(&t.rejected)...)
+	slices.SortFunc(left, func(a, b ownedTarget) int {
+		return cmp.Or(cmp.Compare(a.owner, b.owner), cmp.Compare(a.key.Namespace, b.key.Namespace), cmp.Compare(a.key.Name, b.key.Name))
+	})
+	return left
+}
+
+func keysOf[V any](m *memory[V]) []ownedTarget {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []ownedTarget
+	for _, held := range m.byNamespace {
+		for tk := range held {
+			out = append(out, tk)
 		}
-		return left
 	}
-	if _, err := r.Reconcile(t.Context(), wholePass("deleted")); err != nil {
-		t.Fatal(err)
-	}
-	if left := remembered(); len(left) != 1 || left[0] != of("other") {
-		t.Errorf("remembered after the SecretSync's NotFound pass: %+v, want only the other SecretSync's target", left)
-	}
+	return out
 }

@@ -136,7 +136,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.waiting.Delete(req.Name)
 			r.targetWrites.Delete(req.Name)
 			r.accounts.keepOnly(req.Name, nil)
-			r.targets.forget(func(tk ownedTarget) bool { return tk.owner == req.Name })
+			r.targets.forget("", req.Name)
 			r.batching.Range(func(k, _ any) bool {
 				if k.(ctrl.Request).Name == req.Name {
 					r.batching.Delete(k)
@@ -195,7 +195,9 @@ func (r *Reconciler) ReconcileTarget(ctx context.Context, req ctrl.Request) (ctr
 		// see (created by a target pass that ran beside the deletion, after that pass had
 		// listed) queues this pass, which removes it. Only after a pass found the SecretSync
 		// gone: a copy seen before its SecretSync (restored first from a backup, or a cache
-		// behind) is left to the SecretSync's passes.
+		// behind) is left to the SecretSync's passes. What a pass of it that ran beside the
+		// deletion remembered here (a refused write, which brings this pass back) goes too.
+		r.targets.forget(req.Namespace, req.Name)
 		if r.cleanedUp(req.Name) {
 			return r.cleanupNamespace(ctx, req)
 		}
@@ -618,7 +620,7 @@ func (r *Reconciler) namespaces(ctx context.Context, only string) ([]*corev1.Nam
 			if apierrors.IsNotFound(err) {
 				// Gone (its deletion queues this pass): so are its targets, and what the passes
 				// remembered of them, however many namespaces come and go.
-				r.targets.forget(func(tk ownedTarget) bool { return tk.key.Namespace == only })
+				r.targets.forget(only, "")
 			}
 			return nil, client.IgnoreNotFound(err)
 		}
@@ -889,8 +891,7 @@ func (w writer) writeOnce(ctx context.Context, kind *objectKind, a propagation.A
 	// A create after a replace that deleted the old copy: the target has none, so it backs
 	// off from RetryBase whatever the API server answers.
 	afterReplace := false
-	if v, ok := w.rejected.Load(tk); ok {
-		rej := v.(rejection)
+	if rej, ok := w.rejected.load(tk); ok {
 		if rej.fingerprint == fp {
 			if now.Before(rej.until) && rej.err != nil {
 				return "", remembered(rej.err, rej.until.Sub(now))
@@ -898,7 +899,7 @@ func (w writer) writeOnce(ctx context.Context, kind *objectKind, a propagation.A
 			failures = rej.failures
 			afterReplace = rej.err != nil && errors.As(rej.err, &incomplete)
 		}
-		w.rejected.Delete(tk)
+		w.rejected.delete(tk)
 	}
 	op, err := w.write(ctx, kind, a)
 	if err == nil {
@@ -924,7 +925,7 @@ func (w writer) writeOnce(ctx context.Context, kind *objectKind, a propagation.A
 		wait = backoffDelay(failures, w.retryBase, w.retryCap)
 		out = &writeError{reason: copyplan.ReasonWriteFailed, op: a.Op, err: err, owner: w.owner, wait: wait}
 	}
-	w.rejected.Store(tk, rejection{fingerprint: fp, until: now.Add(wait), failures: failures, err: out})
+	w.rejected.store(tk, rejection{fingerprint: fp, until: now.Add(wait), failures: failures, err: out})
 	return "", out
 }
 
@@ -946,15 +947,14 @@ func (w writer) noteHeld(tk ownedTarget, a propagation.Action) time.Duration {
 	fp := actionFingerprint(propagation.Action{Op: a.Op, Current: a.Current})
 	now := now(w.clock)
 	n := 1
-	if v, ok := w.rejected.Load(tk); ok && v.(rejection).fingerprint == fp {
-		rej := v.(rejection)
+	if rej, ok := w.rejected.load(tk); ok && rej.fingerprint == fp {
 		if now.Before(rej.until) {
 			return rej.until.Sub(now)
 		}
 		n = rej.failures + 1
 	}
 	wait := backoffDelay(n, w.retryBase, w.retryCap)
-	w.rejected.Store(tk, rejection{fingerprint: fp, until: now.Add(wait), failures: n})
+	w.rejected.store(tk, rejection{fingerprint: fp, until: now.Add(wait), failures: n})
 	return wait
 }
 
@@ -993,32 +993,84 @@ type writer struct {
 // targets are a copy controller's memories per target (a copy's kind and place), see backoff.go.
 type targets struct {
 	// unmanaged remembers targets found held by an object we do not manage, so later writes
-	// look (a read) instead of trying to create (a failed write) each time.
-	// store: about 150 bytes per target a foreign object holds; paid by the tenant who put it
-	// there, one per target of an admin's SecretSync in a namespace that exists or one per
-	// CopyRequest (its object quota); forgotten with the namespace (see namespaces) and with the
-	// owner (its NotFound pass).
-	unmanaged sync.Map
+	// look (a read) instead of trying to create (a failed write) each time. About 150 bytes per
+	// target a foreign object holds; paid by the tenant who put it there, one per target of an
+	// admin's SecretSync in a namespace that exists or one per CopyRequest (its object quota);
+	// forgotten with the namespace (see namespaces) and with the owner (its NotFound passes).
+	unmanaged memory[struct{}]
 	// rejected remembers, per target, the write that last failed (or the copy found held) and
-	// when it may be tried again (see writeOnce).
-	// store: about 300 bytes per target whose write was refused (the refusal's message cut, see
-	// writeOnce); paid by whoever refuses (a tenant's webhook, policy or quota), one per target of
-	// an admin's SecretSync in a namespace that exists or per CopyRequest (forgotten as above).
-	rejected sync.Map
+	// when it may be tried again (see writeOnce). About 300 bytes per target whose write was
+	// refused (the refusal's message cut, see writeOnce); paid by whoever refuses (a tenant's
+	// webhook, policy or quota), one per target of an admin's SecretSync in a namespace that
+	// exists or per CopyRequest (forgotten as above).
+	rejected memory[rejection]
 	// writing lets one write per target be in flight, so the check of rejected and the write
 	// it allows are one step (see writeOnce).
 	writing oneWriter
 }
 
-// forget drops the memories of the targets drop names.
-func (t *targets) forget(drop func(ownedTarget) bool) {
-	for _, m := range []*sync.Map{&t.unmanaged, &t.rejected} {
-		m.Range(func(k, _ any) bool {
-			if drop(k.(ownedTarget)) {
-				m.Delete(k)
-			}
-			return true
-		})
+// forget drops the memories of owner's targets in namespace ns: every owner's when owner is
+// "", in every namespace when ns is "".
+func (t *targets) forget(ns, owner string) {
+	t.unmanaged.forget(ns, owner)
+	t.rejected.forget(ns, owner)
+}
+
+// memory is one memory per target, kept by the target's namespace: a namespace's memories, or
+// one owner's in one namespace, are forgotten without walking the others'. It is safe for
+// concurrent use.
+type memory[V any] struct {
+	mu sync.Mutex
+	// store: the bytes targets says per target remembered, and about 100 bytes per namespace with
+	// one (a namespace whose last is forgotten is dropped); paid by whom targets says.
+	byNamespace map[string]map[ownedTarget]V
+}
+
+func (m *memory[V]) load(tk ownedTarget) (V, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.byNamespace[tk.key.Namespace][tk]
+	return v, ok
+}
+
+func (m *memory[V]) store(tk ownedTarget, v V) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.byNamespace == nil {
+		m.byNamespace = map[string]map[ownedTarget]V{}
+	}
+	if m.byNamespace[tk.key.Namespace] == nil {
+		m.byNamespace[tk.key.Namespace] = map[ownedTarget]V{}
+	}
+	m.byNamespace[tk.key.Namespace][tk] = v
+}
+
+func (m *memory[V]) delete(tk ownedTarget) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	held := m.byNamespace[tk.key.Namespace]
+	if delete(held, tk); len(held) == 0 {
+		delete(m.byNamespace, tk.key.Namespace)
+	}
+}
+
+// forget is targets.forget for one memory.
+func (m *memory[V]) forget(ns, owner string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if owner == "" {
+		delete(m.byNamespace, ns)
+		return
+	}
+	namespaces := []string{ns}
+	if ns == "" {
+		namespaces = slices.Collect(maps.Keys(m.byNamespace))
+	}
+	for _, ns := range namespaces {
+		maps.DeleteFunc(m.byNamespace[ns], func(k ownedTarget, _ V) bool { return k.owner == owner })
+		if len(m.byNamespace[ns]) == 0 {
+			delete(m.byNamespace, ns)
+		}
 	}
 }
 
@@ -1038,7 +1090,7 @@ func (w writer) write(ctx context.Context, kind *objectKind, a propagation.Actio
 	tk := w.target(kind, a.Key)
 	switch a.Op {
 	case propagation.OpCreate:
-		if _, known := w.unmanaged.Load(tk); known {
+		if _, known := w.unmanaged.load(tk); known {
 			// Held by an object we do not manage last time: look before writing.
 			err := w.reader.Get(ctx, a.Key, kind.object())
 			if err == nil {
@@ -1047,7 +1099,7 @@ func (w writer) write(ctx context.Context, kind *objectKind, a propagation.Actio
 			if !apierrors.IsNotFound(err) {
 				return "", err
 			}
-			w.unmanaged.Delete(tk)
+			w.unmanaged.delete(tk)
 		}
 		err := w.client.Create(ctx, kind.unwrap(a.Want.DeepCopy()), client.FieldOwner(propagation.FieldManager))
 		if apierrors.IsAlreadyExists(err) {
@@ -1057,7 +1109,7 @@ func (w writer) write(ctx context.Context, kind *objectKind, a propagation.Actio
 			if gerr := w.reader.Get(ctx, a.Key, live); gerr == nil {
 				cur := kind.wrap(live)
 				if cur.Labels[w.label] == "" {
-					w.unmanaged.Store(tk, struct{}{})
+					w.unmanaged.store(tk, struct{}{})
 					return "", &unmanagedError{kind.name, a.Key}
 				}
 				if propagation.InStep(cur, a.Want) {
