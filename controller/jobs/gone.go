@@ -114,7 +114,11 @@ func (g *Gone) Observe(obj any) {
 	g.expire(now)
 	if _, pruned := g.ours[j.UID]; pruned {
 		delete(g.ours, j.UID) // the manager's own prune: nothing to remember
-		g.trimStale(&g.oursOrder)
+		// Pop the entries that no longer refer to anything, so the list stays as long as what it
+		// orders, not as the deletions seen.
+		for len(g.oursOrder) > 0 && !g.current(g.oursOrder[0]) {
+			g.oursOrder = g.oursOrder[1:]
+		}
 		return
 	}
 	trimmed, _ := Trim(j.DeepCopy())
@@ -194,14 +198,6 @@ func (g *Gone) drop(e entry) bool {
 		g.count--
 	}
 	return true
-}
-
-// trimStale pops the entries at the front of f that no longer refer to anything (a prune the
-// informer saw go), so the list stays as long as what it orders, not as the deletions seen.
-func (g *Gone) trimStale(f *[]entry) {
-	for len(*f) > 0 && !g.current((*f)[0]) {
-		*f = (*f)[1:]
-	}
 }
 
 // current reports whether e still refers to what g remembers.

@@ -275,8 +275,7 @@ func observeJobs(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, deletedByUs
 			p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonMissingJob, "Active job went missing: " + ref.Name})
 		}
 	}
-	// Bounded: a tenant decides how many Jobs stay active (suspended Jobs, pods refused). The
-	// list keeps the first by name; one more active Job changes only the count.
+	// Bounded (maxActiveRefs): the list keeps the first by name; one more changes only the count.
 	st.ActiveCount = int32(len(active))
 	st.Active = active[:min(len(active), maxActiveRefs)]
 	st.Runs = runHistory(sj.Status.Runs, children, runHistoryLimit(sj))
@@ -288,7 +287,6 @@ func observeJobs(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, deletedByUs
 // left the record to the next one: this one, whatever else it finds. Only a Job named after its
 // slot counts: the scheduled-time annotation alone could be edited on the Job.
 func recordClaims(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, p *Plan) {
-	st := &p.Status
 	var latest *time.Time
 	for _, j := range children {
 		slot, ok := slotOf(sj, j, false)
@@ -301,7 +299,7 @@ func recordClaims(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.T
 		}
 	}
 	if latest != nil {
-		st.LastScheduleTime = &metav1.Time{Time: *latest}
+		p.Status.LastScheduleTime = &metav1.Time{Time: *latest}
 	}
 }
 
@@ -439,13 +437,7 @@ func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p
 	// on whole minutes: a Job is named after its slot's minute, and @every is whole minutes.
 	sched = sched.Anchored(st.ObservedScheduleTime.Truncate(time.Minute))
 	p.sched = sched
-	d := dueSlots{sched: sched}
-	if st.LastScheduleTime != nil {
-		d.last = &st.LastScheduleTime.Time
-	}
-	if sj.Status.LastSkippedTime != nil {
-		d.lastSkipped = &sj.Status.LastSkippedTime.Time
-	}
+	d := dueSlots{sched: sched, last: timeOf(st.LastScheduleTime), lastSkipped: timeOf(sj.Status.LastSkippedTime)}
 	// Jitter: every slot of this object starts offset later. The slot math runs on a clock
 	// offset behind, so a slot is due (and its deadline counts) from slot+offset, while the slot
 	// itself (the Job's name, lastScheduleTime) stays the scheduled time.
@@ -627,12 +619,10 @@ func admit(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *Plan) (ok bool
 	for _, j := range children {
 		if finished, _, _ := jobstate.Finished(j); !finished && j.DeletionTimestamp == nil {
 			active = append(active, j)
+			blockers = append(blockers, j.Name)
 		}
 	}
 	if policy == v1alpha1.ForbidConcurrent {
-		for _, j := range active {
-			blockers = append(blockers, j.Name)
-		}
 		return len(blockers) == 0, blockers
 	}
 	if len(p.Replace) > 0 {
@@ -712,10 +702,7 @@ func decided(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *Plan, slot t
 // read: the record step may have recorded a slot whose creating pass lost its status write, so
 // each gap between the slots whose Jobs exist is passed over as that pass would have.
 func passOver(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *Plan, slot time.Time) {
-	var last *time.Time
-	if sj.Status.LastScheduleTime != nil {
-		last = &sj.Status.LastScheduleTime.Time
-	}
+	last := timeOf(sj.Status.LastScheduleTime)
 	var ran []time.Time
 	for _, j := range children {
 		if s, ok := slotOf(sj, j, false); ok && s.Before(slot) && (last == nil || s.After(*last)) {
@@ -922,6 +909,14 @@ func activeRef(refs []corev1.ObjectReference, j *batchv1.Job) (ref corev1.Object
 		return refs[i], true
 	}
 	return corev1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Namespace: j.Namespace, Name: j.Name, UID: j.UID, ResourceVersion: j.ResourceVersion}, false
+}
+
+// timeOf is t's time, nil when t is.
+func timeOf(t *metav1.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	return &t.Time
 }
 
 func formatSlot(t time.Time, s schedule.Union) string {

@@ -91,14 +91,12 @@ func stopStep(sj *v1alpha1.ScheduledJob, now time.Time, p *Plan) bool {
 		p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonResumed, fmt.Sprintf("Resumed: the spec changed since the stop (generation %d); runs recorded until now no longer count", sj.Generation)})
 		return false
 	}
-	if ptr.Deref(sj.Spec.Suspend, false) {
+	reason, _ := stopDue(sj, st.Runs, st.StopCountAfter)
+	if reason == "" || ptr.Deref(sj.Spec.Suspend, false) {
 		return false
 	}
-	if reason, _ := stopDue(sj, st.Runs, st.StopCountAfter); reason != "" {
-		st.Stop = &v1alpha1.StopRecord{Reason: reason, Generation: sj.Generation, Time: &metav1.Time{Time: now.Truncate(time.Second)}}
-		return true
-	}
-	return false
+	st.Stop = &v1alpha1.StopRecord{Reason: reason, Generation: sj.Generation, Time: &metav1.Time{Time: now.Truncate(time.Second)}}
+	return true
 }
 
 // suspendedReady is Ready while sj is held, and the type of the Event sent when Ready changes to
