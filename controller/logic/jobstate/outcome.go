@@ -118,11 +118,9 @@ func SortByStartTime(js []*batchv1.Job) {
 	sort.SliceStable(js, func(a, b int) bool {
 		x, y := js[a].Status.StartTime, js[b].Status.StartTime
 		switch {
-		case x == nil && y != nil:
-			return false
-		case x != nil && y == nil:
-			return true
-		case x == nil && y == nil, x.Equal(y):
+		case (x == nil) != (y == nil):
+			return y == nil // not started: last
+		case x == nil || x.Equal(y):
 			return js[a].Name < js[b].Name
 		}
 		return x.Before(y)

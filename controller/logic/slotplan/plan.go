@@ -448,14 +448,13 @@ func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p
 	d.earliestOK = schedule.Earliest(created, d.last, &since.Time, deadline, d.slotNow, true)
 	d.recent, _ = sched.MostRecent(d.earliestAll, d.slotNow)
 	d.recentOK, d.missed = sched.MostRecent(d.earliestOK, d.slotNow)
+	st.NextScheduleTime = nil
 	if wait, next, ok := sched.RequeueAfter(d.earliestAll, d.slotNow); ok {
 		p.RequeueAfter, p.Due = wait, next.Add(offset)
 		st.NextScheduleTime = &metav1.Time{Time: p.Due} // when it will start
 		if after := sched.Next(next); !after.IsZero() {
 			p.Interval = after.Sub(next)
 		}
-	} else {
-		st.NextScheduleTime = nil
 	}
 	return d
 }
@@ -467,11 +466,8 @@ func passOverEdited(sj *v1alpha1.ScheduledJob, now time.Time, p *Plan) {
 	// The plan's status: the record step has already recorded the Jobs that exist (a slot
 	// whose Job the previous pass created, leaving its record to this one, is not passed over).
 	st := &p.Status
-	if st.ObservedScheduleTime == nil {
-		return
-	}
 	tz, specs, ok := strings.Cut(st.ObservedSchedule, " ")
-	if !ok {
+	if st.ObservedScheduleTime == nil || !ok {
 		return
 	}
 	old, err := schedule.ParseAll(strings.Split(specs, " | "), tz, now)
@@ -568,7 +564,13 @@ func requestRunNow(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.
 		p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + name})
 		return
 	}
-	if wait := runNowWait(sj.Status.LastRunNowTime, now); wait > 0 {
+	// Until RunNowInterval after the last run-now Job; one in the future (the clock went back)
+	// waits at most one interval, never longer.
+	var wait time.Duration
+	if last := sj.Status.LastRunNowTime; last != nil {
+		wait = min(last.Add(RunNowInterval).Sub(now), RunNowInterval)
+	}
+	if wait > 0 {
 		if sj.Status.RunNowWaiting != token {
 			p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonRunNowDelayed,
 				fmt.Sprintf("Run-now %q starts in %v: at most one run-now Job a minute", token, wait.Round(time.Second))})
@@ -586,17 +588,6 @@ func requestRunNow(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.
 	case ok:
 		p.Creates = append(p.Creates, Creation{Job: NewJob(sj, name, now, sched.Location(), token), token: token})
 	}
-}
-
-// runNowWait is how long a new run-now token waits at now when the last run-now Job was created
-// at last (nil: none): until RunNowInterval after it, 0 once that has passed. A last time in the
-// future (the clock went back) waits at most one interval, never longer.
-func runNowWait(last *metav1.Time, now time.Time) time.Duration {
-	if last == nil {
-		return 0
-	}
-	wait := last.Add(RunNowInterval).Sub(now)
-	return min(max(wait, 0), RunNowInterval)
 }
 
 // admit is the concurrency step, asked before each new Job: it reports whether the Job may start

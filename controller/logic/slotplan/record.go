@@ -33,12 +33,9 @@ func ClaimRecorded(sj *v1alpha1.ScheduledJob, j *batchv1.Job) bool {
 	if token, ok := j.Annotations[keys.AnnotationRunNowToken]; ok {
 		return token == st.LastRunNowToken || token != sj.Annotations[keys.AnnotationRunNow]
 	}
+	// Unreadable: not a slot Job of ours (the annotation was edited away), nothing to protect.
 	slot, err := time.Parse(time.RFC3339, j.Annotations[jobstate.ScheduledTimeAnnotation])
-	if err != nil {
-		// Not a slot Job of ours (the annotation was edited away): nothing to protect.
-		return true
-	}
-	return st.LastScheduleTime != nil && !slot.After(st.LastScheduleTime.Time)
+	return err != nil || st.LastScheduleTime != nil && !slot.After(st.LastScheduleTime.Time)
 }
 
 // historyToPrune returns the finished Jobs beyond the history limits that the written status of
@@ -105,12 +102,11 @@ func RecordCreates(sj *v1alpha1.ScheduledJob, p *Plan, results []CreateResult, n
 		if res.Got == nil || res.Ev.Reason == ReasonJobRejected {
 			continue
 		}
-		if ref, known := activeRef(st.Active, res.Got); !known {
-			if finished, _, _ := jobstate.Finished(res.Got); !finished {
-				st.ActiveCount++
-				if len(st.Active) < maxActiveRefs {
-					st.Active = append(st.Active, ref)
-				}
+		ref, known := activeRef(st.Active, res.Got)
+		if finished, _, _ := jobstate.Finished(res.Got); !known && !finished {
+			st.ActiveCount++
+			if len(st.Active) < maxActiveRefs {
+				st.Active = append(st.Active, ref)
 			}
 		}
 		if res.Slot != nil && res.Ev.Reason == ReasonSuccessfulCreate && ready(st).Reason == ReasonJobRejected {

@@ -42,10 +42,7 @@ func runKey(r v1alpha1.ScheduledJobRun) time.Time {
 // them. runs are newest first; Running, Skipped and Deleted runs neither count nor break it.
 func streak(runs []v1alpha1.ScheduledJobRun, after *metav1.Time) (result v1alpha1.RunResult, n int, newest string) {
 	for _, r := range runs {
-		if after != nil && !runKey(r).After(after.Time) {
-			continue
-		}
-		if r.Result != v1alpha1.RunFailed && r.Result != v1alpha1.RunSucceeded {
+		if after != nil && !runKey(r).After(after.Time) || r.Result != v1alpha1.RunFailed && r.Result != v1alpha1.RunSucceeded {
 			continue
 		}
 		if n == 0 {
