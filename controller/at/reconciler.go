@@ -206,7 +206,6 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 		meta = at.Spec.JobTemplate.ObjectMeta
 		at.Spec.JobTemplate.Spec.DeepCopyInto(&spec)
 	} else {
-		image := cmp.Or(at.Spec.Image, defaultImage)
 		// Pod Security "restricted", so a command runs in a namespace that enforces it. The
 		// user is not root (busybox, the default image, would run as root: the kubelet refuses
 		// runAsNonRoot without a user); /tmp stays writable. What needs root takes a jobTemplate.
@@ -218,7 +217,7 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 		}
 		spec.Template.Spec.Containers = []corev1.Container{{
 			Name:    "command",
-			Image:   image,
+			Image:   cmp.Or(at.Spec.Image, defaultImage),
 			Command: []string{"/bin/sh", "-c", at.Spec.Command},
 			SecurityContext: &corev1.SecurityContext{
 				AllowPrivilegeEscalation: ptr.To(false),

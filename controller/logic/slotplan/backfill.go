@@ -267,10 +267,7 @@ func endBackfill(sj *v1alpha1.ScheduledJob, p *Plan, phase v1alpha1.BackfillPhas
 // says (refusedRun has recorded it).
 func recordBackfill(sj *v1alpha1.ScheduledJob, p *Plan, res CreateResult, now time.Time) {
 	bf := p.Status.Backfill
-	if bf == nil || bf.Phase != v1alpha1.BackfillRunning {
-		return
-	}
-	if res.Ev.Reason == ReasonJobRejected && holdBackfill(sj, p, *res.backfill, res.Ev.Note, now.Truncate(time.Second), now) {
+	if bf == nil || bf.Phase != v1alpha1.BackfillRunning || res.Ev.Reason == ReasonJobRejected && holdBackfill(sj, p, *res.backfill, res.Ev.Note, now.Truncate(time.Second), now) {
 		return
 	}
 	bf.Done++

@@ -121,12 +121,11 @@ func suspendedReady(sj *v1alpha1.ScheduledJob, st *v1alpha1.ScheduledJobStatus) 
 
 // countAfter is status.stopCountAfter after a suspension or a stop: the newest run recorded (by
 // runKey), never earlier than it was.
-func countAfter(old *metav1.Time, runs []v1alpha1.ScheduledJobRun) *metav1.Time {
-	out := old
+func countAfter(after *metav1.Time, runs []v1alpha1.ScheduledJobRun) *metav1.Time {
 	for _, r := range runs {
-		if k := runKey(r); out == nil || k.After(out.Time) {
-			out = &metav1.Time{Time: k}
+		if k := runKey(r); after == nil || k.After(after.Time) {
+			after = &metav1.Time{Time: k}
 		}
 	}
-	return out
+	return after
 }
