@@ -112,7 +112,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) (err error) {
 
 // Reconcile runs one pass: read, decide (pure), act, write status once.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	log := ctrl.LoggerFrom(ctx)
 	var at v1alpha1.At
 	err := r.Client.Get(ctx, req.NamespacedName, &at)
 	if apierrors.IsNotFound(err) || (err == nil && at.DeletionTimestamp != nil) {
@@ -158,7 +157,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.Recorder.Eventf(&at, nil, e.Kind, e.Reason, "Run", "%s", e.Note)
 	}
 	if before.Status.Phase != at.Status.Phase {
-		log.Info("At phase changed", "at", klog.KObj(&at), "oldPhase", before.Status.Phase, "newPhase", at.Status.Phase, "job", at.Status.JobName)
+		ctrl.LoggerFrom(ctx).Info("At phase changed", "at", klog.KObj(&at), "oldPhase", before.Status.Phase, "newPhase", at.Status.Phase, "job", at.Status.JobName)
 	}
 	return ctrl.Result{RequeueAfter: d.requeue}, nil
 }
