@@ -112,7 +112,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) (err error) {
 
 // Reconcile runs one pass: read, decide (pure), act, write status once.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	log := ctrl.LoggerFrom(ctx)
 	var at v1alpha1.At
 	err := r.Client.Get(ctx, req.NamespacedName, &at)
 	if apierrors.IsNotFound(err) || (err == nil && at.DeletionTimestamp != nil) {
@@ -158,7 +157,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.Recorder.Eventf(&at, nil, e.Kind, e.Reason, "Run", "%s", e.Note)
 	}
 	if before.Status.Phase != at.Status.Phase {
-		log.Info("At phase changed", "at", klog.KObj(&at), "oldPhase", before.Status.Phase, "newPhase", at.Status.Phase, "job", at.Status.JobName)
+		ctrl.LoggerFrom(ctx).Info("At phase changed", "at", klog.KObj(&at), "oldPhase", before.Status.Phase, "newPhase", at.Status.Phase, "job", at.Status.JobName)
 	}
 	return ctrl.Result{RequeueAfter: d.requeue}, nil
 }
@@ -206,7 +205,6 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 		meta = at.Spec.JobTemplate.ObjectMeta
 		at.Spec.JobTemplate.Spec.DeepCopyInto(&spec)
 	} else {
-		image := cmp.Or(at.Spec.Image, defaultImage)
 		// Pod Security "restricted", so a command runs in a namespace that enforces it. The
 		// user is not root (busybox, the default image, would run as root: the kubelet refuses
 		// runAsNonRoot without a user); /tmp stays writable. What needs root takes a jobTemplate.
@@ -218,7 +216,7 @@ func NewJob(at *v1alpha1.At, defaultImage string) *batchv1.Job {
 		}
 		spec.Template.Spec.Containers = []corev1.Container{{
 			Name:    "command",
-			Image:   image,
+			Image:   cmp.Or(at.Spec.Image, defaultImage),
 			Command: []string{"/bin/sh", "-c", at.Spec.Command},
 			SecurityContext: &corev1.SecurityContext{
 				AllowPrivilegeEscalation: ptr.To(false),

@@ -26,17 +26,15 @@ import (
 // GoneRetention is how long Gone remembers a finished Job after its deletion.
 const GoneRetention = time.Hour
 
-// goneCap bounds how many Jobs Gone remembers; the oldest go first. Only Jobs deleted by others
-// (a TTL, a user) are remembered, never the manager's own history prunes, so the cap is reached
-// only when that many finished Jobs are deleted by others within GoneRetention.
+// goneCap bounds how many Jobs Gone remembers; the oldest go first. Gone keeps none of the
+// manager's own prunes: the cap is reached only when others delete that many within GoneRetention.
 const goneCap = 10000
 
 // Gone remembers how the manager's Jobs that others deleted after they finished ended, as the
 // Job informer last saw them. A Job with a short ttlSecondsAfterFinished can complete and be
 // deleted before a worker looks at its owner; without this, the owner would report a success as
 // a deletion, or run a ScheduledJob slot not yet recorded again. The manager's own prunes are not
-// remembered: the owner's status already says how those runs ended. Observe, Deleting and expiry
-// are O(1) amortized (a first-in first-out list in time order). It is memory only: a Job that
+// remembered: the owner's status already says how those runs ended. It is memory only: a Job that
 // finished and was deleted while no replica watched is, to its owner, one deleted unfinished.
 type Gone struct {
 	kind  string
@@ -102,10 +100,7 @@ func (g *Gone) Observe(obj any) {
 		return
 	}
 	ref := metav1.GetControllerOf(j)
-	if ref == nil || ref.Kind != g.kind {
-		return
-	}
-	if finished, _, _ := jobstate.Finished(j); !finished {
+	if finished, _, _ := jobstate.Finished(j); ref == nil || ref.Kind != g.kind || !finished {
 		return
 	}
 	now := g.clock.Now()
@@ -114,7 +109,11 @@ func (g *Gone) Observe(obj any) {
 	g.expire(now)
 	if _, pruned := g.ours[j.UID]; pruned {
 		delete(g.ours, j.UID) // the manager's own prune: nothing to remember
-		g.trimStale(&g.oursOrder)
+		// Pop the entries that no longer refer to anything, so the list stays as long as what it
+		// orders, not as the deletions seen.
+		for len(g.oursOrder) > 0 && !g.current(g.oursOrder[0]) {
+			g.oursOrder = g.oursOrder[1:]
+		}
 		return
 	}
 	trimmed, _ := Trim(j.DeepCopy())
@@ -194,14 +193,6 @@ func (g *Gone) drop(e entry) bool {
 		g.count--
 	}
 	return true
-}
-
-// trimStale pops the entries at the front of f that no longer refer to anything (a prune the
-// informer saw go), so the list stays as long as what it orders, not as the deletions seen.
-func (g *Gone) trimStale(f *[]entry) {
-	for len(*f) > 0 && !g.current((*f)[0]) {
-		*f = (*f)[1:]
-	}
 }
 
 // current reports whether e still refers to what g remembers.

@@ -274,8 +274,7 @@ func (r *Reconciler) createJob(ctx context.Context, sj *v1alpha1.ScheduledJob, j
 
 // deleteJob deletes j (its UID, in the background) and returns the Event that says so.
 func (r *Reconciler) deleteJob(ctx context.Context, j *batchv1.Job) (slotplan.Event, error) {
-	err := r.Client.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &j.UID})
-	if err = client.IgnoreNotFound(err); err != nil {
+	if err := client.IgnoreNotFound(r.Client.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &j.UID})); err != nil {
 		return slotplan.Event{Kind: corev1.EventTypeWarning, Reason: "FailedDelete", Note: fmt.Sprintf("Deleting job %s: %v", j.Name, err)}, err
 	}
 	return slotplan.Event{Kind: corev1.EventTypeNormal, Reason: "SuccessfulDelete", Note: "Deleted job " + j.Name}, nil

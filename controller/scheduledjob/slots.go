@@ -150,7 +150,6 @@ func (r *Reconciler) carryOut(ctx context.Context, sj *v1alpha1.ScheduledJob, p 
 	}
 	res := ctrl.Result{RequeueAfter: p.RequeueAfter}
 	if p.PodsCheck > 0 && (res.RequeueAfter == 0 || p.PodsCheck < res.RequeueAfter) {
-		// An active Job with no pod is looked at again when it would count as stuck.
 		res.RequeueAfter = p.PodsCheck
 	}
 	if !p.Due.IsZero() {

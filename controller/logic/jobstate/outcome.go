@@ -118,11 +118,9 @@ func SortByStartTime(js []*batchv1.Job) {
 	sort.SliceStable(js, func(a, b int) bool {
 		x, y := js[a].Status.StartTime, js[b].Status.StartTime
 		switch {
-		case x == nil && y != nil:
-			return false
-		case x != nil && y == nil:
-			return true
-		case x == nil && y == nil, x.Equal(y):
+		case (x == nil) != (y == nil):
+			return y == nil // not started: last
+		case x == nil || x.Equal(y):
 			return js[a].Name < js[b].Name
 		}
 		return x.Before(y)
@@ -141,17 +139,13 @@ const DefaultPodsStuckAfter = 2 * time.Minute
 func PodsNotCreated(j *batchv1.Job, now time.Time, after time.Duration) (stuck bool, wait time.Duration) {
 	// Suspended, parallelism 0, or managed by another controller (spec.managedBy): no pod by
 	// design, not a refusal.
-	if after <= 0 || ptr.Deref(j.Spec.Suspend, false) || j.DeletionTimestamp != nil || ptr.Deref(j.Spec.Parallelism, 1) == 0 {
+	_, elsewhere := ManagedElsewhere(j)
+	if after <= 0 || elsewhere || ptr.Deref(j.Spec.Suspend, false) || j.DeletionTimestamp != nil || ptr.Deref(j.Spec.Parallelism, 1) == 0 {
 		return false, 0
 	}
-	if _, elsewhere := ManagedElsewhere(j); elsewhere {
-		return false, 0
-	}
-	s := j.Status
-	if s.Active != 0 || s.Succeeded != 0 || s.Failed != 0 || ptr.Deref(s.Ready, 0) != 0 || ptr.Deref(s.Terminating, 0) != 0 {
-		return false, 0
-	}
-	if u := s.UncountedTerminatedPods; u != nil && (len(u.Succeeded) > 0 || len(u.Failed) > 0) {
+	s, u := j.Status, j.Status.UncountedTerminatedPods
+	if s.Active != 0 || s.Succeeded != 0 || s.Failed != 0 || ptr.Deref(s.Ready, 0) != 0 || ptr.Deref(s.Terminating, 0) != 0 ||
+		u != nil && (len(u.Succeeded) > 0 || len(u.Failed) > 0) {
 		return false, 0
 	}
 	for _, c := range s.Conditions {

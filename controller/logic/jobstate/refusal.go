@@ -24,12 +24,9 @@ func RefusalMessage(name string, admission bool, err error) string {
 // slot's Job has its own: what makes two refusals the same) and whether admission refused it
 // (RefusedAtAdmission: tried again while the slot can start). ok is false for any other message.
 func Refusal(msg string) (cause string, admission, ok bool) {
-	rest, ok := strings.CutPrefix(msg, RefusalPrefix)
-	if !ok {
-		return msg, false, false
-	}
+	rest, prefixed := strings.CutPrefix(msg, RefusalPrefix)
 	name, cause, ok := strings.Cut(rest, ": ")
-	if !ok {
+	if !prefixed || !ok {
 		return msg, false, false
 	}
 	name, admission = strings.CutSuffix(name, atAdmission)

@@ -130,8 +130,7 @@ func requestBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now tim
 			bf.NextSlot = &metav1.Time{Time: slots[0]}
 		}
 		st.Backfill = bf
-		msg := fmt.Sprintf("Backfill %s started: %d slots", value, len(slots))
-		announceBackfill(sj, p, metav1.ConditionTrue, corev1.EventTypeNormal, ReasonBackfillRunning, msg)
+		announceBackfill(sj, p, metav1.ConditionTrue, corev1.EventTypeNormal, ReasonBackfillRunning, fmt.Sprintf("Backfill %s started: %d slots", value, len(slots)))
 		if bf.NextSlot == nil {
 			finishBackfill(sj, p)
 			return
@@ -203,8 +202,9 @@ func stepBackfill(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.T
 func backfillWait(sj *v1alpha1.ScheduledJob, d dueSlots, slot, now time.Time, p *Plan) (string, bool) {
 	bf := p.Status.Backfill
 	switch {
-	case slot.After(d.slotNow) || unhandledDue(d, slot):
-		// The scheduled path runs (or reports) this slot itself, in this pass or a later one.
+	case slot.After(d.slotNow) || slices.ContainsFunc([]*time.Time{d.recentOK, d.recent}, func(s *time.Time) bool { return s != nil && s.Equal(slot) && !d.handled(s) }):
+		// The scheduled path runs (or reports) this slot itself, in this pass or a later one: it
+		// is still ahead, or the most recent slot, not yet decided.
 		requeueWithin(p, BackfillInterval)
 		return fmt.Sprintf("waiting for the scheduled run of %s", formatSlot(slot, d.sched)), true
 	case len(p.Creates) > 0 || len(p.Replace) > 0:
@@ -233,11 +233,6 @@ func holdBackfill(sj *v1alpha1.ScheduledJob, p *Plan, slot time.Time, msg string
 	p.Status.Backfill.Message = fmt.Sprintf("the Job of %s was refused at admission; tried again at %s", formatSlot(slot, p.sched), at.UTC().Format(time.RFC3339))
 	requeueWithin(p, at.Sub(now))
 	return true
-}
-
-// unhandledDue reports whether slot is the scheduled path's most recent slot, not yet decided.
-func unhandledDue(d dueSlots, slot time.Time) bool {
-	return slices.ContainsFunc([]*time.Time{d.recentOK, d.recent}, func(s *time.Time) bool { return s != nil && s.Equal(slot) && !d.handled(s) })
 }
 
 // slotFrom is the first slot at or after t within the backfill's range, or nil. Slots fall on
@@ -272,10 +267,7 @@ func endBackfill(sj *v1alpha1.ScheduledJob, p *Plan, phase v1alpha1.BackfillPhas
 // says (refusedRun has recorded it).
 func recordBackfill(sj *v1alpha1.ScheduledJob, p *Plan, res CreateResult, now time.Time) {
 	bf := p.Status.Backfill
-	if bf == nil || bf.Phase != v1alpha1.BackfillRunning {
-		return
-	}
-	if res.Ev.Reason == ReasonJobRejected && holdBackfill(sj, p, *res.backfill, res.Ev.Note, now.Truncate(time.Second), now) {
+	if bf == nil || bf.Phase != v1alpha1.BackfillRunning || res.Ev.Reason == ReasonJobRejected && holdBackfill(sj, p, *res.backfill, res.Ev.Note, now.Truncate(time.Second), now) {
 		return
 	}
 	bf.Done++

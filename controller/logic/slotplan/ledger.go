@@ -157,20 +157,16 @@ func recordNotRun(st *v1alpha1.ScheduledJobStatus, sched schedule.Union, first, 
 			continue
 		}
 		switch {
-		case !first.Before(r.First.Time) && (!first.After(r.Last.Time) || !next(r.Last.Time).Before(first)):
-			// Within the range, or right after it (no slot between): it grows.
-			if last.After(r.Last.Time) {
-				r.Last = metav1.Time{Time: last}
-			}
-			return
 		case first.Before(r.First.Time) && !next(last).Before(r.First.Time):
-			// Right before it: it grows back.
-			r.First = metav1.Time{Time: first}
-			if last.After(r.Last.Time) {
-				r.Last = metav1.Time{Time: last}
-			}
-			return
+			r.First = metav1.Time{Time: first} // right before it (no slot between): it grows back
+		case first.Before(r.First.Time) || first.After(r.Last.Time) && next(r.Last.Time).Before(first):
+			continue // apart from it
 		}
+		// Within the range, or right before or after it: it grows.
+		if last.After(r.Last.Time) {
+			r.Last = metav1.Time{Time: last}
+		}
+		return
 	}
 	st.NotRun = insertRange(st.NotRun, v1alpha1.SlotRange{First: metav1.Time{Time: first}, Last: metav1.Time{Time: last}, Reason: reason})
 	boundNotRun(st, maxNotRun)

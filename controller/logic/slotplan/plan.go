@@ -275,8 +275,7 @@ func observeJobs(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, deletedByUs
 			p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonMissingJob, "Active job went missing: " + ref.Name})
 		}
 	}
-	// Bounded: a tenant decides how many Jobs stay active (suspended Jobs, pods refused). The
-	// list keeps the first by name; one more active Job changes only the count.
+	// Bounded (maxActiveRefs): the list keeps the first by name; one more changes only the count.
 	st.ActiveCount = int32(len(active))
 	st.Active = active[:min(len(active), maxActiveRefs)]
 	st.Runs = runHistory(sj.Status.Runs, children, runHistoryLimit(sj))
@@ -288,7 +287,6 @@ func observeJobs(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, deletedByUs
 // left the record to the next one: this one, whatever else it finds. Only a Job named after its
 // slot counts: the scheduled-time annotation alone could be edited on the Job.
 func recordClaims(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.Time, p *Plan) {
-	st := &p.Status
 	var latest *time.Time
 	for _, j := range children {
 		slot, ok := slotOf(sj, j, false)
@@ -301,7 +299,7 @@ func recordClaims(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.T
 		}
 	}
 	if latest != nil {
-		st.LastScheduleTime = &metav1.Time{Time: *latest}
+		p.Status.LastScheduleTime = &metav1.Time{Time: *latest}
 	}
 }
 
@@ -439,13 +437,7 @@ func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p
 	// on whole minutes: a Job is named after its slot's minute, and @every is whole minutes.
 	sched = sched.Anchored(st.ObservedScheduleTime.Truncate(time.Minute))
 	p.sched = sched
-	d := dueSlots{sched: sched}
-	if st.LastScheduleTime != nil {
-		d.last = &st.LastScheduleTime.Time
-	}
-	if sj.Status.LastSkippedTime != nil {
-		d.lastSkipped = &sj.Status.LastSkippedTime.Time
-	}
+	d := dueSlots{sched: sched, last: timeOf(st.LastScheduleTime), lastSkipped: timeOf(sj.Status.LastSkippedTime)}
 	// Jitter: every slot of this object starts offset later. The slot math runs on a clock
 	// offset behind, so a slot is due (and its deadline counts) from slot+offset, while the slot
 	// itself (the Job's name, lastScheduleTime) stays the scheduled time.
@@ -456,14 +448,13 @@ func findSlots(sj *v1alpha1.ScheduledJob, sched schedule.Union, now time.Time, p
 	d.earliestOK = schedule.Earliest(created, d.last, &since.Time, deadline, d.slotNow, true)
 	d.recent, _ = sched.MostRecent(d.earliestAll, d.slotNow)
 	d.recentOK, d.missed = sched.MostRecent(d.earliestOK, d.slotNow)
+	st.NextScheduleTime = nil
 	if wait, next, ok := sched.RequeueAfter(d.earliestAll, d.slotNow); ok {
 		p.RequeueAfter, p.Due = wait, next.Add(offset)
 		st.NextScheduleTime = &metav1.Time{Time: p.Due} // when it will start
 		if after := sched.Next(next); !after.IsZero() {
 			p.Interval = after.Sub(next)
 		}
-	} else {
-		st.NextScheduleTime = nil
 	}
 	return d
 }
@@ -475,11 +466,8 @@ func passOverEdited(sj *v1alpha1.ScheduledJob, now time.Time, p *Plan) {
 	// The plan's status: the record step has already recorded the Jobs that exist (a slot
 	// whose Job the previous pass created, leaving its record to this one, is not passed over).
 	st := &p.Status
-	if st.ObservedScheduleTime == nil {
-		return
-	}
 	tz, specs, ok := strings.Cut(st.ObservedSchedule, " ")
-	if !ok {
+	if st.ObservedScheduleTime == nil || !ok {
 		return
 	}
 	old, err := schedule.ParseAll(strings.Split(specs, " | "), tz, now)
@@ -576,7 +564,13 @@ func requestRunNow(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.
 		p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created job " + name})
 		return
 	}
-	if wait := runNowWait(sj.Status.LastRunNowTime, now); wait > 0 {
+	// Until RunNowInterval after the last run-now Job; one in the future (the clock went back)
+	// waits at most one interval, never longer.
+	var wait time.Duration
+	if last := sj.Status.LastRunNowTime; last != nil {
+		wait = min(last.Add(RunNowInterval).Sub(now), RunNowInterval)
+	}
+	if wait > 0 {
 		if sj.Status.RunNowWaiting != token {
 			p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonRunNowDelayed,
 				fmt.Sprintf("Run-now %q starts in %v: at most one run-now Job a minute", token, wait.Round(time.Second))})
@@ -594,17 +588,6 @@ func requestRunNow(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, now time.
 	case ok:
 		p.Creates = append(p.Creates, Creation{Job: NewJob(sj, name, now, sched.Location(), token), token: token})
 	}
-}
-
-// runNowWait is how long a new run-now token waits at now when the last run-now Job was created
-// at last (nil: none): until RunNowInterval after it, 0 once that has passed. A last time in the
-// future (the clock went back) waits at most one interval, never longer.
-func runNowWait(last *metav1.Time, now time.Time) time.Duration {
-	if last == nil {
-		return 0
-	}
-	wait := last.Add(RunNowInterval).Sub(now)
-	return min(max(wait, 0), RunNowInterval)
 }
 
 // admit is the concurrency step, asked before each new Job: it reports whether the Job may start
@@ -627,12 +610,10 @@ func admit(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *Plan) (ok bool
 	for _, j := range children {
 		if finished, _, _ := jobstate.Finished(j); !finished && j.DeletionTimestamp == nil {
 			active = append(active, j)
+			blockers = append(blockers, j.Name)
 		}
 	}
 	if policy == v1alpha1.ForbidConcurrent {
-		for _, j := range active {
-			blockers = append(blockers, j.Name)
-		}
 		return len(blockers) == 0, blockers
 	}
 	if len(p.Replace) > 0 {
@@ -712,10 +693,7 @@ func decided(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, p *Plan, slot t
 // read: the record step may have recorded a slot whose creating pass lost its status write, so
 // each gap between the slots whose Jobs exist is passed over as that pass would have.
 func passOver(sj *v1alpha1.ScheduledJob, children []*batchv1.Job, d dueSlots, p *Plan, slot time.Time) {
-	var last *time.Time
-	if sj.Status.LastScheduleTime != nil {
-		last = &sj.Status.LastScheduleTime.Time
-	}
+	last := timeOf(sj.Status.LastScheduleTime)
 	var ran []time.Time
 	for _, j := range children {
 		if s, ok := slotOf(sj, j, false); ok && s.Before(slot) && (last == nil || s.After(*last)) {
@@ -922,6 +900,14 @@ func activeRef(refs []corev1.ObjectReference, j *batchv1.Job) (ref corev1.Object
 		return refs[i], true
 	}
 	return corev1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Namespace: j.Namespace, Name: j.Name, UID: j.UID, ResourceVersion: j.ResourceVersion}, false
+}
+
+// timeOf is t's time, nil when t is.
+func timeOf(t *metav1.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	return &t.Time
 }
 
 func formatSlot(t time.Time, s schedule.Union) string {

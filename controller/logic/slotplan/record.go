@@ -33,12 +33,9 @@ func ClaimRecorded(sj *v1alpha1.ScheduledJob, j *batchv1.Job) bool {
 	if token, ok := j.Annotations[keys.AnnotationRunNowToken]; ok {
 		return token == st.LastRunNowToken || token != sj.Annotations[keys.AnnotationRunNow]
 	}
+	// Unreadable: not a slot Job of ours (the annotation was edited away), nothing to protect.
 	slot, err := time.Parse(time.RFC3339, j.Annotations[jobstate.ScheduledTimeAnnotation])
-	if err != nil {
-		// Not a slot Job of ours (the annotation was edited away): nothing to protect.
-		return true
-	}
-	return st.LastScheduleTime != nil && !slot.After(st.LastScheduleTime.Time)
+	return err != nil || st.LastScheduleTime != nil && !slot.After(st.LastScheduleTime.Time)
 }
 
 // historyToPrune returns the finished Jobs beyond the history limits that the written status of
@@ -105,12 +102,11 @@ func RecordCreates(sj *v1alpha1.ScheduledJob, p *Plan, results []CreateResult, n
 		if res.Got == nil || res.Ev.Reason == ReasonJobRejected {
 			continue
 		}
-		if ref, known := activeRef(st.Active, res.Got); !known {
-			if finished, _, _ := jobstate.Finished(res.Got); !finished {
-				st.ActiveCount++
-				if len(st.Active) < maxActiveRefs {
-					st.Active = append(st.Active, ref)
-				}
+		ref, known := activeRef(st.Active, res.Got)
+		if finished, _, _ := jobstate.Finished(res.Got); !known && !finished {
+			st.ActiveCount++
+			if len(st.Active) < maxActiveRefs {
+				st.Active = append(st.Active, ref)
 			}
 		}
 		if res.Slot != nil && res.Ev.Reason == ReasonSuccessfulCreate && ready(st).Reason == ReasonJobRejected {
@@ -137,7 +133,7 @@ func RecordCreates(sj *v1alpha1.ScheduledJob, p *Plan, results []CreateResult, n
 // while its request stands: recordBackfill).
 func refusedRun(sj *v1alpha1.ScheduledJob, p *Plan, c Creation, msg string, now time.Time) {
 	st := &p.Status
-	var at time.Time
+	at, warn := now, true
 	switch {
 	case c.Slot != nil:
 		at = *c.Slot
@@ -149,13 +145,19 @@ func refusedRun(sj *v1alpha1.ScheduledJob, p *Plan, c Creation, msg string, now 
 		if retry, ok := retryRefusal(sj, p.sched, nil, at, msg, now.Truncate(time.Second)); ok {
 			requeueWithin(p, retry.Sub(now))
 		}
+		old := ready(st)
+		warn = old.Reason != ReasonJobRejected || refusalCause(old.Message) != refusalCause(msg)
+		setReady(sj, st, metav1.ConditionFalse, ReasonJobRejected, msg)
 	case c.backfill != nil:
 		at = *c.backfill
 		// Lasting (the run history keeps only its limit): consecutive refused slots are one range.
 		recordNotRun(st, p.sched, at, at, ReasonJobRejected)
+		// Tried again while its request stands: one Warning per distinct refusal, not one per try.
+		warn = !slices.ContainsFunc(sj.Status.Runs, func(r v1alpha1.ScheduledJobRun) bool {
+			return r.JobName == "" && r.Reason == ReasonJobRejected && r.ScheduledTime.Time.Equal(at) && refusalCause(r.Message) == refusalCause(msg)
+		})
 	default:
 		st.LastRunNowToken = c.token
-		at = now
 		if st.LastRunNowTime = runNowTime(c); st.LastRunNowTime != nil {
 			at = st.LastRunNowTime.Time
 		}
@@ -163,24 +165,9 @@ func refusedRun(sj *v1alpha1.ScheduledJob, p *Plan, c Creation, msg string, now 
 	st.Runs = slices.DeleteFunc(st.Runs, func(r v1alpha1.ScheduledJobRun) bool { return r.JobName == "" && r.ScheduledTime.Time.Equal(at) })
 	st.Runs = addRun(st.Runs, v1alpha1.ScheduledJobRun{ScheduledTime: metav1.NewTime(at), Result: v1alpha1.RunFailed,
 		Reason: ReasonJobRejected, Message: runMessage(msg), CompletionTime: &metav1.Time{Time: now.Truncate(time.Second)}}, runHistoryLimit(sj))
-	if c.Slot == nil {
-		if c.backfill == nil || !refusedBefore(sj, *c.backfill, msg) {
-			p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonJobRejected, msg})
-		}
-		return
-	}
-	if old := ready(st); old.Reason != ReasonJobRejected || refusalCause(old.Message) != refusalCause(msg) {
+	if warn {
 		p.Events = append(p.Events, Event{corev1.EventTypeWarning, ReasonJobRejected, msg})
 	}
-	setReady(sj, st, metav1.ConditionFalse, ReasonJobRejected, msg)
-}
-
-// refusedBefore reports whether the status read records slot's Job refused for the same cause:
-// a backfill slot tried again gets one Warning per distinct refusal, not one per try.
-func refusedBefore(sj *v1alpha1.ScheduledJob, slot time.Time, msg string) bool {
-	return slices.ContainsFunc(sj.Status.Runs, func(r v1alpha1.ScheduledJobRun) bool {
-		return r.JobName == "" && r.Reason == ReasonJobRejected && r.ScheduledTime.Time.Equal(slot) && refusalCause(r.Message) == refusalCause(msg)
-	})
 }
 
 // refusalCause is what makes two refusals the same (jobstate.Refusal).

@@ -120,10 +120,7 @@ func runRecordedDone(runs []v1alpha1.ScheduledJobRun, j *batchv1.Job, limit int)
 		}
 	}
 	scheduled, err := time.Parse(time.RFC3339, j.Annotations[jobstate.ScheduledTimeAnnotation])
-	if err != nil {
-		return true
-	}
-	return len(runs) >= limit && scheduled.Before(runs[len(runs)-1].ScheduledTime.Time)
+	return err != nil || len(runs) >= limit && scheduled.Before(runs[len(runs)-1].ScheduledTime.Time)
 }
 
 // NoSuccessAfter is the ScheduledJob's own threshold of the no-success alert: its

@@ -42,10 +42,7 @@ func runKey(r v1alpha1.ScheduledJobRun) time.Time {
 // them. runs are newest first; Running, Skipped and Deleted runs neither count nor break it.
 func streak(runs []v1alpha1.ScheduledJobRun, after *metav1.Time) (result v1alpha1.RunResult, n int, newest string) {
 	for _, r := range runs {
-		if after != nil && !runKey(r).After(after.Time) {
-			continue
-		}
-		if r.Result != v1alpha1.RunFailed && r.Result != v1alpha1.RunSucceeded {
+		if after != nil && !runKey(r).After(after.Time) || r.Result != v1alpha1.RunFailed && r.Result != v1alpha1.RunSucceeded {
 			continue
 		}
 		if n == 0 {
@@ -91,14 +88,12 @@ func stopStep(sj *v1alpha1.ScheduledJob, now time.Time, p *Plan) bool {
 		p.Events = append(p.Events, Event{corev1.EventTypeNormal, ReasonResumed, fmt.Sprintf("Resumed: the spec changed since the stop (generation %d); runs recorded until now no longer count", sj.Generation)})
 		return false
 	}
-	if ptr.Deref(sj.Spec.Suspend, false) {
+	reason, _ := stopDue(sj, st.Runs, st.StopCountAfter)
+	if reason == "" || ptr.Deref(sj.Spec.Suspend, false) {
 		return false
 	}
-	if reason, _ := stopDue(sj, st.Runs, st.StopCountAfter); reason != "" {
-		st.Stop = &v1alpha1.StopRecord{Reason: reason, Generation: sj.Generation, Time: &metav1.Time{Time: now.Truncate(time.Second)}}
-		return true
-	}
-	return false
+	st.Stop = &v1alpha1.StopRecord{Reason: reason, Generation: sj.Generation, Time: &metav1.Time{Time: now.Truncate(time.Second)}}
+	return true
 }
 
 // suspendedReady is Ready while sj is held, and the type of the Event sent when Ready changes to
@@ -126,12 +121,11 @@ func suspendedReady(sj *v1alpha1.ScheduledJob, st *v1alpha1.ScheduledJobStatus) 
 
 // countAfter is status.stopCountAfter after a suspension or a stop: the newest run recorded (by
 // runKey), never earlier than it was.
-func countAfter(old *metav1.Time, runs []v1alpha1.ScheduledJobRun) *metav1.Time {
-	out := old
+func countAfter(after *metav1.Time, runs []v1alpha1.ScheduledJobRun) *metav1.Time {
 	for _, r := range runs {
-		if k := runKey(r); out == nil || k.After(out.Time) {
-			out = &metav1.Time{Time: k}
+		if k := runKey(r); after == nil || k.After(after.Time) {
+			after = &metav1.Time{Time: k}
 		}
 	}
-	return out
+	return after
 }
