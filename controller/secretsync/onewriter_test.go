@@ -203,3 +203,24 @@ func keysOf[V any](m *memory[V]) []ownedTarget {
 	}
 	return out
 }
+
+// TestAGoneSecretSyncIsCleanedUpForGoneForAndSweptByTheNextDeletion: the passes of its namespaces
+// clean up for goneFor after a whole pass found it gone, each reading its one entry, and the next
+// deletion drops the entries older than that.
+func TestAGoneSecretSyncIsCleanedUpForGoneForAndSweptByTheNextDeletion(t *testing.T) {
+	r := goneSecretSyncReconciler(t)
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	r.Clock = clk
+	r.noteGone("old")
+	if !r.cleanedUp("old") || r.cleanedUp("other") {
+		t.Fatal("cleanedUp does not say which SecretSync a whole pass found gone")
+	}
+	clk.SetTime(clk.Now().Add(goneFor + time.Second))
+	if r.cleanedUp("old") {
+		t.Error("cleaned up more than goneFor after the SecretSync was found gone")
+	}
+	r.noteGone("new")
+	if _, kept := r.gone.Load("old"); kept || !r.cleanedUp("new") {
+		t.Errorf("after the next deletion: old kept %t, new cleaned up %t; want false, true", kept, r.cleanedUp("new"))
+	}
+}

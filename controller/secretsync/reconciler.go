@@ -110,7 +110,8 @@ type Reconciler struct {
 	targetWrites sync.Map
 	// gone holds, per SecretSync name, when a whole pass found it gone (time.Time): for goneFor
 	// after, the passes of its namespaces clean up the copies they find (cleanedUp).
-	// store: about 100 bytes per SecretSync deleted in the last goneFor; paid by the admins.
+	// store: about 100 bytes per SecretSync deleted in the goneFor before the last deletion
+	// (noteGone sweeps the older ones); paid by the admins.
 	gone sync.Map
 	// accounts remembers ServiceAccounts found in step past the cache (see accountMemory).
 	accounts accountMemory
@@ -131,7 +132,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	ss := &v1alpha1.SecretSync{}
 	if err := r.Client.Get(ctx, types.NamespacedName{Name: req.Name}, ss); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.gone.Store(req.Name, r.now())
+			r.noteGone(req.Name)
 			r.confirmed.Forget(client.ObjectKey{Name: req.Name})
 			r.waiting.Delete(req.Name)
 			r.targetWrites.Delete(req.Name)
@@ -1341,21 +1342,24 @@ func (r *Reconciler) cleanup(ctx context.Context, name string) (ctrl.Result, err
 // clean up the copies they find (cleanedUp).
 const goneFor = 10 * time.Minute
 
-// cleanedUp says whether a whole pass found the named SecretSync gone within goneFor; it forgets
-// the older ones.
-func (r *Reconciler) cleanedUp(name string) bool {
+// noteGone records that a whole pass found the named SecretSync gone, and forgets those found
+// gone more than goneFor ago: once per deletion, not once per namespace pass (cleanedUp).
+func (r *Reconciler) noteGone(name string) {
 	now := r.now()
-	found := false
 	r.gone.Range(func(k, v any) bool {
-		switch {
-		case now.Sub(v.(time.Time)) > goneFor:
+		if now.Sub(v.(time.Time)) > goneFor {
 			r.gone.Delete(k)
-		case k.(string) == name:
-			found = true
 		}
 		return true
 	})
-	return found
+	r.gone.Store(name, now)
+}
+
+// cleanedUp says whether a whole pass found the named SecretSync gone within goneFor. It reads
+// one entry: a deletion queues one such pass per namespace.
+func (r *Reconciler) cleanedUp(name string) bool {
+	v, ok := r.gone.Load(name)
+	return ok && r.now().Sub(v.(time.Time)) <= goneFor
 }
 
 // cleanupNamespace is cleanup for the copies in the namespace of req (every namespace for a
