@@ -100,9 +100,7 @@ func changedKeys(cur, want *corev1.Secret) (labels, annotations []string) {
 	cl, ca := metadataKeys(cur)
 	wl, wa := metadataKeys(want)
 	fl, fa := foreignOwnKeys(cur, want)
-	labels = slices.Concat(cl, wl, ownLabels, fl)
-	annotations = slices.Concat(ca, wa, ownAnnotations, fa)
-	return labels, annotations
+	return slices.Concat(cl, wl, ownLabels, fl), slices.Concat(ca, wa, ownAnnotations, fa)
 }
 
 // Released is cur with our label and annotation removed: the Secret is no longer managed and
