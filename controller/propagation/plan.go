@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/platform-operators/platform-operators/controller/keys"
@@ -102,10 +103,7 @@ const (
 // DeletionPolicy is the policy a spec gives: its value, or PolicyDelete when it is empty (the
 // API's default, for objects stored before the field had one).
 func DeletionPolicy(spec string) string {
-	if spec == "" {
-		return PolicyDelete
-	}
-	return spec
+	return cmp.Or(spec, PolicyDelete)
 }
 
 // removal is the write that removes copy o under policy.
@@ -162,10 +160,7 @@ func ComputeFor(owner Owner, want []*corev1.Secret, live Lookup, owned []*corev1
 		if policy == PolicyOrphan && owner.proven(o) && owner.SourceGone != nil && owner.SourceGone(o) {
 			if o.Annotations[keys.AnnotationOrphaned] == "" {
 				marked := o.DeepCopy()
-				if marked.Annotations == nil {
-					marked.Annotations = map[string]string{}
-				}
-				marked.Annotations[keys.AnnotationOrphaned] = ContentDigest(o)
+				metav1.SetMetaDataAnnotation(&marked.ObjectMeta, keys.AnnotationOrphaned, ContentDigest(o))
 				p.Actions = append(p.Actions, Action{Op: OpOrphan, Key: key, Want: marked, Current: o})
 			}
 			continue
