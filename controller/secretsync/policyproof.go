@@ -62,12 +62,7 @@ func (p *PolicyProof) InForce(ctx context.Context) bool {
 	vap := &admissionregistrationv1.ValidatingAdmissionPolicy{}
 	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
 	key := types.NamespacedName{Name: p.Policy}
-	var inForce bool
-	if err := p.Reader.Get(ctx, key, vap); err == nil {
-		if err := p.Reader.Get(ctx, key, binding); err == nil {
-			inForce = policyInForce(vap, binding)
-		}
-	}
+	inForce := p.Reader.Get(ctx, key, vap) == nil && p.Reader.Get(ctx, key, binding) == nil && policyInForce(vap, binding)
 	if inForce != p.inForce || p.at.IsZero() {
 		ctrl.LoggerFrom(ctx).Info("Ownership by label under the admission policy", "policy", p.Policy, "inForce", inForce)
 	}

@@ -827,9 +827,7 @@ func fingerprint(s *corev1.Secret) [sha256.Size]byte {
 	for _, k := range []string{keys.AnnotationSource, keys.AnnotationDeletionPolicy, keys.AnnotationBinaryKeys} {
 		field([]byte(s.Annotations[k]))
 	}
-	var out [sha256.Size]byte
-	h.Sum(out[:0])
-	return out
+	return [sha256.Size]byte(h.Sum(nil))
 }
 
 // actionFingerprint tells one write from another: the copy it writes, or, for a delete or a
