@@ -791,7 +791,7 @@ type rejection struct {
 	// failures counts the failures in a row, for the backoff.
 	failures int
 	// err is what the last attempt returned (nil for a held copy).
-	err error
+	err *writeError
 }
 
 // rejectionReason says whether err refuses the copy itself (the same write gets the same
@@ -861,7 +861,10 @@ func (w writer) writeOnce(ctx context.Context, kind *objectKind, a propagation.A
 	if rej, ok := w.rejected.load(tk); ok {
 		if rej.fingerprint == fp {
 			if now.Before(rej.until) && rej.err != nil {
-				return "", remembered(rej.err, rej.until.Sub(now))
+				// Not tried: the remembered failure, with how long until it may be.
+				again := *rej.err
+				again.remembered, again.wait = true, rej.until.Sub(now)
+				return "", &again
 			}
 			failures = rej.failures
 			afterReplace = rej.err != nil && errors.As(rej.err, &incomplete)
@@ -889,18 +892,6 @@ func (w writer) writeOnce(ctx context.Context, kind *objectKind, a propagation.A
 	}
 	w.rejected.store(tk, rejection{fingerprint: fp, until: now.Add(out.wait), failures: failures, err: out})
 	return "", out
-}
-
-// remembered is err, a remembered failure, as the answer of a write not tried: wait is how long
-// until it may be.
-func remembered(err error, wait time.Duration) error {
-	var failed *writeError
-	if errors.As(err, &failed) {
-		again := *failed
-		again.remembered, again.wait = true, wait
-		return &again
-	}
-	return err
 }
 
 // noteHeld records that the target tk's copy is held Terminating and returns how soon to look
@@ -1054,11 +1045,10 @@ func (w writer) write(ctx context.Context, kind *objectKind, a propagation.Actio
 	case propagation.OpCreate:
 		if _, known := w.unmanaged.load(tk); known {
 			// Held by an object we do not manage last time: look before writing.
-			err := w.reader.Get(ctx, a.Key, kind.object())
-			if err == nil {
+			switch err := w.reader.Get(ctx, a.Key, kind.object()); {
+			case err == nil:
 				return "", &unmanagedError{kind.name, a.Key}
-			}
-			if !apierrors.IsNotFound(err) {
+			case !apierrors.IsNotFound(err):
 				return "", err
 			}
 			w.unmanaged.delete(tk)
