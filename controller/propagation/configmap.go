@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/platform-operators/platform-operators/controller/keys"
 )
@@ -33,10 +34,7 @@ func FromConfigMap(cm *corev1.ConfigMap) *corev1.Secret {
 	}
 	delete(s.Annotations, keys.AnnotationBinaryKeys) // never trust it from the API
 	if len(cm.BinaryData) > 0 {
-		if s.Annotations == nil {
-			s.Annotations = map[string]string{}
-		}
-		s.Annotations[keys.AnnotationBinaryKeys] = strings.Join(slices.Sorted(maps.Keys(cm.BinaryData)), ",")
+		metav1.SetMetaDataAnnotation(&s.ObjectMeta, keys.AnnotationBinaryKeys, strings.Join(slices.Sorted(maps.Keys(cm.BinaryData)), ","))
 	}
 	return s
 }

@@ -100,9 +100,7 @@ func changedKeys(cur, want *corev1.Secret) (labels, annotations []string) {
 	cl, ca := metadataKeys(cur)
 	wl, wa := metadataKeys(want)
 	fl, fa := foreignOwnKeys(cur, want)
-	labels = slices.Concat(cl, wl, ownLabels, fl)
-	annotations = slices.Concat(ca, wa, ownAnnotations, fa)
-	return labels, annotations
+	return slices.Concat(cl, wl, ownLabels, fl), slices.Concat(ca, wa, ownAnnotations, fa)
 }
 
 // Released is cur with our label and annotation removed: the Secret is no longer managed and
@@ -113,11 +111,10 @@ func Released(cur *corev1.Secret) *corev1.Secret {
 	if out.Labels[keys.LabelManagedBy] == keys.ManagedByValue {
 		delete(out.Labels, keys.LabelManagedBy)
 	}
-	delete(out.Annotations, keys.AnnotationSource)
-	delete(out.Annotations, keys.AnnotationDeletionPolicy)
-	delete(out.Annotations, keys.AnnotationMetadataKeys) // the labels and annotations it lists stay, as the Secret does
-	delete(out.Annotations, keys.AnnotationOwnership)
-	delete(out.Annotations, keys.AnnotationOrphaned)
+	// The labels and annotations keys.AnnotationMetadataKeys lists stay, as the Secret does.
+	for _, k := range []string{keys.AnnotationSource, keys.AnnotationDeletionPolicy, keys.AnnotationMetadataKeys, keys.AnnotationOwnership, keys.AnnotationOrphaned} {
+		delete(out.Annotations, k)
+	}
 	return out
 }
 

@@ -31,12 +31,6 @@ const (
 	maxForeignManagers = 4
 )
 
-// OurFieldManager reports whether name is a field manager of the manager's copy writes, now or
-// before they were applied.
-func OurFieldManager(name string) bool {
-	return name == FieldManager || name == LegacyFieldManager
-}
-
 // ForeignFieldManagers returns the field managers, other than ours, that hold a field of a copy
 // the manager writes: a key of its data or binaryData, its type, its immutability, or a label or
 // annotation key of ours. Sorted, at most maxForeignManagers. A managedFields entry that does not
@@ -44,7 +38,7 @@ func OurFieldManager(name string) bool {
 func ForeignFieldManagers(entries []metav1.ManagedFieldsEntry) []string {
 	var out []string
 	for _, e := range entries {
-		if OurFieldManager(e.Manager) || e.FieldsV1 == nil || slices.Contains(out, e.Manager) {
+		if e.Manager == FieldManager || e.Manager == LegacyFieldManager || e.FieldsV1 == nil || slices.Contains(out, e.Manager) {
 			continue
 		}
 		if holdsOurFields(e.FieldsV1.GetRawBytes()) {

@@ -49,9 +49,6 @@ func IsCopy(s *corev1.Secret) bool {
 // MayBeOffered is Offered for src as a cache's bounded form holds it (Bounded): also true when its
 // list of namespaces was too long to keep, and only the live object can tell.
 func MayBeOffered(src *corev1.Secret, namespace string) bool {
-	if Offered(src, namespace) {
-		return true
-	}
-	return src != nil && src.DeletionTimestamp == nil && src.Labels[keys.LabelOffer] == "true" && !IsCopy(src) &&
+	return Offered(src, namespace) || src != nil && src.DeletionTimestamp == nil && src.Labels[keys.LabelOffer] == "true" && !IsCopy(src) &&
 		strings.HasPrefix(src.Annotations[keys.AnnotationOfferNamespaces], digestedPrefix)
 }

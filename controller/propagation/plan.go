@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/platform-operators/platform-operators/controller/keys"
@@ -102,10 +103,7 @@ const (
 // DeletionPolicy is the policy a spec gives: its value, or PolicyDelete when it is empty (the
 // API's default, for objects stored before the field had one).
 func DeletionPolicy(spec string) string {
-	if spec == "" {
-		return PolicyDelete
-	}
-	return spec
+	return cmp.Or(spec, PolicyDelete)
 }
 
 // removal is the write that removes copy o under policy.
@@ -156,16 +154,13 @@ func ComputeFor(owner Owner, want []*corev1.Secret, live Lookup, owned []*corev1
 			continue
 		}
 		if !owner.proven(o) && !owner.expendable(o) {
-			p.Actions = append(p.Actions, Action{Op: OpConflict, Key: key, Current: o, Message: unprovenMessage(o, key, owner)})
+			p.Actions = append(p.Actions, Action{Op: OpConflict, Key: key, Current: o, Message: unprovenMessage(o, key, owner, unprovenData)})
 			continue
 		}
 		if policy == PolicyOrphan && owner.proven(o) && owner.SourceGone != nil && owner.SourceGone(o) {
 			if o.Annotations[keys.AnnotationOrphaned] == "" {
 				marked := o.DeepCopy()
-				if marked.Annotations == nil {
-					marked.Annotations = map[string]string{}
-				}
-				marked.Annotations[keys.AnnotationOrphaned] = ContentDigest(o)
+				metav1.SetMetaDataAnnotation(&marked.ObjectMeta, keys.AnnotationOrphaned, ContentDigest(o))
 				p.Actions = append(p.Actions, Action{Op: OpOrphan, Key: key, Want: marked, Current: o})
 			}
 			continue
@@ -194,12 +189,12 @@ func Judge(owner Owner, key types.NamespacedName, cur, w *corev1.Secret) (a Acti
 		}
 		return Action{Key: key, Current: cur}, false
 	case !owner.proven(cur) && (!typeMatches(cur, w) || !dataMatches(cur, w)):
-		return Action{Op: OpConflict, Key: key, Current: cur, Message: unprovenMessage(cur, key, owner)}, false
+		return Action{Op: OpConflict, Key: key, Current: cur, Message: unprovenMessage(cur, key, owner, unprovenData)}, false
 	case cur.DeletionTimestamp != nil:
 		return Action{Op: OpHeld, Key: key, Current: cur, Message: heldMessage(cur, key, owner)}, false
 	case !owner.proven(cur) && NeedsReplace(cur, w):
 		// Adoption leaves the rest of the object as it was; a replace would not.
-		return Action{Op: OpConflict, Key: key, Current: cur, Message: unprovenReplaceMessage(cur, key, owner)}, false
+		return Action{Op: OpConflict, Key: key, Current: cur, Message: unprovenMessage(cur, key, owner, "only deleting and re-creating it could bring it in step (it is immutable, or of another type)")}, false
 	case cur.Annotations[keys.AnnotationOrphaned] != "" && cur.Annotations[keys.AnnotationOrphaned] != ContentDigest(cur) && !SameContent(cur, w):
 		// Kept while its source was gone, and changed since: someone's now. A copy that already
 		// holds the returning source's content loses nothing by being written: the manager's own
@@ -224,17 +219,14 @@ func conflictMessage(cur *corev1.Secret, key types.NamespacedName, owner Owner) 
 	return fmt.Sprintf("%s %s is not managed by this %s", KindName(cur), key, owner.Kind)
 }
 
-// unprovenMessage says why the copy cur that owner's label names is left untouched.
-func unprovenMessage(cur *corev1.Secret, key types.NamespacedName, owner Owner) string {
-	return fmt.Sprintf("%s %s carries the label of %s %q but no valid ownership proof (%s), and its data is not the source's: it is left untouched; remove the label %s from it, or delete it, to let the copy in",
-		KindName(cur), key, owner.Kind, owner.Name, keys.AnnotationOwnership, owner.Label)
-}
+// unprovenData is why an unproven copy whose data is not the wanted data is not adopted.
+const unprovenData = "its data is not the source's"
 
-// unprovenReplaceMessage says why the unproven object cur, which holds the wanted data, is not
-// adopted: only a delete and create could bring it in step.
-func unprovenReplaceMessage(cur *corev1.Secret, key types.NamespacedName, owner Owner) string {
-	return fmt.Sprintf("%s %s carries the label of %s %q but no valid ownership proof (%s), and only deleting and re-creating it could bring it in step (it is immutable, or of another type): it is left untouched; remove the label %s from it, or delete it, to let the copy in",
-		KindName(cur), key, owner.Kind, owner.Name, keys.AnnotationOwnership, owner.Label)
+// unprovenMessage says why the copy cur that owner's label names is left untouched: why it is
+// not adopted.
+func unprovenMessage(cur *corev1.Secret, key types.NamespacedName, owner Owner, why string) string {
+	return fmt.Sprintf("%s %s carries the label of %s %q but no valid ownership proof (%s), and %s: it is left untouched; remove the label %s from it, or delete it, to let the copy in",
+		KindName(cur), key, owner.Kind, owner.Name, keys.AnnotationOwnership, why, owner.Label)
 }
 
 // heldMessage says that the copy cur is being deleted and held (a finalizer keeps it).

@@ -35,9 +35,7 @@ func PullSecrets(sa *corev1.ServiceAccount, want, known map[string]bool) (*corev
 		// ours is updated by the loop below, after every listing of the name (the list is
 		// atomic and may hold a name twice) has been removed.
 		drop := ours[r.Name] && known[r.Name] && !want[r.Name]
-		if drop {
-			changed = true
-		}
+		changed = changed || drop
 		return drop
 	})
 	for n := range ours {

@@ -103,18 +103,16 @@ func NewRequestCaches(mgr ctrl.Manager, namespaces []string) (offered, copies ca
 		}
 		return cachebounds.New(mgr.GetConfig(), cachebounds.Inventory{Name: name, Kinds: kinds}, opts)
 	}
-	var offers []cachebounds.Kind
+	var offers, made []cachebounds.Kind
 	for _, kind := range kinds {
 		offers = append(offers, cachebounds.Kind{Object: offerMetadata(kind), Transform: boundOffer,
 			Bound: "offers only (label " + keys.LabelOffer + "), metadata only; boundOffer: identity, our keys bounded"})
+		made = append(made, cachebounds.Kind{Object: kind.object(), Transform: boundCopy, Bound: "copies only (label " + keys.LabelCopyRequest + "); boundCopy"})
 	}
 	if offered, err = build("copyrequest-offers", keys.LabelOffer, offers); err != nil {
 		return nil, nil, err
 	}
-	if copies, err = build("copyrequest-copies", keys.LabelCopyRequest, []cachebounds.Kind{
-		{Object: &corev1.Secret{}, Transform: boundCopy, Bound: "copies only (label " + keys.LabelCopyRequest + "); boundCopy"},
-		{Object: &corev1.ConfigMap{}, Transform: boundCopy, Bound: "copies only (label " + keys.LabelCopyRequest + "); boundCopy"},
-	}); err != nil {
+	if copies, err = build("copyrequest-copies", keys.LabelCopyRequest, made); err != nil {
 		return nil, nil, err
 	}
 	for _, c := range []cache.Cache{offered, copies} {

@@ -62,12 +62,7 @@ func (p *PolicyProof) InForce(ctx context.Context) bool {
 	vap := &admissionregistrationv1.ValidatingAdmissionPolicy{}
 	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
 	key := types.NamespacedName{Name: p.Policy}
-	var inForce bool
-	if err := p.Reader.Get(ctx, key, vap); err == nil {
-		if err := p.Reader.Get(ctx, key, binding); err == nil {
-			inForce = policyInForce(vap, binding)
-		}
-	}
+	inForce := p.Reader.Get(ctx, key, vap) == nil && p.Reader.Get(ctx, key, binding) == nil && policyInForce(vap, binding)
 	if inForce != p.inForce || p.at.IsZero() {
 		ctrl.LoggerFrom(ctx).Info("Ownership by label under the admission policy", "policy", p.Policy, "inForce", inForce)
 	}
@@ -79,23 +74,16 @@ func (p *PolicyProof) InForce(ctx context.Context) bool {
 // enforces the policy on every object (see PolicyProof).
 func policyInForce(vap *admissionregistrationv1.ValidatingAdmissionPolicy, b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) bool {
 	switch {
-	case vap.DeletionTimestamp != nil || b.DeletionTimestamp != nil:
-		return false
-	case vap.Spec.FailurePolicy == nil || *vap.Spec.FailurePolicy != admissionregistrationv1.Fail:
-		return false
-	case vap.Spec.ParamKind != nil || b.Spec.ParamRef != nil:
-		return false
-	case b.Spec.PolicyName != vap.Name:
-		return false
-	case !slices.Contains(b.Spec.ValidationActions, admissionregistrationv1.Deny):
-		return false
-	case b.Spec.MatchResources != nil && (!emptySelector(b.Spec.MatchResources.NamespaceSelector) || !emptySelector(b.Spec.MatchResources.ObjectSelector) ||
-		len(b.Spec.MatchResources.ResourceRules) > 0 || len(b.Spec.MatchResources.ExcludeResourceRules) > 0):
-		return false
-	case !matchesCopies(vap.Spec.MatchConstraints):
-		return false
-	// The chart's one match condition leaves the manager out; another could leave tenants out.
-	case len(vap.Spec.MatchConditions) > 1:
+	case vap.DeletionTimestamp != nil || b.DeletionTimestamp != nil,
+		vap.Spec.FailurePolicy == nil || *vap.Spec.FailurePolicy != admissionregistrationv1.Fail,
+		vap.Spec.ParamKind != nil || b.Spec.ParamRef != nil,
+		b.Spec.PolicyName != vap.Name,
+		!slices.Contains(b.Spec.ValidationActions, admissionregistrationv1.Deny),
+		b.Spec.MatchResources != nil && (!emptySelector(b.Spec.MatchResources.NamespaceSelector) || !emptySelector(b.Spec.MatchResources.ObjectSelector) ||
+			len(b.Spec.MatchResources.ResourceRules) > 0 || len(b.Spec.MatchResources.ExcludeResourceRules) > 0),
+		!matchesCopies(vap.Spec.MatchConstraints),
+		// The chart's one match condition leaves the manager out; another could leave tenants out.
+		len(vap.Spec.MatchConditions) > 1:
 		return false
 	}
 	return true

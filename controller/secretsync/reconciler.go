@@ -283,14 +283,16 @@ func (r *Reconciler) bringInStep(ctx context.Context, ss *v1alpha1.SecretSync, k
 			// The source namespace cannot be read: the removals that only a gone source
 			// explains wait; copies are written, and those outside the targets (the
 			// SecretSync no longer wants them, whatever the source) are removed.
+			target := sets.New(obs.targets...)
 			var held int
-			plan, held = withoutSourceRemovals(plan, obs.targets)
+			plan, held = withoutActions(plan, func(a propagation.Action) bool { return isRemoval(a) && target.Has(a.Key.Namespace) })
 			if held > 0 {
 				obs.unconfirmed = &blocker{copyplan.ReasonSourceNamespaceUnconfirmed, fmt.Sprintf("%d copies are kept although their source is gone: the manager may not read source namespace %q to confirm it is not being deleted (chart: rbac.scope=namespaced grants get on the listed Namespaces by name); the other copies are written and removed as usual", held, ss.Spec.Source.Namespace)}
 			}
 		}
 	}
-	additions, removals := splitRemovals(plan)
+	additions, _ := withoutActions(plan, isRemoval)
+	removals, _ := withoutActions(plan, func(a propagation.Action) bool { return !isRemoval(a) })
 	res = r.apply(ctx, ss.Name, kind, additions)
 	var sas result
 	if kind == secretKind { // admission refuses imagePullSecretFor on ConfigMaps
@@ -299,7 +301,9 @@ func (r *Reconciler) bringInStep(ctx context.Context, ss *v1alpha1.SecretSync, k
 	if !sas.requeue {
 		// A namespace whose ServiceAccounts are not all written yet keeps its copies until
 		// they are: its own pass removes them after its last batch.
-		res.add(r.apply(ctx, ss.Name, kind, withoutNamespaces(removals, sas.accountsLeft)))
+		left := sets.New(sas.accountsLeft...)
+		removals, _ = withoutActions(removals, func(a propagation.Action) bool { return left.Has(a.Key.Namespace) })
+		res.add(r.apply(ctx, ss.Name, kind, removals))
 	}
 	res.accountsLeft = sas.accountsLeft
 	// A target whose namespace is being deleted is not wanted any more (the namespace's
@@ -539,20 +543,11 @@ func (r *Reconciler) confirmSourceNamespace(ctx context.Context, name string) (*
 	return blocked, err == nil, err
 }
 
-// withoutSourceRemovals is plan without the removals in namespaces that are still targets (only
-// a gone or withheld source explains those), and how many it left out.
-func withoutSourceRemovals(plan propagation.Plan, targets []string) (propagation.Plan, int) {
-	target := sets.New(targets...)
-	held := 0
+// withoutActions is plan without the actions drop says, and how many it left out.
+func withoutActions(plan propagation.Plan, drop func(propagation.Action) bool) (propagation.Plan, int) {
 	out := plan
-	out.Actions = slices.DeleteFunc(slices.Clone(plan.Actions), func(a propagation.Action) bool {
-		if isRemoval(a) && target.Has(a.Key.Namespace) {
-			held++
-			return true
-		}
-		return false
-	})
-	return out, held
+	out.Actions = slices.DeleteFunc(slices.Clone(plan.Actions), drop)
+	return out, len(plan.Actions) - len(out.Actions)
 }
 
 // sooner is the sooner of two waits, zero meaning none: b when it is set and a is not or is later.
@@ -566,31 +561,6 @@ func sooner(a, b time.Duration) time.Duration {
 // isRemoval reports whether the action deletes or releases a copy.
 func isRemoval(a propagation.Action) bool {
 	return a.Op == propagation.OpDelete || a.Op == propagation.OpRelease
-}
-
-// splitRemovals splits a plan into its other actions and the deletes and releases.
-func splitRemovals(plan propagation.Plan) (other, removals propagation.Plan) {
-	for _, a := range plan.Actions {
-		if isRemoval(a) {
-			removals.Actions = append(removals.Actions, a)
-		} else {
-			other.Actions = append(other.Actions, a)
-		}
-	}
-	return other, removals
-}
-
-// withoutNamespaces is plan without the actions in the namespaces listed.
-func withoutNamespaces(plan propagation.Plan, namespaces []string) propagation.Plan {
-	if len(namespaces) == 0 {
-		return plan
-	}
-	skip := sets.New(namespaces...)
-	out := plan
-	out.Actions = slices.DeleteFunc(slices.Clone(plan.Actions), func(a propagation.Action) bool {
-		return skip.Has(a.Key.Namespace)
-	})
-	return out
 }
 
 // withPresent is the observation with the copies a write just made (present) looked up as
@@ -747,9 +717,7 @@ func (r *Reconciler) apply(ctx context.Context, name string, kind *objectKind, p
 		default:
 			r.Metrics.Failures.WithLabelValues(name).Inc()
 			res.failures = append(res.failures, v1alpha1.TargetFailure{Namespace: a.Key.Namespace, Name: a.Key.Name, Reason: copyplan.ReasonWriteFailed, Message: fmt.Sprintf("%s: %v", a.Op, err)})
-			if res.writeErr == nil {
-				res.writeErr = err
-			}
+			res.writeErr = cmp.Or(res.writeErr, err)
 		}
 	}
 	return res
@@ -823,7 +791,7 @@ type rejection struct {
 	// failures counts the failures in a row, for the backoff.
 	failures int
 	// err is what the last attempt returned (nil for a held copy).
-	err error
+	err *writeError
 }
 
 // rejectionReason says whether err refuses the copy itself (the same write gets the same
@@ -859,9 +827,7 @@ func fingerprint(s *corev1.Secret) [sha256.Size]byte {
 	for _, k := range []string{keys.AnnotationSource, keys.AnnotationDeletionPolicy, keys.AnnotationBinaryKeys} {
 		field([]byte(s.Annotations[k]))
 	}
-	var out [sha256.Size]byte
-	h.Sum(out[:0])
-	return out
+	return [sha256.Size]byte(h.Sum(nil))
 }
 
 // actionFingerprint tells one write from another: the copy it writes, or, for a delete or a
@@ -895,7 +861,10 @@ func (w writer) writeOnce(ctx context.Context, kind *objectKind, a propagation.A
 	if rej, ok := w.rejected.load(tk); ok {
 		if rej.fingerprint == fp {
 			if now.Before(rej.until) && rej.err != nil {
-				return "", remembered(rej.err, rej.until.Sub(now))
+				// Not tried: the remembered failure, with how long until it may be.
+				again := *rej.err
+				again.remembered, again.wait = true, rej.until.Sub(now)
+				return "", &again
 			}
 			failures = rej.failures
 			afterReplace = rej.err != nil && errors.As(rej.err, &incomplete)
@@ -917,29 +886,12 @@ func (w writer) writeOnce(ctx context.Context, kind *objectKind, a propagation.A
 	if afterReplace && !errors.As(err, &incomplete) {
 		err = &incompleteReplaceError{err}
 	}
-	var out error
-	var wait time.Duration
+	out := &writeError{reason: copyplan.ReasonWriteFailed, op: a.Op, err: err, owner: w.owner, wait: backoffDelay(failures, w.retryBase, w.retryCap)}
 	if reason, ok := rejectionReason(err); ok && !errors.As(err, &incomplete) {
-		wait = orDefault(w.rejectedRecheck, DefaultRejectedRecheck)
-		out = &writeError{reason: reason, rejected: true, op: a.Op, err: err, owner: w.owner, wait: wait}
-	} else {
-		wait = backoffDelay(failures, w.retryBase, w.retryCap)
-		out = &writeError{reason: copyplan.ReasonWriteFailed, op: a.Op, err: err, owner: w.owner, wait: wait}
+		out.reason, out.rejected, out.wait = reason, true, orDefault(w.rejectedRecheck, DefaultRejectedRecheck)
 	}
-	w.rejected.store(tk, rejection{fingerprint: fp, until: now.Add(wait), failures: failures, err: out})
+	w.rejected.store(tk, rejection{fingerprint: fp, until: now.Add(out.wait), failures: failures, err: out})
 	return "", out
-}
-
-// remembered is err, a remembered failure, as the answer of a write not tried: wait is how long
-// until it may be.
-func remembered(err error, wait time.Duration) error {
-	var failed *writeError
-	if errors.As(err, &failed) {
-		again := *failed
-		again.remembered, again.wait = true, wait
-		return &again
-	}
-	return err
 }
 
 // noteHeld records that the target tk's copy is held Terminating and returns how soon to look
@@ -1093,11 +1045,10 @@ func (w writer) write(ctx context.Context, kind *objectKind, a propagation.Actio
 	case propagation.OpCreate:
 		if _, known := w.unmanaged.load(tk); known {
 			// Held by an object we do not manage last time: look before writing.
-			err := w.reader.Get(ctx, a.Key, kind.object())
-			if err == nil {
+			switch err := w.reader.Get(ctx, a.Key, kind.object()); {
+			case err == nil:
 				return "", &unmanagedError{kind.name, a.Key}
-			}
-			if !apierrors.IsNotFound(err) {
+			case !apierrors.IsNotFound(err):
 				return "", err
 			}
 			w.unmanaged.delete(tk)
@@ -1374,11 +1325,7 @@ func (r *Reconciler) cleanupNamespace(ctx context.Context, req ctrl.Request) (ct
 		}
 		again = again || retry
 	}
-	if again {
-		return requeue(r.stale.next(req, r.RetryBase, r.RetryCap)), nil
-	}
-	r.stale.forget(req)
-	return ctrl.Result{}, nil
+	return r.nextPass(req, result{requeue: again}, 0)
 }
 
 // cleanupKind is cleanup for the copies of one kind (in a namespace, with scope); retry says to
@@ -1400,10 +1347,8 @@ func (r *Reconciler) cleanupKind(ctx context.Context, name string, kind *objectK
 	// longer tell which imagePullSecrets entries were this SecretSync's.
 	var sas result
 	if kind == secretKind {
-		gone := &v1alpha1.SecretSync{}
-		gone.Name = name
 		// No bound per namespace: the copies go only after every entry for them has.
-		r.syncPullSecrets(ctx, gone, obs, plan, &sas, 0)
+		r.syncPullSecrets(ctx, &v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: name}}, obs, plan, &sas, 0)
 		if sas.requeue {
 			return true, nil
 		}

@@ -403,12 +403,10 @@ func (r *Reconciler) waitingFor(kind *objectKind, o client.Object) []reconcile.R
 // ServiceAccount is filled without a pass over every other namespace. The informer's initial list
 // queues the whole pass of each such SecretSync (once each).
 func (r *Reconciler) serviceAccountPasses() (whole, target handler.Funcs) {
-	return r.passes(true, 0, r.forServiceAccount, client.Object.GetNamespace)
-}
-
-func (r *Reconciler) forServiceAccount(ctx context.Context, o client.Object) []reconcile.Request {
-	ours := o.GetAnnotations()[keys.AnnotationPullSecrets] != ""
-	return r.secretSyncs(ctx, o, func(ss *v1alpha1.SecretSync) bool {
-		return ours || propagation.AccountsFor(ss.Spec.ImagePullSecretFor).Selects(o.GetName())
-	})
+	return r.passes(true, 0, func(ctx context.Context, o client.Object) []reconcile.Request {
+		ours := o.GetAnnotations()[keys.AnnotationPullSecrets] != ""
+		return r.secretSyncs(ctx, o, func(ss *v1alpha1.SecretSync) bool {
+			return ours || propagation.AccountsFor(ss.Spec.ImagePullSecretFor).Selects(o.GetName())
+		})
+	}, client.Object.GetNamespace)
 }

@@ -76,18 +76,11 @@ func withheldMessage(withheld map[string]string) string {
 // (in status.failures' order), so a user sees which one without reading the list.
 func failedCondition(failures []v1alpha1.TargetFailure) (reason, message string) {
 	fs := boundedFailures(failures, nil)
-	reason = copyplan.ReasonHeld
-	for _, f := range fs {
-		if f.Reason != copyplan.ReasonHeld {
-			reason = copyplan.ReasonWriteFailed
-			break
-		}
+	reason, what := copyplan.ReasonHeld, "are being deleted and held by a finalizer"
+	if slices.ContainsFunc(fs, func(f v1alpha1.TargetFailure) bool { return f.Reason != copyplan.ReasonHeld }) {
+		reason, what = copyplan.ReasonWriteFailed, "could not be written"
 	}
 	first := fs[0]
-	what := "could not be written"
-	if reason == copyplan.ReasonHeld {
-		what = "are being deleted and held by a finalizer"
-	}
 	return reason, fmt.Sprintf("%d copies %s (%s/%s: %s); see status.failures", len(failures), what, first.Namespace, first.Name, first.Reason)
 }
 
