@@ -414,10 +414,8 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 	isOn := func(name string) bool { return slices.Contains(enabled, name) }
 	watchNamespaces := splitList(o.watchNamespaces)
 	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
+	add := runtime.NewSchemeBuilder(clientgoscheme.AddToScheme, v1alpha1.AddToScheme)
+	if err := add.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
 
