@@ -233,33 +233,26 @@ func newFlagSet(o *options) *flag.FlagSet {
 
 // validate checks what single flags cannot: combinations and ranges.
 func validate(o *options) error {
-	if o.pullSecretSync.Name != "" && o.pullSecretSync.SourceName == "" {
-		return errors.New("--pull-secret-sync-name needs --pull-secret-sync-secret")
-	}
-	// Kept applied twice, with two specs, one SecretSync would be rewritten by each in turn.
-	if o.pullSecretSync.Name != "" && o.pullSecretSync.Name == o.defaultSync.Name {
-		return errors.New("--pull-secret-sync-name must differ from --default-secretsync-name")
-	}
 	o.pullSecretSync.ImagePullSecretFor = splitList(o.pullSecretSAs)
-	if o.scheduledJobWorkers < 1 {
-		return errors.New("--scheduledjob-workers must be at least 1")
-	}
-	if o.perObjectMetricsLimit < 0 {
-		return errors.New("--per-object-metrics-limit must not be negative")
-	}
-	if o.jobPodsStuckAfter < 0 {
-		return errors.New("--job-pods-stuck-after must not be negative")
-	}
-	if o.memoryLimitRatio < 0 || o.memoryLimitRatio > 1 {
-		return errors.New("--memory-limit-ratio must be between 0 and 1")
-	}
-	if o.apiServerWaitTimeout < 0 {
-		return errors.New("--api-server-wait-timeout must not be negative")
-	}
-	if err := checkLeaderElectionTimings(o.leaseDuration, o.renewDeadline, o.retryPeriod); err != nil {
-		return err
-	}
+	leaderElection := checkLeaderElectionTimings(o.leaseDuration, o.renewDeadline, o.retryPeriod)
 	switch {
+	case o.pullSecretSync.Name != "" && o.pullSecretSync.SourceName == "":
+		return errors.New("--pull-secret-sync-name needs --pull-secret-sync-secret")
+	case o.pullSecretSync.Name != "" && o.pullSecretSync.Name == o.defaultSync.Name:
+		// Kept applied twice, with two specs, one SecretSync would be rewritten by each in turn.
+		return errors.New("--pull-secret-sync-name must differ from --default-secretsync-name")
+	case o.scheduledJobWorkers < 1:
+		return errors.New("--scheduledjob-workers must be at least 1")
+	case o.perObjectMetricsLimit < 0:
+		return errors.New("--per-object-metrics-limit must not be negative")
+	case o.jobPodsStuckAfter < 0:
+		return errors.New("--job-pods-stuck-after must not be negative")
+	case o.memoryLimitRatio < 0 || o.memoryLimitRatio > 1:
+		return errors.New("--memory-limit-ratio must be between 0 and 1")
+	case o.apiServerWaitTimeout < 0:
+		return errors.New("--api-server-wait-timeout must not be negative")
+	case leaderElection != nil:
+		return leaderElection
 	case o.qps <= 0 && o.qps != -1:
 		return errors.New("--kube-api-qps must be positive, or -1 for no client-side limit")
 	case o.burst <= 0:
