@@ -121,22 +121,15 @@ func Identity(in any) (any, error) {
 	if !ok {
 		return in, nil // a tombstone or another wrapper: the informer unwraps it later
 	}
-	var out metav1.Object
-	if u, ok := in.(*unstructured.Unstructured); ok {
-		o := &unstructured.Unstructured{}
-		o.SetGroupVersionKind(u.GroupVersionKind())
-		out = o
-	} else {
-		o, ok := reflect.New(reflect.TypeOf(in).Elem()).Interface().(metav1.Object)
-		if !ok {
-			return in, nil
+	// An empty object of the same type (an Unstructured too: it gets its kind below).
+	out, ok := reflect.New(reflect.TypeOf(in).Elem()).Interface().(metav1.Object)
+	if !ok {
+		return in, nil
+	}
+	if r, ok := in.(runtime.Object); ok {
+		if ro, ok := out.(runtime.Object); ok {
+			ro.GetObjectKind().SetGroupVersionKind(r.GetObjectKind().GroupVersionKind())
 		}
-		if r, ok := in.(runtime.Object); ok {
-			if ro, ok := o.(runtime.Object); ok {
-				ro.GetObjectKind().SetGroupVersionKind(r.GetObjectKind().GroupVersionKind())
-			}
-		}
-		out = o
 	}
 	out.SetName(m.GetName())
 	out.SetNamespace(m.GetNamespace())

@@ -197,7 +197,6 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.BoolVar(&o.leaderElect, "leader-elect", true, "Elect a leader through a Lease so only one replica runs the controllers.")
 	fs.StringVar(&o.leaderElectionID, "leader-election-id", "platform-operators", "Name of the leader election Lease.")
 	fs.StringVar(&o.leaderNS, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the pod's namespace; required out of cluster).")
-	// controller-runtime's defaults (pkg/manager: 15s, 10s, 2s).
 	fs.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", defaultLeaseDuration, "How long a standby waits after the leader's last renewal before it takes the Lease: the longest failover when the leader dies without releasing it.")
 	fs.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", defaultRenewDeadline, "How long the leader keeps retrying to renew the Lease before it gives up leadership (and exits); must be less than the lease duration.")
 	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", defaultRetryPeriod, "How often the leader renews and a standby tries to take the Lease.")
