@@ -80,13 +80,12 @@ func options(inv Inventory, base cache.Options, rec *record) (cache.Options, err
 		switch {
 		case k.Transform == nil:
 			errs = append(errs, fmt.Errorf("cache %s: %s has no bound (a Transform to a bounded form)", inv.Name, t))
-			continue
 		case declared[t] && !isMetadata(k.Object):
 			errs = append(errs, fmt.Errorf("cache %s: %s is declared twice", inv.Name, t))
-			continue
+		default:
+			declared[t] = true
+			base.ByObject[k.Object] = cache.ByObject{Label: k.Label, Namespaces: k.Namespaces, Transform: k.Transform}
 		}
-		declared[t] = true
-		base.ByObject[k.Object] = cache.ByObject{Label: k.Label, Namespaces: k.Namespaces, Transform: k.Transform}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return base, err
