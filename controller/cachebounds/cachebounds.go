@@ -80,13 +80,12 @@ func options(inv Inventory, base cache.Options, rec *record) (cache.Options, err
 		switch {
 		case k.Transform == nil:
 			errs = append(errs, fmt.Errorf("cache %s: %s has no bound (a Transform to a bounded form)", inv.Name, t))
-			continue
 		case declared[t] && !isMetadata(k.Object):
 			errs = append(errs, fmt.Errorf("cache %s: %s is declared twice", inv.Name, t))
-			continue
+		default:
+			declared[t] = true
+			base.ByObject[k.Object] = cache.ByObject{Label: k.Label, Namespaces: k.Namespaces, Transform: k.Transform}
 		}
-		declared[t] = true
-		base.ByObject[k.Object] = cache.ByObject{Label: k.Label, Namespaces: k.Namespaces, Transform: k.Transform}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return base, err
@@ -121,22 +120,15 @@ func Identity(in any) (any, error) {
 	if !ok {
 		return in, nil // a tombstone or another wrapper: the informer unwraps it later
 	}
-	var out metav1.Object
-	if u, ok := in.(*unstructured.Unstructured); ok {
-		o := &unstructured.Unstructured{}
-		o.SetGroupVersionKind(u.GroupVersionKind())
-		out = o
-	} else {
-		o, ok := reflect.New(reflect.TypeOf(in).Elem()).Interface().(metav1.Object)
-		if !ok {
-			return in, nil
+	// An empty object of the same type (an Unstructured too: it gets its kind below).
+	out, ok := reflect.New(reflect.TypeOf(in).Elem()).Interface().(metav1.Object)
+	if !ok {
+		return in, nil
+	}
+	if r, ok := in.(runtime.Object); ok {
+		if ro, ok := out.(runtime.Object); ok {
+			ro.GetObjectKind().SetGroupVersionKind(r.GetObjectKind().GroupVersionKind())
 		}
-		if r, ok := in.(runtime.Object); ok {
-			if ro, ok := o.(runtime.Object); ok {
-				ro.GetObjectKind().SetGroupVersionKind(r.GetObjectKind().GroupVersionKind())
-			}
-		}
-		out = o
 	}
 	out.SetName(m.GetName())
 	out.SetNamespace(m.GetNamespace())

@@ -2,6 +2,7 @@ package enablement
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -16,10 +17,6 @@ type Controller struct {
 // unknown name is an error that lists the known ones, so a typo never silently disables a
 // controller.
 func Resolve(words []string, known []Controller) ([]string, error) {
-	byName := make(map[string]Controller, len(known))
-	for _, c := range known {
-		byName[c.Name] = c
-	}
 	on := map[string]bool{}
 	for _, raw := range words {
 		w := strings.TrimSpace(raw)
@@ -33,12 +30,11 @@ func Resolve(words []string, known []Controller) ([]string, error) {
 				}
 			}
 		default:
-			name, enable := strings.CutPrefix(w, "-")
-			enable = !enable
-			if _, ok := byName[name]; !ok {
+			name, disable := strings.CutPrefix(w, "-")
+			if !slices.ContainsFunc(known, func(c Controller) bool { return c.Name == name }) {
 				return nil, fmt.Errorf("unknown controller %q in --controllers (known: %s)", name, Names(known))
 			}
-			on[name] = enable
+			on[name] = !disable
 		}
 	}
 	var out []string

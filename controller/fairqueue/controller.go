@@ -21,12 +21,9 @@ func ByNamespace(r reconcile.Request) string { return r.Namespace }
 // (workqueue_depth, workqueue_adds_total, ... labelled with the controller's name, as its own
 // queues are; depth without a priority label).
 func NewQueue(controllerName string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
-	p, err := controllerRuntimeMetrics()
-	if err != nil {
-		// Only if controller-runtime renamed or re-described its workqueue metrics (a test
-		// catches that on an upgrade): the queue works, without metrics.
-		p = nil
-	}
+	// An error (p nil) only if controller-runtime renamed or re-described its workqueue metrics
+	// (a test catches that on an upgrade): the queue works, without metrics.
+	p, _ := controllerRuntimeMetrics()
 	return New(controllerName, ByNamespace, Options[reconcile.Request]{RateLimiter: rl, MetricsProvider: p})
 }
 

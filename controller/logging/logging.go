@@ -36,16 +36,11 @@ func New(w io.Writer, format, level string) (logr.Logger, error) {
 	return crzap.New(opts...), nil
 }
 
+var levels = map[string]zapcore.Level{"debug": zapcore.DebugLevel, "info": zapcore.InfoLevel, "warn": zapcore.WarnLevel, "error": zapcore.ErrorLevel}
+
 func parseLevel(level string) (zapcore.Level, error) {
-	switch level {
-	case "debug":
-		return zapcore.DebugLevel, nil
-	case "info":
-		return zapcore.InfoLevel, nil
-	case "warn":
-		return zapcore.WarnLevel, nil
-	case "error":
-		return zapcore.ErrorLevel, nil
+	if l, ok := levels[level]; ok {
+		return l, nil
 	}
 	// logr verbosity V(n) maps to zap level -n.
 	n, err := strconv.Atoi(level)

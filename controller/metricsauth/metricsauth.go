@@ -145,11 +145,10 @@ func Filter(cfg *rest.Config, httpClient *http.Client) (metricsserver.Filter, er
 func (g *Guard) Wrap(log logr.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		code := g.decide(req)
-		if code == http.StatusOK {
+		switch code {
+		case http.StatusOK:
 			next.ServeHTTP(w, req)
 			return
-		}
-		switch code {
 		case http.StatusInternalServerError:
 			log.V(1).Info("metrics request could not be reviewed", "pathBytes", len(req.URL.Path))
 		case http.StatusTooManyRequests:

@@ -12,20 +12,14 @@ import (
 // DefaultLimit is the default of --per-object-metrics-limit: objects of one kind with series.
 const DefaultLimit = 1000
 
-// untrackedDesc describes the count of objects left without series by the limit; one series per
-// kind (a constant label, so that every kind's collector can describe it).
-func untrackedDesc(kind string) *prometheus.Desc {
-	return prometheus.NewDesc("platform_operators_object_metrics_untracked_objects",
-		"Objects of the kind that have no per-object series because --per-object-metrics-limit objects of the kind already have them.",
-		nil, prometheus.Labels{"kind": kind})
-}
-
 // Store holds the values V of at most limit objects of one kind, by namespace and name. It is safe
 // for concurrent use (reconcile workers write, the scrape reads).
 type Store[V any] struct {
 	kind  string
 	limit int
-	desc  *prometheus.Desc
+	// desc describes the count of objects left without series by the limit; one series per kind
+	// (a constant label, so that every kind's collector can describe it).
+	desc *prometheus.Desc
 
 	mu sync.Mutex
 	// store: limit × (the value: a Collector's samples, about 400 bytes) bytes; paid by the tenants whose objects are
@@ -41,7 +35,9 @@ type Store[V any] struct {
 
 // NewStore returns a store for kind that keeps values for at most limit objects (0 or less: none).
 func NewStore[V any](kind string, limit int) *Store[V] {
-	return &Store[V]{kind: kind, limit: max(limit, 0), desc: untrackedDesc(kind),
+	return &Store[V]{kind: kind, limit: max(limit, 0), desc: prometheus.NewDesc("platform_operators_object_metrics_untracked_objects",
+		"Objects of the kind that have no per-object series because --per-object-metrics-limit objects of the kind already have them.",
+		nil, prometheus.Labels{"kind": kind}),
 		tracked: map[types.NamespacedName]V{}, untracked: map[types.NamespacedName]struct{}{}}
 }
 

@@ -5,6 +5,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -143,14 +144,7 @@ func Expand(byController map[string][]Need, namespaces map[string][]string) []Ch
 	}
 	index := map[key]int{}
 	var out []Check
-	names := slices.Sorted(func(yield func(string) bool) {
-		for n := range namespaces {
-			if !yield(n) {
-				return
-			}
-		}
-	})
-	for _, controller := range names {
+	for _, controller := range slices.Sorted(maps.Keys(namespaces)) {
 		for _, n := range byController[controller] {
 			nss := []string{""}
 			if n.Namespaced && len(namespaces[controller]) > 0 {

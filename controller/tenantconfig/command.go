@@ -66,22 +66,19 @@ func NewFlagSet(o *Options) *flag.FlagSet {
 // Validate checks what single flags cannot (required flags, exclusions, bounds) once fs, the
 // FlagSet of NewFlagSet, has parsed the arguments into o.
 func (o Options) Validate(fs *flag.FlagSet) error {
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %q", fs.Args())
-	}
-	if o.Namespace == "" || o.ServiceAccount == "" {
-		return errors.New("--namespace and --service-account are required")
-	}
 	durationSet := false
 	fs.Visit(func(f *flag.Flag) { durationSet = durationSet || f.Name == "duration" })
-	if o.FromSecret != "" && durationSet {
+	switch {
+	case fs.NArg() > 0:
+		return fmt.Errorf("unexpected arguments: %q", fs.Args())
+	case o.Namespace == "" || o.ServiceAccount == "":
+		return errors.New("--namespace and --service-account are required")
+	case o.FromSecret != "" && durationSet:
 		return errors.New("--from-secret and --duration exclude each other: a Secret's token does not expire")
-	}
-	// The API server refuses TokenRequests shorter than 10 minutes.
-	if o.FromSecret == "" && o.Duration < MinDuration {
+	case o.FromSecret == "" && o.Duration < MinDuration:
+		// The API server refuses TokenRequests shorter than 10 minutes.
 		return fmt.Errorf("--duration must be at least 10m, not %s", o.Duration)
-	}
-	if o.FromSecret == "" && o.Duration > MaxDuration {
+	case o.FromSecret == "" && o.Duration > MaxDuration:
 		return fmt.Errorf("--duration must be at most %s, not %s: a kubeconfig's token is capped so that a leaked file stops working within a day; renew it with manager kubeconfig when it expires", shortDuration(MaxDuration), o.Duration)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package tenantconfig
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -44,13 +45,8 @@ func Build(cluster Cluster, id Identity, contextName string) ([]byte, error) {
 	case id.Token == "":
 		return nil, fmt.Errorf("no token for ServiceAccount %s/%s", id.Namespace, id.ServiceAccount)
 	}
-	clusterName := cluster.Name
-	if clusterName == "" {
-		clusterName = "cluster"
-	}
-	if contextName == "" {
-		contextName = id.ServiceAccount + "@" + id.Namespace
-	}
+	clusterName := cmp.Or(cluster.Name, "cluster")
+	contextName = cmp.Or(contextName, id.ServiceAccount+"@"+id.Namespace)
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters[clusterName] = &clientcmdapi.Cluster{
 		Server:                   cluster.Server,

@@ -104,36 +104,24 @@ func args(n int, what string) cobra.PositionalArgs {
 	}
 }
 
-// client is a client of the cluster the flags name, knowing the add-on's kinds.
-func (c *cli) client() (client.Client, error) {
-	cfg, err := c.flags.ToRESTConfig()
-	if err != nil {
-		return nil, err
-	}
-	scheme := k8sruntime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	return client.New(cfg, client.Options{Scheme: scheme})
-}
-
-// clientIn is client and namespace together.
+// clientIn is a client of the cluster the flags name, knowing the add-on's kinds, and the
+// namespace: -n, else the kubeconfig context's namespace, else default.
 func (c *cli) clientIn() (client.Client, string, error) {
-	cl, err := c.client()
+	cfg, err := c.flags.ToRESTConfig()
 	if err != nil {
 		return nil, "", err
 	}
-	ns, err := c.namespace()
-	return cl, ns, err
-}
-
-// namespace is -n, else the kubeconfig context's namespace, else default.
-func (c *cli) namespace() (string, error) {
+	scheme := k8sruntime.NewScheme()
+	add := k8sruntime.NewSchemeBuilder(clientgoscheme.AddToScheme, v1alpha1.AddToScheme)
+	if err := add.AddToScheme(scheme); err != nil {
+		return nil, "", err
+	}
+	cl, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, "", err
+	}
 	ns, _, err := c.flags.ToRawKubeConfigLoader().Namespace()
-	return ns, err
+	return cl, ns, err
 }
 
 // namespaceSet reports whether -n was given.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -177,11 +178,7 @@ func nextSlots(plan []schedule.Planned, loc *time.Location, jitter time.Duration
 
 // nextTable writes the rows as kubectl writes tables.
 func nextTable(w io.Writer, rep nextReport) {
-	zone := rep.TimeZone
-	if zone == "" {
-		zone = "UTC"
-	}
-	cols := []string{"SLOT (" + zone + ")", "UTC"}
+	cols := []string{"SLOT (" + cmp.Or(rep.TimeZone, "UTC") + ")", "UTC"}
 	if rep.Jitter != "" {
 		cols = append(cols, "START (+"+rep.Jitter+")")
 	}

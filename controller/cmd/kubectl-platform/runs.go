@@ -64,11 +64,9 @@ ScheduledJob's time zone. The runs stay after their Jobs are pruned (spec.runHis
 			if rep.Runs == nil {
 				rep.Runs = []v1alpha1.ScheduledJobRun{}
 			}
-			loc := time.UTC
-			if rep.TimeZone != "" {
-				if l, err := time.LoadLocation(rep.TimeZone); err == nil {
-					loc = l
-				}
+			loc := time.UTC // also for a time zone this binary does not know
+			if l, err := time.LoadLocation(rep.TimeZone); err == nil {
+				loc = l
 			}
 			return printReport(c, rep, func(w io.Writer, rep runsReport) { runsTable(w, rep.Runs, loc) })
 		},

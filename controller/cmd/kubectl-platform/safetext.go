@@ -104,17 +104,14 @@ func safeValue(v reflect.Value) reflect.Value {
 		out := reflect.New(v.Type()).Elem()
 		out.Set(safeValue(v.Elem()))
 		return out
-	case reflect.Slice:
-		if v.IsNil() {
-			return v
-		}
-		out := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
-		for i := range v.Len() {
-			out.Index(i).Set(safeValue(v.Index(i)))
-		}
-		return out
-	case reflect.Array:
+	case reflect.Slice, reflect.Array:
 		out := reflect.New(v.Type()).Elem()
+		if v.Kind() == reflect.Slice {
+			if v.IsNil() {
+				return v
+			}
+			out = reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+		}
 		for i := range v.Len() {
 			out.Index(i).Set(safeValue(v.Index(i)))
 		}

@@ -255,11 +255,8 @@ func diagnose(f whyFacts) whyReport {
 	}
 	sort.SliceStable(rep.Copies, func(i, j int) bool { return rep.Copies[i].Name < rep.Copies[j].Name })
 	rep.Verdict, rep.Message = VerdictInStep, fmt.Sprintf("every copy is in step (%d)", len(rep.Copies))
-	for _, cp := range rep.Copies {
-		if cp.Verdict != VerdictInStep {
-			rep.Verdict, rep.Message = cp.Verdict, cp.Name+": "+cp.Message
-			break
-		}
+	if i := slices.IndexFunc(rep.Copies, func(cp copyReport) bool { return cp.Verdict != VerdictInStep }); i >= 0 {
+		rep.Verdict, rep.Message = rep.Copies[i].Verdict, rep.Copies[i].Name+": "+rep.Copies[i].Message
 	}
 	return rep
 }

@@ -197,7 +197,6 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.BoolVar(&o.leaderElect, "leader-elect", true, "Elect a leader through a Lease so only one replica runs the controllers.")
 	fs.StringVar(&o.leaderElectionID, "leader-election-id", "platform-operators", "Name of the leader election Lease.")
 	fs.StringVar(&o.leaderNS, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the pod's namespace; required out of cluster).")
-	// controller-runtime's defaults (pkg/manager: 15s, 10s, 2s).
 	fs.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", defaultLeaseDuration, "How long a standby waits after the leader's last renewal before it takes the Lease: the longest failover when the leader dies without releasing it.")
 	fs.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", defaultRenewDeadline, "How long the leader keeps retrying to renew the Lease before it gives up leadership (and exits); must be less than the lease duration.")
 	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", defaultRetryPeriod, "How often the leader renews and a standby tries to take the Lease.")
@@ -233,33 +232,26 @@ func newFlagSet(o *options) *flag.FlagSet {
 
 // validate checks what single flags cannot: combinations and ranges.
 func validate(o *options) error {
-	if o.pullSecretSync.Name != "" && o.pullSecretSync.SourceName == "" {
-		return errors.New("--pull-secret-sync-name needs --pull-secret-sync-secret")
-	}
-	// Kept applied twice, with two specs, one SecretSync would be rewritten by each in turn.
-	if o.pullSecretSync.Name != "" && o.pullSecretSync.Name == o.defaultSync.Name {
-		return errors.New("--pull-secret-sync-name must differ from --default-secretsync-name")
-	}
 	o.pullSecretSync.ImagePullSecretFor = splitList(o.pullSecretSAs)
-	if o.scheduledJobWorkers < 1 {
-		return errors.New("--scheduledjob-workers must be at least 1")
-	}
-	if o.perObjectMetricsLimit < 0 {
-		return errors.New("--per-object-metrics-limit must not be negative")
-	}
-	if o.jobPodsStuckAfter < 0 {
-		return errors.New("--job-pods-stuck-after must not be negative")
-	}
-	if o.memoryLimitRatio < 0 || o.memoryLimitRatio > 1 {
-		return errors.New("--memory-limit-ratio must be between 0 and 1")
-	}
-	if o.apiServerWaitTimeout < 0 {
-		return errors.New("--api-server-wait-timeout must not be negative")
-	}
-	if err := checkLeaderElectionTimings(o.leaseDuration, o.renewDeadline, o.retryPeriod); err != nil {
-		return err
-	}
+	leaderElection := checkLeaderElectionTimings(o.leaseDuration, o.renewDeadline, o.retryPeriod)
 	switch {
+	case o.pullSecretSync.Name != "" && o.pullSecretSync.SourceName == "":
+		return errors.New("--pull-secret-sync-name needs --pull-secret-sync-secret")
+	case o.pullSecretSync.Name != "" && o.pullSecretSync.Name == o.defaultSync.Name:
+		// Kept applied twice, with two specs, one SecretSync would be rewritten by each in turn.
+		return errors.New("--pull-secret-sync-name must differ from --default-secretsync-name")
+	case o.scheduledJobWorkers < 1:
+		return errors.New("--scheduledjob-workers must be at least 1")
+	case o.perObjectMetricsLimit < 0:
+		return errors.New("--per-object-metrics-limit must not be negative")
+	case o.jobPodsStuckAfter < 0:
+		return errors.New("--job-pods-stuck-after must not be negative")
+	case o.memoryLimitRatio < 0 || o.memoryLimitRatio > 1:
+		return errors.New("--memory-limit-ratio must be between 0 and 1")
+	case o.apiServerWaitTimeout < 0:
+		return errors.New("--api-server-wait-timeout must not be negative")
+	case leaderElection != nil:
+		return leaderElection
 	case o.qps <= 0 && o.qps != -1:
 		return errors.New("--kube-api-qps must be positive, or -1 for no client-side limit")
 	case o.burst <= 0:
@@ -414,10 +406,8 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 	isOn := func(name string) bool { return slices.Contains(enabled, name) }
 	watchNamespaces := splitList(o.watchNamespaces)
 	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
+	add := runtime.NewSchemeBuilder(clientgoscheme.AddToScheme, v1alpha1.AddToScheme)
+	if err := add.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
 

@@ -26,19 +26,12 @@ func checkWatchNamespaces(watch, enabled, podWatcherNamespaces, sources []string
 	if len(watch) == 0 {
 		return nil
 	}
-	if slices.Contains(enabled, secretsync.Name) {
-		for _, ns := range sources {
-			if !slices.Contains(watch, ns) {
-				return fmt.Errorf("the default SecretSync's source namespace %q is not in --watch-namespaces (chart: rbac.namespaces gets the source namespaces added)", ns)
-			}
-		}
+	unwatched := func(ns string) bool { return !slices.Contains(watch, ns) }
+	if i := slices.IndexFunc(sources, unwatched); i >= 0 && slices.Contains(enabled, secretsync.Name) {
+		return fmt.Errorf("the default SecretSync's source namespace %q is not in --watch-namespaces (chart: rbac.namespaces gets the source namespaces added)", sources[i])
 	}
-	if slices.Contains(enabled, podwatcher.Name) {
-		for _, ns := range podWatcherNamespaces {
-			if !slices.Contains(watch, ns) {
-				return fmt.Errorf("--podwatcher-namespaces holds %q, which is not in --watch-namespaces", ns)
-			}
-		}
+	if i := slices.IndexFunc(podWatcherNamespaces, unwatched); i >= 0 && slices.Contains(enabled, podwatcher.Name) {
+		return fmt.Errorf("--podwatcher-namespaces holds %q, which is not in --watch-namespaces", podWatcherNamespaces[i])
 	}
 	return nil
 }

@@ -46,11 +46,10 @@ func probe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := commandLineError(err, fs, probeUsage, stdout); err != nil {
 		return err
 	}
-	switch len(positional) {
-	case 0:
+	switch {
+	case len(positional) == 0:
 		return usagef("manager probe needs a URL")
-	case 1:
-	default:
+	case len(positional) > 1:
 		return usagef("manager probe takes one URL, not %d: %q", len(positional), positional)
 	}
 	target := positional[0]

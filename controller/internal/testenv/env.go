@@ -65,8 +65,7 @@ func StartSuite(crdFiles ...string) (*rest.Config, func() error, error) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return nil, nil, errors.New("KUBEBUILDER_ASSETS is not set: run through `make test-go`, which points it at bin/ (built by `make tools`)")
 	}
-	_, file, _, _ := runtime.Caller(0)
-	crds := filepath.Join(filepath.Dir(file), "..", "..", "..", "charts", "platform-operators", "files", "crds")
+	crds := filepath.Join(chartDir(), "files", "crds")
 	paths := []string{crds}
 	if len(crdFiles) > 0 {
 		paths = nil
@@ -144,10 +143,8 @@ func StartAsChartManager(t *testing.T, setup func(mgr ctrl.Manager) error) *Env 
 func Scheme(t *testing.T) *k8sruntime.Scheme {
 	t.Helper()
 	scheme := k8sruntime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
+	add := k8sruntime.NewSchemeBuilder(clientgoscheme.AddToScheme, v1alpha1.AddToScheme)
+	if err := add.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
 	return scheme
