@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -31,7 +32,7 @@ func ResolveLocal(local string, loc *time.Location) (time.Time, string, error) {
 			before = off
 		}
 		t := w.Add(-time.Duration(off) * time.Second)
-		if sameWall(t.In(loc), w) && !containsTime(found, t) {
+		if sameWall(t.In(loc), w) && !slices.ContainsFunc(found, t.Equal) {
 			found = append(found, t)
 		}
 	}
@@ -43,12 +44,7 @@ func ResolveLocal(local string, loc *time.Location) (time.Time, string, error) {
 	case 1:
 		return found[0], "", nil
 	default:
-		first := found[0]
-		for _, t := range found[1:] {
-			if t.Before(first) {
-				first = t
-			}
-		}
+		first := slices.MinFunc(found, time.Time.Compare)
 		return first, fmt.Sprintf("%s occurs twice in %s (the clocks go back): runs at the first, %s",
 			local, loc, first.In(loc).Format(time.RFC3339)), nil
 	}
@@ -56,13 +52,4 @@ func ResolveLocal(local string, loc *time.Location) (time.Time, string, error) {
 
 func sameWall(t, w time.Time) bool {
 	return t.Year() == w.Year() && t.YearDay() == w.YearDay() && t.Hour() == w.Hour() && t.Minute() == w.Minute() && t.Second() == w.Second()
-}
-
-func containsTime(ts []time.Time, t time.Time) bool {
-	for _, x := range ts {
-		if x.Equal(t) {
-			return true
-		}
-	}
-	return false
 }

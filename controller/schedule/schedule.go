@@ -211,10 +211,7 @@ func (s Schedule) MostRecent(earliest, now time.Time) (*time.Time, Missed) {
 	if t2.IsZero() || now.Before(t2) {
 		return &t1, NoneMissed
 	}
-	gap := t2.Sub(t1).Round(time.Second)
-	if gap < time.Second {
-		gap = time.Second
-	}
+	gap := max(t2.Sub(t1).Round(time.Second), time.Second)
 	kind := FewMissed
 	if int64(now.Sub(t1)/gap)+1 > TooManyMissed {
 		kind = ManyMissed
@@ -262,11 +259,15 @@ func (s Schedule) lastUpTo(known, now time.Time, gap time.Duration) time.Time {
 // and now, plus Padding. It is always positive. ok is false when no slot follows (the caller
 // should not requeue).
 func (s Schedule) RequeueAfter(earliest, now time.Time) (time.Duration, time.Time, bool) {
+	return requeueAfter(s.Next, earliest, now)
+}
+
+func requeueAfter(nextAfter func(time.Time) time.Time, earliest, now time.Time) (time.Duration, time.Time, bool) {
 	from := now
 	if earliest.After(now) {
 		from = earliest
 	}
-	next := s.Next(from)
+	next := nextAfter(from)
 	if next.IsZero() {
 		return 0, time.Time{}, false
 	}
@@ -338,9 +339,7 @@ func (u Union) MostRecent(earliest, now time.Time) (*time.Time, Missed) {
 		if r != nil && (recent == nil || r.After(*recent)) {
 			recent = r
 		}
-		if m > missed {
-			missed = m
-		}
+		missed = max(missed, m)
 	}
 	if recent != nil && missed == NoneMissed && u.countUpTo(earliest, *recent, 2) > 1 {
 		missed = FewMissed // two schedules each with one slot: one of them was missed
@@ -359,17 +358,5 @@ func (u Union) countUpTo(earliest, until time.Time, limit int) int {
 
 // RequeueAfter is Schedule.RequeueAfter over the union.
 func (u Union) RequeueAfter(earliest, now time.Time) (time.Duration, time.Time, bool) {
-	from := now
-	if earliest.After(now) {
-		from = earliest
-	}
-	next := u.Next(from)
-	if next.IsZero() {
-		return 0, time.Time{}, false
-	}
-	d := next.Sub(now) + Padding
-	if d <= 0 {
-		d = Padding
-	}
-	return d, next, true
+	return requeueAfter(u.Next, earliest, now)
 }
