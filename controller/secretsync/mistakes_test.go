@@ -166,17 +166,37 @@ func TestTwoSecretSyncsListingOneCopyNameDoNotFightOverTheServiceAccount(t *test
 	waitReady(t, c+"-admin", 2)
 }
 
-// A copy deleted or handed over wakes the SecretSyncs whose last whole pass found its target
-// held (a renamed SecretSync takes over as soon as the old one's copies go, not at its next
-// conflict recheck, a minute later by default). The copy's own SecretSync gets the pass of the
+// A copy deleted or handed over wakes the SecretSyncs whose status says its target is held (a
+// renamed SecretSync takes over as soon as the old one's copies go, not at its next conflict
+// recheck, a minute later by default): the target pass of the copy's namespace of each, at once.
+// The status is the record, so a new leader wakes the same. A status that lists fewer conflicts
+// than it counts may be waiting for any target. The copy's own SecretSync gets the pass of the
 // copy's namespace only (the initial list, at a start, its whole pass).
 func TestACopyThatGoesWakesTheSecretSyncsWaitingForItsTarget(t *testing.T) {
-	r := &Reconciler{}
-	r.recordWaiting("new", secretKind, []v1alpha1.TargetFailure{{Namespace: "team-a", Name: "regcred", Reason: copyplan.ReasonConflict}})
-	r.recordWaiting("other", secretKind, []v1alpha1.TargetFailure{{Namespace: "team-b", Name: "regcred", Reason: copyplan.ReasonConflict}})
-	r.recordWaiting("cm", configMapKind, []v1alpha1.TargetFailure{{Namespace: "team-a", Name: "regcred", Reason: copyplan.ReasonConflict}})
+	conflict := func(ns string) v1alpha1.TargetFailure {
+		return v1alpha1.TargetFailure{Namespace: ns, Name: "regcred", Reason: copyplan.ReasonConflict}
+	}
+	waiting := func(name string, kind v1alpha1.CopyKind, count int32, failures ...v1alpha1.TargetFailure) *v1alpha1.SecretSync {
+		ss := &v1alpha1.SecretSync{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		ss.Spec.Source.Kind = kind
+		ss.Status.Conflicts, ss.Status.Failures = count, failures
+		return ss
+	}
+	held := []v1alpha1.TargetFailure{conflict("team-x")}
+	for i := range v1alpha1.MaxReportedFailures - 1 {
+		held = append(held, conflict(fmt.Sprintf("team-%d", i)))
+	}
+	c := fake.NewClientBuilder().WithScheme(testenv.Scheme(t)).WithObjects(
+		waiting("new", "", 1, conflict("team-a")),
+		waiting("other", "", 1, conflict("team-b")),
+		waiting("cm", v1alpha1.CopyKindConfigMap, 1, conflict("team-a")),
+		waiting("failed", "", 0, v1alpha1.TargetFailure{Namespace: "team-a", Name: "regcred", Reason: copyplan.ReasonWriteFailed}),
+		waiting("many", "", v1alpha1.MaxReportedFailures+1, held...),
+		waiting("listed", "", v1alpha1.MaxReportedFailures, held...),
+	).Build()
+	r := &Reconciler{Client: c}
 	wholeH, targetH := r.copyPasses(secretKind)
-	held := func(label string) *corev1.Secret {
+	copyOf := func(label string) *corev1.Secret {
 		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "regcred", Labels: map[string]string{keys.LabelSecretSync: label}}}
 	}
 	whole := func(names ...string) []reconcile.Request {
@@ -186,9 +206,8 @@ func TestACopyThatGoesWakesTheSecretSyncsWaitingForItsTarget(t *testing.T) {
 		}
 		return out
 	}
-	// The copy's own SecretSync: the target pass of the copy's namespace (see
-	// TestACopysEventRepairsItsNamespaceOnly).
-	own := func(names ...string) []reconcile.Request {
+	// The target passes of the copy's namespace (see TestACopysEventRepairsItsNamespaceOnly).
+	in := func(names ...string) []reconcile.Request {
 		var out []reconcile.Request
 		for _, n := range names {
 			out = append(out, targetRequest("team-a", n))
@@ -196,33 +215,32 @@ func TestACopyThatGoesWakesTheSecretSyncsWaitingForItsTarget(t *testing.T) {
 		return out
 	}
 	for _, tc := range []struct {
-		name                string
-		send                func(handler.EventHandler, *recordingQueue)
-		now, later, targets []reconcile.Request
+		name       string
+		send       func(handler.EventHandler, *recordingQueue)
+		now, later []reconcile.Request
+		targets    []reconcile.Request
 	}{
 		{"deleted", func(h handler.EventHandler, q *recordingQueue) {
-			h.Delete(ctx, event.DeleteEvent{Object: held("old")}, q)
-		},
-			whole("new"), whole("old"), own("old")},
+			h.Delete(ctx, event.DeleteEvent{Object: copyOf("old")}, q)
+		}, nil, whole("old"), in("many", "new", "old")},
 		{"handed over", func(h handler.EventHandler, q *recordingQueue) {
-			h.Update(ctx, event.UpdateEvent{ObjectOld: held("old"), ObjectNew: held("")}, q)
-		}, whole("new"), whole("old"), own("old")},
+			h.Update(ctx, event.UpdateEvent{ObjectOld: copyOf("old"), ObjectNew: copyOf("")}, q)
+		}, nil, whole("old"), in("many", "new", "old")},
 		{"updated in place", func(h handler.EventHandler, q *recordingQueue) {
-			h.Update(ctx, event.UpdateEvent{ObjectOld: held("old"), ObjectNew: held("old")}, q)
-		}, nil, whole("old"), own("old", "old")},
+			h.Update(ctx, event.UpdateEvent{ObjectOld: copyOf("old"), ObjectNew: copyOf("old")}, q)
+		}, nil, whole("old"), in("old", "old")},
 		{"created", func(h handler.EventHandler, q *recordingQueue) {
-			h.Create(ctx, event.CreateEvent{Object: held("old")}, q)
-		},
-			nil, whole("old"), own("old")},
+			h.Create(ctx, event.CreateEvent{Object: copyOf("old")}, q)
+		}, nil, whole("old"), in("old")},
 		{"listed at start", func(h handler.EventHandler, q *recordingQueue) {
-			h.Create(ctx, event.CreateEvent{Object: held("old"), IsInInitialList: true}, q)
+			h.Create(ctx, event.CreateEvent{Object: copyOf("old"), IsInInitialList: true}, q)
 		}, whole("old"), nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q, tq := &recordingQueue{}, &recordingQueue{}
 			tc.send(wholeH, q)
 			tc.send(targetH, tq)
-			slices.SortFunc(q.now, compareRequests)
+			slices.SortFunc(tq.now, compareRequests)
 			if !slices.Equal(q.now, tc.now) {
 				t.Errorf("SecretSync passes queued at once %v, want %v", q.now, tc.now)
 			}
@@ -238,12 +256,6 @@ func TestACopyThatGoesWakesTheSecretSyncsWaitingForItsTarget(t *testing.T) {
 				t.Errorf("target passes queued %v and later %v, want %v at once", tq.now, tq.after, tc.targets)
 			}
 		})
-	}
-	r.recordWaiting("new", secretKind, nil)
-	q := &recordingQueue{}
-	wholeH.Delete(ctx, event.DeleteEvent{Object: held("old")}, q)
-	if len(q.now) != 0 {
-		t.Errorf("after new's conflict is gone: queued at once %v, want nothing", q.now)
 	}
 }
 

@@ -98,12 +98,6 @@ type Reconciler struct {
 	// confirmed are the SecretSyncs whose cached version this process wrote (see writeStatus).
 	// store: one resourceVersion per SecretSync (about 300 bytes); paid by the admins.
 	confirmed statuswrite.Confirmations
-	// waiting holds, per SecretSync name, the targets its last whole pass found held by a copy
-	// of another owner (map[targetKey]bool, replaced whole): when that copy goes away or changes
-	// hands, its event wakes the SecretSyncs waiting for the target (see copyPasses).
-	// store: about 100 bytes per target waiting for another owner's copy, per SecretSync; paid by
-	// the admins' SecretSyncs (targets they name).
-	waiting sync.Map
 	// targetWrites marks, per SecretSync name, that a target pass wrote copies since the
 	// SecretSync's last status write, which records it in status.lastSyncTime.
 	// store: about 50 bytes per SecretSync; paid by the admins.
@@ -134,7 +128,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			r.noteGone(req.Name)
 			r.confirmed.Forget(client.ObjectKey{Name: req.Name})
-			r.waiting.Delete(req.Name)
 			r.targetWrites.Delete(req.Name)
 			r.accounts.keepOnly(req.Name, nil)
 			r.targets.forget("", req.Name)
@@ -163,7 +156,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	if obs.blocked == nil {
-		r.recordWaiting(ss.Name, kind, res.conflicts)
 		// The namespaces whose ServiceAccounts this pass did not all write are their target
 		// passes' from now on (a namespace already between batches keeps its time): the
 		// ServiceAccount events of this pass's writes there queue those passes.

@@ -27,6 +27,7 @@ import (
 	"github.com/platform-operators/platform-operators/controller/cachebounds"
 	"github.com/platform-operators/platform-operators/controller/fairqueue"
 	"github.com/platform-operators/platform-operators/controller/keys"
+	"github.com/platform-operators/platform-operators/controller/logic/copyplan"
 	"github.com/platform-operators/platform-operators/controller/propagation"
 )
 
@@ -270,15 +271,20 @@ func (r *Reconciler) passes(old bool, later time.Duration, names func(context.Co
 			return
 		}
 		for _, whole := range names(ctx, o) {
-			req := targetRequest(in(o), whole.Name)
-			if _, batching := r.batching.Load(req); batching {
-				q.AddAfter(req, serviceAccountBatchPause)
-				continue
-			}
-			q.Add(req)
+			r.queueTarget(q, targetRequest(in(o), whole.Name))
 		}
 	})
 	return whole, target
+}
+
+// queueTarget queues the target pass req: at once, or after the pause when its namespace is
+// between batches of its ServiceAccounts.
+func (r *Reconciler) queueTarget(q workqueue.TypedRateLimitingInterface[reconcile.Request], req reconcile.Request) {
+	if _, batching := r.batching.Load(req); batching {
+		q.AddAfter(req, serviceAccountBatchPause)
+		return
+	}
+	q.Add(req)
 }
 
 // namespacePasses are the handlers of a namespace created, relabelled or deleted (passes): the
@@ -341,9 +347,9 @@ func copyName(o client.Object) string { return o.GetLabels()[keys.LabelSecretSyn
 // (old and new label both, on an update: a relabelled copy counts for both): an edited or
 // deleted copy is put back by the target pass of its namespace, and the whole pass after
 // copyPassDelay counts it. When the copy is deleted or its label changes, the event also queues
-// at once the whole passes of the SecretSyncs waiting for its target (a rename: the old
-// SecretSync's copies go, and the new one takes the targets at once rather than at its next
-// conflict recheck).
+// at once the target passes of its namespace of the SecretSyncs whose status says they wait for
+// its target (a rename: the old SecretSync's copies go, and the new one takes the targets at
+// once rather than at its next conflict recheck).
 func (r *Reconciler) copyPasses(kind *objectKind) (whole, target handler.Funcs) {
 	whole, target = r.passes(true, copyPassDelay, func(_ context.Context, o client.Object) []reconcile.Request {
 		if n := copyName(o); n != "" {
@@ -351,50 +357,46 @@ func (r *Reconciler) copyPasses(kind *objectKind) (whole, target handler.Funcs) 
 		}
 		return nil
 	}, client.Object.GetNamespace)
-	wake := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], o client.Object) {
-		for _, req := range r.waitingFor(kind, o) {
-			q.Add(req)
+	wake := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], o client.Object) {
+		for _, req := range r.waitingFor(ctx, kind, o) {
+			r.queueTarget(q, targetRequest(o.GetNamespace(), req.Name))
 		}
 	}
-	update, remove := whole.UpdateFunc, whole.DeleteFunc
-	whole.UpdateFunc = func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	update, remove := target.UpdateFunc, target.DeleteFunc
+	target.UpdateFunc = func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		update(ctx, e, q)
 		if copyName(e.ObjectOld) != copyName(e.ObjectNew) {
-			wake(q, e.ObjectNew)
+			wake(ctx, q, e.ObjectNew)
 		}
 	}
-	whole.DeleteFunc = func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	target.DeleteFunc = func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		remove(ctx, e, q)
-		wake(q, e.Object)
+		wake(ctx, q, e.Object)
 	}
 	return whole, target
 }
 
-// recordWaiting remembers the targets a whole pass of the SecretSync found held by another
-// owner's copy (conflicts), for copyPasses.
-func (r *Reconciler) recordWaiting(name string, kind *objectKind, conflicts []v1alpha1.TargetFailure) {
-	if len(conflicts) == 0 {
-		r.waiting.Delete(name)
-		return
-	}
-	m := make(map[targetKey]bool, len(conflicts))
-	for _, c := range conflicts {
-		m[targetKey{kind.name, types.NamespacedName{Namespace: c.Namespace, Name: c.Name}}] = true
-	}
-	r.waiting.Store(name, m)
-}
-
-// waitingFor returns the whole passes of the SecretSyncs waiting for the target o occupies.
-func (r *Reconciler) waitingFor(kind *objectKind, o client.Object) []reconcile.Request {
-	tk := targetKey{kind.name, types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}}
-	var out []reconcile.Request
-	r.waiting.Range(func(name, v any) bool {
-		if v.(map[targetKey]bool)[tk] {
-			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: name.(string)}})
+// waitingFor returns the SecretSyncs of kind whose status says another owner's copy holds the
+// target o occupies: a Conflict failure names it, or the status lists fewer conflicts than it
+// counts (status.failures is bounded), so the target may be one not listed. What the whole
+// pass wrote is the record: no memory of its own, and a new leader reads the same.
+func (r *Reconciler) waitingFor(ctx context.Context, kind *objectKind, o client.Object) []reconcile.Request {
+	return r.secretSyncs(ctx, o, func(ss *v1alpha1.SecretSync) bool {
+		if kindOf(ss.Spec.Source.Kind) != kind || ss.Name == copyName(o) {
+			return false
 		}
-		return true
+		listed := 0
+		for _, f := range ss.Status.Failures {
+			if f.Reason != copyplan.ReasonConflict {
+				continue
+			}
+			if f.Namespace == o.GetNamespace() && f.Name == o.GetName() {
+				return true
+			}
+			listed++
+		}
+		return int(ss.Status.Conflicts) > listed
 	})
-	return out
 }
 
 // serviceAccountPasses are the handlers of a ServiceAccount that appears or whose
