@@ -263,7 +263,7 @@ func TestAServiceAccountOfThousandsOfEntriesCreatedUnderAStarStaysBoundedInTheCa
 // ServiceAccounts that list the copy's name themselves past the entries the cache keeps look, in
 // the cache, as if they needed the entry; read from the API they do not. More of them in one
 // namespace than a pass takes must not make the namespace's passes read the same ones for ever:
-// each is read once per version (accountMemory), the passes end, none is written, and a resync
+// each is read once per version (the accounts memory), the passes end, none is written, and a resync
 // reads none again.
 func TestServiceAccountsThatListTheCopyPastTheCacheDoNotKeepTheirNamespaceBusy(t *testing.T) {
 	const c = "pullstar-hidden"

@@ -162,7 +162,20 @@ func TestTheMemoryKeepsNoNamespaceWithNothingRemembered(t *testing.T) {
 		t.Error("forgetting one owner in a namespace forgot another's")
 	}
 	m.forget("", "other")
-	m.forget("ns-gone", "")
+	m.store(ownedIn("sync", "listed"), struct{}{})
+	m.store(ownedIn("other", "unlisted"), struct{}{})
+	m.keepOnly("sync", map[types.NamespacedName]bool{ownedIn("sync", "listed").key: true})
+	if _, ok := m.load(ownedIn("sync", "listed")); !ok {
+		t.Error("keepOnly forgot a key it was told to keep")
+	}
+	if _, ok := m.load(ownedIn("sync", "ns-gone")); ok {
+		t.Error("keepOnly kept a key of the owner's it was not told to keep")
+	}
+	if _, ok := m.load(ownedIn("other", "unlisted")); !ok {
+		t.Error("keepOnly of one owner forgot another's")
+	}
+	m.forget("", "other")
+	m.forget("listed", "")
 	if len(m.byNamespace) != 0 {
 		t.Errorf("namespaces kept with nothing remembered: %v", m.byNamespace)
 	}

@@ -107,8 +107,6 @@ type Reconciler struct {
 	// store: about 100 bytes per SecretSync deleted in the goneFor before the last deletion
 	// (noteGone sweeps the older ones); paid by the admins.
 	gone sync.Map
-	// accounts remembers ServiceAccounts found in step past the cache (see accountMemory).
-	accounts accountMemory
 	// batching holds, for the target passes (a namespace, a SecretSync) that have
 	// ServiceAccounts left for their next batch, when the last batch ended (time.Time): the
 	// pass does nothing before serviceAccountBatchPause has passed since, and the events of that
@@ -129,7 +127,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.noteGone(req.Name)
 			r.confirmed.Forget(client.ObjectKey{Name: req.Name})
 			r.targetWrites.Delete(req.Name)
-			r.accounts.keepOnly(req.Name, nil)
 			r.targets.forget("", req.Name)
 			r.batching.Range(func(k, _ any) bool {
 				if k.(ctrl.Request).Name == req.Name {
@@ -949,6 +946,11 @@ type targets struct {
 	// webhook, policy or quota), one per target of an admin's SecretSync in a namespace that
 	// exists or per CopyRequest (forgotten as above).
 	rejected memory[rejection]
+	// accounts remembers, per SecretSync and ServiceAccount, a ServiceAccount found in step past
+	// the cache (accountVerdict). About 200 bytes per such ServiceAccount; paid by tenants'
+	// ServiceAccounts (their object quota), dropped with the SecretSync, the namespace, or the
+	// ServiceAccount's change (keepOnly).
+	accounts memory[accountVerdict]
 	// writing lets one write per target be in flight, so the check of rejected and the write
 	// it allows are one step (see writeOnce).
 	writing oneWriter
@@ -959,6 +961,7 @@ type targets struct {
 func (t *targets) forget(ns, owner string) {
 	t.unmanaged.forget(ns, owner)
 	t.rejected.forget(ns, owner)
+	t.accounts.forget(ns, owner)
 }
 
 // memory is one memory per target, kept by the target's namespace: a namespace's memories, or
@@ -1014,6 +1017,19 @@ func (m *memory[V]) forget(ns, owner string) {
 	for _, ns := range namespaces {
 		maps.DeleteFunc(m.byNamespace[ns], func(k ownedTarget, _ V) bool { return k.owner == owner })
 		if len(m.byNamespace[ns]) == 0 {
+			delete(m.byNamespace, ns)
+		}
+	}
+}
+
+// keepOnly forgets owner's memories of the keys not in present: the memory holds at most one
+// per key that exists.
+func (m *memory[V]) keepOnly(owner string, present map[types.NamespacedName]bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for ns, held := range m.byNamespace {
+		maps.DeleteFunc(held, func(k ownedTarget, _ V) bool { return k.owner == owner && !present[k.key] })
+		if len(held) == 0 {
 			delete(m.byNamespace, ns)
 		}
 	}
@@ -1184,13 +1200,13 @@ func (r *Reconciler) syncPullSecrets(ctx context.Context, ss *v1alpha1.SecretSyn
 			d = wantedDigest(w, known[sa.Namespace])
 			digests[dk] = d
 		}
-		if r.accounts.inStep(ss.Name, client.ObjectKeyFromObject(sa), sa.ResourceVersion, d) {
+		if r.targets.inStep(ss.Name, client.ObjectKeyFromObject(sa), sa.ResourceVersion, d) {
 			continue // read past the cache at this version: nothing to write
 		}
 		todo = append(todo, change{sa, w, d})
 	}
 	if present != nil {
-		r.accounts.keepOnly(ss.Name, present)
+		r.targets.accounts.keepOnly(ss.Name, present)
 	}
 	// A whole pass leaves a namespace whose target pass is between batches to that pass: the
 	// pause between batches holds whatever else wakes the whole pass.
@@ -1250,10 +1266,10 @@ func (r *Reconciler) patchPullSecrets(ctx context.Context, ssName string, sa *co
 	if !changed {
 		// In step, though the cached form said otherwise (or the cache was behind): not read
 		// again at this version for this wanted state.
-		r.accounts.remember(ssName, key, live.ResourceVersion, digest)
+		r.targets.accounts.store(account(ssName, key), accountVerdict{live.ResourceVersion, digest})
 		return false, nil
 	}
-	r.accounts.forget(ssName, key)
+	r.targets.accounts.delete(account(ssName, key))
 	if err := r.Client.Patch(ctx, updated, client.MergeFromWithOptions(live, client.MergeFromWithOptimisticLock{}), client.FieldOwner(propagation.FieldManager)); err != nil {
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 			return true, nil
