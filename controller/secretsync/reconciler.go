@@ -107,14 +107,6 @@ type Reconciler struct {
 	// store: about 100 bytes per SecretSync deleted in the goneFor before the last deletion
 	// (noteGone sweeps the older ones); paid by the admins.
 	gone sync.Map
-	// batching holds, for the target passes (a namespace, a SecretSync) that have
-	// ServiceAccounts left for their next batch, when the last batch ended (time.Time): the
-	// pass does nothing before serviceAccountBatchPause has passed since, and the events of that
-	// namespace's ServiceAccounts (our own writes among them) queue it after the pause, not at
-	// once; the SecretSync's pass leaves those namespaces to their target passes.
-	// store: about 100 bytes per namespace with ServiceAccounts left, at most one per target
-	// namespace and SecretSync; paid by the admins.
-	batching sync.Map
 }
 
 // Reconcile implements reconcile.Reconciler for the SecretSync controller: a request names a
@@ -128,12 +120,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.confirmed.Forget(client.ObjectKey{Name: req.Name})
 			r.targetWrites.Delete(req.Name)
 			r.targets.forget("", req.Name)
-			r.batching.Range(func(k, _ any) bool {
-				if k.(ctrl.Request).Name == req.Name {
-					r.batching.Delete(k)
-				}
-				return true
-			})
 			return r.cleanup(ctx, req.Name)
 		}
 		return ctrl.Result{}, err
@@ -157,7 +143,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// passes' from now on (a namespace already between batches keeps its time): the
 		// ServiceAccount events of this pass's writes there queue those passes.
 		for _, ns := range res.accountsLeft {
-			r.batching.LoadOrStore(targetRequest(ns, ss.Name), r.now())
+			if _, ok := r.targets.batches.load(batchOf(ns, ss.Name)); !ok {
+				r.targets.batches.store(batchOf(ns, ss.Name), r.now())
+			}
 		}
 	}
 	_, res.targetWrote = r.targetWrites.LoadAndDelete(ss.Name)
@@ -169,10 +157,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // writes no status, which counts every namespace: the events that queue a target pass queue
 // the SecretSync's own pass too, a little later (see setup.go), and it writes the status.
 func (r *Reconciler) ReconcileTarget(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	if v, ok := r.batching.Load(req); ok {
+	if last, ok := r.targets.batches.load(batchOf(req.Namespace, req.Name)); ok {
 		// The next batch of this namespace's ServiceAccounts waits for the pause, however the
 		// pass was queued (an event that came while the last batch ran queues it at once).
-		if wait := v.(time.Time).Add(serviceAccountBatchPause).Sub(r.now()); wait > 0 {
+		if wait := last.Add(serviceAccountBatchPause).Sub(r.now()); wait > 0 {
 			return requeue(wait), nil
 		}
 	}
@@ -204,13 +192,13 @@ func (r *Reconciler) ReconcileTarget(ctx context.Context, req ctrl.Request) (ctr
 	}
 	var recheck time.Duration
 	if len(res.accountsLeft) > 0 {
-		r.batching.Store(req, r.now())
+		r.targets.batches.store(batchOf(req.Namespace, req.Name), r.now())
 		// The next batch of this namespace's ServiceAccounts, after the other namespaces'
 		// work queued meanwhile (serviceAccountWritesPerPass). Each batch settles its
 		// ServiceAccounts (written, or found in step and remembered), so the batches end.
 		recheck = serviceAccountBatchPause
 	} else {
-		r.batching.Delete(req)
+		r.targets.batches.delete(batchOf(req.Namespace, req.Name))
 	}
 	if res.writes() > 0 {
 		// The SecretSync's pass, queued by this write's event, records it in lastSyncTime.
@@ -234,6 +222,11 @@ func (r *Reconciler) nextPass(req ctrl.Request, res result, recheck time.Duratio
 	}
 	r.stale.forget(req)
 	return requeue(sooner(recheck, res.retryAfter)), nil
+}
+
+// batchOf is the key of the batches of SecretSync name's target pass of namespace ns.
+func batchOf(ns, name string) ownedTarget {
+	return account(name, types.NamespacedName{Namespace: ns})
 }
 
 // targetRequest is the target controller's request for SecretSync name in namespace ns.
@@ -951,6 +944,14 @@ type targets struct {
 	// ServiceAccounts (their object quota), dropped with the SecretSync, the namespace, or the
 	// ServiceAccount's change (keepOnly).
 	accounts memory[accountVerdict]
+	// batches holds, for the target passes (a namespace, a SecretSync: batchOf) that have
+	// ServiceAccounts left for their next batch, when the last batch ended: the pass does nothing
+	// before serviceAccountBatchPause has passed since, and the events of that namespace's
+	// ServiceAccounts (our own writes among them) queue it after the pause, not at once; the
+	// SecretSync's pass leaves those namespaces to their target passes. About 100 bytes per
+	// namespace with ServiceAccounts left, at most one per target namespace and SecretSync; paid
+	// by the admins.
+	batches memory[time.Time]
 	// writing lets one write per target be in flight, so the check of rejected and the write
 	// it allows are one step (see writeOnce).
 	writing oneWriter
@@ -962,6 +963,7 @@ func (t *targets) forget(ns, owner string) {
 	t.unmanaged.forget(ns, owner)
 	t.rejected.forget(ns, owner)
 	t.accounts.forget(ns, owner)
+	t.batches.forget(ns, owner)
 }
 
 // memory is one memory per target, kept by the target's namespace: a namespace's memories, or
@@ -1212,7 +1214,7 @@ func (r *Reconciler) syncPullSecrets(ctx context.Context, ss *v1alpha1.SecretSyn
 	// pause between batches holds whatever else wakes the whole pass.
 	if obs.only == "" && limit > 0 {
 		todo = slices.DeleteFunc(todo, func(c change) bool {
-			_, batching := r.batching.Load(targetRequest(c.sa.Namespace, ss.Name))
+			_, batching := r.targets.batches.load(batchOf(c.sa.Namespace, ss.Name))
 			if batching {
 				res.accountsLeft = append(res.accountsLeft, c.sa.Namespace)
 			}

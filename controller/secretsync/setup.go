@@ -280,7 +280,7 @@ func (r *Reconciler) passes(old bool, later time.Duration, names func(context.Co
 // queueTarget queues the target pass req: at once, or after the pause when its namespace is
 // between batches of its ServiceAccounts.
 func (r *Reconciler) queueTarget(q workqueue.TypedRateLimitingInterface[reconcile.Request], req reconcile.Request) {
-	if _, batching := r.batching.Load(req); batching {
+	if _, batching := r.targets.batches.load(batchOf(req.Namespace, req.Name)); batching {
 		q.AddAfter(req, serviceAccountBatchPause)
 		return
 	}
