@@ -164,10 +164,7 @@ func parseFlags(args []string) (options, error) {
 	var o options
 	fs := newFlagSet(&o)
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return o, err
-		}
-		return o, usageError{err}
+		return o, commandLineError(err, fs, usageHeader, io.Discard) // run prints the usage
 	}
 	if fs.NArg() > 0 {
 		if !strings.HasPrefix(fs.Arg(0), "-") && len(args) > 0 && args[0] == fs.Arg(0) {
