@@ -408,8 +408,6 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 		return nil, err
 	}
 
-	shutdown := o.gracefulShutdown
-	lease, renew, retry := o.leaseDuration, o.renewDeadline, o.retryPeriod
 	opts := ctrl.Options{
 		Scheme: scheme,
 		// The manager serves both ports itself (servePorts, package portguard).
@@ -422,10 +420,10 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 		// A graceful stop (SIGTERM) releases the Lease, so a standby takes over at its next retry
 		// rather than after the lease duration (docs/reliability.md).
 		LeaderElectionReleaseOnCancel: true,
-		LeaseDuration:                 &lease,
-		RenewDeadline:                 &renew,
-		RetryPeriod:                   &retry,
-		GracefulShutdownTimeout:       &shutdown,
+		LeaseDuration:                 new(o.leaseDuration),
+		RenewDeadline:                 new(o.renewDeadline),
+		RetryPeriod:                   new(o.retryPeriod),
+		GracefulShutdownTimeout:       new(o.gracefulShutdown),
 	}
 	// The manager's cache holds only what cacheInventory declares (cachebounds.ManagerOptions): a
 	// kind not declared there is refused by the cache (cachebounds.UndeclaredError), so a
