@@ -251,9 +251,7 @@ func (q *Queue[T]) unlink(it *item[T]) {
 			lv.next = ln.elem.Next()
 		}
 		lv.ring.Remove(ln.elem)
-		if lv.next == nil {
-			lv.next = lv.ring.Front()
-		}
+		lv.next = cmp.Or(lv.next, lv.ring.Front())
 		delete(lv.lanes, it.lane)
 	}
 	lv.n--
@@ -279,10 +277,7 @@ func (q *Queue[T]) GetWithPriority() (T, int, bool) {
 	ln := lv.next.Value.(*lane[T])
 	it := ln.items.Front().Value.(*item[T])
 	// The lane after this one is served next, whatever happens to this lane.
-	following := lv.next.Next()
-	if following == nil {
-		following = lv.ring.Front()
-	}
+	following := cmp.Or(lv.next.Next(), lv.ring.Front())
 	q.unlink(it)
 	if lv.n > 0 && lv.lanes[it.lane] != nil {
 		lv.next = following
