@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -574,10 +575,7 @@ const serviceAccountNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccou
 // managerNamespace finds the manager's own namespace: --manager-namespace, else POD_NAMESPACE,
 // else the pod's namespace file, else --leader-election-namespace.
 func managerNamespace(o options) (string, error) {
-	if o.managerNamespace != "" {
-		return o.managerNamespace, nil
-	}
-	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+	if ns := cmp.Or(o.managerNamespace, os.Getenv("POD_NAMESPACE")); ns != "" {
 		return ns, nil
 	}
 	if b, err := os.ReadFile(serviceAccountNamespaceFile); err == nil && strings.TrimSpace(string(b)) != "" {
