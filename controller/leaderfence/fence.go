@@ -59,9 +59,7 @@ func (f *Fence) Held() bool {
 func (f *Fence) lostTo(holder string) {
 	f.mu.Lock()
 	fire := f.OnLost != nil && !f.lost && !f.renewed.IsZero() && f.clock.Since(f.renewed) >= f.validFor
-	if fire {
-		f.lost = true
-	}
+	f.lost = f.lost || fire
 	f.mu.Unlock()
 	if fire {
 		f.OnLost(holder)
