@@ -152,8 +152,7 @@ func Scheme(t *testing.T) *k8sruntime.Scheme {
 // Start starts envtest and the manager (controllers are added by setup before the start).
 func Start(t *testing.T, setup func(mgr ctrl.Manager) error) *Env {
 	t.Helper()
-	cfg := StartAPIServer(t)
-	e := start(t, cfg, Scheme(t), setup)
+	e := start(t, StartAPIServer(t), Scheme(t), setup)
 	e.Admin = e.Client
 	return e
 }
