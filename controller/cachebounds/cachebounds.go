@@ -77,10 +77,11 @@ func options(inv Inventory, base cache.Options, rec *record) (cache.Options, err
 	var errs []error
 	for _, k := range inv.Kinds {
 		t := typeName(k.Object)
+		_, metadata := k.Object.(*metav1.PartialObjectMetadata)
 		switch {
 		case k.Transform == nil:
 			errs = append(errs, fmt.Errorf("cache %s: %s has no bound (a Transform to a bounded form)", inv.Name, t))
-		case declared[t] && !isMetadata(k.Object):
+		case declared[t] && !metadata:
 			errs = append(errs, fmt.Errorf("cache %s: %s is declared twice", inv.Name, t))
 		default:
 			declared[t] = true
@@ -196,11 +197,6 @@ func typeName(o runtime.Object) string {
 		return "unstructured:" + u.GroupVersionKind().String()
 	}
 	return fmt.Sprintf("%T", o)
-}
-
-func isMetadata(o runtime.Object) bool {
-	_, ok := o.(*metav1.PartialObjectMetadata)
-	return ok
 }
 
 // maxKeptValue bounds a label or annotation value BoundedMeta keeps: a longer one is kept as its

@@ -1,6 +1,7 @@
 package cachebounds
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -132,9 +133,7 @@ func newBounded(cfg *rest.Config, inv Inventory, opts cache.Options, rec *record
 // wrap makes c refuse every kind inv does not declare, recording into rec what it refuses; s is
 // the scheme c maps types with (nil: client-go's, as cache.New).
 func wrap(c cache.Cache, inv Inventory, s *runtime.Scheme, rec *record) (*bounded, error) {
-	if s == nil {
-		s = scheme.Scheme
-	}
+	s = cmp.Or(s, scheme.Scheme)
 	declared := make(map[string]bool, len(inv.Kinds))
 	for _, k := range inv.Kinds {
 		gvk, err := apiutil.GVKForObject(k.Object, s)

@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/utils/ptr"
 )
 
 // What a watch keeps, and the bound of it (docs/architecture.md, "The caches, each with its
@@ -49,7 +48,7 @@ func boundWatches(lw toolscache.ListerWatcher) toolscache.ListerWatcher {
 	c.WatchFuncWithContext = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 		listing := o.SendInitialEvents != nil && *o.SendInitialEvents
 		if !listing && (o.TimeoutSeconds == nil || *o.TimeoutSeconds > maxWatchSeconds) {
-			o.TimeoutSeconds = ptr.To(maxWatchSeconds)
+			o.TimeoutSeconds = new(maxWatchSeconds)
 		}
 		w, err := l.WatchWithContext(ctx, o)
 		if err != nil || w == nil {

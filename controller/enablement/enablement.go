@@ -2,6 +2,7 @@ package enablement
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -37,14 +38,8 @@ func Resolve(words []string, known []Controller) ([]string, error) {
 			on[name] = !disable
 		}
 	}
-	var out []string
-	for name, enabled := range on {
-		if enabled {
-			out = append(out, name)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
+	maps.DeleteFunc(on, func(_ string, enabled bool) bool { return !enabled })
+	return slices.Sorted(maps.Keys(on)), nil
 }
 
 // Names lists the known controllers' names, sorted, for messages and --help.

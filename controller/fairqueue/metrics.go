@@ -83,10 +83,9 @@ func (m *queueMetrics[T]) done(key T) {
 
 // retry: an item was queued to wait (AddAfter, a rate limit).
 func (m *queueMetrics[T]) retry() {
-	if m == nil {
-		return
+	if m != nil {
+		m.retries.Inc()
 	}
-	m.retries.Inc()
 }
 
 // updateUnfinishedWork sets the unfinished-work gauges every half second (as client-go's

@@ -1,6 +1,7 @@
 package fairqueue
 
 import (
+	"cmp"
 	"container/heap"
 	"container/list"
 	"slices"
@@ -101,18 +102,12 @@ var _ priorityqueue.PriorityQueue[string] = &Queue[string]{}
 func New[T comparable](name string, lane func(T) string, o Options[T]) *Queue[T] {
 	q := &Queue[T]{
 		lane:        lane,
-		rateLimiter: o.RateLimiter,
-		clock:       o.Clock,
+		rateLimiter: cmp.Or(o.RateLimiter, workqueue.NewTypedItemExponentialFailureRateLimiter[T](5*time.Millisecond, 1000*time.Second)),
+		clock:       cmp.Or[clock.WithTicker](o.Clock, clock.RealClock{}),
 		items:       map[T]*item[T]{},
 		processing:  sets.New[T](),
 		wake:        make(chan struct{}, 1),
 		done:        make(chan struct{}),
-	}
-	if q.rateLimiter == nil {
-		q.rateLimiter = workqueue.NewTypedItemExponentialFailureRateLimiter[T](5*time.Millisecond, 1000*time.Second)
-	}
-	if q.clock == nil {
-		q.clock = clock.RealClock{}
 	}
 	q.cond = sync.NewCond(&q.mu)
 	q.metrics = newQueueMetrics[T](o.MetricsProvider, name, q.clock)
@@ -256,9 +251,7 @@ func (q *Queue[T]) unlink(it *item[T]) {
 			lv.next = ln.elem.Next()
 		}
 		lv.ring.Remove(ln.elem)
-		if lv.next == nil {
-			lv.next = lv.ring.Front()
-		}
+		lv.next = cmp.Or(lv.next, lv.ring.Front())
 		delete(lv.lanes, it.lane)
 	}
 	lv.n--
@@ -284,10 +277,7 @@ func (q *Queue[T]) GetWithPriority() (T, int, bool) {
 	ln := lv.next.Value.(*lane[T])
 	it := ln.items.Front().Value.(*item[T])
 	// The lane after this one is served next, whatever happens to this lane.
-	following := lv.next.Next()
-	if following == nil {
-		following = lv.ring.Front()
-	}
+	following := cmp.Or(lv.next.Next(), lv.ring.Front())
 	q.unlink(it)
 	if lv.n > 0 && lv.lanes[it.lane] != nil {
 		lv.next = following
@@ -407,10 +397,7 @@ type waitHeap[T comparable] []*item[T]
 
 func (h waitHeap[T]) Len() int { return len(h) }
 func (h waitHeap[T]) Less(i, j int) bool {
-	if !h[i].readyAt.Equal(h[j].readyAt) {
-		return h[i].readyAt.Before(h[j].readyAt)
-	}
-	return h[i].seq < h[j].seq
+	return cmp.Or(h[i].readyAt.Compare(h[j].readyAt), cmp.Compare(h[i].seq, h[j].seq)) < 0
 }
 func (h waitHeap[T]) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -58,9 +59,7 @@ func (f *Fence) Held() bool {
 func (f *Fence) lostTo(holder string) {
 	f.mu.Lock()
 	fire := f.OnLost != nil && !f.lost && !f.renewed.IsZero() && f.clock.Since(f.renewed) >= f.validFor
-	if fire {
-		f.lost = true
-	}
+	f.lost = f.lost || fire
 	f.mu.Unlock()
 	if fire {
 		f.OnLost(holder)
@@ -118,9 +117,9 @@ func (l *lock) Update(ctx context.Context, ler resourcelock.LeaderElectionRecord
 		l.f.mu.Lock()
 		l.f.renewed = time.Time{}
 		l.f.mu.Unlock()
-		return nil
+	} else {
+		l.f.renewedAt(sent)
 	}
-	l.f.renewedAt(sent)
 	return nil
 }
 
@@ -153,9 +152,9 @@ func (f *Fence) NewLeaseLock(cfg *rest.Config, namespace, name string, renewDead
 	return f.Lock(l), nil
 }
 
-// exempt are the groups whose writes are questions, not changes (the RBAC self-check's
-// SelfSubjectAccessReviews, token and access reviews): every replica may ask them.
-var exempt = map[string]bool{"authorization.k8s.io": true, "authentication.k8s.io": true}
+// exempt are the paths of the groups whose writes are questions, not changes (the RBAC
+// self-check's SelfSubjectAccessReviews, token and access reviews): every replica may ask them.
+var exempt = []string{"/apis/authorization.k8s.io/", "/apis/authentication.k8s.io/"}
 
 // WrapTransport wraps rt (as rest.Config.Wrap does) so that it refuses every write request
 // while the fence is not held: the check runs as the request is handed to the network, after
@@ -181,21 +180,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 		return t.base.RoundTrip(req) // reads, watches
 	}
-	if !t.f.Held() && !exemptPath(req.URL.Path) {
+	if !t.f.Held() && !slices.ContainsFunc(exempt, func(p string) bool { return strings.HasPrefix(req.URL.Path, p) }) {
 		if req.Body != nil {
 			_ = req.Body.Close() // a RoundTripper must close the body, even on error
 		}
 		return nil, ErrLeaseLost
 	}
 	return t.base.RoundTrip(req)
-}
-
-// exemptPath reports whether a request path is in one of the exempt groups.
-func exemptPath(p string) bool {
-	for g := range exempt {
-		if strings.HasPrefix(p, "/apis/"+g+"/") {
-			return true
-		}
-	}
-	return false
 }

@@ -15,9 +15,14 @@ import (
 // info and error lines only, so "warn" shows what "error" shows; it is accepted because it is the
 // level other tools (and their operators' habits) set.
 func New(w io.Writer, format, level string) (logr.Logger, error) {
-	lvl, err := parseLevel(level)
-	if err != nil {
-		return logr.Discard(), err
+	lvl, ok := levels[level]
+	if !ok {
+		// logr verbosity V(n) maps to zap level -n.
+		n, err := strconv.Atoi(level)
+		if err != nil || n < 0 || n > 127 {
+			return logr.Discard(), fmt.Errorf("--log-level must be debug, info, warn, error or a verbosity 0-127, not %q", level)
+		}
+		lvl = zapcore.Level(-n)
 	}
 	opts := []crzap.Opts{crzap.WriteTo(w), crzap.Level(lvl), crzap.StacktraceLevel(zapcore.PanicLevel)}
 	switch format {
@@ -37,15 +42,3 @@ func New(w io.Writer, format, level string) (logr.Logger, error) {
 }
 
 var levels = map[string]zapcore.Level{"debug": zapcore.DebugLevel, "info": zapcore.InfoLevel, "warn": zapcore.WarnLevel, "error": zapcore.ErrorLevel}
-
-func parseLevel(level string) (zapcore.Level, error) {
-	if l, ok := levels[level]; ok {
-		return l, nil
-	}
-	// logr verbosity V(n) maps to zap level -n.
-	n, err := strconv.Atoi(level)
-	if err != nil || n < 0 || n > 127 {
-		return 0, fmt.Errorf("--log-level must be debug, info, warn, error or a verbosity 0-127, not %q", level)
-	}
-	return zapcore.Level(-n), nil
-}

@@ -228,12 +228,9 @@ func (g *Guard) spend(src netip.Addr, now time.Time) bool {
 	// keeps its empty bucket.
 	g.sources.add(src, lim, now)
 	r := lim.ReserveN(now, 1)
-	if !r.OK() || r.DelayFrom(now) > 0 {
+	// The global budget is asked only once the source's allows; either refusing, no review is made.
+	if !r.OK() || r.DelayFrom(now) > 0 || !g.global.AllowN(now, 1) {
 		r.CancelAt(now)
-		return false
-	}
-	if !g.global.AllowN(now, 1) {
-		r.CancelAt(now) // the source's review was not made
 		return false
 	}
 	return true

@@ -50,10 +50,7 @@ type APIServerWait struct {
 // Run pings until the API server answers, Timeout has passed, or ctx ends. The error names the
 // host, the number of attempts and the last failure.
 func (w APIServerWait) Run(ctx context.Context) error {
-	clk := w.Clock
-	if clk == nil {
-		clk = clock.RealClock{}
-	}
+	clk := cmp.Or[clock.Clock](w.Clock, clock.RealClock{})
 	backoff := wait.Backoff{
 		Duration: cmp.Or(w.InitialDelay, defaultInitialDelay),
 		Factor:   2,

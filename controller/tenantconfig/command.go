@@ -1,6 +1,7 @@
 package tenantconfig
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -96,9 +97,7 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if o.Server != "" {
-		cluster.Server = o.Server
-	}
+	cluster.Server = cmp.Or(o.Server, cluster.Server)
 	if o.CAFile != "" {
 		if cluster.CAData, err = os.ReadFile(o.CAFile); err != nil {
 			return fmt.Errorf("reading --certificate-authority: %w", err)

@@ -190,26 +190,19 @@ func nextTable(w io.Writer, rep nextReport) {
 			row[1] = "-"
 		}
 		if rep.Jitter != "" {
-			row = append(row, orDash(hhmm(s.Start)))
+			start := "-"
+			if t, err := time.Parse(time.RFC3339, s.Start); err == nil {
+				start = t.Format("15:04:05")
+			}
+			row = append(row, start)
 		}
-		row = append(row, orDash(strings.TrimSpace(s.DST+" "+paren(s.Note))))
+		dst := s.DST
+		if s.Note != "" {
+			dst += " (" + s.Note + ")"
+		}
+		row = append(row, orDash(strings.TrimSpace(dst)))
 		fmt.Fprintln(w, strings.Join(row, "\t"))
 	}
-}
-
-func hhmm(rfc string) string {
-	t, err := time.Parse(time.RFC3339, rfc)
-	if err != nil {
-		return ""
-	}
-	return t.Format("15:04:05")
-}
-
-func paren(s string) string {
-	if s == "" {
-		return ""
-	}
-	return "(" + s + ")"
 }
 
 func orDash(s string) string {

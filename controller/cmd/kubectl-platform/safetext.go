@@ -21,17 +21,7 @@ const maxFieldBytes = 1024
 // safeText is s with what a terminal would act on escaped, cut to at most limit bytes of output
 // (then it says how many bytes of s were left out).
 func safeText(s string, limit int) string {
-	clean := true
-	for i, r := range s {
-		if r == utf8.RuneError || unsafeRune(r) {
-			clean = false
-			break
-		}
-		if i >= limit {
-			break
-		}
-	}
-	if clean && len(s) <= limit {
+	if len(s) <= limit && !strings.ContainsFunc(s, func(r rune) bool { return r == utf8.RuneError || unsafeRune(r) }) {
 		return s
 	}
 	var b strings.Builder

@@ -371,11 +371,10 @@ func readSources(ctx context.Context, cl client.Client, ss *v1alpha1.SecretSync,
 	src := ss.Spec.Source
 	var sel labels.Selector
 	if src.Selector != nil {
-		s, err := metav1.LabelSelectorAsSelector(src.Selector)
-		if err != nil {
+		var err error
+		if sel, err = metav1.LabelSelectorAsSelector(src.Selector); err != nil {
 			return nil, err.Error()
 		}
-		sel = s
 	}
 	var all []*corev1.Secret
 	if src.Name != "" {

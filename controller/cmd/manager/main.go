@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -164,10 +165,7 @@ func parseFlags(args []string) (options, error) {
 	var o options
 	fs := newFlagSet(&o)
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return o, err
-		}
-		return o, usageError{err}
+		return o, commandLineError(err, fs, usageHeader, io.Discard) // run prints the usage
 	}
 	if fs.NArg() > 0 {
 		if !strings.HasPrefix(fs.Arg(0), "-") && len(args) > 0 && args[0] == fs.Arg(0) {
@@ -411,8 +409,6 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 		return nil, err
 	}
 
-	shutdown := o.gracefulShutdown
-	lease, renew, retry := o.leaseDuration, o.renewDeadline, o.retryPeriod
 	opts := ctrl.Options{
 		Scheme: scheme,
 		// The manager serves both ports itself (servePorts, package portguard).
@@ -425,10 +421,10 @@ func newManager(ctx context.Context, o options, enabled []string, cfg *rest.Conf
 		// A graceful stop (SIGTERM) releases the Lease, so a standby takes over at its next retry
 		// rather than after the lease duration (docs/reliability.md).
 		LeaderElectionReleaseOnCancel: true,
-		LeaseDuration:                 &lease,
-		RenewDeadline:                 &renew,
-		RetryPeriod:                   &retry,
-		GracefulShutdownTimeout:       &shutdown,
+		LeaseDuration:                 new(o.leaseDuration),
+		RenewDeadline:                 new(o.renewDeadline),
+		RetryPeriod:                   new(o.retryPeriod),
+		GracefulShutdownTimeout:       new(o.gracefulShutdown),
 	}
 	// The manager's cache holds only what cacheInventory declares (cachebounds.ManagerOptions): a
 	// kind not declared there is refused by the cache (cachebounds.UndeclaredError), so a
@@ -579,10 +575,7 @@ const serviceAccountNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccou
 // managerNamespace finds the manager's own namespace: --manager-namespace, else POD_NAMESPACE,
 // else the pod's namespace file, else --leader-election-namespace.
 func managerNamespace(o options) (string, error) {
-	if o.managerNamespace != "" {
-		return o.managerNamespace, nil
-	}
-	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+	if ns := cmp.Or(o.managerNamespace, os.Getenv("POD_NAMESPACE")); ns != "" {
 		return ns, nil
 	}
 	if b, err := os.ReadFile(serviceAccountNamespaceFile); err == nil && strings.TrimSpace(string(b)) != "" {

@@ -90,18 +90,16 @@ func checkNamespaces(enabled, watch, podWatcherNamespaces []string) map[string][
 // lives in namespaces. Only a manager limited to some namespaces needs to know: watching all, every
 // check is asked without a namespace, so no discovery is done.
 func scopeFunc(mapper meta.RESTMapper, namespaces map[string][]string) permissions.ScopeFunc {
-	limited := false
 	for _, nss := range namespaces {
-		limited = limited || len(nss) > 0
-	}
-	if !limited {
-		return func(string, string) (bool, error) { return true, nil }
-	}
-	return func(group, resource string) (bool, error) {
-		gvk, err := mapper.KindFor(schema.GroupVersionResource{Group: group, Resource: resource})
-		if err != nil {
-			return false, err
+		if len(nss) > 0 {
+			return func(group, resource string) (bool, error) {
+				gvk, err := mapper.KindFor(schema.GroupVersionResource{Group: group, Resource: resource})
+				if err != nil {
+					return false, err
+				}
+				return apiutil.IsGVKNamespaced(gvk, mapper)
+			}
 		}
-		return apiutil.IsGVKNamespaced(gvk, mapper)
 	}
+	return func(string, string) (bool, error) { return true, nil }
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -39,13 +40,8 @@ var commands = []command{
 // dispatch runs the command args name and returns the process's exit code.
 func dispatch(args []string, stdout, stderr io.Writer) int {
 	name, runCommand := "manager", run
-	if len(args) > 0 {
-		for _, c := range commands {
-			if args[0] == c.name {
-				name, runCommand, args = "manager "+c.name, c.run, args[1:]
-				break
-			}
-		}
+	if i := slices.IndexFunc(commands, func(c command) bool { return len(args) > 0 && args[0] == c.name }); i >= 0 {
+		name, runCommand, args = "manager "+commands[i].name, commands[i].run, args[1:]
 	}
 	err := runCommand(args, stdout, stderr)
 	if err == nil || errors.Is(err, flag.ErrHelp) {
@@ -61,10 +57,9 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 }
 
 // usageError is a command line the command cannot parse or accept (exit code 2).
-type usageError struct{ err error }
+type usageError struct{ error }
 
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
+func (u usageError) Unwrap() error { return u.error }
 
 // usagef is a usageError with a formatted message.
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }

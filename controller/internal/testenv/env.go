@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -153,8 +152,7 @@ func Scheme(t *testing.T) *k8sruntime.Scheme {
 // Start starts envtest and the manager (controllers are added by setup before the start).
 func Start(t *testing.T, setup func(mgr ctrl.Manager) error) *Env {
 	t.Helper()
-	cfg := StartAPIServer(t)
-	e := start(t, cfg, Scheme(t), setup)
+	e := start(t, StartAPIServer(t), Scheme(t), setup)
 	e.Admin = e.Client
 	return e
 }
@@ -170,7 +168,7 @@ func start(t *testing.T, cfg *rest.Config, scheme *k8sruntime.Scheme, setup func
 	opts := ctrl.Options{
 		Scheme:     scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)}, // several tests of a package register the same controller name
+		Controller: config.Controller{SkipNameValidation: new(true)}, // several tests of a package register the same controller name
 	}
 	if err := cachebounds.ManagerOptions(cachebounds.Inventory{Name: "testenv", Kinds: append([]cachebounds.Kind{jobs.CacheKind()}, CacheKinds...)}, cache.Options{}, &opts); err != nil {
 		t.Fatal(err)

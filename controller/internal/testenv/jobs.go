@@ -42,13 +42,6 @@ func Finish(ctx context.Context, c client.Client, job *batchv1.Job, succeeded bo
 	return err
 }
 
-// MarkStarted marks the Job as started (running) at start.
-func MarkStarted(ctx context.Context, c client.Client, job *batchv1.Job, start time.Time) error {
-	s := metav1.NewTime(start)
-	job.Status.StartTime = &s
-	return c.Status().Update(ctx, job)
-}
-
 // RefusePods sets the Job's status as the Job controller (Kubernetes 1.36) leaves it when
 // admission refuses every pod create (Pod Security, a ResourceQuota, a webhook): startTime at
 // start, no pod counted (ready and terminating 0), no condition; FailedCreate Events aside.
