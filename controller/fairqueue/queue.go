@@ -370,25 +370,21 @@ func (q *Queue[T]) moveWaiting() {
 		for q.waiting.Len() > 0 && !q.waiting[0].readyAt.After(now) {
 			q.makeReady(heap.Pop(&q.waiting).(*item[T]))
 		}
-		var timer clock.Timer
 		var fire <-chan time.Time
+		stop := func() {}
 		if q.waiting.Len() > 0 {
-			timer = q.clock.NewTimer(q.waiting[0].readyAt.Sub(now))
-			fire = timer.C()
+			timer := q.clock.NewTimer(q.waiting[0].readyAt.Sub(now))
+			fire, stop = timer.C(), func() { timer.Stop() }
 		}
 		q.mu.Unlock()
 		select {
 		case <-q.done:
-			if timer != nil {
-				timer.Stop()
-			}
+			stop()
 			return
 		case <-q.wake:
 		case <-fire:
 		}
-		if timer != nil {
-			timer.Stop()
-		}
+		stop()
 	}
 }
 
