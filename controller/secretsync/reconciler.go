@@ -224,9 +224,10 @@ func (r *Reconciler) nextPass(req ctrl.Request, res result, recheck time.Duratio
 	return requeue(sooner(recheck, res.retryAfter)), nil
 }
 
-// batchOf is the key of the batches of SecretSync name's target pass of namespace ns.
+// batchOf is the key of the batches of SecretSync name's target pass of namespace ns: the
+// namespace, with no kind or name of a target.
 func batchOf(ns, name string) ownedTarget {
-	return account(name, types.NamespacedName{Namespace: ns})
+	return ownedTarget{owner: name, targetKey: targetKey{key: types.NamespacedName{Namespace: ns}}}
 }
 
 // targetRequest is the target controller's request for SecretSync name in namespace ns.
